@@ -1,0 +1,22 @@
+// Package mvcc is httpkv's multi-version storage engine.
+//
+// Every write transaction that changes something creates a new global
+// revision. A revision has a main part, shared by all writes of one
+// transaction, and a sub part that counts the writes inside it, exactly as in
+// etcd v3: the empty store is at revision 1 and the first put makes revision
+// {2, 0}.
+//
+// History lives in a bbolt file in the "key" bucket, keyed by the big-endian
+// revision (a trailing 't' marks a tombstone), so reading history in order is
+// a cursor scan. An in-memory B-tree maps each user key to its keyIndex, the
+// generations of revisions at which it was written; it is rebuilt from the
+// file on Open.
+//
+// Writes run on one committer goroutine that owns the bbolt write
+// transaction: it drains the queue of write requests, applies them in order,
+// commits once (one fsync for the whole batch) and only then answers each
+// caller. Readers never see a revision before it is durable.
+//
+// mvcc knows nothing of HTTP or JSON; the watch package wraps a Store to turn
+// committed changes into events.
+package mvcc

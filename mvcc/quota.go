@@ -1,0 +1,84 @@
+package mvcc
+
+import "fmt"
+
+// Alarm names an alarm the store can raise.
+type Alarm string
+
+// AlarmNoSpace is raised when a write would take the backend past its
+// quota. While it is active, writes that add data (puts, txns with writes)
+// fail with ErrNoSpace; reads, deletes and compaction work. It stays until
+// disarmed, even across restarts, as in etcd.
+const AlarmNoSpace Alarm = "NOSPACE"
+
+// checkSpace refuses a write that adds cost bytes when the NOSPACE alarm is
+// active, and raises the alarm when the write would exceed the quota.
+func (t *WriteTxn) checkSpace(cost int64) error {
+	s := t.s
+	if s.alarmNoSpace.Load() {
+		return ErrNoSpace
+	}
+	if cost == 0 {
+		return nil
+	}
+	if size := s.dbSize.Load() + s.batchBytes; size+cost > s.opts.QuotaBytes {
+		if err := putInt64(t.tx.Bucket(metaBucket), metaAlarmNoSpace, 1); err != nil {
+			return err
+		}
+		s.alarmNoSpace.Store(true)
+		t.mustCommit = true
+		return fmt.Errorf("%w: backend size %d + %d bytes exceeds quota %d", ErrNoSpace, size, cost, s.opts.QuotaBytes)
+	}
+	return nil
+}
+
+// Alarms returns the active alarms.
+func (s *Store) Alarms() []Alarm {
+	if s.alarmNoSpace.Load() {
+		return []Alarm{AlarmNoSpace}
+	}
+	return nil
+}
+
+// DisarmNoSpace clears the NOSPACE alarm. If the backend is still over its
+// quota, the next write that adds data raises it again: reclaim space
+// first (delete, compact, defrag).
+func (s *Store) DisarmNoSpace() error {
+	_, err := s.Write(func(tx *WriteTxn) error {
+		if !s.alarmNoSpace.Load() {
+			return nil
+		}
+		if err := tx.tx.Bucket(metaBucket).Delete(metaAlarmNoSpace); err != nil {
+			return err
+		}
+		s.alarmNoSpace.Store(false)
+		tx.mustCommit = true
+		return nil
+	})
+	return err
+}
+
+// Stats are figures about the store for status pages and metrics.
+type Stats struct {
+	Revision        int64
+	CompactRevision int64
+	DBSize          int64 // bytes of the backend file in use by pages
+	DBSizeInUse     int64 // DBSize less free pages
+	Keys            int64 // live keys at Revision
+	QuotaBytes      int64
+}
+
+// Stats returns current figures. Counting keys walks the index.
+func (s *Store) Stats() Stats {
+	rev := s.committedRev.Load()
+	var keys int64
+	s.index.visit([]byte{0}, []byte{}, rev, func(keyRev) bool { keys++; return true })
+	return Stats{
+		Revision:        rev,
+		CompactRevision: s.CompactRev(),
+		DBSize:          s.dbSize.Load(),
+		DBSizeInUse:     s.dbSizeInUse.Load(),
+		Keys:            keys,
+		QuotaBytes:      s.opts.QuotaBytes,
+	}
+}

@@ -1,0 +1,324 @@
+package mvcc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultQuotaBytes           int64 = 2 << 30
+	DefaultMaxTxnOps                  = 128
+	DefaultCompactionBatchLimit       = 1000
+	// maxBatchRequests bounds how many write requests share one commit, so
+	// that one fsync never waits for an unbounded amount of work.
+	maxBatchRequests = 4096
+)
+
+var (
+	keyBucket  = []byte("key")
+	metaBucket = []byte("meta")
+
+	metaScheduledCompact = []byte("scheduledCompactRev")
+	metaFinishedCompact  = []byte("finishedCompactRev")
+	metaAlarmNoSpace     = []byte("alarmNoSpace")
+)
+
+// Lessor is what the store needs from a lease manager. The store calls it
+// from its committer goroutine: Lookup while validating a put, Attach and
+// Detach once the write that moves a key between leases is applied, and
+// Attach for every leased key when it recovers on Open.
+type Lessor interface {
+	Lookup(id int64) bool
+	Attach(id int64, key []byte)
+	Detach(id int64, key []byte)
+}
+
+// Options configure a Store.
+type Options struct {
+	// NoFsync skips fsync on commit. Acknowledged writes can be lost on a
+	// crash: for tests and benchmarks only.
+	NoFsync bool
+	// QuotaBytes is the backend size above which the NOSPACE alarm is
+	// raised. Zero means DefaultQuotaBytes.
+	QuotaBytes int64
+	// MaxTxnOps bounds the compares and the ops of each branch of a txn.
+	// Zero means DefaultMaxTxnOps.
+	MaxTxnOps int
+	// CompactionBatchLimit bounds how many revisions one backend commit of
+	// a compaction deletes. Zero means DefaultCompactionBatchLimit.
+	CompactionBatchLimit int
+	// Lessor, if set, validates and tracks the leases keys are put with.
+	// Without one, a put with a lease fails with ErrLeaseNotFound.
+	Lessor Lessor
+}
+
+// Store is the multi-version key-value store. All methods are safe for
+// concurrent use.
+type Store struct {
+	opts Options
+	path string
+
+	index *treeIndex
+
+	// mu orders readers against compaction and defrag: a read holds RLock
+	// from its compact-revision check to its last bbolt lookup, so once
+	// compactRev is raised under Lock no read below it is in flight, and
+	// defrag can swap db under Lock. Lock order: mu, then index.mu.
+	mu         sync.RWMutex
+	db         *bolt.DB // guarded by mu; replaced by Defrag
+	compactRev int64    // guarded by mu; written only by the committer
+
+	// committedRev is the newest revision known durable: reads see it.
+	committedRev atomic.Int64
+
+	// currentRev is the newest revision applied to the open batch; owned by
+	// the committer goroutine.
+	currentRev int64
+
+	alarmNoSpace atomic.Bool
+	dbSize       atomic.Int64
+	dbSizeInUse  atomic.Int64
+	failed       atomic.Pointer[error]
+
+	queue chan *request
+	// closeMu makes Close wait for callers that passed the closed check
+	// and may still send on queue.
+	closeMu sync.RWMutex
+	closed  bool
+
+	// batchBytes approximates what the open batch adds to the backend;
+	// owned by the committer.
+	batchBytes int64
+
+	compactions chan compactionJob
+	stopCompact chan struct{}
+	compactDone chan struct{}
+	commitDone  chan struct{}
+	closeOnce   sync.Once
+}
+
+// Open opens (creating if needed) the store in the bbolt file at path,
+// rebuilds the index from it and finishes a compaction a crash cut short.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.QuotaBytes <= 0 {
+		opts.QuotaBytes = DefaultQuotaBytes
+	}
+	if opts.MaxTxnOps <= 0 {
+		opts.MaxTxnOps = DefaultMaxTxnOps
+	}
+	if opts.CompactionBatchLimit <= 0 {
+		opts.CompactionBatchLimit = DefaultCompactionBatchLimit
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("mvcc: create data dir: %w", err)
+	}
+	db, err := openBolt(path, opts.NoFsync)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts:        opts,
+		path:        path,
+		index:       newTreeIndex(),
+		db:          db,
+		queue:       make(chan *request, 1024),
+		compactions: make(chan compactionJob, 16),
+		stopCompact: make(chan struct{}),
+		compactDone: make(chan struct{}),
+		commitDone:  make(chan struct{}),
+	}
+	scheduled, err := s.restore()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.updateSize()
+	go s.commitLoop()
+	go s.compactLoop()
+	if scheduled > 0 {
+		// A compaction was scheduled but not finished: finish it.
+		s.compactions <- newCompactionJob(scheduled)
+	}
+	return s, nil
+}
+
+func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        5 * time.Second,
+		NoSync:         noFsync,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{keyBucket, metaBucket} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mvcc: create buckets: %w", err)
+	}
+	return db, nil
+}
+
+// restore rebuilds the index, the revisions and the alarm from the file. It
+// returns the revision of an unfinished compaction, or 0.
+func (s *Store) restore() (unfinishedCompact int64, err error) {
+	var leased []KeyValue
+	err = s.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		scheduled := readInt64(meta, metaScheduledCompact)
+		finished := readInt64(meta, metaFinishedCompact)
+		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
+		s.compactRev = max(scheduled, finished)
+		if scheduled > finished {
+			unfinishedCompact = scheduled
+		}
+
+		cache := make(map[string]*keyIndex)
+		last := Revision{Main: 1}
+		c := tx.Bucket(keyBucket).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			rev, tomb, err := parseRevBytes(k)
+			if err != nil {
+				return err
+			}
+			hdr, _, err := decodeHeader(v)
+			if err != nil {
+				return fmt.Errorf("revision %v: %w", rev, err)
+			}
+			last = rev
+			ki, ok := cache[string(hdr.key)]
+			switch {
+			case ok && tomb:
+				if err := ki.tombstone(rev); err != nil {
+					// A tombstone for a generation that recovery never saw
+					// begin: its puts were compacted; start afresh.
+					ki.restoreTombstone(rev)
+				}
+			case ok:
+				g := &ki.generations[len(ki.generations)-1]
+				began := g.isEmpty()
+				ki.put(rev)
+				if began {
+					// The record knows its generation's creation and
+					// version even if earlier puts were compacted.
+					g.created, g.ver = Revision{Main: hdr.create}, hdr.version
+				}
+			default:
+				ki = &keyIndex{key: append([]byte(nil), hdr.key...)}
+				if tomb {
+					ki.restoreTombstone(rev)
+				} else {
+					ki.restore(Revision{Main: hdr.create}, rev, hdr.version)
+				}
+				cache[string(ki.key)] = ki
+			}
+		}
+		s.currentRev = max(last.Main, s.compactRev, 1)
+		for _, ki := range cache {
+			s.index.insertRestored(ki)
+		}
+		if s.opts.Lessor == nil {
+			return nil
+		}
+		// Attach every live leased key to its lease.
+		b := tx.Bucket(keyBucket)
+		for _, ki := range cache {
+			mod, _, _, err := ki.get(s.currentRev)
+			if err != nil {
+				continue
+			}
+			kv, err := decodeKeyValue(b.Get(revBytes(mod, false)))
+			if err != nil {
+				return err
+			}
+			if kv.Lease != 0 {
+				leased = append(leased, kv)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("mvcc: recover %s: %w", s.path, err)
+	}
+	for _, kv := range leased {
+		s.opts.Lessor.Attach(kv.Lease, kv.Key)
+	}
+	s.committedRev.Store(s.currentRev)
+	return unfinishedCompact, nil
+}
+
+func readInt64(b *bolt.Bucket, key []byte) int64 {
+	v := b.Get(key)
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+func putInt64(b *bolt.Bucket, key []byte, n int64) error {
+	return b.Put(key, binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// Rev returns the current revision: the newest durable one.
+func (s *Store) Rev() int64 { return s.committedRev.Load() }
+
+// CompactRev returns the compact revision: reads below it fail.
+func (s *Store) CompactRev() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.compactRev
+}
+
+// Path returns the bbolt file the store lives in.
+func (s *Store) Path() string { return s.path }
+
+// Close stops accepting requests, finishes those already queued, stops the
+// compactor (an unfinished compaction resumes on the next Open), and closes
+// the file. It is safe to call more than once.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
+		s.closeMu.Unlock()
+		close(s.stopCompact)
+		<-s.compactDone
+		close(s.queue)
+		<-s.commitDone
+		s.mu.Lock()
+		err = s.db.Close()
+		s.mu.Unlock()
+	})
+	return err
+}
+
+// Failed returns the error that made the store refuse writes, or nil.
+func (s *Store) Failed() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// errFailed wraps the cause of a backend failure.
+func (s *Store) fail(cause error) error {
+	err := fmt.Errorf("%w: %w", ErrBackendFailed, cause)
+	s.failed.CompareAndSwap(nil, &err)
+	return *s.failed.Load()
+}

@@ -1,0 +1,188 @@
+package mvcc
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// WriteTxn is one write request's view of the store, valid only inside the
+// function given to Store.Write. Its reads see its own earlier writes.
+type WriteTxn struct {
+	s    *Store
+	tx   *bolt.Tx
+	keys *bolt.Bucket
+
+	rev     int64 // the revision this request's writes get
+	events  []Event
+	undo    []undoEntry
+	leases  []leaseMove
+	scratch []byte
+
+	// metaWritten is set by writes outside the key history (other
+	// buckets) that must be committed even if no revision is made.
+	metaWritten bool
+	// mustCommit is set by writes that are not undone if the request
+	// fails (a raised alarm, compaction bookkeeping) and must be committed
+	// even though they make no revision.
+	mustCommit bool
+}
+
+// undoEntry reverses one write if the request fails.
+type undoEntry struct {
+	key       []byte
+	rev       Revision
+	tombstone bool
+	// For writes to other buckets: the bucket and the previous value (nil
+	// when the key did not exist).
+	bucket []byte
+	prev   []byte
+}
+
+// leaseMove is a change of a key's lease, told to the Lessor once the
+// request has succeeded.
+type leaseMove struct {
+	key      []byte
+	from, to int64
+}
+
+func newWriteTxn(s *Store, tx *bolt.Tx) *WriteTxn {
+	keys := tx.Bucket(keyBucket)
+	// History keys only ever grow: fill pages completely.
+	keys.FillPercent = 0.9
+	return &WriteTxn{s: s, tx: tx, keys: keys, rev: s.currentRev + 1}
+}
+
+// Rev returns the revision reads in this transaction see: the store's
+// current revision, or this request's own once it has written.
+func (t *WriteTxn) Rev() int64 {
+	if len(t.events) == 0 {
+		return t.rev - 1
+	}
+	return t.rev
+}
+
+// view returns a reader of the store as this transaction sees it.
+func (t *WriteTxn) view() view {
+	return view{s: t.s, keys: t.keys, rev: t.Rev()}
+}
+
+// Range reads keys as this transaction sees them.
+func (t *WriteTxn) Range(key, end []byte, opts RangeOptions) (RangeResult, error) {
+	return t.view().rangeKV(key, end, opts)
+}
+
+// nextRev returns the revision of the next write.
+func (t *WriteTxn) nextRev() Revision {
+	return Revision{Main: t.rev, Sub: int64(len(t.events))}
+}
+
+// writeKV appends kv to the history at rev and records it in the index.
+func (t *WriteTxn) writeKV(kv KeyValue, tombstone bool) error {
+	rev := t.nextRev()
+	t.scratch = encodeKeyValue(t.scratch[:0], &kv)
+	t.s.batchBytes += int64(len(t.scratch) + markedRevBytesLen)
+	if err := t.keys.Put(revBytes(rev, tombstone), t.scratch); err != nil {
+		return fmt.Errorf("mvcc: write revision %v: %w", rev, err)
+	}
+	if tombstone {
+		if err := t.s.index.tombstone(kv.Key, rev); err != nil {
+			return fmt.Errorf("mvcc: tombstone %q: %w", kv.Key, err)
+		}
+		t.events = append(t.events, Event{Type: EventDelete, KV: KeyValue{Key: kv.Key, ModRevision: rev.Main}})
+	} else {
+		t.s.index.put(kv.Key, rev)
+		t.events = append(t.events, Event{Type: EventPut, KV: kv})
+	}
+	t.undo = append(t.undo, undoEntry{key: kv.Key, rev: rev, tombstone: tombstone})
+	return nil
+}
+
+// UnsafePut writes key=value to bucket, created if needed, in this
+// transaction. It is for state kept beside the key history (leases, auth):
+// it makes no revision and no event.
+func (t *WriteTxn) UnsafePut(bucket, key, value []byte) error {
+	b, err := t.tx.CreateBucketIfNotExists(bucket)
+	if err != nil {
+		return fmt.Errorf("mvcc: bucket %q: %w", bucket, err)
+	}
+	prev := b.Get(key)
+	if prev != nil {
+		prev = bytes.Clone(prev)
+	}
+	if err := b.Put(bytes.Clone(key), bytes.Clone(value)); err != nil {
+		return fmt.Errorf("mvcc: put in %q: %w", bucket, err)
+	}
+	t.undo = append(t.undo, undoEntry{bucket: bytes.Clone(bucket), key: bytes.Clone(key), prev: prev})
+	t.metaWritten = true
+	return nil
+}
+
+// UnsafeDelete removes key from bucket in this transaction.
+func (t *WriteTxn) UnsafeDelete(bucket, key []byte) error {
+	b := t.tx.Bucket(bucket)
+	if b == nil {
+		return nil
+	}
+	prev := b.Get(key)
+	if prev == nil {
+		return nil
+	}
+	prev = bytes.Clone(prev)
+	if err := b.Delete(key); err != nil {
+		return fmt.Errorf("mvcc: delete in %q: %w", bucket, err)
+	}
+	t.undo = append(t.undo, undoEntry{bucket: bytes.Clone(bucket), key: bytes.Clone(key), prev: prev})
+	t.metaWritten = true
+	return nil
+}
+
+// UnsafeGet reads key from bucket as this transaction sees it; the result
+// is a copy.
+func (t *WriteTxn) UnsafeGet(bucket, key []byte) []byte {
+	b := t.tx.Bucket(bucket)
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b.Get(key))
+}
+
+// rollback undoes every write of a failed request, newest first.
+func (t *WriteTxn) rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		u := t.undo[i]
+		if u.bucket != nil {
+			b := t.tx.Bucket(u.bucket)
+			if u.prev == nil {
+				_ = b.Delete(u.key)
+			} else {
+				_ = b.Put(u.key, u.prev)
+			}
+			continue
+		}
+		_ = t.keys.Delete(revBytes(u.rev, u.tombstone))
+		t.s.index.unput(u.key, u.rev, u.tombstone)
+	}
+	t.undo, t.events, t.leases = nil, nil, nil
+	t.metaWritten = false
+}
+
+// finish makes a successful request's writes part of the batch.
+func (t *WriteTxn) finish() Changes {
+	if lessor := t.s.opts.Lessor; lessor != nil {
+		for _, m := range t.leases {
+			if m.from != 0 {
+				lessor.Detach(m.from, m.key)
+			}
+			if m.to != 0 {
+				lessor.Attach(m.to, m.key)
+			}
+		}
+	}
+	if len(t.events) == 0 {
+		return Changes{Revision: t.rev - 1}
+	}
+	t.s.currentRev = t.rev
+	return Changes{Revision: t.rev, Events: t.events}
+}
