@@ -1,0 +1,440 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+// Errors returned by Watch.
+var (
+	ErrInvalid = errors.New("watch: invalid request")
+	ErrClosed  = errors.New("watch: store closed")
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultProgressInterval = 10 * time.Minute
+	DefaultSyncInterval     = 100 * time.Millisecond
+	DefaultVictimInterval   = 10 * time.Millisecond
+	DefaultMaxSyncWatchers  = 512
+	DefaultQueueLimit       = 4096
+	// victimBatchLimit: a victim holds the revision it could not take in
+	// memory only up to this many events; a larger one is dropped and
+	// replayed from history instead.
+	victimBatchLimit = 1024
+)
+
+// Options configure a Store.
+type Options struct {
+	// ProgressInterval: a watcher that asked for progress and has been
+	// idle this long gets a progress response.
+	ProgressInterval time.Duration
+	// SyncInterval: how often unsynced watchers are caught up when nothing
+	// else wakes the sync loop.
+	SyncInterval time.Duration
+	// VictimInterval: how often delivery to victims is retried.
+	VictimInterval time.Duration
+	// MaxSyncWatchers bounds the watchers one sync pass serves.
+	MaxSyncWatchers int
+	// QueueLimit bounds the events queued, undelivered, per watcher. Past
+	// it, a watcher stops holding events in memory and is replayed from
+	// history once its reader catches up.
+	QueueLimit int
+}
+
+// Store is the watchable store: it wraps an mvcc.Store, performs every
+// write through it, and delivers each committed write's events to the
+// watchers that match them, in revision order, after they are durable.
+//
+// Watchers live in one of three groups. Synced watchers are caught up and
+// receive events straight from the write path. Unsynced watchers are
+// behind (they started in the past, or fell behind) and are caught up from
+// the history by the sync loop. Victims could not take a revision when the
+// write path offered it; they keep that revision's events and the victim
+// loop retries. The write path never blocks on a reader.
+//
+// All writes to the wrapped mvcc.Store must go through Store.Write:
+// a revision written around it would never be delivered.
+type Store struct {
+	kv   *mvcc.Store
+	opts Options
+
+	// mu guards the groups, the watchers' group fields and notifiedRev.
+	// Lock order: mu, then a watcher's mu.
+	mu          sync.Mutex
+	synced      *watcherGroup
+	unsynced    watcherSet
+	victims     map[*watcher]Response
+	all         watcherSet
+	progressing watcherSet // watchers that asked for periodic progress
+	// notifiedRev is the newest revision offered to synced watchers; every
+	// revision up to it has been.
+	notifiedRev int64
+	// pending holds committed changes that arrived before an earlier
+	// revision's: they are delivered strictly in order.
+	pending map[int64]mvcc.Changes
+	closed  bool
+
+	pendingEvents atomic.Int64
+	eventsSent    atomic.Int64
+
+	syncKick chan struct{}
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+
+	// hooks are called at each step of a sync pass; tests set them to
+	// force interleavings with compaction.
+	hooks syncHooks
+}
+
+type syncHooks struct {
+	afterChoose, afterRead, afterSend func()
+}
+
+// New wraps kv and starts the sync, victim and progress loops. Close stops
+// them.
+func New(kv *mvcc.Store, opts Options) *Store {
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgressInterval
+	}
+	if opts.SyncInterval <= 0 {
+		opts.SyncInterval = DefaultSyncInterval
+	}
+	if opts.VictimInterval <= 0 {
+		opts.VictimInterval = DefaultVictimInterval
+	}
+	if opts.MaxSyncWatchers <= 0 {
+		opts.MaxSyncWatchers = DefaultMaxSyncWatchers
+	}
+	if opts.QueueLimit <= 0 {
+		opts.QueueLimit = DefaultQueueLimit
+	}
+	s := &Store{
+		kv:          kv,
+		opts:        opts,
+		synced:      newWatcherGroup(),
+		unsynced:    make(watcherSet),
+		victims:     make(map[*watcher]Response),
+		all:         make(watcherSet),
+		progressing: make(watcherSet),
+		notifiedRev: kv.Rev(),
+		pending:     make(map[int64]mvcc.Changes),
+		syncKick:    make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+	}
+	s.wg.Add(3)
+	go s.syncLoop()
+	go s.victimLoop()
+	go s.progressLoop()
+	return s
+}
+
+// KV returns the wrapped store, for reads and maintenance. Write through
+// Store.Write only.
+func (s *Store) KV() *mvcc.Store { return s.kv }
+
+// Write runs fn in the store's write transaction (see mvcc.Store.Write)
+// and delivers its changes to the watchers before returning.
+func (s *Store) Write(fn func(*mvcc.WriteTxn) error) (mvcc.Changes, error) {
+	ch, err := s.kv.Write(fn)
+	if err == nil && len(ch.Events) > 0 {
+		s.publish(ch)
+	}
+	return ch, err
+}
+
+// Put, DeleteRange and Txn are mvcc's, with events delivered.
+func (s *Store) Put(r mvcc.PutRequest) (mvcc.PutResult, error) {
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.PutResult, error) { return tx.Put(r) })
+}
+
+// DeleteRange deletes a key or a range; see mvcc.WriteTxn.DeleteRange.
+func (s *Store) DeleteRange(r mvcc.DeleteRequest) (mvcc.DeleteResult, error) {
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.DeleteResult, error) { return tx.DeleteRange(r) })
+}
+
+// Txn runs a txn; one that cannot write runs on a read snapshot.
+func (s *Store) Txn(r mvcc.TxnRequest) (mvcc.TxnResult, error) {
+	if !txnWrites(&r) {
+		return s.kv.Txn(r)
+	}
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) { return tx.Txn(r) })
+}
+
+func txnWrites(r *mvcc.TxnRequest) bool {
+	for _, branch := range [][]mvcc.Op{r.Success, r.Failure} {
+		for _, op := range branch {
+			if op.Put != nil || op.Delete != nil || op.Txn != nil && txnWrites(op.Txn) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// publish delivers committed changes in revision order. Writers finish
+// their commits in any order; a revision that arrives early waits in
+// pending for the ones before it.
+func (s *Store) publish(ch mvcc.Changes) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch.Revision <= s.notifiedRev {
+		return
+	}
+	s.pending[ch.Revision] = ch
+	for {
+		next, ok := s.pending[s.notifiedRev+1]
+		if !ok {
+			return
+		}
+		delete(s.pending, next.Revision)
+		s.notify(next)
+		s.notifiedRev = next.Revision
+	}
+}
+
+// notify offers one revision's events to the synced watchers they match.
+func (s *Store) notify(ch mvcc.Changes) {
+	rev := ch.Revision
+	now := time.Now().UnixNano()
+	deliver := func(w *watcher, evs []Event) {
+		if w.next > rev {
+			return // a watcher starting in the future
+		}
+		if w.offer(Response{Revision: rev, Events: evs}, s.opts.QueueLimit) {
+			s.pendingEvents.Add(int64(len(evs)))
+			w.next, w.lastSent = rev+1, now
+			return
+		}
+		s.synced.remove(w)
+		w.next = rev
+		if len(evs) > victimBatchLimit {
+			// Too large to hold: replay it from history later.
+			w.group = groupUnsynced
+			s.unsynced[w] = struct{}{}
+			return
+		}
+		w.group = groupVictim
+		s.victims[w] = Response{Revision: rev, Events: evs}
+	}
+	if len(ch.Events) == 1 {
+		ev := &ch.Events[0]
+		var ws []*watcher
+		s.synced.matching(ev.KV.Key, func(w *watcher) {
+			if w.matches(ev) {
+				ws = append(ws, w)
+			}
+		})
+		for _, w := range ws {
+			deliver(w, []Event{{Event: *ev}})
+		}
+		return
+	}
+	per := make(map[*watcher][]Event)
+	var order []*watcher
+	for i := range ch.Events {
+		ev := &ch.Events[i]
+		s.synced.matching(ev.KV.Key, func(w *watcher) {
+			if !w.matches(ev) {
+				return
+			}
+			if _, seen := per[w]; !seen {
+				order = append(order, w)
+			}
+			per[w] = append(per[w], Event{Event: *ev})
+		})
+	}
+	for _, w := range order {
+		deliver(w, per[w])
+	}
+}
+
+// Watch starts a watcher.
+func (s *Store) Watch(r Request) (*Stream, error) {
+	if len(r.Key) == 0 {
+		return nil, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	if r.StartRevision < 0 {
+		return nil, fmt.Errorf("%w: negative start revision", ErrInvalid)
+	}
+	w := &watcher{
+		prevKV:   r.PrevKV,
+		noPut:    r.NoPut,
+		noDelete: r.NoDelete,
+		progress: r.ProgressNotify,
+		ready:    make(chan struct{}, 1),
+	}
+	switch {
+	case len(r.End) == 0:
+		w.single = true
+		w.r = keyRange{start: clone(r.Key)}
+	case len(r.End) == 1 && r.End[0] == 0:
+		w.r = keyRange{start: clone(r.Key), end: []byte{}}
+	default:
+		w.r = keyRange{start: clone(r.Key), end: clone(r.End)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	start := r.StartRevision
+	if start == 0 {
+		start = s.notifiedRev + 1
+	}
+	w.next = start
+	w.lastSent = time.Now().UnixNano()
+	if start > s.notifiedRev {
+		w.group = groupSynced
+		s.synced.add(w)
+	} else {
+		w.group = groupUnsynced
+		s.unsynced[w] = struct{}{}
+		s.kickSync()
+	}
+	s.all[w] = struct{}{}
+	if w.progress {
+		s.progressing[w] = struct{}{}
+	}
+	return &Stream{s: s, w: w, start: start}, nil
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// remove takes w out of every group; the caller holds mu.
+func (s *Store) remove(w *watcher) {
+	switch w.group {
+	case groupSynced:
+		s.synced.remove(w)
+	case groupUnsynced:
+		delete(s.unsynced, w)
+	case groupVictim:
+		delete(s.victims, w)
+	}
+	w.group = groupNone
+	delete(s.all, w)
+	delete(s.progressing, w)
+}
+
+// cancel removes w and, if final is a compacted or canceled response,
+// queues it as the watcher's last.
+func (s *Store) cancel(w *watcher, final Response) {
+	s.mu.Lock()
+	s.remove(w)
+	s.mu.Unlock()
+	s.finish(w, final)
+}
+
+func (s *Store) finish(w *watcher, final Response) {
+	if final.CompactRevision != 0 || final.Canceled {
+		w.finish(final)
+	} else {
+		w.finish(Response{Canceled: true})
+	}
+	// Whatever stays queued will never be read.
+	w.mu.Lock()
+	if w.queued > 0 {
+		s.pendingEvents.Add(-int64(w.queued))
+		w.queued = 0
+	}
+	w.mu.Unlock()
+}
+
+// requestProgress queues a progress response for w now if it is caught up,
+// or once it is.
+func (s *Store) requestProgress(w *watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.group == groupSynced && w.next <= s.notifiedRev+1 {
+		s.sendProgress(w)
+		return
+	}
+	if w.group != groupNone {
+		w.progressPending = true
+	}
+}
+
+// sendProgress queues a bookmark at notifiedRev for a synced watcher: every
+// event up to it was queued before. The caller holds mu.
+func (s *Store) sendProgress(w *watcher) {
+	w.progressPending = false
+	w.lastSent = time.Now().UnixNano()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.queue = append(w.queue, Response{Revision: s.notifiedRev, Progress: true})
+	w.signal()
+}
+
+// becomeSynced moves a caught-up watcher into the synced group. The caller
+// holds mu.
+func (s *Store) becomeSynced(w *watcher) {
+	w.group = groupSynced
+	s.synced.add(w)
+	if w.progressPending && w.next <= s.notifiedRev+1 {
+		s.sendProgress(w)
+	}
+}
+
+// kickSync wakes the sync loop.
+func (s *Store) kickSync() {
+	select {
+	case s.syncKick <- struct{}{}:
+	default:
+	}
+}
+
+// Stats are watcher figures for status pages and metrics.
+type Stats struct {
+	Synced, Unsynced, Victims int
+	PendingEvents             int64 // events queued or held, not yet read
+	EventsSent                int64 // events read by watchers since start
+}
+
+// Stats returns current figures.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{
+		Synced:        s.synced.len(),
+		Unsynced:      len(s.unsynced),
+		Victims:       len(s.victims),
+		PendingEvents: s.pendingEvents.Load(),
+		EventsSent:    s.eventsSent.Load(),
+	}
+	for _, r := range s.victims {
+		st.PendingEvents += int64(len(r.Events))
+	}
+	return st
+}
+
+// Close stops the loops and ends every watcher with a canceled response
+// whose reason is "shutting down". It does not close the wrapped store.
+// It is safe to call more than once.
+func (s *Store) Close() {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		s.mu.Lock()
+		s.closed = true
+		ws := make([]*watcher, 0, len(s.all))
+		for w := range s.all {
+			ws = append(ws, w)
+		}
+		for _, w := range ws {
+			s.remove(w)
+		}
+		s.mu.Unlock()
+		for _, w := range ws {
+			s.finish(w, Response{Canceled: true, CancelReason: "shutting down"})
+		}
+	})
+}

@@ -1,0 +1,324 @@
+package watch
+
+import (
+	"errors"
+	"time"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+// syncLoop catches unsynced watchers up from the history. It runs a pass
+// every SyncInterval, when a watcher becomes unsynced, and when a reader
+// takes its queue; and it keeps running passes without waiting while they
+// make progress, so a watcher far behind catches up as fast as it reads.
+func (s *Store) syncLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		case <-s.syncKick:
+		}
+		for s.syncPass() {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// syncTarget is one watcher of a sync pass, with the revision it needs
+// next as of the pass's start.
+type syncTarget struct {
+	w    *watcher
+	next int64
+	room int
+}
+
+// syncPass serves up to MaxSyncWatchers unsynced watchers: it reads the
+// history once, from the oldest revision any of them needs, and gives each
+// its share. It reports whether any watcher advanced.
+//
+// Only the choosing and the sending hold mu; the read does not, so writes
+// go on meanwhile. A compaction may land at any point:
+//   - before the read: the read's snapshot shows the new compact revision
+//     and every watcher needing history below it ends with a compacted
+//     response;
+//   - after the read: the snapshot already holds every event the watchers
+//     need from their next revision, and they advance past it; one still
+//     behind meets the compaction on its next pass.
+//
+// So no watcher ever skips from before a compaction to after it silently.
+func (s *Store) syncPass() bool {
+	// Choose.
+	s.mu.Lock()
+	upTo := s.notifiedRev
+	var targets []syncTarget
+	from, maxRoom := int64(-1), 0
+	for w := range s.unsynced {
+		if len(targets) == s.opts.MaxSyncWatchers {
+			break
+		}
+		room := w.room(s.opts.QueueLimit)
+		if room <= 0 {
+			continue // its reader is not reading: do not read for it
+		}
+		targets = append(targets, syncTarget{w: w, next: w.next, room: room})
+		if from < 0 || w.next < from {
+			from = w.next
+		}
+		maxRoom = max(maxRoom, room)
+	}
+	s.mu.Unlock()
+	if len(targets) == 0 {
+		return false
+	}
+	callHook(s.hooks.afterChoose)
+
+	// Read.
+	events, readTo, compactRev, err := s.readHistory(targets, from, upTo, maxRoom)
+	if err != nil {
+		// The store is closed or broken; the watchers stay unsynced.
+		return false
+	}
+	callHook(s.hooks.afterRead)
+
+	// Send, and move those caught up to synced.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	advanced := false
+	for _, t := range targets {
+		w := t.w
+		if w.group != groupUnsynced || w.next != t.next {
+			continue // canceled meanwhile
+		}
+		if t.next < compactRev {
+			s.remove(w)
+			s.finishLocked(w, Response{Revision: s.notifiedRev, CompactRevision: compactRev})
+			advanced = true
+			continue
+		}
+		if s.sendHistory(w, events, readTo) {
+			advanced = true
+		}
+		if w.next > s.notifiedRev {
+			delete(s.unsynced, w)
+			s.becomeSynced(w)
+		}
+	}
+	callHook(s.hooks.afterSend)
+	return advanced
+}
+
+func callHook(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+// finishLocked is finish for a caller holding mu.
+func (s *Store) finishLocked(w *watcher, final Response) { s.finish(w, final) }
+
+// readHistory reads the events of revisions [from, upTo] from one snapshot,
+// stopping after the first whole revision that reaches limit events. It
+// returns them, the last revision read in full, and the snapshot's compact
+// revision; watchers needing history below that one get nothing from it.
+func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit int) ([]mvcc.Event, int64, int64, error) {
+	rt, err := s.kv.Read()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rt.End()
+	compactRev := rt.CompactRev()
+	if from < compactRev {
+		// Read for the watchers the compaction spares.
+		from = -1
+		for _, t := range targets {
+			if t.next >= compactRev && (from < 0 || t.next < from) {
+				from = t.next
+			}
+		}
+		if from < 0 {
+			return nil, upTo, compactRev, nil
+		}
+	}
+	readTo := upTo
+	if from > upTo {
+		return nil, readTo, compactRev, nil
+	}
+	var events []mvcc.Event
+	err = rt.History(from, func(ev mvcc.Event) bool {
+		rev := ev.KV.ModRevision
+		if rev > upTo {
+			return false
+		}
+		if len(events) >= limit && rev != events[len(events)-1].KV.ModRevision {
+			readTo = events[len(events)-1].KV.ModRevision
+			return false
+		}
+		events = append(events, ev)
+		return true
+	})
+	if errors.Is(err, mvcc.ErrCompacted) {
+		// Cannot happen: the snapshot's compact revision was checked.
+		return nil, 0, 0, err
+	}
+	return events, readTo, compactRev, err
+}
+
+// maxResponseEvents is the size at which catching up starts a new
+// response; a single revision is never split, however large.
+const maxResponseEvents = 256
+
+// sendHistory offers w its share of events, whole revisions in order, from
+// w.next up to readTo, as far as its queue takes them, and advances w.next
+// past what it took. The caller holds mu. It reports whether w advanced.
+func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool {
+	start := w.next
+	var batch []Event
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		rev := batch[len(batch)-1].KV.ModRevision
+		if !w.offer(Response{Revision: rev, Events: batch}, s.opts.QueueLimit) {
+			return false
+		}
+		s.pendingEvents.Add(int64(len(batch)))
+		w.lastSent = time.Now().UnixNano()
+		w.next = rev + 1
+		batch = nil
+		return true
+	}
+	for i := 0; i < len(events); {
+		rev := events[i].KV.ModRevision
+		j := i
+		for j < len(events) && events[j].KV.ModRevision == rev {
+			j++
+		}
+		if rev >= w.next {
+			n := len(batch)
+			for k := i; k < j; k++ {
+				if w.matches(&events[k]) {
+					batch = append(batch, Event{Event: events[k]})
+				}
+			}
+			if n > 0 && len(batch) > maxResponseEvents {
+				cur := append([]Event(nil), batch[n:]...)
+				batch = batch[:n]
+				if !flush() {
+					return w.next != start
+				}
+				batch = cur
+			}
+		}
+		i = j
+	}
+	if !flush() {
+		return w.next != start
+	}
+	if w.next <= readTo {
+		w.next = readTo + 1
+	}
+	return w.next != start
+}
+
+// victimLoop retries delivery to victims. A victim that takes its pending
+// revision returns to synced if nothing happened since, or to unsynced.
+func (s *Store) victimLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.VictimInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.retryVictims()
+	}
+}
+
+func (s *Store) retryVictims() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kick := false
+	for w, r := range s.victims {
+		if !w.offer(r, s.opts.QueueLimit) {
+			continue
+		}
+		s.pendingEvents.Add(int64(len(r.Events)))
+		delete(s.victims, w)
+		w.next, w.lastSent = r.Revision+1, time.Now().UnixNano()
+		if w.next > s.notifiedRev {
+			s.becomeSynced(w)
+		} else {
+			w.group = groupUnsynced
+			s.unsynced[w] = struct{}{}
+			kick = true
+		}
+	}
+	// On-demand progress waits for a future watcher to reach its start.
+	for w := range s.all {
+		if w.progressPending && w.group == groupSynced && w.next <= s.notifiedRev+1 {
+			s.sendProgress(w)
+		}
+	}
+	if kick {
+		s.kickSync()
+	}
+}
+
+// progressLoop sends progress responses to idle watchers that asked for
+// them: synced (so every event up to the revision was queued before),
+// with nothing queued, and not starting in the future.
+func (s *Store) progressLoop() {
+	defer s.wg.Done()
+	interval := s.opts.ProgressInterval
+	t := time.NewTicker(min(interval, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		idleSince := time.Now().Add(-interval).UnixNano()
+		s.mu.Lock()
+		for w := range s.progressing {
+			if w.group == groupSynced && w.lastSent <= idleSince && w.next <= s.notifiedRev+1 && w.room(s.opts.QueueLimit) == s.opts.QueueLimit {
+				s.sendProgress(w)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// fillPrevKVs adds to each event the key's version before it. If one is no
+// longer in the history, the responses end there with a compacted one.
+func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
+	rt, err := s.kv.Read()
+	if err != nil {
+		return []Response{{Canceled: true, CancelReason: "store closed"}}
+	}
+	defer rt.End()
+	for i := range rs {
+		for j := range rs[i].Events {
+			ev := &rs[i].Events[j]
+			res, err := rt.Range(ev.KV.Key, nil, mvcc.RangeOptions{Revision: ev.KV.ModRevision - 1})
+			var ce *mvcc.CompactedError
+			if errors.As(err, &ce) {
+				return append(rs[:i:i], Response{Revision: rt.Rev(), CompactRevision: ce.CompactRevision})
+			}
+			if err == nil && len(res.KVs) == 1 {
+				ev.PrevKV = &res.KVs[0]
+			}
+		}
+	}
+	return rs
+}

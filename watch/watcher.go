@@ -1,0 +1,228 @@
+package watch
+
+import (
+	"context"
+	"sync"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+// Request describes what a watcher watches.
+type Request struct {
+	// Key and End select keys as mvcc.RangeOptions does: End nil or empty
+	// for the single key, [Key, End) otherwise, and every key >= Key when
+	// End is the single byte 0.
+	Key, End []byte
+	// StartRevision is the first revision to report; 0 means the next one.
+	StartRevision int64
+	PrevKV        bool // events carry the key's previous version
+	NoPut         bool // leave puts out
+	NoDelete      bool // leave deletes out
+	// ProgressNotify asks for a progress response whenever the watcher has
+	// been idle for the store's progress interval.
+	ProgressNotify bool
+}
+
+// Event is a change delivered to a watcher.
+type Event struct {
+	mvcc.Event
+	// PrevKV is the key's version before the change, for watchers that
+	// asked for it, when there was one.
+	PrevKV *mvcc.KeyValue
+}
+
+// Response is what a watcher receives: events, a progress bookmark, or the
+// end of the watch.
+type Response struct {
+	// Revision: for events, the revision of the last of them; for a
+	// progress response, the revision up to which every event has been
+	// delivered; for a compacted one, the store's revision then.
+	Revision int64
+	// Events are whole revisions in revision order: the events of one
+	// revision are never split across responses.
+	Events []Event
+	// Progress marks a bookmark with no events.
+	Progress bool
+	// CompactRevision, when set, ends the watch: it needed history below
+	// this compact revision.
+	CompactRevision int64
+	// Canceled ends the watch for CancelReason.
+	Canceled     bool
+	CancelReason string
+}
+
+// group says which of the store's groups a watcher is in.
+type group int
+
+const (
+	groupNone group = iota
+	groupSynced
+	groupUnsynced
+	groupVictim
+)
+
+// watcher is the store's side of one watch. Fields above mu are fixed at
+// creation or guarded by the store's mu; those below by the watcher's own.
+type watcher struct {
+	r        keyRange
+	single   bool
+	prevKV   bool
+	noPut    bool
+	noDelete bool
+	progress bool
+
+	// Guarded by Store.mu.
+	next            int64 // the first revision not yet queued
+	group           group
+	progressPending bool  // an on-demand progress waits for the watcher to catch up
+	lastSent        int64 // unix nanoseconds of the last response queued
+
+	// mu guards the queue between the store and the reader. Lock order:
+	// Store.mu, then watcher.mu.
+	mu     sync.Mutex
+	queue  []Response
+	queued int // events in queue
+	done   bool
+	ready  chan struct{} // signalled when queue becomes non-empty or done
+}
+
+// matches reports whether ev is for this watcher.
+func (w *watcher) matches(ev *mvcc.Event) bool {
+	if ev.Type == mvcc.EventPut && w.noPut || ev.Type == mvcc.EventDelete && w.noDelete {
+		return false
+	}
+	if w.single {
+		return string(ev.KV.Key) == string(w.r.start)
+	}
+	return w.r.contains(ev.KV.Key)
+}
+
+// offer queues r unless that would take the queue past limit events. An
+// empty queue always takes r, so that a revision larger than the limit
+// still gets through.
+func (w *watcher) offer(r Response, limit int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return true // nobody reads any more; drop silently
+	}
+	if w.queued > 0 && w.queued+len(r.Events) > limit {
+		return false
+	}
+	w.queue = append(w.queue, r)
+	w.queued += len(r.Events)
+	w.signal()
+	return true
+}
+
+// room reports how many events the queue can take before limit.
+func (w *watcher) room(limit int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queued == 0 {
+		return limit
+	}
+	return limit - w.queued
+}
+
+// finish queues a final response and marks the watcher done.
+func (w *watcher) finish(r Response) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.queue = append(w.queue, r)
+	w.done = true
+	w.signal()
+}
+
+func (w *watcher) signal() {
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take empties the queue.
+func (w *watcher) take() []Response {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := w.queue
+	w.queue, w.queued = nil, 0
+	return q
+}
+
+// Stream is a reader's handle on one watcher.
+type Stream struct {
+	s     *Store
+	w     *watcher
+	start int64
+	once  sync.Once
+	ended bool
+}
+
+// StartRevision is the first revision the stream reports.
+func (st *Stream) StartRevision() int64 { return st.start }
+
+// Ready is signalled when responses may be waiting; call Next to take them.
+func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
+
+// Next returns every response queued so far, without waiting; after the
+// final one (compacted or canceled) it returns nil. Events carry their
+// previous versions when the watch asked for them: if one of those is no
+// longer in the history, the watch ends with a compacted response instead.
+func (st *Stream) Next() []Response {
+	if st.ended {
+		return nil
+	}
+	rs := st.w.take()
+	if len(rs) == 0 {
+		return nil
+	}
+	n := 0
+	for _, r := range rs {
+		n += len(r.Events)
+	}
+	st.s.pendingEvents.Add(-int64(n))
+	st.s.eventsSent.Add(int64(n))
+	if st.w.prevKV {
+		rs = st.s.fillPrevKVs(st.w, rs)
+	}
+	for _, r := range rs {
+		if r.CompactRevision != 0 || r.Canceled {
+			st.ended = true
+			st.Close()
+		}
+	}
+	// Taking made room: catching up may go on.
+	st.s.kickSync()
+	return rs
+}
+
+// Recv waits for responses and returns them; it returns ctx's error when
+// ctx is done first, and nil responses after the final one.
+func (st *Stream) Recv(ctx context.Context) ([]Response, error) {
+	for !st.ended {
+		if rs := st.Next(); len(rs) > 0 {
+			return rs, nil
+		}
+		select {
+		case <-st.w.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
+}
+
+// RequestProgress asks for a progress response. It is queued after every
+// event up to its revision, never ahead of one: a watcher still catching
+// up gets it once it has caught up.
+func (st *Stream) RequestProgress() { st.s.requestProgress(st.w) }
+
+// Close cancels the watcher and removes it from the store at once. It is
+// safe to call more than once.
+func (st *Stream) Close() {
+	st.once.Do(func() { st.s.cancel(st.w, Response{}) })
+}
