@@ -3,7 +3,12 @@ module github.com/httpkv/httpkv
 go 1.26.8
 
 require (
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	github.com/go-chi/cors v1.2.2 // indirect
 	github.com/google/btree v1.1.3 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 )

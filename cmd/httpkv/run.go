@@ -2,30 +2,162 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"path/filepath"
+	"sync"
+	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/compactor"
+	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/watch"
 )
 
-// run opens the store, serves until ctx is done, and closes what it opened
-// in reverse order.
+// version is reported by /v1/status.
+const version = "0.1.0"
+
+// shutdownGrace bounds how long in-flight requests may take once the
+// server is asked to stop.
+const shutdownGrace = 10 * time.Second
+
+// run opens the store, serves until ctx is done, then shuts down as the
+// contract says: stop accepting, end watch streams with a canceled event,
+// finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("httpkv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "./httpkv.data", "bbolt file and anything else persistent")
-	noFsync := fs.Bool("unsafe-no-fsync", false, "skip fsync: for tests and benchmarks only")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	store, err := mvcc.Open(filepath.Join(*dataDir, "db"), mvcc.Options{NoFsync: *noFsync})
+	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	compaction, err := compactor.ParseConfig(cfg.autoCompactionMode, cfg.autoCompactionRetention)
+	if err != nil {
+		return err
+	}
+
+	lessor := lease.New(lease.Config{})
+	defer lessor.Close()
+	kv, err := mvcc.Open(filepath.Join(cfg.dataDir, "httpkv.db"), mvcc.Options{
+		NoFsync:    cfg.unsafeNoFsync,
+		QuotaBytes: cfg.quotaBackendBytes,
+		MaxTxnOps:  cfg.maxTxnOps,
+		Lessor:     lessor,
+	})
+	if err != nil {
+		return err
+	}
+	defer kv.Close()
+	if err := restoreLeases(kv, lessor); err != nil {
+		return err
+	}
+	store := watch.New(kv, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
 	defer store.Close()
-	fmt.Fprintf(stdout, "httpkv: store open at revision %d in %s\n", store.Rev(), *dataDir)
-	<-ctx.Done()
+
+	ls := &leases{store: store, lessor: lessor}
+	var loops sync.WaitGroup
+	stopLoops := make(chan struct{})
+	defer func() { close(stopLoops); loops.Wait() }()
+	loops.Add(1)
+	go func() {
+		defer loops.Done()
+		ls.revokeExpired(stopLoops, func(err error) { log.Error().Err(err).Msg("revoking an expired lease") })
+	}()
+	comp := compactor.New(compaction, kv, func(err error) { log.Error().Err(err).Msg("auto-compaction") })
+	defer comp.Close()
+
+	handler := httpapi.NewHandler(httpapi.Config{
+		Store:              store,
+		Leases:             ls,
+		Logger:             log,
+		Version:            version,
+		CORSAllowedOrigins: cfg.corsOrigins(),
+		MaxRequestBytes:    cfg.maxRequestBytes,
+	})
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: watch streams last as long as their clients.
+	}
+	scheme := "http"
+	if cfg.tlsCertFile != "" {
+		scheme = "https"
+	}
+	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
+		Int64("revision", kv.Rev()).Str("data_dir", cfg.dataDir).Msg("listening")
+	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
+
+	serveErr := make(chan error, 1)
+	go func() {
+		if cfg.tlsCertFile != "" {
+			serveErr <- srv.ServeTLS(ln, cfg.tlsCertFile, cfg.tlsKeyFile)
+		} else {
+			serveErr <- srv.Serve(ln)
+		}
+	}()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info().Msg("shutting down")
+	handler.ShuttingDown()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	// Shutdown stops accepting at once, then waits for requests to end;
+	// closing the watch store ends the streams so they do.
+	go func() { shutdownDone <- srv.Shutdown(shutdownCtx) }()
+	store.Close()
+	if err := <-shutdownDone; err != nil {
+		srv.Close()
+		log.Warn().Err(err).Msg("requests still running at shutdown were cut")
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info().Msg("stopped")
 	return nil
 }
+
+func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
+	level, err := zerolog.ParseLevel(cfg.logLevel)
+	if err != nil {
+		return zerolog.Logger{}, fmt.Errorf("--log-level: %w", err)
+	}
+	var w io.Writer
+	switch cfg.logFormat {
+	case "json":
+		w = stderr
+	case "console":
+		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.RFC3339}
+	default:
+		return zerolog.Logger{}, fmt.Errorf("--log-format must be json or console, not %q", cfg.logFormat)
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+}
+
+// restoreLeases loads the persisted leases into the lessor.
+func restoreLeases(kv *mvcc.Store, lessor *lease.Lessor) error {
+	rt, err := kv.Read()
+	if err != nil {
+		return err
+	}
+	defer rt.End()
+	return lessor.Restore(rt.UnsafeForEach)
+}
+

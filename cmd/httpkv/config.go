@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// config is the command line, each flag also read from the environment as
+// HTTPKV_ and its name in upper snake case (--data-dir: HTTPKV_DATA_DIR).
+// A flag given on the command line wins over the environment.
+type config struct {
+	listen                      string
+	dataDir                     string
+	quotaBackendBytes           int64
+	maxRequestBytes             int64
+	maxTxnOps                   int
+	autoCompactionMode          string
+	autoCompactionRetention     string
+	watchProgressNotifyInterval time.Duration
+	authTokenTTL                time.Duration
+	tlsCertFile, tlsKeyFile     string
+	corsAllowedOrigins          string
+	logLevel, logFormat         string
+	unsafeNoFsync               bool
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("httpkv", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:2378", "address to serve on")
+	fs.StringVar(&c.dataDir, "data-dir", "./httpkv.data", "bbolt file and anything else persistent")
+	fs.Int64Var(&c.quotaBackendBytes, "quota-backend-bytes", 2<<30, "NOSPACE alarm above this many backend bytes")
+	fs.Int64Var(&c.maxRequestBytes, "max-request-bytes", 3<<19, "larger request bodies answer 413")
+	fs.IntVar(&c.maxTxnOps, "max-txn-ops", 128, "most compares, and ops per branch, of a txn")
+	fs.StringVar(&c.autoCompactionMode, "auto-compaction-mode", "periodic", "periodic or revision")
+	fs.StringVar(&c.autoCompactionRetention, "auto-compaction-retention", "0", "a duration (1h) or a revision count; 0 is off")
+	fs.DurationVar(&c.watchProgressNotifyInterval, "watch-progress-notify-interval", 10*time.Minute, "idle watchers that asked for progress get one this often")
+	fs.DurationVar(&c.authTokenTTL, "auth-token-ttl", 5*time.Minute, "lifetime of tokens from POST /v1/auth/token")
+	fs.StringVar(&c.tlsCertFile, "tls-cert-file", "", "serve HTTPS (and HTTP/2) with this certificate")
+	fs.StringVar(&c.tlsKeyFile, "tls-key-file", "", "the key of --tls-cert-file")
+	fs.StringVar(&c.corsAllowedOrigins, "cors-allowed-origins", "", "comma list of origins allowed to call the API; * for any")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "json", "json, or console for humans")
+	fs.BoolVar(&c.unsafeNoFsync, "unsafe-no-fsync", false, "skip fsync: for tests and benchmarks only")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		env := "HTTPKV_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, e)
+			}
+		}
+	})
+	if err != nil {
+		return c, err
+	}
+	if (c.tlsCertFile == "") != (c.tlsKeyFile == "") {
+		return c, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+	}
+	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxTxnOps <= 0 {
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes and --max-txn-ops must be positive")
+	}
+	return c, nil
+}
+
+func (c config) corsOrigins() []string {
+	var out []string
+	for _, o := range strings.Split(c.corsAllowedOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package httpapi
+
+import "net/http"
+
+// KeyRange is a set of keys a request touches, as mvcc selects them: End
+// nil for the single key Key, [Key, End) otherwise, and every key >= Key
+// when End is the single byte 0.
+type KeyRange struct {
+	Key, End []byte
+}
+
+// Access is everything one request can touch. A request is allowed only if
+// every range is covered in full, not merely overlapped.
+type Access struct {
+	Read  []KeyRange
+	Write []KeyRange
+	// Admin marks operations reserved to the root role: compaction,
+	// defrag, alarms, status details, auth administration.
+	Admin bool
+}
+
+// Authorizer decides whether a request may have the access it asks for.
+// It is the one place every request's keys pass through.
+type Authorizer interface {
+	// Authorize returns nil when r may have a, or an error that the
+	// Authorizer's error mappings (if it has an Errors() []ErrorMapping
+	// method) turn into 401 or 403.
+	Authorize(r *http.Request, a Access) error
+}
+
+// allowAll is the Authorizer when auth is not configured.
+type allowAll struct{}
+
+func (allowAll) Authorize(*http.Request, Access) error { return nil }
+
+// authorize checks a against the configured Authorizer and answers the
+// request when it is refused. It reports whether to go on.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, a Access) bool {
+	if err := h.cfg.Authorizer.Authorize(r, a); err != nil {
+		h.writeError(w, r, err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// decodeJSON reads a request body into v, strictly: unknown fields and
+// trailing data are errors, so a typo does not pass for a default.
+func decodeJSON(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return bodyError(err)
+	}
+	return decodeJSONBytes(body, v)
+}
+
+func decodeJSONBytes(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return badRequest("request body is empty; a JSON object is expected")
+		case errors.As(err, &se):
+			return badRequest("malformed JSON at byte %d: %v", se.Offset, err)
+		case errors.As(err, &te):
+			return badRequest("field %q must be %v, not %s", te.Field, te.Type, te.Value)
+		}
+		return badRequest("malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return badRequest("malformed JSON: data after the object")
+	}
+	return nil
+}
+
+// twin is a key or value given as a UTF-8 string or as its base64 twin.
+type twin struct {
+	s   *string
+	b64 *string
+}
+
+// get returns the bytes of the field called name; set is false when
+// neither form was given.
+func (t twin) get(name string) (b []byte, set bool, err error) {
+	switch {
+	case t.s != nil && t.b64 != nil:
+		return nil, false, badRequest("give %s or %s_base64, not both", name, name)
+	case t.b64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*t.b64)
+		if err != nil {
+			return nil, false, badRequest("%s_base64 is not valid base64", name)
+		}
+		return b, true, nil
+	case t.s != nil:
+		return []byte(*t.s), true, nil
+	}
+	return nil, false, nil
+}
+
+// requireKey returns a key field that must be given and not be empty.
+func requireKey(t twin, name string) ([]byte, error) {
+	b, set, err := t.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if !set || len(b) == 0 {
+		return nil, badRequest("%s is required and must not be empty", name)
+	}
+	return b, nil
+}

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// apiError is an error with its place in the contract's error table.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	// extra fields of the error object, e.g. compact_revision.
+	extra map[string]any
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+// badRequest reports malformed input.
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_argument", message: fmt.Sprintf(format, args...)}
+}
+
+// errorTable maps domain errors to statuses and codes, checked in order
+// with errors.Is so wrapped errors match.
+var errorTable = []ErrorMapping{
+	{mvcc.ErrCompacted, http.StatusGone, "compacted"},
+	{mvcc.ErrFutureRev, http.StatusBadRequest, "future_revision"},
+	{mvcc.ErrKeyNotFound, http.StatusNotFound, "key_not_found"},
+	{mvcc.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
+	{mvcc.ErrInvalidArgument, http.StatusBadRequest, "invalid_argument"},
+	{watch.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
+	{mvcc.ErrNoSpace, http.StatusInsufficientStorage, "no_space"},
+	{mvcc.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+	{watch.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+	{mvcc.ErrBackendFailed, http.StatusServiceUnavailable, "unavailable"},
+}
+
+// toAPIError finds err's row in the contract. ok is false for errors that
+// are not the client's doing: those answer 500.
+func (h *Handler) toAPIError(err error) (*apiError, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae, true
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+			message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}, true
+	}
+	for _, m := range append(errorTable, h.extraErrors...) {
+		if errors.Is(err, m.Target) {
+			ae := &apiError{status: m.Status, code: m.Code, message: err.Error()}
+			var ce *mvcc.CompactedError
+			if errors.As(err, &ce) {
+				ae.extra = map[string]any{"compact_revision": ce.CompactRevision}
+			}
+			return ae, true
+		}
+	}
+	return nil, false
+}
+
+// writeError answers with err in the contract's error format. Unexpected
+// errors are logged with the request id and answered without internals.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae, ok := h.toAPIError(err)
+	if !ok {
+		h.log(r).Error().Err(err).Msg("internal error")
+		ae = &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error"}
+	}
+	writeAPIError(w, ae)
+}
+
+func writeAPIError(w http.ResponseWriter, ae *apiError) {
+	body := map[string]any{"code": ae.code, "message": ae.message}
+	for k, v := range ae.extra {
+		body[k] = v
+	}
+	if ae.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	writeJSON(w, ae.status, map[string]any{"error": body})
+}

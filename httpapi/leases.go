@@ -1,0 +1,236 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Leases is what the lease endpoints need from the server: a lease manager
+// whose grants and revokes go through the store's writes.
+type Leases interface {
+	// Grant creates a lease; id 0 lets the server choose one.
+	Grant(id, ttl int64) (Lease, error)
+	// Revoke deletes the lease's keys in one revision and forgets it; it
+	// returns the store's revision after.
+	Revoke(id int64) (revision int64, err error)
+	// KeepAlive renews a lease to its full TTL and returns it.
+	KeepAlive(id int64) (ttl int64, err error)
+	// TimeToLive reports a lease, with its keys if asked.
+	TimeToLive(id int64, keys bool) (LeaseStatus, error)
+	// List returns the IDs of every lease.
+	List() []int64
+	// Errors says how the lease manager's errors appear on the wire.
+	Errors() []ErrorMapping
+}
+
+// Lease is a granted lease.
+type Lease struct {
+	ID, TTL int64
+}
+
+// LeaseStatus is a lease's time to live.
+type LeaseStatus struct {
+	ID         int64
+	TTL        int64 // remaining seconds
+	GrantedTTL int64
+	Keys       [][]byte
+}
+
+// maxLeaseID is the largest ID a JavaScript number holds exactly.
+const maxLeaseID = 1<<53 - 1
+
+func (h *Handler) leases(w http.ResponseWriter) bool {
+	if h.cfg.Leases == nil {
+		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "leases are not served"})
+		return false
+	}
+	return true
+}
+
+func leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	s := chi.URLParam(r, "id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 || id > maxLeaseID {
+		writeAPIError(w, badRequest("lease ID must be an integer in [1, 2^53-1], not %q", s))
+		return 0, false
+	}
+	return id, true
+}
+
+type leaseResponse struct {
+	Header header `json:"header"`
+	ID     int64  `json:"id"`
+	TTL    int64  `json:"ttl"`
+}
+
+type header struct {
+	Revision int64 `json:"revision"`
+}
+
+func (h *Handler) header(w http.ResponseWriter) header {
+	rev := h.cfg.Store.KV().Rev()
+	setRevision(w, rev)
+	return header{Revision: rev}
+}
+
+// grantLease serves POST /v1/leases.
+func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
+	if !h.leases(w) {
+		return
+	}
+	var req struct {
+		TTL int64 `json:"ttl"`
+		ID  int64 `json:"id"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if req.TTL <= 0 {
+		writeAPIError(w, badRequest("ttl must be a positive number of seconds"))
+		return
+	}
+	if req.ID < 0 || req.ID > maxLeaseID {
+		writeAPIError(w, badRequest("id must be 0 (let the server choose) or in [1, 2^53-1]"))
+		return
+	}
+	if !h.authorize(w, r, Access{}) {
+		return
+	}
+	l, err := h.cfg.Leases.Grant(req.ID, req.TTL)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, leaseResponse{Header: h.header(w), ID: l.ID, TTL: l.TTL})
+}
+
+// listLeases serves GET /v1/leases.
+func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
+	if !h.leases(w) || !h.authorize(w, r, Access{}) {
+		return
+	}
+	type item struct {
+		ID int64 `json:"id"`
+	}
+	ids := h.cfg.Leases.List()
+	items := make([]item, len(ids))
+	for i, id := range ids {
+		items[i].ID = id
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Header header `json:"header"`
+		Leases []item `json:"leases"`
+	}{h.header(w), items})
+}
+
+// leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
+// attached keys the caller may read, and only those.
+func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
+	if !h.leases(w) {
+		return
+	}
+	id, ok := leaseID(w, r)
+	if !ok {
+		return
+	}
+	q := newQuery(r)
+	withKeys := q.boolean("keys")
+	if q.err != nil {
+		writeAPIError(w, q.err)
+		return
+	}
+	if !h.authorize(w, r, Access{}) {
+		return
+	}
+	st, err := h.cfg.Leases.TimeToLive(id, withKeys)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	resp := map[string]any{"header": h.header(w), "id": st.ID, "ttl": st.TTL, "granted_ttl": st.GrantedTTL}
+	if withKeys {
+		var readable [][]byte
+		for _, k := range st.Keys {
+			if h.cfg.Authorizer.Authorize(r, Access{Read: []KeyRange{{Key: k}}}) == nil {
+				readable = append(readable, k)
+			}
+		}
+		resp["keys"], resp["keys_base64"] = keyList(readable)
+		if resp["keys_base64"] == nil {
+			delete(resp, "keys_base64")
+		} else {
+			delete(resp, "keys")
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// keyList returns keys as strings, or, if any is not valid UTF-8, all of
+// them as base64 (a list is never split between the two forms).
+func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
+	strs = make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !utf8.Valid(k) {
+			return nil, keys
+		}
+		strs = append(strs, string(k))
+	}
+	return strs, nil
+}
+
+// keepAliveLease serves POST /v1/leases/{id}/keepalive.
+func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
+	if !h.leases(w) {
+		return
+	}
+	id, ok := leaseID(w, r)
+	if !ok || !h.authorize(w, r, Access{}) {
+		return
+	}
+	ttl, err := h.cfg.Leases.KeepAlive(id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, leaseResponse{Header: h.header(w), ID: id, TTL: ttl})
+}
+
+// revokeLease serves DELETE /v1/leases/{id}: the caller needs write access
+// to every key attached.
+func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
+	if !h.leases(w) {
+		return
+	}
+	id, ok := leaseID(w, r)
+	if !ok {
+		return
+	}
+	st, err := h.cfg.Leases.TimeToLive(id, true)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	a := Access{}
+	for _, k := range st.Keys {
+		a.Write = append(a.Write, KeyRange{Key: k})
+	}
+	if !h.authorize(w, r, a) {
+		return
+	}
+	rev, err := h.cfg.Leases.Revoke(id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	setRevision(w, rev)
+	writeJSON(w, http.StatusOK, struct {
+		Header header `json:"header"`
+	}{header{Revision: rev}})
+}
+
+var _ json.Marshaler = jsonKV{}

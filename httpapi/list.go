@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/fnv"
+	"net/http"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+var (
+	sortTargets = map[string]mvcc.SortTarget{
+		"key": mvcc.SortByKey, "version": mvcc.SortByVersion, "create": mvcc.SortByCreate,
+		"mod": mvcc.SortByMod, "value": mvcc.SortByValue,
+	}
+	sortOrders = map[string]mvcc.SortOrder{"": mvcc.SortNone, "none": mvcc.SortNone, "ascend": mvcc.SortAscend, "descend": mvcc.SortDescend}
+)
+
+// rangeOptions reads the options a list shares with a txn range.
+func (q *query) rangeOptions() mvcc.RangeOptions {
+	o := mvcc.RangeOptions{
+		Revision:          q.int64("revision", 0),
+		KeysOnly:          q.boolean("keys_only"),
+		CountOnly:         q.boolean("count_only"),
+		MinModRevision:    q.int64("min_mod_revision", 0),
+		MaxModRevision:    q.int64("max_mod_revision", 0),
+		MinCreateRevision: q.int64("min_create_revision", 0),
+		MaxCreateRevision: q.int64("max_create_revision", 0),
+	}
+	if s := q.v.Get("sort_target"); s != "" {
+		t, ok := sortTargets[s]
+		if !ok {
+			q.fail("sort_target must be key, version, create, mod or value, not %q", s)
+		}
+		o.SortTarget = t
+	}
+	order, ok := sortOrders[q.v.Get("sort_order")]
+	if !ok {
+		q.fail("sort_order must be ascend or descend, not %q", q.v.Get("sort_order"))
+	}
+	o.SortOrder = order
+	return o
+}
+
+// keyAscending reports whether results come in ascending key order, the
+// only order pages can follow.
+func keyAscending(o mvcc.RangeOptions) bool {
+	if o.SortTarget == mvcc.SortByKey {
+		return o.SortOrder != mvcc.SortDescend
+	}
+	return false
+}
+
+// pageToken pins the following page of a list to the first page's
+// revision and names the key it starts from. It is bound to the range's
+// end so it cannot be replayed against another range.
+type pageToken struct {
+	rev   int64
+	start []byte
+	bind  uint64
+}
+
+const pageTokenVersion = 1
+
+func rangeBinding(sel KeyRange) uint64 {
+	h := fnv.New64a()
+	h.Write(sel.Key)
+	h.Write([]byte{0xff})
+	h.Write(sel.End)
+	return h.Sum64()
+}
+
+func (t pageToken) encode() string {
+	b := []byte{pageTokenVersion}
+	b = binary.AppendUvarint(b, uint64(t.rev))
+	b = binary.BigEndian.AppendUint64(b, t.bind)
+	b = append(b, t.start...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePageToken(s string) (pageToken, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 1 || b[0] != pageTokenVersion {
+		return pageToken{}, false
+	}
+	b = b[1:]
+	rev, n := binary.Uvarint(b)
+	if n <= 0 || rev == 0 || rev > 1<<62 || len(b[n:]) < 8 {
+		return pageToken{}, false
+	}
+	b = b[n:]
+	return pageToken{rev: int64(rev), bind: binary.BigEndian.Uint64(b), start: b[8:]}, true
+}
+
+// listKeys serves GET /v1/kv.
+func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	sel := q.selector(false)
+	opts := q.rangeOptions()
+	opts.Limit = q.int64("limit", defaultListLimit)
+	if q.has("limit") && (opts.Limit < 1 || opts.Limit > maxListLimit) {
+		q.fail("limit must be between 1 and %d", maxListLimit)
+	}
+	var tok pageToken
+	if s := q.v.Get("page_token"); s != "" {
+		var ok bool
+		tok, ok = decodePageToken(s)
+		switch {
+		case !ok || tok.bind != rangeBinding(sel) || bytes.Compare(tok.start, sel.Key) < 0:
+			q.fail("page_token is not a token of this range")
+		case !keyAscending(opts):
+			q.fail("page_token needs ascending key order")
+		case q.has("revision") && opts.Revision != tok.rev:
+			q.fail("page_token is pinned to revision %d", tok.rev)
+		}
+		opts.Revision = tok.rev
+	}
+	if q.err != nil {
+		writeAPIError(w, q.err)
+		return
+	}
+	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+		return
+	}
+	rt, err := h.cfg.Store.KV().Read()
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	defer rt.End()
+	start := sel.Key
+	if tok.start != nil {
+		start = tok.start
+	}
+	res, err := rt.Range(start, sel.End, opts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if tok.start != nil {
+		// Count the whole range, not what is left of it.
+		all, err := rt.Range(sel.Key, sel.End, mvcc.RangeOptions{Revision: opts.Revision, CountOnly: true})
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		res.Count = all.Count
+	}
+	setRevision(w, res.Revision)
+	b := appendHeader(nil, res.Revision)
+	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
+	b = appendIntField(b, "count", res.Count)
+	b = appendBoolField(b, "more", res.More)
+	if res.More && keyAscending(opts) && len(res.KVs) > 0 {
+		readAt := opts.Revision
+		if readAt == 0 {
+			readAt = res.Revision
+		}
+		last := res.KVs[len(res.KVs)-1].Key
+		next := pageToken{rev: readAt, start: append(bytes.Clone(last), 0), bind: rangeBinding(sel)}
+		b = append(b, `,"next_page_token":"`...)
+		b = append(b, next.encode()...)
+		b = append(b, '"')
+	}
+	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
+}

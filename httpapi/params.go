@@ -1,0 +1,134 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// query reads query parameters, remembering the first malformed one.
+type query struct {
+	v   url.Values
+	err *apiError
+}
+
+func newQuery(r *http.Request) *query {
+	return &query{v: r.URL.Query()}
+}
+
+func (q *query) fail(format string, args ...any) {
+	if q.err == nil {
+		q.err = badRequest(format, args...)
+	}
+}
+
+func (q *query) has(name string) bool { return q.v.Has(name) }
+
+// boolean reads a true/false/1/0 parameter; absent is false.
+func (q *query) boolean(name string) bool {
+	s := q.v.Get(name)
+	switch strings.ToLower(s) {
+	case "", "false", "0":
+		return false
+	case "true", "1":
+		return true
+	}
+	q.fail("%s must be true, false, 1 or 0, not %q", name, s)
+	return false
+}
+
+// int64 reads a non-negative integer parameter; absent is def.
+func (q *query) int64(name string, def int64) int64 {
+	s := q.v.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		q.fail("%s must be a non-negative integer, not %q", name, s)
+		return def
+	}
+	return n
+}
+
+// bytes reads a key-like parameter, or its name_base64 twin.
+func (q *query) bytes(name string) []byte {
+	s, hasS := q.v[name]
+	b, hasB := q.v[name+"_base64"]
+	switch {
+	case hasS && hasB:
+		q.fail("give %s or %s_base64, not both", name, name)
+	case hasB:
+		out, err := base64.StdEncoding.DecodeString(b[0])
+		if err != nil {
+			q.fail("%s_base64 is not valid base64", name)
+		}
+		return out
+	case hasS:
+		return []byte(s[0])
+	}
+	return nil
+}
+
+// prefixEnd returns the end of the range of keys starting with prefix: the
+// prefix with its last byte below 0xff incremented, or "\x00" (no upper
+// bound) when every byte is 0xff.
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return []byte{0}
+}
+
+// selector reads the range selectors shared by list, delete and watch:
+// key alone, key+range_end, key+prefix, key+from_key; with requireKey
+// false, no key means every key.
+func (q *query) selector(requireKey bool) KeyRange {
+	key := q.bytes("key")
+	end := q.bytes("range_end")
+	prefix := q.boolean("prefix")
+	fromKey := q.boolean("from_key")
+	n := 0
+	for _, set := range []bool{end != nil, prefix, fromKey} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		q.fail("give at most one of range_end, prefix and from_key")
+		return KeyRange{}
+	}
+	if key == nil {
+		if requireKey {
+			q.fail("key is required")
+			return KeyRange{}
+		}
+		if n > 0 && !prefix {
+			q.fail("range_end and from_key need a key")
+			return KeyRange{}
+		}
+		return KeyRange{Key: []byte{0}, End: []byte{0}}
+	}
+	switch {
+	case prefix && len(key) == 0:
+		return KeyRange{Key: []byte{0}, End: []byte{0}}
+	case len(key) == 0:
+		q.fail("key must not be empty")
+	case prefix:
+		return KeyRange{Key: key, End: prefixEnd(key)}
+	case fromKey:
+		return KeyRange{Key: key, End: []byte{0}}
+	case end != nil:
+		if len(end) == 0 {
+			q.fail("range_end must not be empty")
+		}
+		return KeyRange{Key: key, End: end}
+	}
+	return KeyRange{Key: key}
+}

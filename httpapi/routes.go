@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/cors"
+)
+
+// routes lays out every route of the API in one place.
+func (h *Handler) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(h.requestLog)
+	r.Use(h.recoverer)
+	if len(h.cfg.CORSAllowedOrigins) > 0 {
+		r.Use(cors.Handler(cors.Options{
+			AllowedOrigins:   h.cfg.CORSAllowedOrigins,
+			AllowedMethods:   []string{"GET", "PUT", "POST", "DELETE", "OPTIONS"},
+			AllowedHeaders:   []string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"},
+			ExposedHeaders:   []string{"X-Revision", "ETag", "X-Create-Revision", "X-Version", "X-Lease", "X-Request-Id"},
+			AllowCredentials: false,
+			MaxAge:           600,
+		}))
+	}
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeAPIError(w, &apiError{status: http.StatusNotFound, code: "not_found", message: "no route for " + r.URL.Path})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeAPIError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed on " + r.URL.Path})
+	})
+
+	r.Get("/health", h.health)
+	for pattern, handler := range h.cfg.Extra {
+		r.Handle(pattern, handler)
+	}
+
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(h.limitBody)
+		r.Route("/kv", func(r chi.Router) {
+			r.Get("/", h.listKeys)
+			r.Delete("/", h.deleteRange)
+			r.Get("/*", h.getKey)
+			r.Put("/*", h.putKey)
+			r.Delete("/*", h.deleteKey)
+		})
+		r.Post("/txn", h.txn)
+		r.Get("/watch", h.watch)
+		r.Route("/leases", func(r chi.Router) {
+			r.Post("/", h.grantLease)
+			r.Get("/", h.listLeases)
+			r.Get("/{id}", h.leaseTimeToLive)
+			r.Post("/{id}/keepalive", h.keepAliveLease)
+			r.Delete("/{id}", h.revokeLease)
+		})
+		r.Post("/compact", h.compact)
+		r.Get("/status", h.status)
+		r.Post("/defrag", h.defrag)
+		r.Get("/alarms", h.listAlarms)
+		r.Delete("/alarms", h.disarmAlarms)
+	})
+	return r
+}

@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"strconv"
+
+	"github.com/httpkv/httpkv/watch"
+)
+
+// streamEncoder frames watch responses as Server-Sent Events or, for
+// clients that ask for application/x-ndjson, as one JSON object a line.
+//
+// SSE: data messages use the default event type and carry `id: <rev>`, one
+// message per revision; progress messages carry the id too, since they are
+// bookmarks; created, compacted and canceled are named events. NDJSON: the
+// same payloads, each with a "type" field.
+type streamEncoder struct {
+	ndjson bool
+}
+
+func (e streamEncoder) contentType() string {
+	if e.ndjson {
+		return "application/x-ndjson"
+	}
+	return "text/event-stream; charset=utf-8"
+}
+
+// frame appends one message: SSE fields then `data:`, or an NDJSON line
+// whose object gets typ as its "type". payload is a JSON object.
+func (e streamEncoder) frame(b []byte, event string, id int64, payload []byte) []byte {
+	if e.ndjson {
+		typ := event
+		if typ == "" {
+			typ = "events"
+		}
+		b = append(b, `{"type":"`...)
+		b = append(b, typ...)
+		b = append(b, '"')
+		if len(payload) > 2 {
+			b = append(b, ',')
+			b = append(b, payload[1:]...)
+		} else {
+			b = append(b, '}')
+		}
+		return append(b, '\n')
+	}
+	if id > 0 {
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, '\n')
+	}
+	if event != "" {
+		b = append(b, "event: "...)
+		b = append(b, event...)
+		b = append(b, '\n')
+	}
+	b = append(b, "data: "...)
+	b = append(b, payload...)
+	return append(b, '\n', '\n')
+}
+
+// retry appends an SSE reconnection delay; NDJSON has none.
+func (e streamEncoder) retry(b []byte, ms int) []byte {
+	if e.ndjson {
+		return b
+	}
+	b = append(b, "retry: "...)
+	b = strconv.AppendInt(b, int64(ms), 10)
+	return append(b, '\n', '\n')
+}
+
+// keepAlive appends what keeps an idle connection open.
+func (e streamEncoder) keepAlive(b []byte) []byte {
+	if e.ndjson {
+		return append(b, '\n')
+	}
+	return append(b, ": keep-alive\n\n"...)
+}
+
+func (e streamEncoder) created(b []byte, rev, start int64) []byte {
+	p := appendHeader(nil, rev)
+	p = appendIntField(p, "start_revision", start)
+	return e.frame(b, "created", 0, append(p, '}'))
+}
+
+// response appends one watch response; final reports that it ends the
+// stream.
+func (e streamEncoder) response(b, scratch []byte, r *watch.Response) (out, s []byte, final bool) {
+	switch {
+	case r.CompactRevision != 0:
+		p := appendHeader(scratch[:0], r.Revision)
+		p = appendIntField(p, "compact_revision", r.CompactRevision)
+		b = e.retry(b, 60000)
+		return e.frame(b, "compacted", 0, append(p, '}')), p, true
+	case r.Canceled:
+		p := append(scratch[:0], `{"reason":`...)
+		reason := r.CancelReason
+		if reason == "" {
+			reason = "canceled"
+		}
+		p = appendString(p, []byte(reason))
+		return e.frame(b, "canceled", 0, append(p, '}')), p, true
+	case r.Progress:
+		p := append(appendHeader(scratch[:0], r.Revision), '}')
+		return e.frame(b, "progress", r.Revision, p), p, false
+	}
+	// One message per revision; a response may hold several.
+	evs := r.Events
+	for len(evs) > 0 {
+		rev := evs[0].KV.ModRevision
+		n := 1
+		for n < len(evs) && evs[n].KV.ModRevision == rev {
+			n++
+		}
+		p := appendHeader(scratch[:0], rev)
+		p = append(p, `,"events":[`...)
+		for i := range evs[:n] {
+			if i > 0 {
+				p = append(p, ',')
+			}
+			p = appendEvent(p, &evs[i])
+		}
+		p = append(p, ']', '}')
+		b = e.frame(b, "", rev, p)
+		scratch = p
+		evs = evs[n:]
+	}
+	return b, scratch, false
+}
+
+func appendEvent(b []byte, ev *watch.Event) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, ev.Type.String()...)
+	b = append(b, `","kv":`...)
+	b = appendKV(b, &ev.KV, ev.Type == 0)
+	if ev.PrevKV != nil {
+		b = append(b, `,"prev_kv":`...)
+		b = appendKV(b, ev.PrevKV, true)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,317 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+// Wire forms of a txn request. Key-like fields come in a string and a
+// base64 form; exactly one of put, delete, range, txn is set per op.
+type (
+	txnRequestJSON struct {
+		Compare []compareJSON `json:"compare"`
+		Success []opJSON      `json:"success"`
+		Failure []opJSON      `json:"failure"`
+	}
+	compareJSON struct {
+		Key            *string `json:"key"`
+		KeyBase64      *string `json:"key_base64"`
+		RangeEnd       *string `json:"range_end"`
+		RangeEndBase64 *string `json:"range_end_base64"`
+		Prefix         bool    `json:"prefix"`
+		FromKey        bool    `json:"from_key"`
+		Target         string  `json:"target"`
+		Result         string  `json:"result"`
+		Value          *string `json:"value"`
+		ValueBase64    *string `json:"value_base64"`
+		Version        *int64  `json:"version"`
+		CreateRevision *int64  `json:"create_revision"`
+		ModRevision    *int64  `json:"mod_revision"`
+		Lease          *int64  `json:"lease"`
+	}
+	opJSON struct {
+		Put    *putJSON        `json:"put"`
+		Delete *rangeSelJSON   `json:"delete"`
+		Range  *rangeOpJSON    `json:"range"`
+		Txn    *txnRequestJSON `json:"txn"`
+	}
+	putJSON struct {
+		Key         *string `json:"key"`
+		KeyBase64   *string `json:"key_base64"`
+		Value       *string `json:"value"`
+		ValueBase64 *string `json:"value_base64"`
+		Lease       int64   `json:"lease"`
+		PrevKV      bool    `json:"prev_kv"`
+		IgnoreValue bool    `json:"ignore_value"`
+		IgnoreLease bool    `json:"ignore_lease"`
+	}
+	rangeSelJSON struct {
+		Key            *string `json:"key"`
+		KeyBase64      *string `json:"key_base64"`
+		RangeEnd       *string `json:"range_end"`
+		RangeEndBase64 *string `json:"range_end_base64"`
+		Prefix         bool    `json:"prefix"`
+		FromKey        bool    `json:"from_key"`
+		PrevKV         bool    `json:"prev_kv"`
+	}
+	rangeOpJSON struct {
+		Key               *string `json:"key"`
+		KeyBase64         *string `json:"key_base64"`
+		RangeEnd          *string `json:"range_end"`
+		RangeEndBase64    *string `json:"range_end_base64"`
+		Prefix            bool    `json:"prefix"`
+		FromKey           bool    `json:"from_key"`
+		Revision          int64   `json:"revision"`
+		Limit             int64   `json:"limit"`
+		SortTarget        string  `json:"sort_target"`
+		SortOrder         string  `json:"sort_order"`
+		KeysOnly          bool    `json:"keys_only"`
+		CountOnly         bool    `json:"count_only"`
+		MinModRevision    int64   `json:"min_mod_revision"`
+		MaxModRevision    int64   `json:"max_mod_revision"`
+		MinCreateRevision int64   `json:"min_create_revision"`
+		MaxCreateRevision int64   `json:"max_create_revision"`
+	}
+)
+
+var (
+	compareTargets = map[string]mvcc.CompareTarget{
+		"value": mvcc.CompareValue, "version": mvcc.CompareVersion, "create": mvcc.CompareCreate,
+		"mod": mvcc.CompareMod, "lease": mvcc.CompareLease,
+	}
+	compareResults = map[string]mvcc.CompareResult{
+		"equal": mvcc.CompareEqual, "not_equal": mvcc.CompareNotEqual,
+		"greater": mvcc.CompareGreater, "less": mvcc.CompareLess,
+	}
+)
+
+// selection resolves key, range_end, prefix and from_key of a txn item.
+func selection(key, keyB64, end, endB64 *string, prefix, fromKey bool) (KeyRange, error) {
+	k, err := requireKey(twin{key, keyB64}, "key")
+	if err != nil {
+		return KeyRange{}, err
+	}
+	e, hasEnd, err := twin{end, endB64}.get("range_end")
+	if err != nil {
+		return KeyRange{}, err
+	}
+	n := 0
+	for _, set := range []bool{hasEnd, prefix, fromKey} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return KeyRange{}, badRequest("give at most one of range_end, prefix and from_key")
+	case prefix:
+		return KeyRange{Key: k, End: prefixEnd(k)}, nil
+	case fromKey:
+		return KeyRange{Key: k, End: []byte{0}}, nil
+	case hasEnd && len(e) == 0:
+		return KeyRange{}, badRequest("range_end must not be empty")
+	case hasEnd:
+		return KeyRange{Key: k, End: e}, nil
+	}
+	return KeyRange{Key: k}, nil
+}
+
+// toTxn converts the wire txn, and collects what it can touch into a.
+func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
+	var t mvcc.TxnRequest
+	for i := range j.Compare {
+		c := &j.Compare[i]
+		sel, err := selection(c.Key, c.KeyBase64, c.RangeEnd, c.RangeEndBase64, c.Prefix, c.FromKey)
+		if err != nil {
+			return t, err
+		}
+		target, ok := compareTargets[c.Target]
+		if !ok {
+			return t, badRequest("compare target must be value, version, create, mod or lease, not %q", c.Target)
+		}
+		result, ok := compareResults[c.Result]
+		if !ok {
+			return t, badRequest("compare result must be equal, not_equal, greater or less, not %q", c.Result)
+		}
+		mc := mvcc.Compare{Key: sel.Key, End: sel.End, Target: target, Result: result}
+		var operand *int64
+		switch target {
+		case mvcc.CompareValue:
+			v, set, err := twin{c.Value, c.ValueBase64}.get("value")
+			if err != nil {
+				return t, err
+			}
+			if !set {
+				return t, badRequest("a value compare needs value or value_base64")
+			}
+			mc.Value = v
+		case mvcc.CompareVersion:
+			operand = c.Version
+		case mvcc.CompareCreate:
+			operand = c.CreateRevision
+		case mvcc.CompareMod:
+			operand = c.ModRevision
+		case mvcc.CompareLease:
+			operand = c.Lease
+		}
+		if target != mvcc.CompareValue {
+			if operand == nil {
+				return t, badRequest("a %s compare needs its operand field", c.Target)
+			}
+			mc.Number = *operand
+		}
+		t.Compare = append(t.Compare, mc)
+		a.Read = append(a.Read, sel)
+	}
+	var err error
+	if t.Success, err = toOps(j.Success, a); err != nil {
+		return t, err
+	}
+	t.Failure, err = toOps(j.Failure, a)
+	return t, err
+}
+
+func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
+	out := make([]mvcc.Op, 0, len(ops))
+	for i := range ops {
+		op := &ops[i]
+		n := 0
+		for _, set := range []bool{op.Put != nil, op.Delete != nil, op.Range != nil, op.Txn != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, badRequest("each op must have exactly one of put, delete, range, txn")
+		}
+		switch {
+		case op.Put != nil:
+			p := op.Put
+			k, err := requireKey(twin{p.Key, p.KeyBase64}, "key")
+			if err != nil {
+				return nil, err
+			}
+			v, _, err := twin{p.Value, p.ValueBase64}.get("value")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mvcc.Op{Put: &mvcc.PutRequest{Key: k, Value: v, Lease: p.Lease,
+				PrevKV: p.PrevKV, IgnoreValue: p.IgnoreValue, IgnoreLease: p.IgnoreLease}})
+			a.Write = append(a.Write, KeyRange{Key: k})
+			if p.PrevKV {
+				a.Read = append(a.Read, KeyRange{Key: k})
+			}
+		case op.Delete != nil:
+			d := op.Delete
+			sel, err := selection(d.Key, d.KeyBase64, d.RangeEnd, d.RangeEndBase64, d.Prefix, d.FromKey)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mvcc.Op{Delete: &mvcc.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: d.PrevKV}})
+			a.Write = append(a.Write, sel)
+			if d.PrevKV {
+				a.Read = append(a.Read, sel)
+			}
+		case op.Range != nil:
+			rj := op.Range
+			sel, err := selection(rj.Key, rj.KeyBase64, rj.RangeEnd, rj.RangeEndBase64, rj.Prefix, rj.FromKey)
+			if err != nil {
+				return nil, err
+			}
+			o := mvcc.RangeOptions{Revision: rj.Revision, Limit: rj.Limit, KeysOnly: rj.KeysOnly, CountOnly: rj.CountOnly,
+				MinModRevision: rj.MinModRevision, MaxModRevision: rj.MaxModRevision,
+				MinCreateRevision: rj.MinCreateRevision, MaxCreateRevision: rj.MaxCreateRevision}
+			if rj.SortTarget != "" {
+				t, ok := sortTargets[rj.SortTarget]
+				if !ok {
+					return nil, badRequest("sort_target must be key, version, create, mod or value, not %q", rj.SortTarget)
+				}
+				o.SortTarget = t
+			}
+			order, ok := sortOrders[rj.SortOrder]
+			if !ok {
+				return nil, badRequest("sort_order must be ascend or descend, not %q", rj.SortOrder)
+			}
+			o.SortOrder = order
+			out = append(out, mvcc.Op{Range: &mvcc.RangeOp{Key: sel.Key, End: sel.End, Options: o}})
+			a.Read = append(a.Read, sel)
+		default:
+			nested, err := op.Txn.toTxn(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mvcc.Op{Txn: &nested})
+		}
+	}
+	return out, nil
+}
+
+// txn serves POST /v1/txn.
+func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
+	var j txnRequestJSON
+	if err := decodeJSON(r, &j); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var a Access
+	req, err := j.toTxn(&a)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if !h.authorize(w, r, a) {
+		return
+	}
+	res, err := h.cfg.Store.Txn(req)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	setRevision(w, res.Revision)
+	b := appendTxnResult(nil, &res, &req)
+	writeRawJSON(w, http.StatusOK, append(b, '\n'))
+}
+
+// appendTxnResult writes a txn result; req tells which options shaped
+// each op's answer.
+func appendTxnResult(b []byte, res *mvcc.TxnResult, req *mvcc.TxnRequest) []byte {
+	b = appendHeader(b, res.Revision)
+	b = appendBoolField(b, "succeeded", res.Succeeded)
+	b = append(b, `,"responses":[`...)
+	ops := req.Success
+	if !res.Succeeded {
+		ops = req.Failure
+	}
+	for i, out := range res.Responses {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		op := ops[i]
+		switch {
+		case out.Put != nil:
+			b = append(b, `{"put":`...)
+			b = appendHeader(b, out.Put.Revision)
+			if out.Put.PrevKV != nil {
+				b = append(b, `,"prev_kv":`...)
+				b = appendKV(b, out.Put.PrevKV, true)
+			}
+			b = append(b, '}')
+		case out.Delete != nil:
+			b = append(b, `{"delete":`...)
+			b = appendDeleteResult(b, out.Delete, op.Delete.PrevKV)
+		case out.Range != nil:
+			b = append(b, `{"range":`...)
+			b = appendHeader(b, out.Range.Revision)
+			b = appendKVs(b, "kvs", out.Range.KVs, !op.Range.Options.KeysOnly)
+			b = appendIntField(b, "count", out.Range.Count)
+			b = appendBoolField(b, "more", out.Range.More)
+			b = append(b, '}')
+		case out.Txn != nil:
+			b = append(b, `{"txn":`...)
+			b = appendTxnResult(b, out.Txn, op.Txn)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']', '}')
+}

@@ -1,0 +1,124 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+// The JSON written by this package is appended by hand rather than through
+// encoding/json: it is on the path of every watch event, and a key or value
+// goes out as a string field or as its *_base64 twin depending on its
+// bytes, which struct tags cannot say.
+
+// appendString appends s as a JSON string. s must be valid UTF-8.
+func appendString(dst []byte, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		// U+2028 and U+2029 are valid JSON but end lines in JavaScript.
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendBytesField appends `"name":"..."` when b is valid UTF-8 and
+// `"name_base64":"..."` otherwise, preceded by a comma unless first.
+func appendBytesField(dst []byte, name string, b []byte, first bool) []byte {
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, name...)
+	if utf8.Valid(b) {
+		dst = append(dst, '"', ':')
+		return appendString(dst, b)
+	}
+	dst = append(dst, "_base64\":\""...)
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"')
+}
+
+func appendIntField(dst []byte, name string, n int64) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendInt(dst, n, 10)
+}
+
+func appendBoolField(dst []byte, name string, v bool) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendBool(dst, v)
+}
+
+// appendKV appends a KeyValue object. withValue leaves the value out for
+// keys-only reads and delete events.
+func appendKV(dst []byte, kv *mvcc.KeyValue, withValue bool) []byte {
+	dst = append(dst, '{')
+	dst = appendBytesField(dst, "key", kv.Key, true)
+	if withValue {
+		dst = appendBytesField(dst, "value", kv.Value, false)
+	}
+	dst = appendIntField(dst, "create_revision", kv.CreateRevision)
+	dst = appendIntField(dst, "mod_revision", kv.ModRevision)
+	dst = appendIntField(dst, "version", kv.Version)
+	dst = appendIntField(dst, "lease", kv.Lease)
+	return append(dst, '}')
+}
+
+func appendKVs(dst []byte, name string, kvs []mvcc.KeyValue, withValue bool) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, "\":["...)
+	for i := range kvs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendKV(dst, &kvs[i], withValue)
+	}
+	return append(dst, ']')
+}
+
+// appendHeader starts an object with its header: `{"header":{"revision":R}`.
+func appendHeader(dst []byte, rev int64) []byte {
+	dst = append(dst, `{"header":{"revision":`...)
+	dst = strconv.AppendInt(dst, rev, 10)
+	return append(dst, '}')
+}
