@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -26,8 +27,10 @@ type Config struct {
 	Store *watch.Store
 	// Leases serves the lease endpoints; nil answers them 503.
 	Leases Leases
-	// Authorizer decides whether a request may do what it asks; nil
-	// allows everything.
+	// Auth serves the auth endpoints and, once enabled, authorizes every
+	// request; nil serves no auth and allows everything.
+	Auth *auth.Store
+	// Authorizer, if set, replaces the authorizer made from Auth.
 	Authorizer Authorizer
 	// Logger receives one line per request and every unexpected error.
 	Logger zerolog.Logger
@@ -62,7 +65,11 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
 	}
-	if cfg.Authorizer == nil {
+	switch {
+	case cfg.Authorizer != nil:
+	case cfg.Auth != nil:
+		cfg.Authorizer = authAuthorizer{a: cfg.Auth}
+	default:
 		cfg.Authorizer = allowAll{}
 	}
 	h := &Handler{cfg: cfg}

@@ -46,7 +46,14 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+	// Take the change signal before checking, so no change slips between.
+	var authChanged <-chan struct{}
+	notifier, _ := h.cfg.Authorizer.(interface{ Changed() <-chan struct{} })
+	if notifier != nil {
+		authChanged = notifier.Changed()
+	}
+	access := Access{Read: []KeyRange{sel}}
+	if !h.authorize(w, r, access) {
 		return
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
@@ -81,6 +88,16 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-keepAlive.C:
 			buf = enc.keepAlive(buf)
+		case <-authChanged:
+			// Users or roles changed: end the stream if it is no longer
+			// allowed.
+			authChanged = notifier.Changed()
+			if h.cfg.Authorizer.Authorize(r, access) != nil {
+				buf, _, _ = enc.response(buf, scratch, &watch.Response{Canceled: true, CancelReason: "permission denied"})
+				send(w, rc, buf)
+				return
+			}
+			continue
 		case <-stream.Ready():
 			// Take everything ready, then write it at once: a burst goes
 			// out in few writes, a lone event at once.

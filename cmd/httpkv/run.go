@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/lease"
@@ -56,11 +57,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer kv.Close()
-	if err := restoreLeases(kv, lessor); err != nil {
+	if err := restore(kv, lessor.Restore); err != nil {
 		return err
 	}
 	store := watch.New(kv, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
 	defer store.Close()
+	authStore := auth.New(auth.Config{
+		TokenTTL: cfg.authTokenTTL,
+		Write: func(fn func(auth.Bucket) error) error {
+			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+			return err
+		},
+	})
+	if err := restore(kv, authStore.Restore); err != nil {
+		return err
+	}
 
 	ls := &leases{store: store, lessor: lessor}
 	var loops sync.WaitGroup
@@ -77,6 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler := httpapi.NewHandler(httpapi.Config{
 		Store:              store,
 		Leases:             ls,
+		Auth:               authStore,
 		Logger:             log,
 		Version:            version,
 		CORSAllowedOrigins: cfg.corsOrigins(),
@@ -151,13 +163,14 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
-// restoreLeases loads the persisted leases into the lessor.
-func restoreLeases(kv *mvcc.Store, lessor *lease.Lessor) error {
+// restore loads state kept beside the key history (leases, auth) through
+// load, which reads its buckets with the given function.
+func restore[F ~func([]byte, func(k, v []byte) error) error](kv *mvcc.Store, load func(F) error) error {
 	rt, err := kv.Read()
 	if err != nil {
 		return err
 	}
 	defer rt.End()
-	return lessor.Restore(rt.UnsafeForEach)
+	return load(rt.UnsafeForEach)
 }
 

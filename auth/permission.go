@@ -1,0 +1,87 @@
+package auth
+
+import (
+	"bytes"
+	"slices"
+)
+
+// Access is the kind of access a permission grants.
+type Access int
+
+const (
+	Read      Access = 1
+	Write     Access = 2
+	ReadWrite Access = Read | Write
+)
+
+// Permission grants access to a key range: the single key Key when End is
+// empty, [Key, End) otherwise, every key >= Key when End is "\x00".
+type Permission struct {
+	Key    []byte
+	End    []byte
+	Access Access
+}
+
+// span is [start, end) with end nil meaning +infinity.
+type span struct{ start, end []byte }
+
+// toSpan turns a (key, end) selection into a half-open span.
+func toSpan(key, end []byte) span {
+	switch {
+	case len(end) == 0:
+		// The single key k is [k, k+"\x00").
+		return span{start: key, end: append(bytes.Clone(key), 0)}
+	case len(end) == 1 && end[0] == 0:
+		return span{start: key}
+	}
+	return span{start: key, end: end}
+}
+
+// endBefore reports a < b for span ends, nil being +infinity.
+func endBefore(a, b []byte) bool {
+	if a == nil {
+		return false
+	}
+	return b == nil || bytes.Compare(a, b) < 0
+}
+
+// coverage is the union of a user's permission spans of one access kind,
+// merged into disjoint spans sorted by start.
+type coverage []span
+
+func newCoverage(spans []span) coverage {
+	slices.SortFunc(spans, func(a, b span) int { return bytes.Compare(a.start, b.start) })
+	var out coverage
+	for _, s := range spans {
+		if s.end != nil && bytes.Compare(s.start, s.end) >= 0 {
+			continue // empty
+		}
+		if n := len(out); n > 0 && !endBefore(out[n-1].end, s.start) {
+			// Overlaps or touches the last: extend it.
+			if endBefore(out[n-1].end, s.end) {
+				out[n-1].end = s.end
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// covers reports whether every key of want lies in the coverage.
+func (c coverage) covers(want span) bool {
+	if want.end != nil && bytes.Compare(want.start, want.end) >= 0 {
+		return true // an empty range touches nothing
+	}
+	// The merged spans are disjoint and do not touch, so want must lie in
+	// one of them: the last one starting at or before want's start.
+	i, found := slices.BinarySearchFunc(c, want.start, func(s span, k []byte) int { return bytes.Compare(s.start, k) })
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	s := c[i]
+	return !endBefore(s.end, want.end) && (s.end == nil || bytes.Compare(want.start, s.end) < 0)
+}

@@ -1,0 +1,136 @@
+package auth
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// AddRole creates a role with no permissions.
+func (s *Store) AddRole(name string) error {
+	if err := validName("role", name); err != nil {
+		return err
+	}
+	r := &roleRecord{Name: name}
+	return s.change(func() error {
+		if _, ok := s.roles[name]; ok {
+			return ErrRoleExists
+		}
+		return nil
+	}, func(b Bucket) error {
+		return putJSON(b, rolesBucket, name, r)
+	}, func() { s.roles[name] = r })
+}
+
+// DeleteRole removes a role and takes it from every user that has it.
+func (s *Store) DeleteRole(name string) error {
+	var changed []*userRecord
+	return s.change(func() error {
+		if _, ok := s.roles[name]; !ok {
+			return ErrRoleNotFound
+		}
+		if name == RootRole && s.enabled {
+			return fmt.Errorf("%w: the root role cannot be deleted while auth is enabled", ErrInvalid)
+		}
+		changed = nil
+		for _, u := range s.users {
+			if slices.Contains(u.Roles, name) {
+				c := *u
+				c.Roles = slices.DeleteFunc(slices.Clone(u.Roles), func(r string) bool { return r == name })
+				changed = append(changed, &c)
+			}
+		}
+		return nil
+	}, func(b Bucket) error {
+		for _, u := range changed {
+			if err := putJSON(b, usersBucket, u.Name, u); err != nil {
+				return err
+			}
+		}
+		return b.UnsafeDelete(rolesBucket, []byte(name))
+	}, func() {
+		delete(s.roles, name)
+		for _, u := range changed {
+			s.users[u.Name] = u
+		}
+	})
+}
+
+// GetRole returns a role.
+func (s *Store) GetRole(name string) (Role, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.roles[name]
+	if !ok {
+		return Role{}, ErrRoleNotFound
+	}
+	return Role{Name: r.Name, Permissions: slices.Clone(r.Permissions)}, nil
+}
+
+// Roles returns every role's name, sorted.
+func (s *Store) Roles() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	names := make([]string, 0, len(s.roles))
+	for n := range s.roles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// GrantPermission adds p to a role; a permission on the same range is
+// replaced (its access becomes p's).
+func (s *Store) GrantPermission(role string, p Permission) error {
+	if len(p.Key) == 0 {
+		return fmt.Errorf("%w: a permission needs a key", ErrInvalid)
+	}
+	if p.Access < Read || p.Access > ReadWrite {
+		return fmt.Errorf("%w: access must be read, write or readwrite", ErrInvalid)
+	}
+	var r roleRecord
+	return s.change(func() error {
+		cur, ok := s.roles[role]
+		if !ok {
+			return ErrRoleNotFound
+		}
+		r = roleRecord{Name: cur.Name}
+		for _, q := range cur.Permissions {
+			if !samePermRange(q, p.Key, p.End) {
+				r.Permissions = append(r.Permissions, q)
+			}
+		}
+		r.Permissions = append(r.Permissions, p)
+		return nil
+	}, func(b Bucket) error {
+		return putJSON(b, rolesBucket, role, &r)
+	}, func() { s.roles[role] = &r })
+}
+
+// RevokePermission removes the role's permission on exactly (key, end).
+func (s *Store) RevokePermission(role string, key, end []byte) error {
+	var r roleRecord
+	return s.change(func() error {
+		cur, ok := s.roles[role]
+		if !ok {
+			return ErrRoleNotFound
+		}
+		r = roleRecord{Name: cur.Name}
+		for _, q := range cur.Permissions {
+			if !samePermRange(q, key, end) {
+				r.Permissions = append(r.Permissions, q)
+			}
+		}
+		if len(r.Permissions) == len(cur.Permissions) {
+			return ErrPermissionNotFound
+		}
+		return nil
+	}, func(b Bucket) error {
+		return putJSON(b, rolesBucket, role, &r)
+	}, func() { s.roles[role] = &r })
+}
+
+func samePermRange(p Permission, key, end []byte) bool {
+	return bytes.Equal(p.Key, key) && bytes.Equal(p.End, end)
+}

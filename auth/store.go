@@ -1,0 +1,223 @@
+package auth
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Bucket names and keys of the persisted state.
+var (
+	usersBucket = []byte("authUsers")
+	rolesBucket = []byte("authRoles")
+	metaBucket  = []byte("auth")
+	enabledKey  = []byte("enabled")
+)
+
+// RootUser and RootRole are the names etcd gives them.
+const (
+	RootUser = "root"
+	RootRole = "root"
+)
+
+// Bucket is where changes are written: the store's write transaction
+// (*mvcc.WriteTxn), so each change is atomic and durable.
+type Bucket interface {
+	UnsafePut(bucket, key, value []byte) error
+	UnsafeDelete(bucket, key []byte) error
+}
+
+// ForEachFunc reads a bucket, as mvcc.ReadTxn.UnsafeForEach does.
+type ForEachFunc func(bucket []byte, fn func(k, v []byte) error) error
+
+// Config configures a Store.
+type Config struct {
+	// Write runs fn in one durable write transaction of the store.
+	Write func(fn func(Bucket) error) error
+	// TokenTTL is the lifetime of a token. Zero means 5 minutes.
+	TokenTTL time.Duration
+	// Now reads the clock; nil means time.Now.
+	Now func() time.Time
+	// BcryptCost is the cost of new password hashes; zero means
+	// bcrypt.DefaultCost.
+	BcryptCost int
+}
+
+// User is a user as reported to administrators: never the password.
+type User struct {
+	Name  string
+	Roles []string
+}
+
+// Role is a named set of permissions.
+type Role struct {
+	Name        string
+	Permissions []Permission
+}
+
+type userRecord struct {
+	Name     string   `json:"name"`
+	Hash     []byte   `json:"hash"`
+	Roles    []string `json:"roles"`
+	Password int64    `json:"password_revision"` // bumped on every password change
+}
+
+type roleRecord struct {
+	Name        string       `json:"name"`
+	Permissions []Permission `json:"permissions"`
+}
+
+// Store holds the auth state. All methods are safe for concurrent use.
+type Store struct {
+	cfg Config
+
+	// writeMu serialises changes so each is validated against the state
+	// it replaces. Lock order: writeMu, then mu.
+	writeMu sync.Mutex
+	// mu guards the state below.
+	mu      sync.RWMutex
+	enabled bool
+	users   map[string]*userRecord
+	roles   map[string]*roleRecord
+	// grants caches each user's merged permissions; cleared on any change.
+	grants  map[string]*grants
+	changed chan struct{}
+
+	tokens  *tokens
+	limiter *limiter
+}
+
+// grants are a user's merged read and write coverage.
+type grants struct {
+	root        bool
+	read, write coverage
+}
+
+// New returns an empty Store; call Restore to load the persisted state.
+func New(cfg Config) *Store {
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 5 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.BcryptCost == 0 {
+		cfg.BcryptCost = bcrypt.DefaultCost
+	}
+	return &Store{
+		cfg:     cfg,
+		users:   make(map[string]*userRecord),
+		roles:   make(map[string]*roleRecord),
+		grants:  make(map[string]*grants),
+		changed: make(chan struct{}),
+		tokens:  newTokens(cfg.Now),
+		limiter: newLimiter(cfg.Now),
+	}
+}
+
+// Restore loads users, roles and the enabled flag.
+func (s *Store) Restore(forEach ForEachFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := forEach(usersBucket, func(k, v []byte) error {
+		var u userRecord
+		if err := json.Unmarshal(v, &u); err != nil {
+			return fmt.Errorf("%w: user %q: %v", ErrCorrupt, k, err)
+		}
+		s.users[u.Name] = &u
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = forEach(rolesBucket, func(k, v []byte) error {
+		var r roleRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("%w: role %q: %v", ErrCorrupt, k, err)
+		}
+		s.roles[r.Name] = &r
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return forEach(metaBucket, func(k, v []byte) error {
+		if string(k) == string(enabledKey) {
+			s.enabled = len(v) == 1 && v[0] == 1
+		}
+		return nil
+	})
+}
+
+// Changed returns a channel closed at the next change of users, roles,
+// permissions or the enabled flag; streams use it to check again that
+// they are still allowed.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.changed
+}
+
+// Enabled reports whether auth is enabled.
+func (s *Store) Enabled() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.enabled
+}
+
+// change makes one change: check validates it against the current state
+// (under the read lock), write persists it in one durable transaction,
+// and apply updates memory. Changes are serialised, so what check saw is
+// still true when apply runs.
+func (s *Store) change(check func() error, write func(b Bucket) error, apply func()) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.mu.RLock()
+	err := check()
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Write(write); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	apply()
+	s.grants = make(map[string]*grants)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	return nil
+}
+
+// SetEnabled enables or disables auth. Enabling needs a root user holding
+// the root role. Either way every token issued so far stops working.
+func (s *Store) SetEnabled(on bool) error {
+	v := []byte{0}
+	if on {
+		v[0] = 1
+	}
+	return s.change(func() error {
+		if root, ok := s.users[RootUser]; on && (!ok || !slices.Contains(root.Roles, RootRole)) {
+			return ErrRootMissing
+		}
+		return nil
+	}, func(b Bucket) error {
+		return b.UnsafePut(metaBucket, enabledKey, v)
+	}, func() {
+		s.enabled = on
+		s.tokens.clear()
+	})
+}
+
+func putJSON(b Bucket, bucket []byte, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.UnsafePut(bucket, []byte(key), raw)
+}
