@@ -162,4 +162,3 @@ func periodicTarget(samples []sample, s sample, period time.Duration) ([]sample,
 	}
 	return samples[cut:], samples[cut].rev
 }
-

@@ -173,4 +173,3 @@ func restore[F ~func([]byte, func(k, v []byte) error) error](kv *mvcc.Store, loa
 	defer rt.End()
 	return load(rt.UnsafeForEach)
 }
-
