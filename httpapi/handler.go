@@ -53,6 +53,7 @@ type Handler struct {
 	cfg         Config
 	router      chi.Router
 	extraErrors []ErrorMapping
+	metrics     *metrics
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 }
@@ -79,6 +80,7 @@ func NewHandler(cfg Config) *Handler {
 	if a, ok := cfg.Authorizer.(interface{ Errors() []ErrorMapping }); ok {
 		h.extraErrors = append(h.extraErrors, a.Errors()...)
 	}
+	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	return h
 }

@@ -25,13 +25,15 @@ func (h *Handler) requestLog(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		latency := time.Since(start)
+		h.metrics.observe(route, r.Method, status, latency.Seconds())
 		h.cfg.Logger.Info().
 			Str("request_id", middleware.GetReqID(r.Context())).
 			Str("method", r.Method).
 			Str("route", route).
 			Int("status", status).
 			Int("bytes", ww.BytesWritten()).
-			Dur("latency", time.Since(start)).
+			Dur("latency", latency).
 			Msg("request")
 	})
 }

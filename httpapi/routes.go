@@ -32,6 +32,7 @@ func (h *Handler) routes() chi.Router {
 	})
 
 	r.Get("/health", h.health)
+	r.Method(http.MethodGet, "/metrics", h.metrics.handler())
 	for pattern, handler := range h.cfg.Extra {
 		r.Handle(pattern, handler)
 	}

@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the Prometheus families of one Handler, on a registry of
+// its own (no global state). Request figures are recorded as requests
+// end; store figures are read when scraped.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func (h *Handler) newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "httpkv_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "httpkv_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern and method; watch streams count their whole life.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"route", "method"}),
+	}
+	kv := h.cfg.Store.KV()
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	watchers := prometheus.NewDesc("httpkv_watchers", "Watchers by group.", []string{"group"}, nil)
+	m.registry.MustRegister(
+		m.requests, m.latency,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		gauge("httpkv_revision", "The store's current revision.", func() float64 { return float64(kv.Rev()) }),
+		gauge("httpkv_compact_revision", "The store's compact revision.", func() float64 { return float64(kv.CompactRev()) }),
+		gauge("httpkv_db_size_bytes", "Size of the backend.", func() float64 { return float64(kv.Stats().DBSize) }),
+		gauge("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages.", func() float64 { return float64(kv.Stats().DBSizeInUse) }),
+		gauge("httpkv_alarms", "Active alarms (NOSPACE).", func() float64 { return float64(len(kv.Alarms())) }),
+		gauge("httpkv_watch_pending_events", "Events queued for watchers and not yet read.", func() float64 {
+			return float64(h.cfg.Store.Stats().PendingEvents)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httpkv_watch_events_sent_total", Help: "Events read by watchers."},
+			func() float64 { return float64(h.cfg.Store.Stats().EventsSent) }),
+		gauge("httpkv_leases", "Leases granted and not yet revoked.", func() float64 {
+			if h.cfg.Leases == nil {
+				return 0
+			}
+			return float64(len(h.cfg.Leases.List()))
+		}),
+		collectorFunc{descs: []*prometheus.Desc{watchers}, collect: func(ch chan<- prometheus.Metric) {
+			st := h.cfg.Store.Stats()
+			for group, n := range map[string]int{"synced": st.Synced, "unsynced": st.Unsynced, "victims": st.Victims} {
+				ch <- prometheus.MustNewConstMetric(watchers, prometheus.GaugeValue, float64(n), group)
+			}
+		}},
+	)
+	return m
+}
+
+// collectorFunc is a Collector from a function.
+type collectorFunc struct {
+	descs   []*prometheus.Desc
+	collect func(chan<- prometheus.Metric)
+}
+
+func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+
+func (m *metrics) observe(route, method string, status int, seconds float64) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(seconds)
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
