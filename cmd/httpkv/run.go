@@ -32,6 +32,9 @@ const shutdownGrace = 10 * time.Second
 // contract says: stop accepting, end watch streams with a canceled event,
 // finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "health" {
+		return runHealth(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
