@@ -43,9 +43,6 @@ type Config struct {
 	MaxRequestBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
-	// Extra routes mounted on the router (the console, the OpenAPI
-	// document, metrics), by pattern.
-	Extra map[string]http.Handler
 }
 
 // Handler serves the API. Create it with NewHandler.

@@ -6,6 +6,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
+
+	"github.com/httpkv/httpkv/web"
 )
 
 // routes lays out every route of the API in one place.
@@ -33,9 +35,10 @@ func (h *Handler) routes() chi.Router {
 
 	r.Get("/health", h.health)
 	r.Method(http.MethodGet, "/metrics", h.metrics.handler())
-	for pattern, handler := range h.cfg.Extra {
-		r.Handle(pattern, handler)
-	}
+	console := web.Handler()
+	r.Method(http.MethodGet, "/", console)
+	r.Method(http.MethodGet, "/console.js", console)
+	r.Method(http.MethodGet, "/console.css", console)
 
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(h.limitBody)

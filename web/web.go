@@ -1,0 +1,28 @@
+// Package web embeds httpkv's console: one page, served at /, that lists
+// keys by prefix, reads, writes and deletes them, and shows a live watch
+// of the prefix through the same HTTP API every client uses.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed static
+var static embed.FS
+
+// Handler serves the console.
+func Handler() http.Handler {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		// The embedded tree is fixed at build time; this cannot happen.
+		panic(err)
+	}
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})
+}
