@@ -151,11 +151,15 @@ func (ki *keyIndex) compact(atRev int64, keep map[Revision]struct{}) {
 	}
 	// Skip generations that ended before atRev: nothing in them is visible
 	// at atRev or later. A generation ending exactly at atRev is kept for
-	// its tombstone.
+	// its tombstone, unless the next one began at atRev too (a write that
+	// deleted the key and put it again): then the newest revision at or
+	// below atRev is in a later generation, and only that one is kept.
 	i := 0
 	for i < len(ki.generations)-1 {
-		g := &ki.generations[i]
-		if tomb := g.revs[len(g.revs)-1].Main; tomb >= atRev {
+		g, next := &ki.generations[i], &ki.generations[i+1]
+		ended := g.revs[len(g.revs)-1].Main < atRev
+		superseded := !next.isEmpty() && next.revs[0].Main <= atRev
+		if !ended && !superseded {
 			break
 		}
 		i++

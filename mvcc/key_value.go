@@ -41,6 +41,10 @@ type Event struct {
 // layout can change later without guessing.
 const kvFormat byte = 1
 
+// maxRecordHeaderLen bounds what encodeKeyValue writes before the key and
+// value bytes: the format byte and five uvarints.
+const maxRecordHeaderLen = 1 + 5*binary.MaxVarintLen64
+
 // encodeKeyValue lays kv out as: format, uvarint create, mod, version,
 // lease, key length, then key and value bytes.
 func encodeKeyValue(dst []byte, kv *KeyValue) []byte {
@@ -78,7 +82,7 @@ func decodeKeyValue(b []byte) (KeyValue, error) {
 // recordHeader is what recovery needs of a record, without copying it.
 type recordHeader struct {
 	create, mod, version, lease int64
-	key                    []byte // aliases the bbolt page
+	key                         []byte // aliases the bbolt page
 }
 
 // decodeHeader parses an encoded record into its header and its value, both

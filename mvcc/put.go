@@ -78,6 +78,12 @@ func (t *WriteTxn) Put(r PutRequest) (PutResult, error) {
 	if err := t.checkSpace(int64(len(r.Key) + len(r.Value) + putOverhead)); err != nil {
 		return PutResult{}, err
 	}
+	// Like etcd, a put of its own looks its lease up before the key that
+	// ignore_value or ignore_lease need; inside a txn, checkPut checks the
+	// key first, as etcd checks a txn's puts.
+	if r.Lease != 0 && !t.leaseExists(r.Lease) {
+		return PutResult{}, ErrLeaseNotFound
+	}
 	return t.put(r)
 }
 

@@ -62,6 +62,9 @@ type TxnRequest struct {
 }
 
 // OpResult is the result of one Op; the field matching the op is set.
+// Its revision is the one current when the op ran, as in etcd: an op
+// before the txn's first write reports the revision the txn began at,
+// one after it the txn's own revision.
 type OpResult struct {
 	Range  *RangeResult
 	Put    *PutResult
@@ -430,26 +433,7 @@ func (t *WriteTxn) runTxn(r *TxnRequest, p *txnPath) (TxnResult, error) {
 		res.Responses = append(res.Responses, out)
 	}
 	res.Revision = t.Rev()
-	// Results of earlier ops carry the revision current when they ran;
-	// like etcd, report the txn's final revision on all of them.
-	setRevision(res.Responses, res.Revision)
 	return res, nil
-}
-
-func setRevision(rs []OpResult, rev int64) {
-	for _, r := range rs {
-		switch {
-		case r.Range != nil:
-			r.Range.Revision = rev
-		case r.Put != nil:
-			r.Put.Revision = rev
-		case r.Delete != nil:
-			r.Delete.Revision = rev
-		case r.Txn != nil:
-			r.Txn.Revision = rev
-			setRevision(r.Txn.Responses, rev)
-		}
-	}
 }
 
 // Txn runs a txn. One that cannot write, on any path, runs on a read

@@ -14,11 +14,10 @@ type WriteTxn struct {
 	tx   *bolt.Tx
 	keys *bolt.Bucket
 
-	rev     int64 // the revision this request's writes get
-	events  []Event
-	undo    []undoEntry
-	leases  []leaseMove
-	scratch []byte
+	rev    int64 // the revision this request's writes get
+	events []Event
+	undo   []undoEntry
+	leases []leaseMove
 
 	// metaWritten is set by writes outside the key history (other
 	// buckets) that must be committed even if no revision is made.
@@ -81,9 +80,11 @@ func (t *WriteTxn) nextRev() Revision {
 // writeKV appends kv to the history at rev and records it in the index.
 func (t *WriteTxn) writeKV(kv KeyValue, tombstone bool) error {
 	rev := t.nextRev()
-	t.scratch = encodeKeyValue(t.scratch[:0], &kv)
-	t.s.batchBytes += int64(len(t.scratch) + markedRevBytesLen)
-	if err := t.keys.Put(revBytes(rev, tombstone), t.scratch); err != nil {
+	// bbolt keeps the value slice, not a copy, until the transaction
+	// commits: every record needs a buffer of its own.
+	record := encodeKeyValue(make([]byte, 0, maxRecordHeaderLen+len(kv.Key)+len(kv.Value)), &kv)
+	t.s.batchBytes += int64(len(record) + markedRevBytesLen)
+	if err := t.keys.Put(revBytes(rev, tombstone), record); err != nil {
 		return fmt.Errorf("mvcc: write revision %v: %w", rev, err)
 	}
 	if tombstone {

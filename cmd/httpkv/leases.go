@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/lease"
@@ -33,12 +34,23 @@ func (l *leases) Grant(id, ttl int64) (httpapi.Lease, error) {
 
 // Revoke deletes the lease's keys and the lease in one write.
 func (l *leases) Revoke(id int64) (int64, error) {
+	return l.revoke(id, false)
+}
+
+// revoke deletes the lease's keys and forgets it in one write, so its
+// keys go at one revision. With onlyExpired, a lease that is no longer
+// expired (a stale report, or an ID revoked and granted again since) is
+// left alone.
+func (l *leases) revoke(id int64, onlyExpired bool) (int64, error) {
 	ch, err := l.store.Write(func(tx *mvcc.WriteTxn) error {
-		keys, err := l.lessor.Keys(id)
+		st, err := l.lessor.TimeToLive(id, true)
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
+		if onlyExpired && st.Remaining > 0 {
+			return nil
+		}
+		for _, k := range st.Keys {
 			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
 				return err
 			}
@@ -69,22 +81,34 @@ func (l *leases) Errors() []httpapi.ErrorMapping {
 	}
 }
 
-// revokeExpired revokes the leases the lessor reports expired until the
-// lessor closes its channel or stop is closed.
+// revokeExpired revokes the leases the lessor reports expired until stop
+// is closed. A batch's revokes are sent together so the store commits them
+// in few fsyncs; each still deletes its keys at a revision of its own.
 func (l *leases) revokeExpired(stop <-chan struct{}, onError func(error)) {
+	const concurrency = 64
 	for {
+		var ids []int64
 		select {
 		case <-stop:
 			return
-		case ids, ok := <-l.lessor.Expired():
+		case batch, ok := <-l.lessor.Expired():
 			if !ok {
 				return
 			}
-			for _, id := range ids {
-				if _, err := l.Revoke(id); err != nil && !errors.Is(err, lease.ErrNotFound) {
+			ids = batch
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, concurrency)
+		for _, id := range ids {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if _, err := l.revoke(id, true); err != nil && !errors.Is(err, lease.ErrNotFound) {
 					onError(err)
 				}
-			}
+			}()
 		}
+		wg.Wait()
 	}
 }

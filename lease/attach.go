@@ -1,0 +1,66 @@
+package lease
+
+import "fmt"
+
+// Lookup reports whether the lease exists, expired or not: the store
+// refuses a put with a lease it does not know.
+func (l *Lessor) Lookup(id int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.leases[id]
+	return ok
+}
+
+// Attach records that key is now put with the lease. The store calls it
+// once the write is applied, after Detach from the key's earlier lease.
+//
+// Before Restore, an unknown ID is remembered for Restore: mvcc.Open
+// attaches every leased key before the lease records are loaded. After
+// Restore an unknown ID is ignored: the store checked it with Lookup
+// earlier in the same write, so the write also revoked the lease, which
+// Revoke's documentation rules out.
+func (l *Lessor) Attach(id int64, key []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.leases[id]; ok {
+		if e.keys == nil {
+			e.keys = make(map[string]struct{})
+		}
+		e.keys[string(key)] = struct{}{}
+		return
+	}
+	if l.restored {
+		return
+	}
+	keys := l.pending[id]
+	if keys == nil {
+		keys = make(map[string]struct{})
+		l.pending[id] = keys
+	}
+	keys[string(key)] = struct{}{}
+}
+
+// Detach records that key is no longer put with the lease: it was put
+// with another lease or none, or deleted. The store calls it once the
+// write is applied; for a lease already revoked it does nothing.
+func (l *Lessor) Detach(id int64, key []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.leases[id]; ok {
+		delete(e.keys, string(key))
+		return
+	}
+	delete(l.pending[id], string(key))
+}
+
+// Keys returns copies of the keys attached to the lease, sorted: the keys
+// a revoke deletes.
+func (l *Lessor) Keys(id int64) ([][]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e, ok := l.leases[id]
+	if !ok {
+		return nil, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+	}
+	return e.sortedKeys(), nil
+}

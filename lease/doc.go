@@ -1,0 +1,84 @@
+// Package lease is httpkv's lease manager: TTLs shared by many keys,
+// expired on time and revoked in one revision.
+//
+// A Lessor holds every lease in memory: its granted TTL, its expiry and
+// the keys attached to it. Grant and Revoke also write the lease's record
+// (ID and granted TTL) to the "lease" bucket through the store's write
+// transaction, so they commit atomically with that write. lease imports
+// nothing of httpkv's: it declares what it needs (Bucket, ForEachFunc),
+// and *Lessor satisfies mvcc.Lessor, through which the store reports
+// which keys are put with which lease.
+//
+// # Keys
+//
+// A put with a lease attaches the key, detaching it from any earlier
+// lease; a put with an unknown lease fails in the store (Lookup) and
+// writes nothing; a put that ignores the lease keeps the current one; a
+// delete detaches. The store calls Attach and Detach once the write is
+// applied.
+//
+// # Revoke
+//
+// Revoking a lease deletes its keys and forgets it in one store write, so
+// the deletes share one revision and a watcher sees them together. The
+// store write is the caller's, through the watch store so that the
+// deletes become events:
+//
+//	_, err := w.Write(func(tx *mvcc.WriteTxn) error {
+//		keys, err := lessor.Keys(id)
+//		if err != nil {
+//			return err
+//		}
+//		for _, k := range keys {
+//			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
+//				return err
+//			}
+//		}
+//		return lessor.Revoke(tx, id)
+//	})
+//
+// Revoke comes last: if anything before it fails the store undoes the
+// deletes and the lease is untouched.
+//
+// # Expiry
+//
+// Leases sit in a min-heap ordered by expiry. Every CheckInterval (500 ms)
+// the expiry loop takes the expired ones off the top, at most RevokeRate
+// per second (1000), and reports them on Expired. The consumer revokes
+// each as above, in its own store write, but first checks in that write
+// that the lease is still expired, since a client may have revoked it and
+// granted its ID again since the report:
+//
+//	st, err := lessor.TimeToLive(id, true)
+//	if err != nil || st.Remaining > 0 {
+//		return err // revoked already, or granted again
+//	}
+//	// delete st.Keys, then lessor.Revoke(tx, id)
+//
+// Submitting a batch's revokes concurrently lets the store commit them
+// together. A mass expiry thus reaches the store's write queue in slices
+// and ordinary writes keep flowing between them. A reported lease
+// that is still present RetryInterval (3 s) later is reported again. An
+// expired lease cannot be kept alive, but until it is revoked it still
+// exists: Lookup finds it and keys can still be put with it (they are
+// deleted with it).
+//
+// # Restart
+//
+// Expiries are not persisted and keep-alives are not written at all.
+// After a restart, Restore gives every lease its full granted TTL again,
+// counted from the restart, as etcd does: a lease outlives its
+// pre-restart expiry by up to its TTL plus the downtime, but no lease
+// expires early because the server was down. So that leases granted over
+// a long time do not all expire together after a restart, Restore spreads
+// them: taken shortest TTL first, each expires at least 1s/(¾ RevokeRate)
+// after the one before, delayed beyond its TTL only as far as that needs,
+// so no second holds more expiries than three quarters of the rate the
+// loop reports at. Restore also hands each lease the keys mvcc.Open
+// attached to it while rebuilding its index.
+//
+// # Time
+//
+// Every expiry is computed from Config.Now; the loop's ticker runs on the
+// runtime's timers, so tests drive both with testing/synctest.
+package lease

@@ -1,0 +1,300 @@
+package lease
+
+import (
+	"bytes"
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Limits of Grant.
+const (
+	// MinTTL is the shortest TTL, in seconds, a lease gets: Grant raises a
+	// shorter one to it. It leaves a client that renews at a third of its
+	// TTL (as etcd's clients do) more than a second between keep-alives,
+	// room for a slow HTTP round trip, and keeps the expiry loop's 500 ms
+	// granularity small beside the TTL.
+	MinTTL int64 = 5
+	// MaxTTL is the longest TTL, in seconds, Grant accepts (about 285
+	// years, as in etcd): an expiry that far away still fits a
+	// time.Duration.
+	MaxTTL int64 = 9_000_000_000
+	// MaxID is the largest lease ID, 2^53-1: the largest integer a JSON
+	// number carries exactly to every client.
+	MaxID int64 = 1<<53 - 1
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultCheckInterval = 500 * time.Millisecond
+	DefaultRevokeRate    = 1000
+	DefaultRetryInterval = 3 * time.Second
+)
+
+// Config configures a Lessor. The zero Config is ready to use.
+type Config struct {
+	// Now reads the clock every expiry is computed from. Nil means
+	// time.Now. The expiry loop's ticker runs on the runtime's timers.
+	Now func() time.Time
+	// CheckInterval is how often the expiry loop looks for expired
+	// leases. Zero means DefaultCheckInterval.
+	CheckInterval time.Duration
+	// RevokeRate bounds how many expired leases per second the loop
+	// reports, so that a mass expiry is revoked over time instead of
+	// filling the store's write queue at once. Zero means
+	// DefaultRevokeRate.
+	RevokeRate int
+	// RetryInterval is how long a reported lease may stay unrevoked
+	// before it is reported again. Zero means DefaultRetryInterval.
+	RetryInterval time.Duration
+}
+
+// Lease is a granted lease.
+type Lease struct {
+	ID  int64
+	TTL int64 // granted time to live, in seconds
+}
+
+// Status is what TimeToLive reports of a lease.
+type Status struct {
+	Lease
+	// Remaining is the time to live left, in seconds rounded up; 0 once
+	// the lease has expired and waits to be revoked.
+	Remaining int64
+	// Keys are the attached keys, sorted; only when asked for.
+	Keys [][]byte
+}
+
+// Bucket is where Grant and Revoke write lease records: the store's write
+// transaction (*mvcc.WriteTxn), so that a grant or a revoke commits
+// atomically with the rest of that write.
+type Bucket interface {
+	UnsafePut(bucket, key, value []byte) error
+	UnsafeDelete(bucket, key []byte) error
+}
+
+// Lessor grants, renews, expires and revokes leases and tracks the keys
+// attached to them. All methods are safe for concurrent use.
+type Lessor struct {
+	now      func() time.Time
+	interval time.Duration
+	perTick  int // leases reported per check at most
+	perSec   int // expiries per second Restore schedules at most
+	retry    time.Duration
+
+	// mu guards the fields below. It is taken after any lock of the
+	// caller (the store calls Lookup, Attach and Detach from its committer
+	// goroutine) and nothing is called while holding it except the Bucket
+	// given to Grant and Revoke, which must not call back into the Lessor.
+	mu     sync.RWMutex
+	leases map[int64]*entry
+	heap   expiryHeap
+	// pending holds the keys Attach was given for IDs it did not know
+	// before Restore: mvcc.Open reports leased keys before the records
+	// are loaded. Restore hands them to their leases.
+	pending  map[int64]map[string]struct{}
+	restored bool
+
+	expired   chan []int64
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// entry is one lease in memory.
+type entry struct {
+	id, ttl int64
+	expiry  time.Time
+	// check is when the expiry loop next looks at the lease: its expiry,
+	// or once reported, when to report it again if it is still here.
+	check time.Time
+	index int                 // position in the heap
+	keys  map[string]struct{} // attached keys; nil while there are none
+}
+
+// renew restarts the full TTL at now.
+func (e *entry) renew(now time.Time) {
+	e.expiry = now.Add(time.Duration(e.ttl) * time.Second)
+	e.check = e.expiry
+}
+
+// sortedKeys returns copies of the attached keys, sorted.
+func (e *entry) sortedKeys() [][]byte {
+	keys := make([][]byte, 0, len(e.keys))
+	for k := range e.keys {
+		keys = append(keys, []byte(k))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return keys
+}
+
+// New returns a Lessor and starts its expiry loop; Close stops it. Call
+// Restore once the store is open to load the persisted leases.
+func New(cfg Config) *Lessor {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.CheckInterval <= 0 {
+		cfg.CheckInterval = DefaultCheckInterval
+	}
+	if cfg.RevokeRate <= 0 {
+		cfg.RevokeRate = DefaultRevokeRate
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = DefaultRetryInterval
+	}
+	l := &Lessor{
+		now:      cfg.Now,
+		interval: cfg.CheckInterval,
+		perTick:  max(1, int(min(float64(cfg.RevokeRate)*cfg.CheckInterval.Seconds(), math.MaxInt32))),
+		// Leave a quarter of the revoke rate for leases that expire
+		// on their own while a restored crowd is being revoked.
+		perSec:  max(1, cfg.RevokeRate-cfg.RevokeRate/4),
+		retry:   cfg.RetryInterval,
+		leases:  make(map[int64]*entry),
+		pending: make(map[int64]map[string]struct{}),
+		// One batch waits while the consumer revokes the previous one;
+		// the loop reports nothing more until it is taken.
+		expired: make(chan []int64, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	go l.run()
+	return l
+}
+
+// Close stops the expiry loop, waits for it to return and closes the
+// Expired channel. It is safe to call more than once. The other methods
+// keep working.
+func (l *Lessor) Close() {
+	l.closeOnce.Do(func() { close(l.stop) })
+	<-l.done
+}
+
+// Grant creates a lease with ttl seconds to live, raised to MinTTL, and
+// writes its record to b. With id 0 the Lessor picks an unused random ID
+// in [1, MaxID]; otherwise id is used, or ErrExists if a lease has it.
+//
+// The lease exists once Grant returns. Call it as the last step of a
+// store write and return its error: if the write failed after a
+// successful Grant, the store would undo the record but not the lease.
+func (l *Lessor) Grant(b Bucket, id, ttl int64) (Lease, error) {
+	if ttl <= 0 || ttl > MaxTTL {
+		return Lease{}, fmt.Errorf("%w: %d seconds, want 1 to %d", ErrInvalidTTL, ttl, MaxTTL)
+	}
+	if id < 0 || id > MaxID {
+		return Lease{}, fmt.Errorf("%w: %d, want 1 to %d or 0 for any", ErrInvalidID, id, MaxID)
+	}
+	ttl = max(ttl, MinTTL)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id == 0 {
+		id = l.unusedID()
+	} else if _, ok := l.leases[id]; ok {
+		return Lease{}, fmt.Errorf("%w (ID %d)", ErrExists, id)
+	}
+	r := record{id: id, ttl: ttl}
+	if err := b.UnsafePut(bucketName, r.key(), r.value()); err != nil {
+		return Lease{}, fmt.Errorf("lease: grant %d: %w", id, err)
+	}
+	e := &entry{id: id, ttl: ttl}
+	e.renew(l.now())
+	heap.Push(&l.heap, e)
+	l.leases[id] = e
+	return Lease{ID: id, TTL: ttl}, nil
+}
+
+// unusedID picks a random ID no lease has. With far fewer leases than
+// MaxID the first pick almost always does.
+func (l *Lessor) unusedID() int64 {
+	for {
+		id := rand.Int64N(MaxID) + 1
+		if _, ok := l.leases[id]; !ok {
+			return id
+		}
+	}
+}
+
+// Revoke deletes the lease's record from b and forgets the lease. It does
+// not delete the attached keys: the caller deletes them in the same store
+// write, before calling Revoke (see the package documentation); that write
+// must not put keys with the lease, since the store attaches them only
+// after the write function returns. Revoke of an unknown lease fails with
+// ErrNotFound and changes nothing.
+func (l *Lessor) Revoke(b Bucket, id int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.leases[id]
+	if !ok {
+		return fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+	}
+	if err := b.UnsafeDelete(bucketName, record{id: id}.key()); err != nil {
+		return fmt.Errorf("lease: revoke %d: %w", id, err)
+	}
+	heap.Remove(&l.heap, e.index)
+	delete(l.leases, id)
+	return nil
+}
+
+// KeepAlive renews the lease to its full TTL and returns that TTL. A
+// lease that has expired cannot be renewed: it fails with ErrNotFound even
+// before it is revoked. The renewal is not persisted: after a restart
+// every lease starts its full TTL anyway.
+func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.leases[id]
+	if !ok {
+		return 0, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+	}
+	now := l.now()
+	if !now.Before(e.expiry) {
+		return 0, fmt.Errorf("%w (ID %d expired)", ErrNotFound, id)
+	}
+	e.renew(now)
+	heap.Fix(&l.heap, e.index)
+	return e.ttl, nil
+}
+
+// TimeToLive reports the lease's granted and remaining TTL and, if
+// withKeys, its attached keys. An expired lease that is not yet revoked is
+// reported with Remaining 0.
+func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e, ok := l.leases[id]
+	if !ok {
+		return Status{}, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+	}
+	st := Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
+	if withKeys {
+		st.Keys = e.sortedKeys()
+	}
+	return st, nil
+}
+
+// ceilSeconds rounds d up to whole seconds, and a negative d to 0.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// Leases returns the IDs of all leases, sorted, including expired ones not
+// yet revoked.
+func (l *Lessor) Leases() []int64 {
+	l.mu.RLock()
+	ids := make([]int64, 0, len(l.leases))
+	for id := range l.leases {
+		ids = append(ids, id)
+	}
+	l.mu.RUnlock()
+	slices.Sort(ids)
+	return ids
+}
