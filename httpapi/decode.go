@@ -30,12 +30,16 @@ func decodeJSONBytes(body []byte, v any) error {
 			return badRequest("request body is empty; a JSON object is expected")
 		case errors.As(err, &se):
 			return badRequest("malformed JSON at byte %d: %v", se.Offset, err)
+		case errors.As(err, &te) && te.Field == "":
+			return badRequest("the request body must be a JSON object, not %s", te.Value)
 		case errors.As(err, &te):
 			return badRequest("field %q must be %v, not %s", te.Field, te.Type, te.Value)
 		}
 		return badRequest("malformed JSON: %v", err)
 	}
-	if dec.More() {
+	// Anything but whitespace after the value is an error; dec.More alone
+	// would let a stray ']' or '}' through.
+	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
 		return badRequest("malformed JSON: data after the object")
 	}
 	return nil

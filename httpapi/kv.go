@@ -35,6 +35,17 @@ func pathKey(r *http.Request) ([]byte, *apiError) {
 	return []byte(key), nil
 }
 
+// emptyPathKey answers 400 to a request for /v1/kv/ and reports it: the
+// router serves that path as it serves /v1/kv, but it names the empty key,
+// which is invalid.
+func emptyPathKey(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.HasSuffix(r.URL.EscapedPath(), "/") {
+		return false
+	}
+	writeAPIError(w, badRequest("key must not be empty"))
+	return true
+}
+
 // setRevision sets the X-Revision header.
 func setRevision(w http.ResponseWriter, rev int64) {
 	w.Header().Set("X-Revision", strconv.FormatInt(rev, 10))
@@ -219,8 +230,9 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Value = value
+	// A condition or prev_kv answers with the key's value: reading too.
 	access := Access{Write: []KeyRange{{Key: key}}}
-	if p != (precondition{}) {
+	if p != (precondition{}) || req.PrevKV {
 		access.Read = access.Write
 	}
 	if !h.authorize(w, r, access) {
@@ -271,6 +283,9 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
+	if emptyPathKey(w, r) {
+		return
+	}
 	q := newQuery(r)
 	sel := q.selector(true)
 	if q.err != nil {
@@ -296,8 +311,9 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
+	// A condition or prev_kv answers with the keys' values: reading too.
 	access := Access{Write: []KeyRange{sel}}
-	if p != (precondition{}) {
+	if p != (precondition{}) || req.PrevKV {
 		access.Read = access.Write
 	}
 	if !h.authorize(w, r, access) {

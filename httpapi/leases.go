@@ -160,11 +160,12 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 				readable = append(readable, k)
 			}
 		}
-		resp["keys"], resp["keys_base64"] = keyList(readable)
-		if resp["keys_base64"] == nil {
-			delete(resp, "keys_base64")
+		// keyList's results are typed slices: compare them, not the
+		// interfaces holding them, with nil.
+		if strs, b64 := keyList(readable); b64 != nil {
+			resp["keys_base64"] = b64
 		} else {
-			delete(resp, "keys")
+			resp["keys"] = strs
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)

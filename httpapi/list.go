@@ -96,6 +96,9 @@ func decodePageToken(s string) (pageToken, bool) {
 
 // listKeys serves GET /v1/kv.
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
+	if emptyPathKey(w, r) {
+		return
+	}
 	q := newQuery(r)
 	sel := q.selector(false)
 	opts := q.rangeOptions()

@@ -24,8 +24,12 @@ func (e streamEncoder) contentType() string {
 	return "text/event-stream; charset=utf-8"
 }
 
+// noID marks a message without an SSE id.
+const noID = -1
+
 // frame appends one message: SSE fields then `data:`, or an NDJSON line
-// whose object gets typ as its "type". payload is a JSON object.
+// whose object gets typ as its "type". payload is a JSON object; id is
+// written unless it is noID.
 func (e streamEncoder) frame(b []byte, event string, id int64, payload []byte) []byte {
 	if e.ndjson {
 		typ := event
@@ -43,7 +47,7 @@ func (e streamEncoder) frame(b []byte, event string, id int64, payload []byte) [
 		}
 		return append(b, '\n')
 	}
-	if id > 0 {
+	if id != noID {
 		b = append(b, "id: "...)
 		b = strconv.AppendInt(b, id, 10)
 		b = append(b, '\n')
@@ -79,7 +83,11 @@ func (e streamEncoder) keepAlive(b []byte) []byte {
 func (e streamEncoder) created(b []byte, rev, start int64) []byte {
 	p := appendHeader(nil, rev)
 	p = appendIntField(p, "start_revision", start)
-	return e.frame(b, "created", 0, append(p, '}'))
+	// The created message is a bookmark too: a browser that reconnects
+	// before any event arrived sends it back as Last-Event-ID and resumes
+	// at start, instead of watching from a later "now" and missing what
+	// happened in between.
+	return e.frame(b, "created", start-1, append(p, '}'))
 }
 
 // response appends one watch response; final reports that it ends the
@@ -90,7 +98,7 @@ func (e streamEncoder) response(b, scratch []byte, r *watch.Response) (out, s []
 		p := appendHeader(scratch[:0], r.Revision)
 		p = appendIntField(p, "compact_revision", r.CompactRevision)
 		b = e.retry(b, 60000)
-		return e.frame(b, "compacted", 0, append(p, '}')), p, true
+		return e.frame(b, "compacted", noID, append(p, '}')), p, true
 	case r.Canceled:
 		p := append(scratch[:0], `{"reason":`...)
 		reason := r.CancelReason
@@ -98,7 +106,7 @@ func (e streamEncoder) response(b, scratch []byte, r *watch.Response) (out, s []
 			reason = "canceled"
 		}
 		p = appendString(p, []byte(reason))
-		return e.frame(b, "canceled", 0, append(p, '}')), p, true
+		return e.frame(b, "canceled", noID, append(p, '}')), p, true
 	case r.Progress:
 		p := append(appendHeader(scratch[:0], r.Revision), '}')
 		return e.frame(b, "progress", r.Revision, p), p, false

@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The bodies of POST /v1/compact and POST /v1/leases, as their handlers
+// declare them.
+type (
+	compactBody struct {
+		Revision int64 `json:"revision"`
+		Physical bool  `json:"physical"`
+	}
+	leaseBody struct {
+		TTL int64 `json:"ttl"`
+		ID  int64 `json:"id"`
+	}
+)
+
+func TestDecodeJSONBytes(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		want    leaseBody
+		wantErr string // part of the message; "" for success
+	}{
+		{"object", `{"ttl":60,"id":7}`, leaseBody{TTL: 60, ID: 7}, ""},
+		{"whitespace around", " \t\r\n{\"ttl\":1}\n ", leaseBody{TTL: 1}, ""},
+		{"empty object", `{}`, leaseBody{}, ""},
+		{"empty", ``, leaseBody{}, "empty"},
+		{"only whitespace", "  \n", leaseBody{}, "empty"},
+		{"syntax", `{"ttl":}`, leaseBody{}, "malformed JSON at byte"},
+		{"truncated", `{"ttl":1`, leaseBody{}, "malformed JSON"},
+		{"unknown field", `{"ttl":1,"tll":2}`, leaseBody{}, "unknown field"},
+		{"string for number", `{"ttl":"60"}`, leaseBody{}, `field "ttl" must be int64`},
+		{"fraction", `{"ttl":1.5}`, leaseBody{}, `field "ttl" must be int64`},
+		{"overflow", `{"id":9223372036854775808}`, leaseBody{}, `field "id" must be int64`},
+		{"array", `[1]`, leaseBody{}, "must be a JSON object, not array"},
+		{"number", `5`, leaseBody{}, "must be a JSON object, not number"},
+		{"trailing bracket", `{"ttl":1}]`, leaseBody{}, "data after the object"},
+		{"trailing brace", `{"ttl":1}}`, leaseBody{}, "data after the object"},
+		{"second object", `{"ttl":1}{"ttl":2}`, leaseBody{}, "data after the object"},
+		{"trailing comma", `{"ttl":1},`, leaseBody{}, "data after the object"},
+		{"trailing NUL", "{\"ttl\":1}\x00", leaseBody{}, "data after the object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got leaseBody
+			err := decodeJSONBytes([]byte(tt.body), &got)
+			if tt.wantErr == "" {
+				if err != nil || got != tt.want {
+					t.Errorf("decodeJSONBytes(%q) = %+v, %v; want %+v", tt.body, got, err, tt.want)
+				}
+				return
+			}
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.code != "invalid_argument" || !strings.Contains(ae.message, tt.wantErr) {
+				t.Errorf("decodeJSONBytes(%q) = %v, want invalid_argument mentioning %q", tt.body, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// memLeases is a Leases that only remembers grants, enough to reach the
+// lease handlers' decoding.
+type memLeases struct {
+	mu   sync.Mutex // guards next and ttls
+	next int64
+	ttls map[int64]int64
+}
+
+func (l *memLeases) Grant(id, ttl int64) (Lease, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ttls == nil {
+		l.ttls = make(map[int64]int64)
+	}
+	if id == 0 {
+		l.next++
+		id = l.next
+	}
+	l.ttls[id] = ttl
+	return Lease{ID: id, TTL: ttl}, nil
+}
+
+func (l *memLeases) Revoke(int64) (int64, error)                 { return 0, nil }
+func (l *memLeases) KeepAlive(id int64) (int64, error)           { return 0, nil }
+func (l *memLeases) TimeToLive(int64, bool) (LeaseStatus, error) { return LeaseStatus{}, nil }
+func (l *memLeases) List() []int64                               { return nil }
+func (l *memLeases) Errors() []ErrorMapping                      { return nil }
+
+func TestJSONBodiesThroughRouter(t *testing.T) {
+	h, _ := newTestHandler(t, Config{Leases: &memLeases{}, MaxRequestBytes: 1024})
+	for range 3 {
+		mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
+	}
+	tests := []struct {
+		method, path, body string
+		want               int
+		code               string
+	}{
+		{"POST", "/v1/leases", `{"ttl":60}`, http.StatusCreated, ""},
+		{"POST", "/v1/leases", `{"ttl":60,"id":9007199254740991}`, http.StatusCreated, ""},
+		{"POST", "/v1/leases", `{"ttl":60,"id":9007199254740992}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/leases", `{"ttl":0}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/leases", `{"ttl":60}]`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/leases", `{"ttl":60,"extra":true}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/leases", ``, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/leases", `{"ttl":60,"id":"` + strings.Repeat("x", 2000) + `"}`, http.StatusRequestEntityTooLarge, "request_too_large"},
+		{"POST", "/v1/compact", `{"revision":2}`, http.StatusOK, ""},
+		{"POST", "/v1/compact", `{"revision":2}`, http.StatusGone, "compacted"},
+		{"POST", "/v1/compact", `{"revision":99}`, http.StatusBadRequest, "future_revision"},
+		{"POST", "/v1/compact", `{"revision":0}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/compact", `{"revision":3,"physical":"yes"}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/compact", `{"revision":3}}`, http.StatusBadRequest, "invalid_argument"},
+		{"POST", "/v1/compact", `{"revision":3,"physical":true}`, http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		rec := serve(t, h, tt.method, tt.path, tt.body)
+		if rec.Code != tt.want {
+			t.Errorf("%s %s %.40q = %d %s, want %d", tt.method, tt.path, tt.body, rec.Code, rec.Body, tt.want)
+			continue
+		}
+		if tt.code != "" {
+			if code := errorCode(t, rec); code != tt.code {
+				t.Errorf("%s %s %.40q: code %q, want %q", tt.method, tt.path, tt.body, code, tt.code)
+			}
+		}
+	}
+}
+
+// FuzzJSONBody feeds arbitrary bodies to the compact and lease decoders
+// and routes: a body is either refused with invalid_argument or is one
+// JSON value, and no body gets a 500.
+func FuzzJSONBody(f *testing.F) {
+	h, _ := newTestHandler(f, Config{Leases: &memLeases{}})
+	for range 3 {
+		mustServe(f, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
+	}
+	for _, s := range []string{`{"revision":2}`, `{"revision":3,"physical":true}`, `{"ttl":60,"id":0}`,
+		`{"ttl":60,"id":9007199254740991}`, `{}`, `null`, `[]`, `{"ttl":1}]`, `{"ttl":1}}`, `{"ttl":"1"}`,
+		`{"revision":1e3}`, `{"id":-1,"ttl":1}`, ` {"ttl": 5} `, `{"TTL":5}`, "{\"ttl\":1}\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, v := range []any{&compactBody{}, &leaseBody{}} {
+			err := decodeJSONBytes(body, v)
+			if err != nil {
+				var ae *apiError
+				if !errors.As(err, &ae) || ae.code != "invalid_argument" || ae.status != http.StatusBadRequest {
+					t.Fatalf("decodeJSONBytes(%q, %T) = %v, want an invalid_argument error", body, v, err)
+				}
+				continue
+			}
+			if !json.Valid(body) {
+				t.Fatalf("decodeJSONBytes(%q, %T) accepted a body that is not one JSON value", body, v)
+			}
+			if trimmed := bytes.TrimLeft(body, " \t\r\n"); trimmed[0] != '{' && !bytes.HasPrefix(trimmed, []byte("null")) {
+				t.Fatalf("decodeJSONBytes(%q, %T) accepted a body that is not an object", body, v)
+			}
+		}
+		for _, path := range []string{"/v1/leases", "/v1/compact"} {
+			rec := serve(t, h, "POST", path, string(body))
+			switch rec.Code {
+			case http.StatusOK, http.StatusCreated:
+			case http.StatusBadRequest, http.StatusGone:
+				if code := errorCode(t, rec); code == "" {
+					t.Fatalf("POST %s %q = %d with no code", path, body, rec.Code)
+				}
+			default:
+				t.Fatalf("POST %s %q = %d %s", path, body, rec.Code, rec.Body)
+			}
+			if rec.Code == http.StatusCreated {
+				var l struct {
+					ID  int64 `json:"id"`
+					TTL int64 `json:"ttl"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || l.ID < 1 || l.ID > maxLeaseID || l.TTL < 1 {
+					t.Fatalf("POST %s %q = %s: want an id in [1, 2^53-1] and a positive ttl", path, body, rec.Body)
+				}
+			}
+		}
+	})
+}

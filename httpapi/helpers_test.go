@@ -1,0 +1,277 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// newTestHandler returns the real handler over a real watch store on a
+// fresh mvcc store in a temporary directory. cfg.Store is filled in; the
+// other fields are used as given. Both stores are closed on cleanup.
+func newTestHandler(tb testing.TB, cfg Config) (*Handler, *watch.Store) {
+	tb.Helper()
+	kv, err := mvcc.Open(filepath.Join(tb.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	if err != nil {
+		tb.Fatalf("mvcc.Open: %v", err)
+	}
+	store := watch.New(kv, watch.Options{})
+	tb.Cleanup(func() {
+		store.Close()
+		if err := kv.Close(); err != nil {
+			tb.Errorf("mvcc.Store.Close: %v", err)
+		}
+	})
+	cfg.Store = store
+	cfg.Logger = zerolog.Nop()
+	return NewHandler(cfg), store
+}
+
+// serve runs one request through h and returns the recorded answer.
+func serve(tb testing.TB, h http.Handler, method, target, body string, header ...string) *httptest.ResponseRecorder {
+	tb.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// mustServe is serve that fails unless the status is want.
+func mustServe(tb testing.TB, h http.Handler, want int, method, target, body string, header ...string) *httptest.ResponseRecorder {
+	tb.Helper()
+	rec := serve(tb, h, method, target, body, header...)
+	if rec.Code != want {
+		tb.Fatalf("%s %s = %d %s, want %d", method, target, rec.Code, rec.Body, want)
+	}
+	return rec
+}
+
+// errorBody is the contract's error object.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// errorCode returns the code of an error answer, failing if the body is
+// not the contract's error object.
+func errorCode(tb testing.TB, rec *httptest.ResponseRecorder) string {
+	tb.Helper()
+	var e errorBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" {
+		tb.Fatalf("error body %q is not {\"error\":{\"code\",...}} (%v)", rec.Body, err)
+	}
+	return e.Error.Code
+}
+
+// wireKV is a KeyValue as the wire has it.
+type wireKV struct {
+	Key            string `json:"key"`
+	KeyBase64      []byte `json:"key_base64"`
+	Value          string `json:"value"`
+	ValueBase64    []byte `json:"value_base64"`
+	CreateRevision int64  `json:"create_revision"`
+	ModRevision    int64  `json:"mod_revision"`
+	Version        int64  `json:"version"`
+	Lease          int64  `json:"lease"`
+}
+
+// key returns the key's bytes from whichever form the wire used.
+func (kv wireKV) key() string {
+	if kv.KeyBase64 != nil {
+		return string(kv.KeyBase64)
+	}
+	return kv.Key
+}
+
+// value returns the value's bytes from whichever form the wire used.
+func (kv wireKV) value() string {
+	if kv.ValueBase64 != nil {
+		return string(kv.ValueBase64)
+	}
+	return kv.Value
+}
+
+type listBody struct {
+	Header struct {
+		Revision int64 `json:"revision"`
+	} `json:"header"`
+	KVs           []wireKV `json:"kvs"`
+	Count         int64    `json:"count"`
+	More          bool     `json:"more"`
+	NextPageToken string   `json:"next_page_token"`
+}
+
+// listKeys lists with the query q and returns the keys found.
+func listKeys(tb testing.TB, h http.Handler, q string) []string {
+	tb.Helper()
+	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/kv?"+q, "")
+	var body listBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		tb.Fatalf("GET /v1/kv?%s: body %q: %v", q, rec.Body, err)
+	}
+	keys := make([]string, 0, len(body.KVs))
+	for _, kv := range body.KVs {
+		keys = append(keys, kv.key())
+	}
+	return keys
+}
+
+// sseMessage is one dispatched block of a text/event-stream: its fields
+// as the client saw them. Retry holds the last retry field, -1 if none.
+type sseMessage struct {
+	ID    string
+	HasID bool
+	Event string
+	Data  string
+	Retry int
+	// Raw is the block as received, for failure messages.
+	Raw string
+}
+
+// sseReader parses a text/event-stream in a goroutine of its own and
+// hands out its blocks (a block with only a retry field or only comments
+// included, so a test sees everything the server framed).
+type sseReader struct {
+	msgs chan sseMessage
+	done chan struct{} // closed when the stream ends
+	err  error         // why it ended; set before done is closed
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	s := &sseReader{msgs: make(chan sseMessage, 1024), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		br := bufio.NewReader(r)
+		m := sseMessage{Retry: -1}
+		var raw strings.Builder
+		var data []string
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				s.err = err
+				return
+			}
+			raw.WriteString(line)
+			line = strings.TrimSuffix(line, "\n")
+			if line == "" {
+				if raw.Len() > 1 {
+					m.Data = strings.Join(data, "\n")
+					m.Raw = raw.String()
+					s.msgs <- m
+				}
+				m, data = sseMessage{Retry: -1}, nil
+				raw.Reset()
+				continue
+			}
+			if strings.HasPrefix(line, ":") {
+				continue
+			}
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				m.ID, m.HasID = value, true
+			case "event":
+				m.Event = value
+			case "data":
+				data = append(data, value)
+			case "retry":
+				n, err := strconv.Atoi(value)
+				if err == nil {
+					m.Retry = n
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next block that carries data, waiting up to timeout.
+func (s *sseReader) next(tb testing.TB, timeout time.Duration) sseMessage {
+	tb.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-s.msgs:
+			if m.Data == "" {
+				continue
+			}
+			return m
+		case <-s.done:
+			select {
+			case m := <-s.msgs:
+				if m.Data != "" {
+					return m
+				}
+				continue
+			default:
+			}
+			tb.Fatalf("watch stream ended (%v) while a message was awaited", s.err)
+		case <-timer.C:
+			tb.Fatalf("no watch message within %v", timeout)
+		}
+	}
+}
+
+// openWatch opens GET target on srv as a stream, checks the answer is an
+// event stream and returns its reader; the stream is closed on cleanup.
+func openWatch(tb testing.TB, client *http.Client, srv *httptest.Server, target string, header ...string) *sseReader {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+target, nil)
+	if err != nil {
+		cancel()
+		tb.Fatalf("NewRequest(%q): %v", target, err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		cancel()
+		tb.Fatalf("GET %s: %v", target, err)
+	}
+	tb.Cleanup(func() {
+		cancel()
+		resp.Body.Close()
+	})
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		tb.Fatalf("GET %s = %d %q %s, want 200 text/event-stream", target, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	return newSSEReader(resp.Body)
+}
+
+// waitFor polls cond until it holds or timeout passes; it returns whether
+// it held.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

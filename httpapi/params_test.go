@@ -1,0 +1,284 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"testing"
+
+	"github.com/httpkv/httpkv/mvcc"
+)
+
+func newQueryOf(raw string) *query {
+	return newQuery(&http.Request{URL: &url.URL{RawQuery: raw}})
+}
+
+func TestQueryBoolean(t *testing.T) {
+	tests := []struct {
+		raw     string
+		want    bool
+		wantErr bool
+	}{
+		{"", false, false},
+		{"b=true", true, false},
+		{"b=1", true, false},
+		{"b=false", false, false},
+		{"b=0", false, false},
+		{"b=", false, false},
+		{"b=TRUE", true, false},
+		{"b=yes", false, true},
+		{"b=2", false, true},
+		{"b=tru", false, true},
+		{"b=%20true", false, true},
+		{"b=-1", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			q := newQueryOf(tt.raw)
+			got := q.boolean("b")
+			if got != tt.want || (q.err != nil) != tt.wantErr {
+				t.Errorf("boolean(b) of %q = %v, err %v; want %v, error %v", tt.raw, got, q.err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestQueryInt64(t *testing.T) {
+	tests := []struct {
+		raw     string
+		want    int64
+		wantErr bool
+	}{
+		{"", 7, false},
+		{"n=", 7, false},
+		{"n=0", 0, false},
+		{"n=42", 42, false},
+		{"n=9223372036854775807", 1<<63 - 1, false},
+		{"n=9223372036854775808", 7, true},
+		{"n=-1", 7, true},
+		{"n=1.5", 7, true},
+		{"n=abc", 7, true},
+		{"n=0x10", 7, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			q := newQueryOf(tt.raw)
+			got := q.int64("n", 7)
+			if got != tt.want || (q.err != nil) != tt.wantErr {
+				t.Errorf("int64(n, 7) of %q = %d, err %v; want %d, error %v", tt.raw, got, q.err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestQuerySelector(t *testing.T) {
+	all := KeyRange{Key: []byte{0}, End: []byte{0}}
+	tests := []struct {
+		raw        string
+		requireKey bool
+		want       KeyRange
+		wantErr    bool
+	}{
+		{"", false, all, false},
+		{"", true, KeyRange{}, true},
+		{"key=a", false, KeyRange{Key: []byte("a")}, false},
+		{"key=a&prefix=true", false, KeyRange{Key: []byte("a"), End: []byte("b")}, false},
+		{"key=a&prefix=1", false, KeyRange{Key: []byte("a"), End: []byte("b")}, false},
+		{"key=a&prefix=false", false, KeyRange{Key: []byte("a")}, false},
+		{"key=a%FF&prefix=true", false, KeyRange{Key: []byte("a\xff"), End: []byte("b")}, false},
+		{"key=%FF%FF&prefix=true", false, KeyRange{Key: []byte("\xff\xff"), End: []byte{0}}, false},
+		{"key=&prefix=true", false, all, false},
+		{"prefix=true", false, all, false},
+		{"key=a&from_key=true", false, KeyRange{Key: []byte("a"), End: []byte{0}}, false},
+		{"key=a&range_end=c", false, KeyRange{Key: []byte("a"), End: []byte("c")}, false},
+		{"key_base64=YQ%3D%3D&range_end_base64=Yw==", false, KeyRange{Key: []byte("a"), End: []byte("c")}, false},
+		{"key=a&range_end=", false, KeyRange{}, true},
+		{"key=", false, KeyRange{}, true},
+		{"key=a&prefix=true&from_key=true", false, KeyRange{}, true},
+		{"key=a&prefix=true&range_end=c", false, KeyRange{}, true},
+		{"key=a&from_key=1&range_end=c", false, KeyRange{}, true},
+		{"range_end=c", false, KeyRange{}, true},
+		{"from_key=true", false, KeyRange{}, true},
+		{"key=a&key_base64=YQ==", false, KeyRange{}, true},
+		{"key_base64=!!", false, KeyRange{}, true},
+		{"key=a&prefix=yes", false, KeyRange{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/require=%v", tt.raw, tt.requireKey), func(t *testing.T) {
+			q := newQueryOf(tt.raw)
+			got := q.selector(tt.requireKey)
+			if tt.wantErr {
+				if q.err == nil || q.err.code != "invalid_argument" {
+					t.Errorf("selector(%v) of %q = %q, err %v; want invalid_argument", tt.requireKey, tt.raw, got, q.err)
+				}
+				return
+			}
+			if q.err != nil || !bytes.Equal(got.Key, tt.want.Key) || !bytes.Equal(got.End, tt.want.End) ||
+				(got.End == nil) != (tt.want.End == nil) {
+				t.Errorf("selector(%v) of %q = %q, err %v; want %q", tt.requireKey, tt.raw, got, q.err, tt.want)
+			}
+		})
+	}
+}
+
+func TestQueryRangeOptions(t *testing.T) {
+	tests := []struct {
+		raw     string
+		want    mvcc.RangeOptions
+		wantErr bool
+	}{
+		{"", mvcc.RangeOptions{}, false},
+		{"revision=5&keys_only=1&count_only=true", mvcc.RangeOptions{Revision: 5, KeysOnly: true, CountOnly: true}, false},
+		{"sort_target=mod&sort_order=descend", mvcc.RangeOptions{SortTarget: mvcc.SortByMod, SortOrder: mvcc.SortDescend}, false},
+		{"sort_target=value&sort_order=ascend", mvcc.RangeOptions{SortTarget: mvcc.SortByValue, SortOrder: mvcc.SortAscend}, false},
+		{"min_mod_revision=2&max_mod_revision=9&min_create_revision=3&max_create_revision=8",
+			mvcc.RangeOptions{MinModRevision: 2, MaxModRevision: 9, MinCreateRevision: 3, MaxCreateRevision: 8}, false},
+		{"sort_target=size", mvcc.RangeOptions{}, true},
+		{"sort_order=up", mvcc.RangeOptions{}, true},
+		{"revision=-1", mvcc.RangeOptions{}, true},
+		{"keys_only=maybe", mvcc.RangeOptions{}, true},
+		{"min_mod_revision=x", mvcc.RangeOptions{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			q := newQueryOf(tt.raw)
+			got := q.rangeOptions()
+			if (q.err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+				t.Errorf("rangeOptions() of %q = %+v, err %v; want %+v, error %v", tt.raw, got, q.err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestQueryThroughRouter checks booleans and bad parameters as clients
+// send them, on each route that reads them.
+func TestQueryThroughRouter(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	for _, k := range []string{"a", "a/1", "a/2", "b"} {
+		mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/"+k, "v")
+	}
+	lists := []struct {
+		query string
+		want  []string
+	}{
+		{"key=a&prefix=true", []string{"a", "a/1", "a/2"}},
+		{"key=a&prefix=1", []string{"a", "a/1", "a/2"}},
+		{"key=a&prefix=false", []string{"a"}},
+		{"key=a&prefix=0", []string{"a"}},
+		{"key=a%2F&from_key=1", []string{"a/1", "a/2", "b"}},
+		{"key=a%2F1&range_end=b", []string{"a/1", "a/2"}},
+		{"", []string{"a", "a/1", "a/2", "b"}},
+		{"limit=2", []string{"a", "a/1"}},
+		{"sort_order=descend&limit=1", []string{"b"}},
+	}
+	for _, l := range lists {
+		if got := listKeys(t, h, l.query); !slices.Equal(got, l.want) {
+			t.Errorf("GET /v1/kv?%s keys = %q, want %q", l.query, got, l.want)
+		}
+	}
+
+	bad := []struct{ method, target string }{
+		{"GET", "/v1/kv?key=a&prefix=yes"},
+		{"GET", "/v1/kv?key=a&prefix=true&from_key=true"},
+		{"GET", "/v1/kv?range_end=b"},
+		{"GET", "/v1/kv?limit=0"},
+		{"GET", "/v1/kv?limit=10001"},
+		{"GET", "/v1/kv?limit=-5"},
+		{"GET", "/v1/kv?revision=abc"},
+		{"GET", "/v1/kv?sort_target=size"},
+		{"GET", "/v1/kv?page_token=garbage"},
+		{"GET", "/v1/kv?keys_only=2"},
+		{"GET", "/v1/kv/a?raw=yes"},
+		{"GET", "/v1/kv/a?revision=-1"},
+		{"PUT", "/v1/kv/a?prev_kv=t"},
+		{"PUT", "/v1/kv/a?lease=x"},
+		{"DELETE", "/v1/kv/a?prev_kv=on"},
+		{"DELETE", "/v1/kv"},
+		{"DELETE", "/v1/kv?key=a&prefix=nope"},
+		{"GET", "/v1/watch?key=a&prefix=yes"},
+		{"GET", "/v1/watch?key=a&start_revision=-2"},
+		{"GET", "/v1/watch?key=a&filters=noput,bogus"},
+		{"GET", "/v1/watch?key=a&progress_notify=sometimes"},
+	}
+	for _, b := range bad {
+		rec := serve(t, h, b.method, b.target, "")
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("%s %s = %d %s, want 400", b.method, b.target, rec.Code, rec.Body)
+			continue
+		}
+		if code := errorCode(t, rec); code != "invalid_argument" {
+			t.Errorf("%s %s: code %q, want invalid_argument", b.method, b.target, code)
+		}
+	}
+	// Nothing was deleted by the refused deletes.
+	if got := listKeys(t, h, ""); len(got) != 4 {
+		t.Errorf("after refused deletes, keys %q, want all 4", got)
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/a?raw=1", "")
+	if ct := rec.Header().Get("Content-Type"); ct != "application/octet-stream" {
+		t.Errorf("GET /v1/kv/a?raw=1: Content-Type %q, want application/octet-stream", ct)
+	}
+	rec = mustServe(t, h, http.StatusOK, "GET", "/v1/kv/a?raw=0", "")
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("GET /v1/kv/a?raw=0: Content-Type %q, want JSON", ct)
+	}
+}
+
+// FuzzQuery parses arbitrary query strings as list, delete and watch read
+// them, then sends them to those routes: no panic, and either a 400
+// invalid_argument or a well-formed selection.
+func FuzzQuery(f *testing.F) {
+	h, _ := newTestHandler(f, Config{})
+	mustServe(f, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
+	for _, s := range []string{
+		"", "key=a", "key=a&prefix=true", "key=a&range_end=b", "key=a&from_key=1", "prefix=1",
+		"key_base64=YQ==&range_end_base64=Yg==", "key=&prefix=true", "limit=1&sort_order=descend&sort_target=mod",
+		"revision=1&keys_only=true&count_only=0", "key=%ff&prefix=true", "key=a&key=b", "key=a;b", "%zz",
+		"min_mod_revision=1&max_create_revision=3", "page_token=AQIAAAAAAAAAAA",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, requireKey := range []bool{false, true} {
+			q := newQueryOf(raw)
+			sel := q.selector(requireKey)
+			q.rangeOptions()
+			if q.err != nil {
+				if q.err.code != "invalid_argument" || q.err.status != http.StatusBadRequest {
+					t.Fatalf("selector of %q: error %v, want invalid_argument", raw, q.err)
+				}
+				continue
+			}
+			if len(sel.Key) == 0 {
+				t.Fatalf("selector(%v) of %q = %q: empty key without an error", requireKey, raw, sel)
+			}
+			if sel.End != nil && len(sel.End) == 0 {
+				t.Fatalf("selector(%v) of %q = %q: empty, non-nil end", requireKey, raw, sel)
+			}
+		}
+		u := &url.URL{Path: "/v1/kv", RawQuery: raw}
+		for _, target := range []struct{ method, path string }{{"GET", "/v1/kv"}, {"GET", "/v1/watch"}} {
+			u.Path = target.path
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // a watch answers its first lines and returns
+			req := httptest.NewRequestWithContext(ctx, target.method, "/", nil)
+			req.URL = u
+			req.RequestURI = u.RequestURI()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			switch rec.Code {
+			case http.StatusOK, http.StatusGone:
+			case http.StatusBadRequest:
+				if c := errorCode(t, rec); c != "invalid_argument" && c != "future_revision" {
+					t.Fatalf("%s %s: 400 with code %q", target.method, u, c)
+				}
+			default:
+				t.Fatalf("%s %s = %d %s", target.method, u, rec.Code, rec.Body)
+			}
+		}
+	})
+}
