@@ -86,8 +86,13 @@ func (e streamEncoder) created(b []byte, rev, start int64) []byte {
 	// The created message is a bookmark too: a browser that reconnects
 	// before any event arrived sends it back as Last-Event-ID and resumes
 	// at start, instead of watching from a later "now" and missing what
-	// happened in between.
-	return e.frame(b, "created", start-1, append(p, '}'))
+	// happened in between. A watch from revision 1 asked for it in its
+	// URL, which the browser reuses; revision 0 is no revision.
+	id := start - 1
+	if id < 1 {
+		id = noID
+	}
+	return e.frame(b, "created", id, append(p, '}'))
 }
 
 // response appends one watch response; final reports that it ends the

@@ -1,0 +1,229 @@
+package mvcc
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+)
+
+// modelGen makes TestModel's random requests. The keyspace, values,
+// leases and revisions are small, so requests collide often: the same key
+// written twice in a txn, compares that hold, ranges that cut generations,
+// reads at and around the compact revision.
+type modelGen struct {
+	rng *rand.Rand
+	m   *model
+	// keys are the keys written; bounds adds range ends between and beyond
+	// them; prefixes are for prefix ranges.
+	keys, bounds, prefixes, values []string
+	leases                         []int64 // lease IDs, existing or not
+}
+
+func newModelGen(rng *rand.Rand, m *model, leases []int64) *modelGen {
+	keys := strings.Fields("a a/x a/y b b/x c d")
+	return &modelGen{
+		rng:      rng,
+		m:        m,
+		keys:     keys,
+		bounds:   append(strings.Fields("a/ a0 b/ b0 c0 e \xff"), keys...),
+		prefixes: strings.Fields("a a/ b b/ c z"),
+		values:   []string{"", "x", "y", "z", "xy"},
+		leases:   leases,
+	}
+}
+
+// chance is true once in n.
+func (g *modelGen) chance(n int) bool { return g.rng.IntN(n) == 0 }
+
+func (g *modelGen) pick(xs []string) []byte { return []byte(xs[g.rng.IntN(len(xs))]) }
+
+func (g *modelGen) key() []byte { return g.pick(g.keys) }
+
+// value is nil now and then, which the store must treat as empty.
+func (g *modelGen) value() []byte {
+	if g.chance(10) {
+		return nil
+	}
+	return g.pick(g.values)
+}
+
+func (g *modelGen) lease() int64 {
+	if g.chance(2) {
+		return 0
+	}
+	return g.leases[g.rng.IntN(len(g.leases))]
+}
+
+// revision is a revision to read at: the current one (0) half the time,
+// else one at or around the compact and current revisions.
+func (g *modelGen) revision() int64 {
+	if g.chance(2) {
+		return 0
+	}
+	lo := max(1, g.m.compactRev-2)
+	return lo + g.rng.Int64N(g.m.rev()+2-lo+1)
+}
+
+// someRev is a revision for a filter or compare, from the empty store to
+// one past the current.
+func (g *modelGen) someRev() int64 { return g.rng.Int64N(g.m.rev() + 2) }
+
+// span is the key and end of a range: one key, [a, b) (maybe empty or
+// inverted), a prefix, every key from one on, or everything.
+func (g *modelGen) span() (key, end []byte) {
+	switch g.rng.IntN(10) {
+	case 0, 1, 2, 3:
+		return g.key(), nil
+	case 4:
+		return g.key(), []byte{} // an empty end is one key too
+	case 5, 6:
+		return g.pick(g.bounds), g.pick(g.bounds)
+	case 7:
+		p := g.pick(g.prefixes)
+		return p, prefixRangeEnd(p)
+	case 8:
+		return g.key(), []byte{0}
+	}
+	return []byte{0}, []byte{0}
+}
+
+// prefixRangeEnd is the end of the range of keys starting with p.
+func prefixRangeEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return []byte{0}
+}
+
+func (g *modelGen) put() PutRequest {
+	r := PutRequest{Key: g.key(), Value: g.value(), Lease: g.lease(), PrevKV: g.chance(2)}
+	if g.chance(6) {
+		r.IgnoreValue = true
+		if !g.chance(10) {
+			r.Value = nil
+		}
+	}
+	if g.chance(6) {
+		r.IgnoreLease = true
+		if !g.chance(10) {
+			r.Lease = 0
+		}
+	}
+	if g.chance(200) {
+		r.Key = nil
+	}
+	return r
+}
+
+func (g *modelGen) deleteRange() DeleteRequest {
+	r := DeleteRequest{PrevKV: g.chance(2)}
+	r.Key, r.End = g.span()
+	if g.chance(200) {
+		r.Key = nil
+	}
+	return r
+}
+
+func (g *modelGen) rangeOp() RangeOp {
+	r := RangeOp{Options: RangeOptions{Revision: g.revision()}}
+	r.Key, r.End = g.span()
+	o := &r.Options
+	if g.chance(2) {
+		o.Limit = 1 + g.rng.Int64N(4)
+	}
+	if g.chance(2) {
+		o.SortTarget = SortTarget(g.rng.IntN(5))
+		o.SortOrder = SortOrder(g.rng.IntN(3))
+	}
+	o.KeysOnly = g.chance(5)
+	o.CountOnly = g.chance(10)
+	for _, f := range []*int64{&o.MinModRevision, &o.MaxModRevision, &o.MinCreateRevision, &o.MaxCreateRevision} {
+		if g.chance(8) {
+			*f = g.someRev()
+		}
+	}
+	switch {
+	case g.chance(200):
+		o.Limit = -1
+	case g.chance(200):
+		o.SortTarget = SortByValue + 1
+	case g.chance(200):
+		r.Key = nil
+	}
+	return r
+}
+
+func (g *modelGen) compare() Compare {
+	c := Compare{Target: CompareTarget(g.rng.IntN(5)), Result: CompareResult(g.rng.IntN(4))}
+	if g.chance(5) {
+		c.Key, c.End = g.span()
+	} else {
+		c.Key = g.key()
+	}
+	switch c.Target {
+	case CompareValue:
+		c.Value = g.value()
+	case CompareVersion:
+		c.Number = g.rng.Int64N(4)
+	case CompareCreate, CompareMod:
+		c.Number = g.someRev()
+		// Aim at the key's own revisions half the time, so equality holds.
+		if kv, ok := g.m.current()[string(c.Key)]; ok && g.chance(2) {
+			c.Number = kv.ModRevision
+			if c.Target == CompareCreate {
+				c.Number = kv.CreateRevision
+			}
+		}
+	case CompareLease:
+		c.Number = g.lease()
+	}
+	return c
+}
+
+// txn makes a txn nested at most two deep. With readOnly it has ranges
+// only, so the store serves it from a read snapshot.
+func (g *modelGen) txn(depth int, readOnly bool) TxnRequest {
+	var r TxnRequest
+	for range g.rng.IntN(4) {
+		r.Compare = append(r.Compare, g.compare())
+	}
+	r.Success = g.ops(depth, readOnly)
+	r.Failure = g.ops(depth, readOnly)
+	return r
+}
+
+func (g *modelGen) ops(depth int, readOnly bool) []Op {
+	n := g.rng.IntN(4)
+	if g.chance(40) {
+		n = modelMaxTxnOps + 1
+	}
+	ops := make([]Op, 0, n)
+	for range n {
+		ops = append(ops, g.op(depth, readOnly))
+	}
+	return ops
+}
+
+func (g *modelGen) op(depth int, readOnly bool) Op {
+	k := g.rng.IntN(10)
+	switch {
+	case k < 3 || (readOnly && k < 8):
+		r := g.rangeOp()
+		return Op{Range: &r}
+	case k < 6:
+		r := g.put()
+		return Op{Put: &r}
+	case k < 8:
+		r := g.deleteRange()
+		return Op{Delete: &r}
+	case depth < 2:
+		r := g.txn(depth+1, readOnly)
+		return Op{Txn: &r}
+	}
+	r := g.rangeOp()
+	return Op{Range: &r}
+}

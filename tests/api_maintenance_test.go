@@ -1,0 +1,293 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStatusAndCompact covers GET /v1/status, POST /v1/compact and
+// POST /v1/defrag.
+func TestStatusAndCompact(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for i := range 20 {
+		s.put(t, fmt.Sprintf("k%d", i%5), strings.Repeat("v", 1000))
+	}
+	r := s.do(t, "GET", "/v1/status", nil).want(t, http.StatusOK)
+	var fields map[string]json.RawMessage
+	r.decode(t, &fields)
+	want := []string{"alarms", "compact_revision", "db_size", "db_size_in_use", "header", "keys", "leases", "revision", "version", "watchers"}
+	if got := slices.Sorted(maps.Keys(fields)); !slices.Equal(got, want) {
+		t.Errorf("GET /v1/status fields = %v, want %v", got, want)
+	}
+	var st statusResponse
+	r.decode(t, &st)
+	if st.Version != "0.1.0" || st.Revision != 21 || st.Header.Revision != 21 || st.CompactRevision != 0 ||
+		st.Keys != 5 || st.Leases != 0 || st.DBSize <= 0 || st.DBSizeInUse <= 0 || st.DBSizeInUse > st.DBSize ||
+		st.Alarms == nil || len(st.Alarms) != 0 {
+		t.Errorf("GET /v1/status = %s, want version 0.1.0, revision 21, 5 keys, sizes, no alarms", r.body)
+	}
+
+	compact := func(body string) *reply { return s.do(t, "POST", "/v1/compact", []byte(body)) }
+	if rev := compact(`{"revision":10}`).want(t, http.StatusOK).revision(t); rev != 21 {
+		t.Errorf("POST /v1/compact: header.revision %d, want the current 21", rev)
+	}
+	if st := s.status(t); st.CompactRevision != 10 || st.Revision != 21 {
+		t.Errorf("after compacting at 10: status compact_revision %d, revision %d; want 10, 21", st.CompactRevision, st.Revision)
+	}
+	for _, tt := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"revision":10}`, 410, "compacted"},
+		{`{"revision":9}`, 410, "compacted"},
+		{`{"revision":22}`, 400, "future_revision"},
+		{`{"revision":0}`, 400, "invalid_argument"},
+		{`{"revision":-1}`, 400, "invalid_argument"},
+		{`{}`, 400, "invalid_argument"},
+		{`{"revision":"12"}`, 400, "invalid_argument"},
+		{`{"revision":12,"physical":"yes"}`, 400, "invalid_argument"},
+		{`{"rev":12}`, 400, "invalid_argument"},
+		{`[12]`, 400, "invalid_argument"},
+		{``, 400, "invalid_argument"},
+	} {
+		e := compact(tt.body).wantError(t, tt.status, tt.code)
+		if tt.status == 410 && e.CompactRevision != 10 {
+			t.Errorf("POST /v1/compact %s: compact_revision %d, want 10", tt.body, e.CompactRevision)
+		}
+	}
+	compact(`{"revision":21,"physical":true}`).want(t, http.StatusOK)
+	s.do(t, "GET", "/v1/kv?revision=20", nil).wantError(t, http.StatusGone, "compacted")
+	s.do(t, "GET", "/v1/kv?revision=21", nil).want(t, http.StatusOK)
+
+	var d struct {
+		Header wireHeader `json:"header"`
+		DBSize int64      `json:"db_size"`
+	}
+	r = s.do(t, "POST", "/v1/defrag", nil).ok(t, http.StatusOK, &d)
+	if d.DBSize <= 0 || d.Header.Revision != 21 {
+		t.Errorf("%s = %s, want a db_size and header revision 21", r.req, r.body)
+	}
+	if st := s.status(t); st.DBSize != d.DBSize {
+		t.Errorf("after defrag: status db_size %d, want %d as defrag said", st.DBSize, d.DBSize)
+	}
+	for i := range 5 {
+		if kv := s.get(t, fmt.Sprintf("k%d", i)); kv.Version != 4 {
+			t.Errorf("after compaction and defrag: k%d %s, want version 4", i, kv.String())
+		}
+	}
+
+	// The revision and the compaction outlive a restart.
+	s.Restart()
+	if st := s.status(t); st.Revision != 21 || st.CompactRevision != 21 || st.Keys != 5 {
+		t.Errorf("after a restart: status revision %d, compact_revision %d, keys %d; want 21, 21, 5", st.Revision, st.CompactRevision, st.Keys)
+	}
+	s.do(t, "GET", "/v1/kv?revision=20", nil).wantError(t, http.StatusGone, "compacted")
+	compact(`{"revision":21}`).wantError(t, http.StatusGone, "compacted")
+	if rev := s.put(t, "k0", "after"); rev != 22 {
+		t.Errorf("the first put after a restart at revision 21 made revision %d, want 22", rev)
+	}
+}
+
+// TestServiceRoutes covers /health, unknown routes and methods, and that
+// every error is JSON.
+func TestServiceRoutes(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	r := s.do(t, "GET", "/health", nil).want(t, http.StatusOK)
+	if strings.TrimSpace(string(r.body)) != `{"health":true}` {
+		t.Errorf("GET /health = %s, want {\"health\":true}", r.body)
+	}
+	tests := []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/v1/nothing", 404},
+		{"GET", "/v2/kv/a", 404},
+		{"GET", "/v1", 404},
+		{"POST", "/v1/leases/1/renew", 404},
+		{"PATCH", "/v1/kv/a", 405},
+		{"POST", "/v1/kv/a", 405},
+		{"GET", "/v1/txn", 405},
+		{"PUT", "/v1/compact", 405},
+		{"POST", "/v1/status", 405},
+		{"DELETE", "/v1/watch", 405},
+		{"PUT", "/v1/leases", 405},
+		{"POST", "/health", 405},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r := s.do(t, tt.method, tt.path, nil)
+			if r.status != tt.status {
+				t.Fatalf("%s = %d %s, want %d", r.req, r.status, r.body, tt.status)
+			}
+			// checkReply has checked the error's shape already.
+			if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("%s: Content-Type %q, want application/json; charset=utf-8", r.req, ct)
+			}
+		})
+	}
+}
+
+// TestMalformedJSON: every endpoint taking a JSON body answers 400
+// invalid_argument to a malformed one.
+func TestMalformedJSON(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	bodies := []string{``, `{`, `{"ttl":1,}`, `null x`, `{"a":1}{"a":2}`, "\xff", `"string"`, `{"revision":1e400}`}
+	for _, path := range []string{"/v1/txn", "/v1/compact", "/v1/leases"} {
+		for _, b := range bodies {
+			t.Run(fmt.Sprintf("%s %q", path, b), func(t *testing.T) {
+				s.do(t, "POST", path, []byte(b), "Content-Type", "application/json").wantError(t, http.StatusBadRequest, "invalid_argument")
+			})
+		}
+	}
+}
+
+// TestRequestTooLarge: bodies over --max-request-bytes answer 413, with a
+// Content-Length or without one.
+func TestRequestTooLarge(t *testing.T) {
+	t.Parallel()
+	const limit = 1024
+	s := startServer(t, fmt.Sprintf("--max-request-bytes=%d", limit))
+	big := bytes.Repeat([]byte("x"), limit+1)
+	s.do(t, "PUT", "/v1/kv/k", big[:limit]).want(t, http.StatusOK)
+
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    []byte
+		chunked bool
+	}{
+		{"put", "PUT", "/v1/kv/k", big, false},
+		{"put chunked", "PUT", "/v1/kv/k", big, true},
+		{"put much larger", "PUT", "/v1/kv/k", bytes.Repeat(big, 100), false},
+		{"txn", "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"k","value":"` + string(big) + `"}}]}`), false},
+		{"txn chunked", "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"k","value":"` + string(big) + `"}}]}`), true},
+		{"lease", "POST", "/v1/leases", []byte(`{"ttl":60` + strings.Repeat(" ", limit) + `}`), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body io.Reader = bytes.NewReader(tt.body)
+			if tt.chunked {
+				body = io.MultiReader(body) // hides the length: sent chunked
+			}
+			req, err := http.NewRequest(tt.method, s.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := s.client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			r := &reply{req: tt.method + " " + tt.path, status: resp.StatusCode, header: resp.Header, body: b}
+			checkReply(t, r)
+			r.wantError(t, http.StatusRequestEntityTooLarge, "request_too_large")
+		})
+	}
+	if kv := s.get(t, "k"); len(kv.value()) != limit || kv.Version != 1 {
+		t.Errorf("after the refused requests k is %d bytes at version %d, want the first %d-byte value", len(kv.value()), kv.Version, limit)
+	}
+}
+
+// TestNoSpace fills a backend with a tiny quota until the NOSPACE alarm
+// goes off: writes that add data answer 507, reads and deletes still work,
+// and after deleting, compacting and defragmenting the alarm disarms and
+// writes work again.
+func TestNoSpace(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--quota-backend-bytes=150000")
+	value := bytes.Repeat([]byte("v"), 4000)
+	var acked []string
+	for i := 0; ; i++ {
+		if i == 200 {
+			t.Fatalf("200 puts of %d bytes did not exceed a quota of 150000 bytes", len(value))
+		}
+		key := fmt.Sprintf("fill/%03d", i)
+		r := s.do(t, "PUT", keyPath(key), value)
+		if r.status == http.StatusInsufficientStorage {
+			r.wantError(t, http.StatusInsufficientStorage, "no_space")
+			break
+		}
+		r.want(t, http.StatusOK)
+		acked = append(acked, key)
+	}
+	if len(acked) == 0 {
+		t.Fatal("the first put already answered 507")
+	}
+
+	var alarms struct {
+		Header wireHeader `json:"header"`
+		Alarms []string   `json:"alarms"`
+	}
+	s.do(t, "GET", "/v1/alarms", nil).ok(t, http.StatusOK, &alarms)
+	if !slices.Equal(alarms.Alarms, []string{"NOSPACE"}) {
+		t.Fatalf("GET /v1/alarms = %v, want [NOSPACE]", alarms.Alarms)
+	}
+	if st := s.status(t); !slices.Equal(st.Alarms, []string{"NOSPACE"}) {
+		t.Errorf("GET /v1/status: alarms %v, want [NOSPACE]", st.Alarms)
+	}
+	r := s.do(t, "GET", "/health", nil)
+	if r.status != http.StatusServiceUnavailable {
+		t.Errorf("GET /health with NOSPACE = %d %s, want 503", r.status, r.body)
+	}
+
+	// Writes that add data are refused, even tiny ones.
+	s.do(t, "PUT", "/v1/kv/small", []byte("x")).wantError(t, http.StatusInsufficientStorage, "no_space")
+	s.do(t, "PUT", keyPath(acked[0])+"?ignore_value=true", nil).wantError(t, http.StatusInsufficientStorage, "no_space")
+	s.txn(t, `{"success":[{"put":{"key":"small","value":"x"}}]}`).wantError(t, http.StatusInsufficientStorage, "no_space")
+	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).wantError(t, http.StatusInsufficientStorage, "no_space")
+	// Reads, read-only txns and deletes work.
+	if kv := s.get(t, acked[0]); kv.value() != string(value) {
+		t.Errorf("GET %s under NOSPACE = %d bytes, want the %d written", acked[0], len(kv.value()), len(value))
+	}
+	s.txn(t, `{"success":[{"range":{"key":"fill/","prefix":true,"count_only":true}}]}`).want(t, http.StatusOK)
+	var del deleteResponse
+	s.do(t, "DELETE", "/v1/kv?key=fill/&prefix=true", nil).ok(t, http.StatusOK, &del)
+	if del.Deleted != int64(len(acked)) {
+		t.Errorf("DELETE of the filled keys under NOSPACE: deleted %d, want %d", del.Deleted, len(acked))
+	}
+	// The alarm stays until disarmed.
+	s.do(t, "PUT", "/v1/kv/small", []byte("x")).wantError(t, http.StatusInsufficientStorage, "no_space")
+
+	// Reclaim the space, then disarm.
+	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, del.Header.Revision))).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/defrag", nil).want(t, http.StatusOK)
+	s.do(t, "DELETE", "/v1/alarms", nil).ok(t, http.StatusOK, &alarms)
+	if len(alarms.Alarms) != 0 {
+		t.Errorf("DELETE /v1/alarms = %v, want none left", alarms.Alarms)
+	}
+	s.do(t, "PUT", "/v1/kv/small", []byte("x")).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).want(t, http.StatusCreated)
+	s.do(t, "GET", "/health", nil).want(t, http.StatusOK)
+	if st := s.status(t); len(st.Alarms) != 0 {
+		t.Errorf("GET /v1/status after disarming: alarms %v, want none", st.Alarms)
+	}
+
+	// Full again: the alarm outlives a restart, as in etcd.
+	for i := 0; ; i++ {
+		if i == 200 {
+			t.Fatal("could not fill the backend a second time")
+		}
+		if r := s.do(t, "PUT", keyPath(fmt.Sprintf("again/%03d", i)), value); r.status == http.StatusInsufficientStorage {
+			break
+		}
+	}
+	s.Restart()
+	s.do(t, "GET", "/v1/alarms", nil).ok(t, http.StatusOK, &alarms)
+	if !slices.Equal(alarms.Alarms, []string{"NOSPACE"}) {
+		t.Errorf("GET /v1/alarms after a restart = %v, want [NOSPACE]", alarms.Alarms)
+	}
+	s.do(t, "PUT", "/v1/kv/small", []byte("y")).wantError(t, http.StatusInsufficientStorage, "no_space")
+}

@@ -1,0 +1,762 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Bounds on waiting for the server. They are generous because the server
+// is built with -race when the tests are, and CI machines are slow; a
+// healthy server answers well within them.
+const (
+	serverStartTimeout = 30 * time.Second
+	serverStopTimeout  = 20 * time.Second
+	requestTimeout     = 30 * time.Second
+)
+
+// serverBuild is the httpkv binary, built once per test process.
+var serverBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// serverBinary returns the path of the httpkv binary built from this
+// checkout, building it on first use. It is built with -race when this
+// test binary is, so that the end-to-end tests check the server too.
+func serverBinary(tb testing.TB) string {
+	tb.Helper()
+	serverBuild.once.Do(func() { serverBuild.path, serverBuild.err = buildServer() })
+	if serverBuild.err != nil {
+		tb.Fatalf("building cmd/httpkv: %v", serverBuild.err)
+	}
+	return serverBuild.path
+}
+
+// buildServer builds cmd/httpkv into <tmp>/httpkv-e2e-<uid>/<pid>/httpkv.
+// Without a TestMain of its own the test process cannot remove the binary
+// when it ends, so each build removes those left by processes that have
+// ended instead.
+func buildServer() (string, error) {
+	root := filepath.Join(os.TempDir(), fmt.Sprintf("httpkv-e2e-%d", os.Getuid()))
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", err
+	}
+	removeStaleBuilds(root)
+	dir := filepath.Join(root, strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "httpkv")
+	args := []string{"build", "-o", bin}
+	if raceEnabled() {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/httpkv/httpkv/cmd/httpkv")
+	// go test puts the go command of its toolchain first in PATH.
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, nil
+}
+
+// removeStaleBuilds removes the build directories under root whose test
+// process no longer runs.
+func removeStaleBuilds(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+}
+
+// raceEnabled reports whether this test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// server is a running httpkv process with its own data directory. URL and
+// DataDir stay the same across Restart. Its methods other than the HTTP
+// helpers are for the test's goroutine only.
+type server struct {
+	URL     string // http://127.0.0.1:port, no trailing slash
+	DataDir string
+
+	tb      testing.TB
+	args    []string // flags after --listen and --data-dir
+	addr    string
+	client  *http.Client // for requests, with a timeout
+	streams *http.Client // for watch streams, without one
+
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd has exited
+	waitErr error         // set before exited is closed
+	stderr  *tailBuffer
+}
+
+// serverLine is the line httpkv prints on stdout once it listens.
+var serverLine = regexp.MustCompile(`^httpkv \S+ serving on (http://\S+)$`)
+
+// startServer starts httpkv on a free port of 127.0.0.1 with a fresh data
+// directory and waits until GET /health answers 200. By default fsync is
+// off and only warnings are logged; extraArgs come after the defaults, so
+// "--unsafe-no-fsync=false" or "--log-level=info" override them. The
+// server is stopped with SIGTERM on cleanup, and the test fails if it
+// then does not exit cleanly or reported a data race.
+func startServer(tb testing.TB, extraArgs ...string) *server {
+	tb.Helper()
+	s := &server{
+		DataDir: tb.TempDir(),
+		tb:      tb,
+		args:    append([]string{"--unsafe-no-fsync", "--log-level=warn"}, extraArgs...),
+		client:  &http.Client{Timeout: requestTimeout},
+		streams: &http.Client{Transport: &http.Transport{}},
+	}
+	tb.Cleanup(func() {
+		if s.running() {
+			s.Stop()
+		}
+		s.client.CloseIdleConnections()
+		s.streams.CloseIdleConnections()
+		if tb.Failed() && s.stderr != nil && s.stderr.String() != "" {
+			tb.Logf("httpkv stderr (the end of it):\n%s", s.stderr)
+		}
+	})
+	s.start("127.0.0.1:0")
+	return s
+}
+
+// start runs the binary listening on listen and waits until it is healthy.
+func (s *server) start(listen string) {
+	s.tb.Helper()
+	args := append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	cmd := exec.Command(serverBinary(s.tb), args...)
+	// A binary built with -race sleeps a second before exiting unless told
+	// not to; the tests stop servers often.
+	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	firstLine := newFirstLineWriter()
+	s.stderr = &tailBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = firstLine, s.stderr
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatalf("start httpkv %s: %v", strings.Join(args, " "), err)
+	}
+	exited := make(chan struct{})
+	s.cmd, s.exited = cmd, exited
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	timer := time.NewTimer(serverStartTimeout)
+	defer timer.Stop()
+	var line string
+	select {
+	case line = <-firstLine.line:
+	case <-s.exited:
+		s.tb.Fatalf("httpkv %s exited (%v) before serving; stderr:\n%s", strings.Join(args, " "), s.waitErr, s.stderr)
+	case <-timer.C:
+		s.tb.Fatalf("httpkv printed no address within %v; stderr:\n%s", serverStartTimeout, s.stderr)
+	}
+	m := serverLine.FindStringSubmatch(line)
+	if m == nil {
+		s.tb.Fatalf("httpkv printed %q, want \"httpkv <version> serving on http://<addr>\"", line)
+	}
+	if s.URL == "" {
+		s.URL = m[1]
+		s.addr = strings.TrimPrefix(m[1], "http://")
+	} else if m[1] != s.URL {
+		s.tb.Fatalf("httpkv restarted on %s, want %s", m[1], s.URL)
+	}
+	s.waitHealthy()
+}
+
+// waitHealthy polls GET /health until it answers 200, or 503 for an
+// active alarm: a server restarted over a full backend serves, and says
+// so.
+func (s *server) waitHealthy() {
+	s.tb.Helper()
+	deadline := time.Now().Add(serverStartTimeout)
+	var last string
+	for {
+		resp, err := s.client.Get(s.URL + "/health")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var h struct {
+				Reason string `json:"reason"`
+			}
+			alarm := resp.StatusCode == http.StatusServiceUnavailable &&
+				json.Unmarshal(body, &h) == nil && strings.HasPrefix(h.Reason, "ALARM")
+			if resp.StatusCode == http.StatusOK || alarm {
+				return
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("GET /health did not answer 200 within %v; last: %s", serverStartTimeout, last)
+		}
+		select {
+		case <-s.exited:
+			s.tb.Fatalf("httpkv exited (%v) while waiting for /health; stderr:\n%s", s.waitErr, s.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *server) running() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop sends SIGTERM and waits for the process to exit, killing it if it
+// does not within serverStopTimeout. The test fails unless it exited with
+// status 0 and reported no data race.
+func (s *server) Stop() {
+	s.tb.Helper()
+	if !s.running() {
+		s.tb.Fatalf("Stop: httpkv is not running")
+	}
+	// The server waits up to 5s for a connection that never sent a
+	// request; the client may hold such a spare one.
+	s.client.CloseIdleConnections()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		s.tb.Fatalf("SIGTERM httpkv: %v", err)
+	}
+	timer := time.NewTimer(serverStopTimeout)
+	defer timer.Stop()
+	select {
+	case <-s.exited:
+	case <-timer.C:
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		s.tb.Errorf("httpkv did not exit within %v of SIGTERM; killed it; stderr:\n%s", serverStopTimeout, s.stderr)
+		return
+	}
+	if s.waitErr != nil {
+		s.tb.Errorf("httpkv exited after SIGTERM with %v, want status 0; stderr:\n%s", s.waitErr, s.stderr)
+	}
+	s.checkStderr()
+}
+
+// Kill sends SIGKILL and waits for the process to exit.
+func (s *server) Kill() {
+	s.tb.Helper()
+	if !s.running() {
+		s.tb.Fatalf("Kill: httpkv is not running")
+	}
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		s.tb.Fatalf("SIGKILL httpkv: %v", err)
+	}
+	<-s.exited
+	if st := s.cmd.ProcessState; st == nil || st.ExitCode() != -1 {
+		s.tb.Fatalf("httpkv exited by itself (%v) before SIGKILL; stderr:\n%s", s.waitErr, s.stderr)
+	}
+	s.checkStderr()
+}
+
+// Restart stops the server if it runs (SIGTERM) and starts it again on
+// the same address and data directory.
+func (s *server) Restart() {
+	s.tb.Helper()
+	if s.running() {
+		s.Stop()
+	}
+	s.client.CloseIdleConnections()
+	s.start(s.addr)
+}
+
+// checkStderr fails the test if the server's race detector spoke.
+func (s *server) checkStderr() {
+	s.tb.Helper()
+	if s.stderr.raced() {
+		s.tb.Errorf("httpkv reported a data race:\n%s", s.stderr)
+	}
+}
+
+// firstLineWriter is a process's stdout that hands its first line over.
+type firstLineWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	sent bool
+	line chan string
+}
+
+func newFirstLineWriter() *firstLineWriter { return &firstLineWriter{line: make(chan string, 1)} }
+
+func (w *firstLineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	if i := bytes.IndexByte(w.buf, '\n'); i >= 0 {
+		w.line <- string(w.buf[:i])
+		w.sent, w.buf = true, nil
+	}
+	return len(p), nil
+}
+
+// tailBuffer keeps the last max bytes written to it, and whether a data
+// race report went through it.
+type tailBuffer struct {
+	mu   sync.Mutex
+	max  int
+	buf  []byte
+	race bool
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	// Check before trimming, with enough of the previous write kept to see
+	// a marker split across two writes.
+	if bytes.Contains(b.buf[max(0, len(b.buf)-len(p)-32):], []byte("WARNING: DATA RACE")) {
+		b.race = true
+	}
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) raced() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.race
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// reply is an HTTP answer read in full.
+type reply struct {
+	req    string // "PUT /v1/kv/a", for messages
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request to the server and reads the answer. header is a list
+// of name, value pairs. Every answer passes checkReply.
+func (s *server) do(tb testing.TB, method, path string, body []byte, header ...string) *reply {
+	tb.Helper()
+	return s.doContext(tb, context.Background(), method, path, body, header...)
+}
+
+func (s *server) doContext(tb testing.TB, ctx context.Context, method, path string, body []byte, header ...string) *reply {
+	tb.Helper()
+	r, err := s.send(ctx, method, path, body, header...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	checkReply(tb, r)
+	return r
+}
+
+// send is do without the checks, and returning transport errors, for
+// callers that expect them (a server being killed).
+func (s *server) send(ctx context.Context, method, path string, body []byte, header ...string) (*reply, error) {
+	if len(header)%2 != 0 {
+		panic("header is a list of name, value pairs")
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	for i := 0; i < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the body: %w", method, path, err)
+	}
+	return &reply{req: method + " " + path, status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// checkReply checks what holds for every answer of the API: a JSON body
+// is one object with no key-like field next to its *_base64 twin; an
+// error is {"error":{"code","message",...}}; and a header revision equals
+// X-Revision.
+func checkReply(tb testing.TB, r *reply) {
+	tb.Helper()
+	isJSON := strings.HasPrefix(r.header.Get("Content-Type"), "application/json")
+	if r.status >= 400 && !isJSON {
+		tb.Fatalf("%s = %d with Content-Type %q, want an application/json error; body %q",
+			r.req, r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if !isJSON {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &obj); err != nil {
+		tb.Fatalf("%s = %d with body %q: not a JSON object: %v", r.req, r.status, r.body, err)
+	}
+	if err := checkTwins(r.body); err != nil {
+		tb.Fatalf("%s = %s: %v", r.req, r.body, err)
+	}
+	if strings.HasPrefix(r.req, "GET /health") {
+		// Health is an answer, not an error: {"health":false,...} with 503.
+		var h struct {
+			Health *bool `json:"health"`
+		}
+		if err := json.Unmarshal(r.body, &h); err != nil || h.Health == nil || *h.Health != (r.status == http.StatusOK) {
+			tb.Fatalf("%s = %d %s, want {\"health\":true} with 200 or false with 503", r.req, r.status, r.body)
+		}
+		return
+	}
+	if r.status >= 400 {
+		checkErrorBody(tb, r)
+		return
+	}
+	raw, ok := obj["header"]
+	if !ok && reflectsState(r.req) {
+		tb.Fatalf("%s = %d %s: no header", r.req, r.status, r.body)
+	}
+	if ok {
+		var h wireHeader
+		if err := json.Unmarshal(raw, &h); err != nil || h.Revision <= 0 {
+			tb.Fatalf("%s = %s: header %s has no positive revision", r.req, r.body, raw)
+		}
+		if got := r.header.Get("X-Revision"); got != strconv.FormatInt(h.Revision, 10) {
+			tb.Fatalf("%s: X-Revision = %q, want %d as in the body's header", r.req, got, h.Revision)
+		}
+	}
+}
+
+// reflectsState reports whether a request's successful answer reflects
+// the store's state, and so must carry a header.
+func reflectsState(req string) bool {
+	_, path, _ := strings.Cut(req, " ")
+	path, _, _ = strings.Cut(path, "?")
+	for _, p := range []string{"/v1/kv", "/v1/txn", "/v1/leases", "/v1/compact", "/v1/status", "/v1/defrag", "/v1/alarms"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkErrorBody checks an error answer's shape: only "error" at the top,
+// holding non-empty string "code" and "message".
+func checkErrorBody(tb testing.TB, r *reply) {
+	tb.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &top); err != nil || len(top) != 1 || top["error"] == nil {
+		tb.Fatalf("%s = %d %s, want {\"error\":{...}} alone", r.req, r.status, r.body)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(top["error"], &e); err != nil {
+		tb.Fatalf("%s = %d %s: error is not an object", r.req, r.status, r.body)
+	}
+	for _, f := range []string{"code", "message"} {
+		if s, ok := e[f].(string); !ok || s == "" {
+			tb.Fatalf("%s = %d %s: error.%s is not a non-empty string", r.req, r.status, r.body, f)
+		}
+	}
+}
+
+// checkTwins walks a JSON document and reports an object holding a field
+// and its *_base64 twin both.
+func checkTwins(doc []byte) error {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return err
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, sub := range v {
+				if strings.HasSuffix(k, "_base64") {
+					if _, both := v[strings.TrimSuffix(k, "_base64")]; both {
+						return fmt.Errorf("object has both %q and %q", strings.TrimSuffix(k, "_base64"), k)
+					}
+				}
+				if err := walk(sub); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, sub := range v {
+				if err := walk(sub); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(v)
+}
+
+// want fails unless the answer has the status.
+func (r *reply) want(tb testing.TB, status int) *reply {
+	tb.Helper()
+	if r.status != status {
+		tb.Fatalf("%s = %d %s, want %d", r.req, r.status, bytes.TrimSpace(r.body), status)
+	}
+	return r
+}
+
+// decode unmarshals the body into v.
+func (r *reply) decode(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		tb.Fatalf("%s = %s: decoding into %T: %v", r.req, r.body, v, err)
+	}
+}
+
+// ok checks the status and decodes the body into v, if not nil.
+func (r *reply) ok(tb testing.TB, status int, v any) *reply {
+	tb.Helper()
+	r.want(tb, status)
+	if v != nil {
+		r.decode(tb, v)
+	}
+	return r
+}
+
+// wireError is the error object of an error answer.
+type wireError struct {
+	Code            string  `json:"code"`
+	Message         string  `json:"message"`
+	CompactRevision int64   `json:"compact_revision"`
+	Revision        int64   `json:"revision"`
+	KV              *wireKV `json:"kv"`
+}
+
+// wantError fails unless the answer is the error with the status and code,
+// and returns it.
+func (r *reply) wantError(tb testing.TB, status int, code string) wireError {
+	tb.Helper()
+	var body struct {
+		Error wireError `json:"error"`
+	}
+	if r.status != status || json.Unmarshal(r.body, &body) != nil || body.Error.Code != code {
+		tb.Fatalf("%s = %d %s, want %d with code %q", r.req, r.status, bytes.TrimSpace(r.body), status, code)
+	}
+	return body.Error
+}
+
+// revision returns the answer's header revision, which it must have.
+func (r *reply) revision(tb testing.TB) int64 {
+	tb.Helper()
+	var body struct {
+		Header *wireHeader `json:"header"`
+	}
+	r.decode(tb, &body)
+	if body.Header == nil {
+		tb.Fatalf("%s = %s: no header", r.req, r.body)
+	}
+	return body.Header.Revision
+}
+
+// Wire types of the API, decoded loosely: extensions are allowed.
+type (
+	wireHeader struct {
+		Revision int64 `json:"revision"`
+	}
+	wireKV struct {
+		Key            *string `json:"key"`
+		KeyBase64      []byte  `json:"key_base64"`
+		Value          *string `json:"value"`
+		ValueBase64    []byte  `json:"value_base64"`
+		CreateRevision int64   `json:"create_revision"`
+		ModRevision    int64   `json:"mod_revision"`
+		Version        int64   `json:"version"`
+		Lease          int64   `json:"lease"`
+	}
+	putResponse struct {
+		Header wireHeader `json:"header"`
+		PrevKV *wireKV    `json:"prev_kv"`
+	}
+	getResponse struct {
+		Header wireHeader `json:"header"`
+		KV     wireKV     `json:"kv"`
+	}
+	deleteResponse struct {
+		Header  wireHeader `json:"header"`
+		Deleted int64      `json:"deleted"`
+		PrevKVs []wireKV   `json:"prev_kvs"`
+	}
+	listResponse struct {
+		Header        wireHeader `json:"header"`
+		KVs           []wireKV   `json:"kvs"`
+		Count         int64      `json:"count"`
+		More          bool       `json:"more"`
+		NextPageToken string     `json:"next_page_token"`
+	}
+	txnResponse struct {
+		Header    wireHeader      `json:"header"`
+		Succeeded bool            `json:"succeeded"`
+		Responses []txnOpResponse `json:"responses"`
+	}
+	txnOpResponse struct {
+		Put    *putResponse    `json:"put"`
+		Delete *deleteResponse `json:"delete"`
+		Range  *listResponse   `json:"range"`
+		Txn    *txnResponse    `json:"txn"`
+	}
+	statusResponse struct {
+		Header          wireHeader `json:"header"`
+		Version         string     `json:"version"`
+		Revision        int64      `json:"revision"`
+		CompactRevision int64      `json:"compact_revision"`
+		DBSize          int64      `json:"db_size"`
+		DBSizeInUse     int64      `json:"db_size_in_use"`
+		Keys            int64      `json:"keys"`
+		Leases          int64      `json:"leases"`
+		Watchers        struct {
+			Synced   int `json:"synced"`
+			Unsynced int `json:"unsynced"`
+			Victims  int `json:"victims"`
+		} `json:"watchers"`
+		Alarms []string `json:"alarms"`
+	}
+)
+
+// key returns the key's bytes from whichever form it came in.
+func (kv *wireKV) key() string {
+	if kv.Key != nil {
+		return *kv.Key
+	}
+	return string(kv.KeyBase64)
+}
+
+// value returns the value's bytes from whichever form it came in.
+func (kv *wireKV) value() string {
+	if kv.Value != nil {
+		return *kv.Value
+	}
+	return string(kv.ValueBase64)
+}
+
+func (kv *wireKV) String() string {
+	return fmt.Sprintf("{%q=%q create=%d mod=%d version=%d lease=%d}",
+		kv.key(), kv.value(), kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+}
+
+// keyPath returns /v1/kv/ and key with every byte but the unreserved ones
+// percent-encoded, "/" included.
+func keyPath(key string) string {
+	const unreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+	var b strings.Builder
+	b.WriteString("/v1/kv/")
+	for i := 0; i < len(key); i++ {
+		if strings.IndexByte(unreserved, key[i]) >= 0 {
+			b.WriteByte(key[i])
+		} else {
+			fmt.Fprintf(&b, "%%%02X", key[i])
+		}
+	}
+	return b.String()
+}
+
+// put writes key=value and returns the put's revision.
+func (s *server) put(tb testing.TB, key, value string) int64 {
+	tb.Helper()
+	var res putResponse
+	s.do(tb, "PUT", keyPath(key), []byte(value)).ok(tb, http.StatusOK, &res)
+	return res.Header.Revision
+}
+
+// get reads key at the current revision; it must exist.
+func (s *server) get(tb testing.TB, key string) wireKV {
+	tb.Helper()
+	var res getResponse
+	s.do(tb, "GET", keyPath(key), nil).ok(tb, http.StatusOK, &res)
+	return res.KV
+}
+
+// status returns GET /v1/status.
+func (s *server) status(tb testing.TB) statusResponse {
+	tb.Helper()
+	var st statusResponse
+	s.do(tb, "GET", "/v1/status", nil).ok(tb, http.StatusOK, &st)
+	return st
+}
+
+// txn posts a txn given as a JSON document and returns its answer.
+func (s *server) txn(tb testing.TB, doc string) *reply {
+	tb.Helper()
+	return s.do(tb, "POST", "/v1/txn", []byte(doc), "Content-Type", "application/json")
+}
+
+// jsonString quotes s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// eventually polls cond every 10ms until it holds or timeout passes, and
+// fails with what cond last said.
+func eventually(tb testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %v: %s", timeout, why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
