@@ -87,6 +87,11 @@ func (t *WriteTxn) writeKV(kv KeyValue, tombstone bool) error {
 	if err := t.keys.Put(revBytes(rev, tombstone), record); err != nil {
 		return fmt.Errorf("mvcc: write revision %v: %w", rev, err)
 	}
+	// The event and the index refer to the record's own copy of the key
+	// and value, never to the caller's buffers, which the caller may reuse
+	// while watchers still hold the event.
+	body := record[len(record)-len(kv.Key)-len(kv.Value):]
+	kv.Key, kv.Value = body[:len(kv.Key):len(kv.Key)], body[len(kv.Key):]
 	if tombstone {
 		if err := t.s.index.tombstone(kv.Key, rev); err != nil {
 			return fmt.Errorf("mvcc: tombstone %q: %w", kv.Key, err)

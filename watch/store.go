@@ -72,6 +72,9 @@ type Store struct {
 	victims     map[*watcher]Response
 	all         watcherSet
 	progressing watcherSet // watchers that asked for periodic progress
+	// progressPending holds the watchers owed an on-demand progress
+	// response once they catch up.
+	progressPending watcherSet
 	// notifiedRev is the newest revision offered to synced watchers; every
 	// revision up to it has been.
 	notifiedRev int64
@@ -116,17 +119,18 @@ func New(kv *mvcc.Store, opts Options) *Store {
 		opts.QueueLimit = DefaultQueueLimit
 	}
 	s := &Store{
-		kv:          kv,
-		opts:        opts,
-		synced:      newWatcherGroup(),
-		unsynced:    make(watcherSet),
-		victims:     make(map[*watcher]Response),
-		all:         make(watcherSet),
-		progressing: make(watcherSet),
-		notifiedRev: kv.Rev(),
-		pending:     make(map[int64]mvcc.Changes),
-		syncKick:    make(chan struct{}, 1),
-		stop:        make(chan struct{}),
+		kv:              kv,
+		opts:            opts,
+		synced:          newWatcherGroup(),
+		unsynced:        make(watcherSet),
+		victims:         make(map[*watcher]Response),
+		all:             make(watcherSet),
+		progressing:     make(watcherSet),
+		progressPending: make(watcherSet),
+		notifiedRev:     kv.Rev(),
+		pending:         make(map[int64]mvcc.Changes),
+		syncKick:        make(chan struct{}, 1),
+		stop:            make(chan struct{}),
 	}
 	s.wg.Add(3)
 	go s.syncLoop()
@@ -320,30 +324,15 @@ func (s *Store) remove(w *watcher) {
 	w.group = groupNone
 	delete(s.all, w)
 	delete(s.progressing, w)
+	delete(s.progressPending, w)
 }
 
-// cancel removes w and, if final is a compacted or canceled response,
-// queues it as the watcher's last.
-func (s *Store) cancel(w *watcher, final Response) {
+// cancel removes w and ends it with a canceled response.
+func (s *Store) cancel(w *watcher) {
 	s.mu.Lock()
 	s.remove(w)
 	s.mu.Unlock()
-	s.finish(w, final)
-}
-
-func (s *Store) finish(w *watcher, final Response) {
-	if final.CompactRevision != 0 || final.Canceled {
-		w.finish(final)
-	} else {
-		w.finish(Response{Canceled: true})
-	}
-	// Whatever stays queued will never be read.
-	w.mu.Lock()
-	if w.queued > 0 {
-		s.pendingEvents.Add(-int64(w.queued))
-		w.queued = 0
-	}
-	w.mu.Unlock()
+	w.finish(Response{Canceled: true})
 }
 
 // requestProgress queues a progress response for w now if it is caught up,
@@ -356,14 +345,14 @@ func (s *Store) requestProgress(w *watcher) {
 		return
 	}
 	if w.group != groupNone {
-		w.progressPending = true
+		s.progressPending[w] = struct{}{}
 	}
 }
 
 // sendProgress queues a bookmark at notifiedRev for a synced watcher: every
 // event up to it was queued before. The caller holds mu.
 func (s *Store) sendProgress(w *watcher) {
-	w.progressPending = false
+	delete(s.progressPending, w)
 	w.lastSent = time.Now().UnixNano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -379,7 +368,7 @@ func (s *Store) sendProgress(w *watcher) {
 func (s *Store) becomeSynced(w *watcher) {
 	w.group = groupSynced
 	s.synced.add(w)
-	if w.progressPending && w.next <= s.notifiedRev+1 {
+	if _, ok := s.progressPending[w]; ok && w.next <= s.notifiedRev+1 {
 		s.sendProgress(w)
 	}
 }
@@ -434,7 +423,7 @@ func (s *Store) Close() {
 		}
 		s.mu.Unlock()
 		for _, w := range ws {
-			s.finish(w, Response{Canceled: true, CancelReason: "shutting down"})
+			w.finish(Response{Canceled: true, CancelReason: "shutting down"})
 		}
 	})
 }

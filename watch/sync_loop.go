@@ -99,7 +99,7 @@ func (s *Store) syncPass() bool {
 		}
 		if t.next < compactRev {
 			s.remove(w)
-			s.finishLocked(w, Response{Revision: s.notifiedRev, CompactRevision: compactRev})
+			w.finish(Response{Revision: s.notifiedRev, CompactRevision: compactRev})
 			advanced = true
 			continue
 		}
@@ -120,9 +120,6 @@ func callHook(f func()) {
 		f()
 	}
 }
-
-// finishLocked is finish for a caller holding mu.
-func (s *Store) finishLocked(w *watcher, final Response) { s.finish(w, final) }
 
 // readHistory reads the events of revisions [from, upTo] from one snapshot,
 // stopping after the first whole revision that reaches limit events. It
@@ -264,8 +261,8 @@ func (s *Store) retryVictims() {
 		}
 	}
 	// On-demand progress waits for a future watcher to reach its start.
-	for w := range s.all {
-		if w.progressPending && w.group == groupSynced && w.next <= s.notifiedRev+1 {
+	for w := range s.progressPending {
+		if w.group == groupSynced && w.next <= s.notifiedRev+1 {
 			s.sendProgress(w)
 		}
 	}
@@ -276,7 +273,8 @@ func (s *Store) retryVictims() {
 
 // progressLoop sends progress responses to idle watchers that asked for
 // them: synced (so every event up to the revision was queued before),
-// with nothing queued, and not starting in the future.
+// with nothing queued (so a reader that stops reading finds one progress
+// waiting, not one per interval), and not starting in the future.
 func (s *Store) progressLoop() {
 	defer s.wg.Done()
 	interval := s.opts.ProgressInterval
@@ -291,7 +289,7 @@ func (s *Store) progressLoop() {
 		idleSince := time.Now().Add(-interval).UnixNano()
 		s.mu.Lock()
 		for w := range s.progressing {
-			if w.group == groupSynced && w.lastSent <= idleSince && w.next <= s.notifiedRev+1 && w.room(s.opts.QueueLimit) == s.opts.QueueLimit {
+			if w.group == groupSynced && w.lastSent <= idleSince && w.next <= s.notifiedRev+1 && w.empty() {
 				s.sendProgress(w)
 			}
 		}

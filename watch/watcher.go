@@ -72,10 +72,9 @@ type watcher struct {
 	progress bool
 
 	// Guarded by Store.mu.
-	next            int64 // the first revision not yet queued
-	group           group
-	progressPending bool  // an on-demand progress waits for the watcher to catch up
-	lastSent        int64 // unix nanoseconds of the last response queued
+	next     int64 // the first revision not yet queued
+	group    group
+	lastSent int64 // unix nanoseconds of the last response queued
 
 	// mu guards the queue between the store and the reader. Lock order:
 	// Store.mu, then watcher.mu.
@@ -125,7 +124,15 @@ func (w *watcher) room(limit int) int {
 	return limit - w.queued
 }
 
-// finish queues a final response and marks the watcher done.
+// empty reports whether nothing is queued, events or otherwise.
+func (w *watcher) empty() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) == 0
+}
+
+// finish queues a final response and marks the watcher done. Responses
+// queued before it stay, for the reader to take first.
 func (w *watcher) finish(r Response) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -135,6 +142,19 @@ func (w *watcher) finish(r Response) {
 	w.queue = append(w.queue, r)
 	w.done = true
 	w.signal()
+}
+
+// drop empties the queue of a canceled watcher but for its final response,
+// and returns how many events it held.
+func (w *watcher) drop() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.queued
+	if len(w.queue) > 0 {
+		w.queue = w.queue[len(w.queue)-1:]
+	}
+	w.queued = 0
+	return n
 }
 
 func (w *watcher) signal() {
@@ -221,8 +241,12 @@ func (st *Stream) Recv(ctx context.Context) ([]Response, error) {
 // up gets it once it has caught up.
 func (st *Stream) RequestProgress() { st.s.requestProgress(st.w) }
 
-// Close cancels the watcher and removes it from the store at once. It is
-// safe to call more than once.
+// Close cancels the watcher and removes it from the store at once.
+// Responses not yet taken are dropped: Next returns the final one only. It
+// is safe to call more than once.
 func (st *Stream) Close() {
-	st.once.Do(func() { st.s.cancel(st.w, Response{}) })
+	st.once.Do(func() {
+		st.s.cancel(st.w)
+		st.s.pendingEvents.Add(-int64(st.w.drop()))
+	})
 }
