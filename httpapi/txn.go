@@ -14,13 +14,18 @@ type (
 		Success []opJSON      `json:"success"`
 		Failure []opJSON      `json:"failure"`
 	}
-	compareJSON struct {
+	// selectorJSON names a key or a range, as the query parameters of
+	// GET /v1/kv do.
+	selectorJSON struct {
 		Key            *string `json:"key"`
 		KeyBase64      *string `json:"key_base64"`
 		RangeEnd       *string `json:"range_end"`
 		RangeEndBase64 *string `json:"range_end_base64"`
 		Prefix         bool    `json:"prefix"`
 		FromKey        bool    `json:"from_key"`
+	}
+	compareJSON struct {
+		selectorJSON
 		Target         string  `json:"target"`
 		Result         string  `json:"result"`
 		Value          *string `json:"value"`
@@ -47,31 +52,21 @@ type (
 		IgnoreLease bool    `json:"ignore_lease"`
 	}
 	rangeSelJSON struct {
-		Key            *string `json:"key"`
-		KeyBase64      *string `json:"key_base64"`
-		RangeEnd       *string `json:"range_end"`
-		RangeEndBase64 *string `json:"range_end_base64"`
-		Prefix         bool    `json:"prefix"`
-		FromKey        bool    `json:"from_key"`
-		PrevKV         bool    `json:"prev_kv"`
+		selectorJSON
+		PrevKV bool `json:"prev_kv"`
 	}
 	rangeOpJSON struct {
-		Key               *string `json:"key"`
-		KeyBase64         *string `json:"key_base64"`
-		RangeEnd          *string `json:"range_end"`
-		RangeEndBase64    *string `json:"range_end_base64"`
-		Prefix            bool    `json:"prefix"`
-		FromKey           bool    `json:"from_key"`
-		Revision          int64   `json:"revision"`
-		Limit             int64   `json:"limit"`
-		SortTarget        string  `json:"sort_target"`
-		SortOrder         string  `json:"sort_order"`
-		KeysOnly          bool    `json:"keys_only"`
-		CountOnly         bool    `json:"count_only"`
-		MinModRevision    int64   `json:"min_mod_revision"`
-		MaxModRevision    int64   `json:"max_mod_revision"`
-		MinCreateRevision int64   `json:"min_create_revision"`
-		MaxCreateRevision int64   `json:"max_create_revision"`
+		selectorJSON
+		Revision          int64  `json:"revision"`
+		Limit             int64  `json:"limit"`
+		SortTarget        string `json:"sort_target"`
+		SortOrder         string `json:"sort_order"`
+		KeysOnly          bool   `json:"keys_only"`
+		CountOnly         bool   `json:"count_only"`
+		MinModRevision    int64  `json:"min_mod_revision"`
+		MaxModRevision    int64  `json:"max_mod_revision"`
+		MinCreateRevision int64  `json:"min_create_revision"`
+		MaxCreateRevision int64  `json:"max_create_revision"`
 	}
 )
 
@@ -86,13 +81,14 @@ var (
 	}
 )
 
-// selection resolves key, range_end, prefix and from_key of a txn item.
-func selection(key, keyB64, end, endB64 *string, prefix, fromKey bool) (KeyRange, error) {
-	k, err := requireKey(twin{key, keyB64}, "key")
+// selection resolves key, range_end, prefix and from_key.
+func (j *selectorJSON) selection() (KeyRange, error) {
+	prefix, fromKey := j.Prefix, j.FromKey
+	k, err := requireKey(twin{j.Key, j.KeyBase64}, "key")
 	if err != nil {
 		return KeyRange{}, err
 	}
-	e, hasEnd, err := twin{end, endB64}.get("range_end")
+	e, hasEnd, err := twin{j.RangeEnd, j.RangeEndBase64}.get("range_end")
 	if err != nil {
 		return KeyRange{}, err
 	}
@@ -122,7 +118,7 @@ func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
 	var t mvcc.TxnRequest
 	for i := range j.Compare {
 		c := &j.Compare[i]
-		sel, err := selection(c.Key, c.KeyBase64, c.RangeEnd, c.RangeEndBase64, c.Prefix, c.FromKey)
+		sel, err := c.selection()
 		if err != nil {
 			return t, err
 		}
@@ -204,7 +200,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			}
 		case op.Delete != nil:
 			d := op.Delete
-			sel, err := selection(d.Key, d.KeyBase64, d.RangeEnd, d.RangeEndBase64, d.Prefix, d.FromKey)
+			sel, err := d.selection()
 			if err != nil {
 				return nil, err
 			}
@@ -215,7 +211,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			}
 		case op.Range != nil:
 			rj := op.Range
-			sel, err := selection(rj.Key, rj.KeyBase64, rj.RangeEnd, rj.RangeEndBase64, rj.Prefix, rj.FromKey)
+			sel, err := rj.selection()
 			if err != nil {
 				return nil, err
 			}
