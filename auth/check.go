@@ -1,14 +1,21 @@
 package auth
 
 import (
+	"bytes"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
 
-// dummyHash is compared against when the user does not exist, so that a
-// wrong name costs as much time as a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password"), bcrypt.MinCost)
+// dummyHash returns the hash compared against when the user does not
+// exist, made at the cost of real hashes so that a wrong name costs as
+// much time as a wrong password and does not tell which names exist.
+func (s *Store) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("not a password"), s.cfg.BcryptCost)
+	})
+	return s.dummy
+}
 
 // Authenticate checks a user's password and returns a new token and its
 // lifetime. Failed attempts are limited per user and per client address
@@ -18,19 +25,31 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 		return "", 0, ErrNotEnabled
 	}
 	keys := []string{"user:" + name, "addr:" + clientAddr}
-	if !s.limiter.allowed(keys...) {
+	if !s.limiter.begin(keys...) {
 		return "", 0, ErrTooManyAttempts
 	}
 	s.mu.RLock()
 	u, ok := s.users[name]
-	hash := dummyHash
+	hash := s.dummyHash()
 	if ok {
 		hash = u.Hash
 	}
 	s.mu.RUnlock()
 	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
+	s.limiter.end(!ok || err != nil, keys...)
 	if !ok || err != nil {
-		s.limiter.failed(keys...)
+		return "", 0, ErrBadCredentials
+	}
+	// Issue under the read lock, and only if the password checked is still
+	// the user's and auth still on: a change (password, deletion, disable)
+	// revokes tokens under the write lock, so one racing this request
+	// either sees the new token and revokes it, or is seen here.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.enabled {
+		return "", 0, ErrNotEnabled
+	}
+	if cur, ok := s.users[name]; !ok || !bytes.Equal(cur.Hash, hash) {
 		return "", 0, ErrBadCredentials
 	}
 	return s.tokens.issue(name, s.cfg.TokenTTL), s.cfg.TokenTTL, nil
@@ -96,22 +115,38 @@ func (s *Store) userGrants(name string) *grants {
 	return g
 }
 
+// Permissions are a user's merged permissions as they were when taken:
+// a request checks all its ranges against one state, at the cost of one
+// lookup.
+type Permissions struct{ g *grants }
+
+// Permissions returns the user's merged permissions; a user that does
+// not exist has none.
+func (s *Store) Permissions(user string) Permissions { return Permissions{s.userGrants(user)} }
+
+// Root reports whether the user holds the root role.
+func (p Permissions) Root() bool { return p.g.root }
+
+// Allowed reports whether the user may have access a on every key of the
+// selection (key, end), as Permission reads them.
+func (p Permissions) Allowed(a Access, key, end []byte) bool {
+	if p.g.root {
+		return true
+	}
+	if a&Read != 0 && !p.g.read.coversSel(key, end) {
+		return false
+	}
+	if a&Write != 0 && !p.g.write.coversSel(key, end) {
+		return false
+	}
+	return true
+}
+
 // IsRoot reports whether the user holds the root role.
-func (s *Store) IsRoot(user string) bool { return s.userGrants(user).root }
+func (s *Store) IsRoot(user string) bool { return s.Permissions(user).Root() }
 
 // Allowed reports whether the user may have access a on every key of the
 // selection (key, end), as Permission reads them.
 func (s *Store) Allowed(user string, a Access, key, end []byte) bool {
-	g := s.userGrants(user)
-	if g.root {
-		return true
-	}
-	want := toSpan(key, end)
-	if a&Read != 0 && !g.read.covers(want) {
-		return false
-	}
-	if a&Write != 0 && !g.write.covers(want) {
-		return false
-	}
-	return true
+	return s.Permissions(user).Allowed(a, key, end)
 }

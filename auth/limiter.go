@@ -18,7 +18,9 @@ const (
 
 // limiter rate-limits failed token requests by key ("user:x", "addr:y").
 // Only failures spend tokens; a request is refused while either its user
-// or its address has none left.
+// or its address has none left. An attempt under way holds a token of
+// each key until it ends, so concurrent attempts cannot all pass the
+// check before the first failure is counted.
 type limiter struct {
 	now func() time.Time
 	mu  sync.Mutex
@@ -28,6 +30,8 @@ type limiter struct {
 type limiterEntry struct {
 	l    *rate.Limiter
 	used time.Time
+	// pending counts the attempts under way, each holding a token.
+	pending int
 }
 
 func newLimiter(now func() time.Time) *limiter {
@@ -39,7 +43,7 @@ func (l *limiter) entry(key string, now time.Time) *limiterEntry {
 	if !ok {
 		if len(l.m) > 10000 {
 			for k, old := range l.m {
-				if now.Sub(old.used) > limiterIdle {
+				if old.pending == 0 && now.Sub(old.used) > limiterIdle {
 					delete(l.m, k)
 				}
 			}
@@ -51,25 +55,34 @@ func (l *limiter) entry(key string, now time.Time) *limiterEntry {
 	return e
 }
 
-// allowed reports whether a request for these keys may try at all.
-func (l *limiter) allowed(keys ...string) bool {
+// begin reports whether an attempt for these keys may go on; if so, it
+// holds a token of each key until end.
+func (l *limiter) begin(keys ...string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	for _, k := range keys {
-		if l.entry(k, now).l.TokensAt(now) < 1 {
+		e := l.entry(k, now)
+		if e.l.TokensAt(now) < float64(e.pending+1) {
 			return false
 		}
+	}
+	for _, k := range keys {
+		l.entry(k, now).pending++
 	}
 	return true
 }
 
-// failed spends a token for each key.
-func (l *limiter) failed(keys ...string) {
+// end releases the tokens begin held, spending them if the attempt failed.
+func (l *limiter) end(failed bool, keys ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	for _, k := range keys {
-		l.entry(k, now).l.AllowN(now, 1)
+		e := l.entry(k, now)
+		e.pending--
+		if failed {
+			e.l.AllowN(now, 1)
+		}
 	}
 }

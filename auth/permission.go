@@ -85,3 +85,24 @@ func (c coverage) covers(want span) bool {
 	s := c[i]
 	return !endBefore(s.end, want.end) && (s.end == nil || bytes.Compare(want.start, s.end) < 0)
 }
+
+// coversSel reports whether every key of the selection (key, end), as
+// Permission reads them, lies in the coverage. A single key, the common
+// case, is looked up without building its span.
+func (c coverage) coversSel(key, end []byte) bool {
+	if len(end) == 0 {
+		return c.coversKey(key)
+	}
+	return c.covers(toSpan(key, end))
+}
+
+// coversKey reports whether the single key k lies in the coverage. Its
+// span is [k, k+"\x00"), and no key lies strictly between k and
+// k+"\x00", so it lies in a span exactly when k does.
+func (c coverage) coversKey(k []byte) bool {
+	i, found := slices.BinarySearchFunc(c, k, func(s span, k []byte) int { return bytes.Compare(s.start, k) })
+	if !found {
+		i--
+	}
+	return i >= 0 && (c[i].end == nil || bytes.Compare(k, c[i].end) < 0)
+}

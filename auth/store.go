@@ -2,6 +2,7 @@ package auth
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -89,6 +90,10 @@ type Store struct {
 
 	tokens  *tokens
 	limiter *limiter
+
+	// dummy is the hash checked for unknown users; see dummyHash.
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // grants are a user's merged read and write coverage.
@@ -194,14 +199,22 @@ func (s *Store) change(check func() error, write func(b Bucket) error, apply fun
 	return nil
 }
 
+// errUnchanged stops a change that would leave the state as it is.
+var errUnchanged = errors.New("auth: unchanged")
+
 // SetEnabled enables or disables auth. Enabling needs a root user holding
-// the root role. Either way every token issued so far stops working.
+// the root role. Turning auth on or off ends every token issued so far;
+// asking for the state it already has changes nothing (as in etcd), so a
+// repeated enable does not log every client out.
 func (s *Store) SetEnabled(on bool) error {
 	v := []byte{0}
 	if on {
 		v[0] = 1
 	}
-	return s.change(func() error {
+	err := s.change(func() error {
+		if s.enabled == on {
+			return errUnchanged
+		}
 		if root, ok := s.users[RootUser]; on && (!ok || !slices.Contains(root.Roles, RootRole)) {
 			return ErrRootMissing
 		}
@@ -212,6 +225,10 @@ func (s *Store) SetEnabled(on bool) error {
 		s.enabled = on
 		s.tokens.clear()
 	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
 }
 
 func putJSON(b Bucket, bucket []byte, key string, v any) error {

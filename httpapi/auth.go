@@ -54,19 +54,49 @@ func (x authAuthorizer) Authorize(r *http.Request, a Access) error {
 	if err != nil {
 		return err
 	}
-	if x.a.IsRoot(user) {
+	return x.check(user, a)
+}
+
+// Identify returns the user r acts as; "" while auth is disabled.
+func (x authAuthorizer) Identify(r *http.Request) (string, error) {
+	if !x.a.Enabled() {
+		return "", nil
+	}
+	return x.a.UserOf(requestToken(r))
+}
+
+// Recheck decides a for user as things stand now, whatever became of the
+// token user authenticated with. Once auth is enabled, a caller that had
+// none ("") is refused.
+func (x authAuthorizer) Recheck(user string, a Access) error {
+	if !x.a.Enabled() {
+		return nil
+	}
+	if user == "" {
+		return auth.ErrUnauthenticated
+	}
+	if _, err := x.a.GetUser(user); err != nil {
+		return auth.ErrUnauthenticated
+	}
+	return x.check(user, a)
+}
+
+// check decides a for an authenticated user.
+func (x authAuthorizer) check(user string, a Access) error {
+	p := x.a.Permissions(user)
+	if p.Root() {
 		return nil
 	}
 	if a.Admin {
 		return auth.ErrPermissionDenied
 	}
 	for _, kr := range a.Read {
-		if !x.a.Allowed(user, auth.Read, kr.Key, kr.End) {
+		if !p.Allowed(auth.Read, kr.Key, kr.End) {
 			return auth.ErrPermissionDenied
 		}
 	}
 	for _, kr := range a.Write {
-		if !x.a.Allowed(user, auth.Write, kr.Key, kr.End) {
+		if !p.Allowed(auth.Write, kr.Key, kr.End) {
 			return auth.ErrPermissionDenied
 		}
 	}
@@ -86,6 +116,16 @@ func (h *Handler) authStore(w http.ResponseWriter) *auth.Store {
 }
 
 // authStatus serves GET /v1/auth/status; it needs no token.
+//
+//	@Summary		Whether auth is enabled
+//	@Description	Reports whether auth is enabled. It needs no token.
+//	@Tags			auth
+//	@ID				authStatus
+//	@Produce		json
+//	@Success		200	{object}	authStatusDoc	"Whether auth is enabled."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Router			/v1/auth/status [get]
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 	a := h.authStore(w)
 	if a == nil {
@@ -94,8 +134,42 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"enabled": a.Enabled()})
 }
 
-// authEnable and authDisable serve POST /v1/auth/enable and /disable.
-func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request)  { h.setAuth(w, r, true) }
+// authEnable serves POST /v1/auth/enable.
+//
+//	@Summary		Enable auth
+//	@Description	Enables auth: from then on every /v1 call but POST /v1/auth/token and GET /v1/auth/status needs a token. It needs a root user with the root role.
+//	@Tags			auth
+//	@ID				authEnable
+//	@Produce		json
+//	@Success		200	{object}	authStatusDoc	"Enabled."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: there is no root user with the root role."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/enable [post]
+func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, true) }
+
+// authDisable serves POST /v1/auth/disable.
+//
+//	@Summary		Disable auth
+//	@Description	Disables auth: no call needs a token any more.
+//	@Tags			auth
+//	@ID				authDisable
+//	@Produce		json
+//	@Success		200	{object}	authStatusDoc	"Disabled."
+//	@Failure		400	{object}	errorDoc	"invalid_argument."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/disable [post]
 func (h *Handler) authDisable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, false) }
 
 func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
@@ -111,6 +185,23 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 }
 
 // authToken serves POST /v1/auth/token; it needs no token.
+//
+//	@Summary		Get a token
+//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+//	@Tags			auth
+//	@ID				authToken
+//	@Accept			json
+//	@Produce		json
+//	@Param			credentials	body	credentialsDoc	true	"The user's name and password."
+//	@Success		200	{object}	tokenDoc	"The token."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or a bad field."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: a bad name or password."
+//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts; try again later."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Router			/v1/auth/token [post]
 func (h *Handler) authToken(w http.ResponseWriter, r *http.Request) {
 	a := h.authStore(w)
 	if a == nil {
@@ -152,12 +243,49 @@ type userJSON struct {
 	Roles []string `json:"roles"`
 }
 
+// listUsers serves GET /v1/auth/users.
+//
+//	@Summary		List users
+//	@Description	Lists every user's name, sorted.
+//	@Tags			auth
+//	@ID				listUsers
+//	@Produce		json
+//	@Success		200	{object}	userListDoc	"The users."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users [get]
 func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
 		writeJSON(w, http.StatusOK, map[string][]string{"users": a.Users()})
 	}
 }
 
+// addUser serves POST /v1/auth/users.
+//
+//	@Summary		Add a user
+//	@Description	Adds a user with no roles.
+//	@Tags			auth
+//	@ID				addUser
+//	@Accept			json
+//	@Produce		json
+//	@Param			user	body	credentialsDoc	true	"The new user's name and password."
+//	@Success		201	{object}	userDoc	"Added."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, an empty name or password."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		409	{object}	errorDoc	"already_exists: a user with that name exists."
+//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users [post]
 func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
@@ -178,6 +306,24 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, userJSON{Name: req.Name, Roles: []string{}})
 }
 
+// getUser serves GET /v1/auth/users/{name}.
+//
+//	@Summary		Get a user
+//	@Description	A user and the roles granted to it.
+//	@Tags			auth
+//	@ID				getUser
+//	@Produce		json
+//	@Param			name	path	string	true	"The user's name."
+//	@Success		200	{object}	userDoc	"The user."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"user_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users/{name} [get]
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
@@ -194,10 +340,51 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, userJSON{Name: u.Name, Roles: u.Roles})
 }
 
+// deleteUser serves DELETE /v1/auth/users/{name}.
+//
+//	@Summary		Delete a user
+//	@Description	Deletes a user; its tokens stop working.
+//	@Tags			auth
+//	@ID				deleteUser
+//	@Produce		json
+//	@Param			name	path	string	true	"The user's name."
+//	@Success		200	{object}	emptyDoc	"Deleted."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"user_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users/{name} [delete]
 func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteUser(chi.URLParam(r, "name")) })
 }
 
+// changePassword serves PUT /v1/auth/users/{name}/password.
+//
+//	@Summary		Change a user's password
+//	@Description	Sets a user's password.
+//	@Tags			auth
+//	@ID				changePassword
+//	@Accept			json
+//	@Produce		json
+//	@Param			name	path	string	true	"The user's name."
+//	@Param			password	body	passwordDoc	true	"The new password."
+//	@Success		200	{object}	emptyDoc	"Changed."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or an empty password."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"user_not_found."
+//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users/{name}/password [put]
 func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
@@ -217,12 +404,52 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+// grantRole serves PUT /v1/auth/users/{name}/roles/{role}.
+//
+//	@Summary		Grant a role to a user
+//	@Description	Grants the role to the user.
+//	@Tags			auth
+//	@ID				grantRole
+//	@Produce		json
+//	@Param			name	path	string	true	"The user's name."
+//	@Param			role	path	string	true	"The role's name."
+//	@Success		200	{object}	emptyDoc	"Granted."
+//	@Failure		400	{object}	errorDoc	"invalid_argument."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"user_not_found or role_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users/{name}/roles/{role} [put]
 func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
 		return a.GrantRole(chi.URLParam(r, "name"), chi.URLParam(r, "role"))
 	})
 }
 
+// revokeRole serves DELETE /v1/auth/users/{name}/roles/{role}.
+//
+//	@Summary		Revoke a role from a user
+//	@Description	Revokes the role from the user.
+//	@Tags			auth
+//	@ID				revokeRole
+//	@Produce		json
+//	@Param			name	path	string	true	"The user's name."
+//	@Param			role	path	string	true	"The role's name."
+//	@Success		200	{object}	emptyDoc	"Revoked."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"user_not_found or role_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/users/{name}/roles/{role} [delete]
 func (h *Handler) revokeRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
 		return a.RevokeRole(chi.URLParam(r, "name"), chi.URLParam(r, "role"))
@@ -242,12 +469,49 @@ func (h *Handler) adminChange(w http.ResponseWriter, r *http.Request, change fun
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+// listRoles serves GET /v1/auth/roles.
+//
+//	@Summary		List roles
+//	@Description	Lists every role's name, sorted.
+//	@Tags			auth
+//	@ID				listRoles
+//	@Produce		json
+//	@Success		200	{object}	roleListDoc	"The roles."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles [get]
 func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
 		writeJSON(w, http.StatusOK, map[string][]string{"roles": a.Roles()})
 	}
 }
 
+// addRole serves POST /v1/auth/roles.
+//
+//	@Summary		Add a role
+//	@Description	Adds a role with no permissions.
+//	@Tags			auth
+//	@ID				addRole
+//	@Accept			json
+//	@Produce		json
+//	@Param			role	body	roleNameDoc	true	"The new role's name."
+//	@Success		201	{object}	roleDoc	"Added."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or an empty name."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		409	{object}	errorDoc	"already_exists: a role with that name exists."
+//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles [post]
 func (h *Handler) addRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
@@ -290,6 +554,24 @@ func (p permissionJSON) MarshalJSON() ([]byte, error) {
 	return append(b, '"', '}'), nil
 }
 
+// getRole serves GET /v1/auth/roles/{name}.
+//
+//	@Summary		Get a role
+//	@Description	A role and its permissions.
+//	@Tags			auth
+//	@ID				getRole
+//	@Produce		json
+//	@Param			name	path	string	true	"The role's name."
+//	@Success		200	{object}	roleDoc	"The role."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"role_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles/{name} [get]
 func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
@@ -307,29 +589,65 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"name": role.Name, "permissions": perms})
 }
 
+// deleteRole serves DELETE /v1/auth/roles/{name}.
+//
+//	@Summary		Delete a role
+//	@Description	Deletes a role and revokes it from every user.
+//	@Tags			auth
+//	@ID				deleteRole
+//	@Produce		json
+//	@Param			name	path	string	true	"The role's name."
+//	@Success		200	{object}	emptyDoc	"Deleted."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"role_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles/{name} [delete]
 func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteRole(chi.URLParam(r, "name")) })
 }
 
+// grantPermission serves POST /v1/auth/roles/{name}/permissions.
+//
+//	@Summary		Grant a permission to a role
+//	@Description	Lets the role read, write or both on key alone, [key, range_end), every key with the prefix key (prefix=true) or every key >= key (from_key=true). A permission on the same range is replaced.
+//	@Tags			auth
+//	@ID				grantPermission
+//	@Accept			json
+//	@Produce		json
+//	@Param			name	path	string	true	"The role's name."
+//	@Param			permission	body	permissionRequestDoc	true	"The range and the access."
+//	@Success		200	{object}	emptyDoc	"Granted."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad range or type."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"role_not_found."
+//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles/{name}/permissions [post]
 func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {
 		return
 	}
 	var req struct {
-		Key            *string `json:"key"`
-		KeyBase64      *string `json:"key_base64"`
-		RangeEnd       *string `json:"range_end"`
-		RangeEndBase64 *string `json:"range_end_base64"`
-		Prefix         bool    `json:"prefix"`
-		FromKey        bool    `json:"from_key"`
-		Type           string  `json:"type"`
+		selectorJSON
+		Type string `json:"type"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	sel, err := selection(req.Key, req.KeyBase64, req.RangeEnd, req.RangeEndBase64, req.Prefix, req.FromKey)
+	sel, err := req.selection()
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -346,6 +664,31 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+// revokePermission serves DELETE /v1/auth/roles/{name}/permissions.
+//
+//	@Summary		Revoke a permission from a role
+//	@Description	Removes the role's permission on exactly the range given (key alone, key and range_end, prefix or from_key, as when it was granted).
+//	@Tags			auth
+//	@ID				revokePermission
+//	@Produce		json
+//	@Param			name	path	string	true	"The role's name."
+//	@Param			key	query	string	false	"The permission's key; key or key_base64 is required."
+//	@Param			key_base64	query	string	false	"The key in standard base64."	format(byte)
+//	@Param			range_end	query	string	false	"The permission's range end. At most one of range_end, prefix and from_key."
+//	@Param			range_end_base64	query	string	false	"range_end in standard base64."	format(byte)
+//	@Param			prefix	query	boolean	false	"The permission covers the prefix key."
+//	@Param			from_key	query	boolean	false	"The permission covers every key >= key."
+//	@Success		200	{object}	emptyDoc	"Revoked."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: no key, a bad range."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		404	{object}	errorDoc	"role_not_found or permission_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
 	if a == nil {

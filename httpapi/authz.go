@@ -28,6 +28,17 @@ type Authorizer interface {
 	Authorize(r *http.Request, a Access) error
 }
 
+// streamAuthorizer is an Authorizer whose decisions can change while a
+// stream it allowed is open: the stream waits on Changed and then asks
+// Recheck for the caller Identify named when it began, so that a stream
+// outlives its token but not its permission.
+type streamAuthorizer interface {
+	Authorizer
+	Changed() <-chan struct{}
+	Identify(r *http.Request) (caller string, err error)
+	Recheck(caller string, a Access) error
+}
+
 // allowAll is the Authorizer when auth is not configured.
 type allowAll struct{}
 

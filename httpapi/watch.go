@@ -12,6 +12,42 @@ import (
 // watch serves GET /v1/watch: one watcher per stream, framed as SSE (or
 // NDJSON on request) until the client leaves, the watch ends (compacted,
 // canceled) or the server shuts down.
+//
+//	@Summary		Watch keys as Server-Sent Events
+//	@Description	Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
+//	@Description	- event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+//	@Description	- the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+//	@Description	- event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+//	@Description	- event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+//	@Description	- event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+//	@Description	Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
+//	@Tags			watch
+//	@ID				watch
+//	@Produce		event-stream,application/x-ndjson
+//	@Param			key					query		string			false	"The key, or the start of the range; none means every key."
+//	@Param			key_base64			query		string			false	"The key in standard base64, for bytes that are not UTF-8."	format(byte)
+//	@Param			range_end			query		string			false	"The end of the range [key, range_end). At most one of range_end, prefix and from_key."
+//	@Param			range_end_base64	query		string			false	"range_end in standard base64."	format(byte)
+//	@Param			prefix				query		boolean			false	"Every key with the prefix key (an empty key: every key)."
+//	@Param			from_key			query		boolean			false	"Every key >= key."
+//	@Param			start_revision		query		integer			false	"Report events from this revision on; 0 or none: from the next one. It may be exactly the compact revision."	minimum(0)	format(int64)
+//	@Param			prev_kv				query		boolean			false	"Give each event the key as it was before, in prev_kv."
+//	@Param			filters				query		string			false	"A comma list of noput and nodelete: leave those events out."
+//	@Param			progress_notify		query		boolean			false	"Send progress bookmarks while idle."
+//	@Param			Last-Event-ID		header		integer			false	"Resume after this revision, as a browser does on reconnecting: overrides start_revision with it + 1."	minimum(0)	format(int64)
+//	@Param			Accept				header		string			false	"application/x-ndjson for NDJSON instead of Server-Sent Events."
+//	@Success		200					{object}	watchMessageDoc	"The stream of watch messages: text/event-stream, or NDJSON lines when asked for. Compaction is reported in-band, still with 200."
+//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter, filter or Last-Event-ID."
+//	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
+//	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
+//	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down."
+//	@Header			200					{integer}	X-Revision		"The store's revision when the watch started."
+//	@Header			200					{string}	Cache-Control	"no-cache"
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/watch [get]
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	sel := q.selector(false)
@@ -48,13 +84,21 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	// Take the change signal before checking, so no change slips between.
 	var authChanged <-chan struct{}
-	notifier, _ := h.cfg.Authorizer.(interface{ Changed() <-chan struct{} })
-	if notifier != nil {
-		authChanged = notifier.Changed()
+	var caller string
+	streamAuth, _ := h.cfg.Authorizer.(streamAuthorizer)
+	if streamAuth != nil {
+		authChanged = streamAuth.Changed()
 	}
 	access := Access{Read: []KeyRange{sel}}
 	if !h.authorize(w, r, access) {
 		return
+	}
+	if streamAuth != nil {
+		var err error
+		if caller, err = streamAuth.Identify(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
 	rev := h.cfg.Store.KV().Rev()
@@ -89,10 +133,10 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		case <-keepAlive.C:
 			buf = enc.keepAlive(buf)
 		case <-authChanged:
-			// Users or roles changed: end the stream if it is no longer
-			// allowed.
-			authChanged = notifier.Changed()
-			if h.cfg.Authorizer.Authorize(r, access) != nil {
+			// Users or roles changed: end the stream if its caller may no
+			// longer read it. (Its token expiring does not end it.)
+			authChanged = streamAuth.Changed()
+			if streamAuth.Recheck(caller, access) != nil {
 				buf, _, _ = enc.response(buf, scratch, &watch.Response{Canceled: true, CancelReason: "permission denied"})
 				send(w, rc, buf)
 				return

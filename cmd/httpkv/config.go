@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // config is the command line, each flag also read from the environment as
@@ -21,6 +23,7 @@ type config struct {
 	autoCompactionRetention     string
 	watchProgressNotifyInterval time.Duration
 	authTokenTTL                time.Duration
+	bcryptCost                  int
 	tlsCertFile, tlsKeyFile     string
 	corsAllowedOrigins          string
 	logLevel, logFormat         string
@@ -40,6 +43,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.autoCompactionRetention, "auto-compaction-retention", "0", "a duration (1h) or a revision count; 0 is off")
 	fs.DurationVar(&c.watchProgressNotifyInterval, "watch-progress-notify-interval", 10*time.Minute, "idle watchers that asked for progress get one this often")
 	fs.DurationVar(&c.authTokenTTL, "auth-token-ttl", 5*time.Minute, "lifetime of tokens from POST /v1/auth/token")
+	fs.IntVar(&c.bcryptCost, "bcrypt-cost", bcrypt.DefaultCost, "bcrypt cost of password hashes, 4 to 31 (as etcd's --bcrypt-cost)")
 	fs.StringVar(&c.tlsCertFile, "tls-cert-file", "", "serve HTTPS (and HTTP/2) with this certificate")
 	fs.StringVar(&c.tlsKeyFile, "tls-key-file", "", "the key of --tls-cert-file")
 	fs.StringVar(&c.corsAllowedOrigins, "cors-allowed-origins", "", "comma list of origins allowed to call the API; * for any")
@@ -71,6 +75,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if (c.tlsCertFile == "") != (c.tlsKeyFile == "") {
 		return c, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+	}
+	if c.bcryptCost < bcrypt.MinCost || c.bcryptCost > bcrypt.MaxCost {
+		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxTxnOps <= 0 {
 		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes and --max-txn-ops must be positive")

@@ -66,7 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	store := watch.New(kv, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
 	defer store.Close()
 	authStore := auth.New(auth.Config{
-		TokenTTL: cfg.authTokenTTL,
+		TokenTTL:   cfg.authTokenTTL,
+		BcryptCost: cfg.bcryptCost,
 		Write: func(fn func(auth.Bucket) error) error {
 			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
 			return err

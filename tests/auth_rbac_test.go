@@ -1,0 +1,732 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// authBcryptCost keeps password hashing cheap in the tests: the server
+// hashes at etcd's cost by default, which takes seconds under -race.
+const authBcryptCost = "--bcrypt-cost=4"
+
+// authCaller is who sends a request of the RBAC tests: a user with a
+// token, or no token at all.
+type authCaller struct {
+	name  string
+	token string // "" sends no Authorization header
+}
+
+// header returns the request headers that carry the caller's token.
+func (c authCaller) header(more ...string) []string {
+	if c.token == "" {
+		return more
+	}
+	return append([]string{"Authorization", "Bearer " + c.token}, more...)
+}
+
+// authLogin asks for a token with the password.
+func authLogin(tb testing.TB, s *server, name, password string) string {
+	tb.Helper()
+	var res struct {
+		Token string `json:"token"`
+		TTL   int64  `json:"ttl"`
+	}
+	body, _ := json.Marshal(map[string]string{"name": name, "password": password})
+	r := s.do(tb, "POST", "/v1/auth/token", body, "Content-Type", "application/json").ok(tb, http.StatusOK, &res)
+	if res.Token == "" || res.TTL <= 0 {
+		tb.Fatalf("%s as %s = %s, want a token and a positive ttl", r.req, name, r.body)
+	}
+	return res.Token
+}
+
+// authDo sends a request as root (or with no token while auth is off) and
+// fails unless it answers want.
+func authDo(tb testing.TB, s *server, root authCaller, want int, method, path, body string) *reply {
+	tb.Helper()
+	var b []byte
+	if body != "" {
+		b = []byte(body)
+	}
+	return s.do(tb, method, path, b, root.header("Content-Type", "application/json")...).want(tb, want)
+}
+
+// wantRefused fails unless the answer refuses the caller as the contract
+// says: 401 unauthenticated with WWW-Authenticate: Bearer for a caller
+// without a valid token, 403 permission_denied for one with.
+func wantRefused(tb testing.TB, r *reply, unauthenticated bool) {
+	tb.Helper()
+	if unauthenticated {
+		r.wantError(tb, http.StatusUnauthorized, "unauthenticated")
+		if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+			tb.Fatalf("%s = 401 with WWW-Authenticate %q, want Bearer", r.req, got)
+		}
+		return
+	}
+	r.wantError(tb, http.StatusForbidden, "permission_denied")
+}
+
+// authRev returns the store's revision, read by root.
+func authRev(tb testing.TB, s *server, root authCaller) int64 {
+	tb.Helper()
+	var st statusResponse
+	s.do(tb, "GET", "/v1/status", nil, root.header()...).ok(tb, http.StatusOK, &st)
+	return st.Revision
+}
+
+// rbacFixture is a server with auth enabled and the users of the matrix:
+//
+//	root   the root role
+//	alice  readwrite prefix app/, read prefix logs/ (two roles)
+//	bob    read prefix app/, readwrite the single key cfg
+//	carol  readwrite every key from m on (range_end "\0")
+//	wendy  write prefix app/, no read
+//	dave   no role
+type rbacFixture struct {
+	s       *server
+	root    authCaller
+	callers []authCaller // root, the users, then callers with no valid token
+}
+
+// rbacSeed is the keys the matrix reads; they are written again, alone,
+// before a cell after a write was allowed.
+var rbacSeed = []struct{ key, value string }{
+	{"app/a", "seed"}, {"app/b", "seed"}, {"logs/1", "seed"}, {"cfg", "seed"}, {"m1", "seed"}, {"etc", "seed"},
+}
+
+func startRBAC(t *testing.T, extraArgs ...string) *rbacFixture {
+	t.Helper()
+	s := startServer(t, append([]string{authBcryptCost}, extraArgs...)...)
+	none := authCaller{name: "setup"}
+	passwords := map[string]string{
+		"root": "root-secret", "alice": "alice-secret", "bob": "bob-secret",
+		"carol": "carol-secret", "wendy": "wendy-secret", "dave": "dave-secret",
+	}
+	for _, name := range []string{"root", "alice", "bob", "carol", "wendy", "dave"} {
+		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users",
+			fmt.Sprintf(`{"name":%q,"password":%q}`, name, passwords[name]))
+	}
+	roles := []struct {
+		name, perm string
+		users      []string
+	}{
+		{"root", "", []string{"root"}},
+		{"app-rw", `{"key":"app/","prefix":true,"type":"readwrite"}`, []string{"alice"}},
+		{"logs-r", `{"key":"logs/","prefix":true,"type":"read"}`, []string{"alice"}},
+		{"app-r", `{"key":"app/","prefix":true,"type":"read"}`, []string{"bob"}},
+		{"cfg-rw", `{"key":"cfg","type":"readwrite"}`, []string{"bob"}},
+		{"from-m", `{"key":"m","range_end":"\u0000","type":"readwrite"}`, []string{"carol"}},
+		{"app-w", `{"key":"app/","prefix":true,"type":"write"}`, []string{"wendy"}},
+	}
+	for _, r := range roles {
+		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r.name))
+		if r.perm != "" {
+			authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/"+r.name+"/permissions", r.perm)
+		}
+		for _, u := range r.users {
+			authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+u+"/roles/"+r.name, "")
+		}
+	}
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	// Once enabled, nothing but the token and status endpoints works
+	// without a token.
+	wantRefused(t, s.do(t, "GET", keyPath("app/a"), nil), true)
+
+	f := &rbacFixture{s: s}
+	for _, name := range []string{"root", "alice", "bob", "carol", "wendy", "dave"} {
+		f.callers = append(f.callers, authCaller{name: name, token: authLogin(t, s, name, passwords[name])})
+	}
+	f.root = f.callers[0]
+	f.callers = append(f.callers,
+		authCaller{name: "anonymous"},
+		authCaller{name: "forged", token: "not-a-token-the-server-issued"})
+	f.seed(t)
+	return f
+}
+
+func (f *rbacFixture) seed(tb testing.TB) {
+	tb.Helper()
+	authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/kv?key=%00&from_key=true", "")
+	var ops []string
+	for _, kv := range rbacSeed {
+		ops = append(ops, fmt.Sprintf(`{"put":{"key":%q,"value":%q}}`, kv.key, kv.value))
+	}
+	authDo(tb, f.s, f.root, http.StatusOK, "POST", "/v1/txn", `{"success":[`+strings.Join(ops, ",")+`]}`)
+}
+
+// grantLease grants a lease as root and attaches the keys to it.
+func (f *rbacFixture) grantLease(tb testing.TB, keys ...string) int64 {
+	tb.Helper()
+	var l leaseGrantResponse
+	authDo(tb, f.s, f.root, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).decode(tb, &l)
+	for _, k := range keys {
+		f.s.do(tb, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), l.ID), []byte("leased"), f.root.header()...).want(tb, http.StatusOK)
+	}
+	return l.ID
+}
+
+// rbacOp is an operation of the matrix.
+type rbacOp struct {
+	name string
+	// allowed lists the users allowed besides root.
+	allowed []string
+	// status is the answer when allowed.
+	status int
+	// writes says an allowed run may change the keys, so the seed is
+	// written again before the next cell.
+	writes bool
+	// prepare, if set, runs as root before each cell and gives do its
+	// argument (a lease ID, a revision).
+	prepare func(tb testing.TB, f *rbacFixture) string
+	// do sends the request; watch, if set, is a watch query instead.
+	do    func(tb testing.TB, f *rbacFixture, c authCaller, arg string) *reply
+	watch string
+	// unchanged, if set, checks as root that a refused cell changed
+	// nothing beyond the revision.
+	unchanged func(tb testing.TB, f *rbacFixture, arg string)
+	// undo, if set, reverts what an allowed cell changed outside the keys.
+	undo func(tb testing.TB, f *rbacFixture, arg string)
+	// notRoot skips root's cell: it would end the fixture (auth disable).
+	notRoot bool
+}
+
+// rbacSend is a request of the matrix.
+func rbacSend(method, path, body string, header ...string) func(testing.TB, *rbacFixture, authCaller, string) *reply {
+	return func(tb testing.TB, f *rbacFixture, c authCaller, _ string) *reply {
+		var b []byte
+		if body != "" {
+			b = []byte(body)
+		}
+		return f.s.do(tb, method, path, b, c.header(header...)...)
+	}
+}
+
+// rbacSendArg is rbacSend with the prepared argument put in place of %s in the
+// path and the body.
+func rbacSendArg(method, path, body string) func(testing.TB, *rbacFixture, authCaller, string) *reply {
+	return func(tb testing.TB, f *rbacFixture, c authCaller, arg string) *reply {
+		var b []byte
+		if body != "" {
+			b = []byte(strings.ReplaceAll(body, "%s", arg))
+		}
+		return f.s.do(tb, method, strings.ReplaceAll(path, "%s", arg), b, c.header("Content-Type", "application/json")...)
+	}
+}
+
+// rbacLeaseWith prepares a cell with a lease granted by root, the keys
+// attached to it, and gives its ID.
+func rbacLeaseWith(keys ...string) func(testing.TB, *rbacFixture) string {
+	return func(tb testing.TB, f *rbacFixture) string { return fmt.Sprint(f.grantLease(tb, keys...)) }
+}
+
+// rbacLeaseKept checks that a refused revoke left the lease and its keys.
+func rbacLeaseKept(keys ...string) func(testing.TB, *rbacFixture, string) {
+	return func(tb testing.TB, f *rbacFixture, id string) {
+		tb.Helper()
+		authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases/"+id, "")
+		for _, k := range keys {
+			authDo(tb, f.s, f.root, http.StatusOK, "GET", keyPath(k), "")
+		}
+	}
+}
+
+var rbacEveryone = []string{"alice", "bob", "carol", "wendy", "dave"}
+
+// rbacOps is the matrix's operations. The users' permissions are in
+// rbacFixture's comment.
+var rbacOps = []rbacOp{
+	// Reads of single keys and ranges.
+	{name: "get app/a", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", keyPath("app/a"), "")},
+	{name: "get app/a raw", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", keyPath("app/a")+"?raw=true", "")},
+	{name: "get cfg", allowed: []string{"bob"}, status: 200, do: rbacSend("GET", keyPath("cfg"), "")},
+	{name: "get logs/1", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", keyPath("logs/1"), "")},
+	{name: "get m1", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", keyPath("m1"), "")},
+	{name: "get etc", status: 200, do: rbacSend("GET", keyPath("etc"), "")},
+	{name: "list prefix app/", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/kv?key=app/&prefix=true", "")},
+	{name: "list [app/a, app/c)", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/kv?key=app/a&range_end=app/c", "")},
+	{name: "list count prefix logs/", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", "/v1/kv?key=logs/&prefix=true&count_only=true", "")},
+	{name: "list [app/, logs0) across a gap", status: 200, do: rbacSend("GET", "/v1/kv?key=app/&range_end=logs0", "")},
+	{name: "list from m", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", "/v1/kv?key=m&from_key=true", "")},
+	{name: "list from l", status: 200, do: rbacSend("GET", "/v1/kv?key=l&from_key=true", "")},
+	{name: "list every key", status: 200, do: rbacSend("GET", "/v1/kv", "")},
+
+	// Writes.
+	{name: "put app/x", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/x"), "v")},
+	{name: "put app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/a")+"?prev_kv=true", "v")},
+	{name: "put app/x If-None-Match", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/x"), "v", "If-None-Match", "*")},
+	{name: "put logs/x", status: 200, writes: true, do: rbacSend("PUT", keyPath("logs/x"), "v")},
+	{name: "put cfg", allowed: []string{"bob"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("cfg"), "v")},
+	{name: "put z", allowed: []string{"carol"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("z"), "v")},
+	{name: "delete app/a", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("DELETE", keyPath("app/a"), "")},
+	{name: "delete app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("DELETE", keyPath("app/a")+"?prev_kv=true", "")},
+	{name: "delete prefix app/", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=app/&prefix=true", "")},
+	{name: "delete [app/, logs0)", status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=app/&range_end=logs0", "")},
+	{name: "delete from m", allowed: []string{"carol"}, status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=m&from_key=true", "")},
+	{name: "delete every key", status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=%00&from_key=true", "")},
+
+	// Txns: every compare and every branch, nested ones too, whichever
+	// runs.
+	{name: "txn compare app/a then put app/a", allowed: []string{"alice"}, status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"compare":[{"key":"app/a","target":"value","result":"equal","value":"seed"}],"success":[{"put":{"key":"app/a","value":"v"}}]}`)},
+	{name: "txn range prefix app/", allowed: []string{"alice", "bob"}, status: 200,
+		do: rbacSend("POST", "/v1/txn", `{"success":[{"range":{"key":"app/","prefix":true}}]}`)},
+	{name: "txn compare prefix app/", allowed: []string{"alice", "bob"}, status: 200,
+		do: rbacSend("POST", "/v1/txn", `{"compare":[{"key":"app/","prefix":true,"target":"version","result":"greater","version":0}]}`)},
+	{name: "txn compare etc alone", status: 200,
+		do: rbacSend("POST", "/v1/txn", `{"compare":[{"key":"etc","target":"version","result":"greater","version":0}]}`)},
+	{name: "txn nested put etc", status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"success":[{"txn":{"success":[{"put":{"key":"etc","value":"v"}}]}}]}`)},
+	{name: "txn nested failure branch put etc", status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"success":[{"put":{"key":"app/x","value":"v"}},{"txn":{"failure":[{"put":{"key":"etc","value":"v"}}]}}]}`)},
+	{name: "txn nested app/ ops", allowed: []string{"alice"}, status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"compare":[{"key":"app/a","target":"version","result":"greater","version":0}],`+
+			`"success":[{"put":{"key":"app/y","value":"v"}},{"txn":{"compare":[{"key":"app/b","target":"mod","result":"greater","mod_revision":0}],`+
+			`"success":[{"delete":{"key":"app/b"}}],"failure":[{"range":{"key":"app/","prefix":true}}]}}]}`)},
+	{name: "txn unrun failure branch writes logs/", status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"compare":[{"key":"app/a","target":"value","result":"equal","value":"seed"}],`+
+			`"success":[{"put":{"key":"app/x","value":"v"}}],"failure":[{"put":{"key":"logs/x","value":"v"}}]}`)},
+	{name: "txn put app/x prev_kv", allowed: []string{"alice"}, status: 200, writes: true,
+		do: rbacSend("POST", "/v1/txn", `{"success":[{"put":{"key":"app/x","value":"v","prev_kv":true}}]}`)},
+
+	// Watches: the whole range is checked, and "\0" means every key from
+	// key on, not the key.
+	{name: "watch app/a", allowed: []string{"alice", "bob"}, watch: "key=app/a"},
+	{name: "watch prefix app/", allowed: []string{"alice", "bob"}, watch: "key=app/&prefix=true"},
+	{name: "watch cfg", allowed: []string{"bob"}, watch: "key=cfg"},
+	{name: "watch cfg range_end \\0", watch: "key=cfg&range_end=%00"},
+	{name: "watch from m", allowed: []string{"carol"}, watch: "key=m&from_key=true"},
+	{name: "watch m range_end \\0", allowed: []string{"carol"}, watch: "key=m&range_end=%00"},
+	{name: "watch from l", watch: "key=l&from_key=true"},
+	{name: "watch every key", watch: ""},
+	{name: "watch prefix logs/ with prev_kv", allowed: []string{"alice"}, watch: "key=logs/&prefix=true&prev_kv=true"},
+
+	// Leases: granting, listing and keeping alive need a token only; a
+	// revoke needs write on every key attached.
+	{name: "lease grant", allowed: rbacEveryone, status: 201, do: rbacSendArg("POST", "/v1/leases", `{"ttl":600}`)},
+	{name: "lease list", allowed: rbacEveryone, status: 200, do: rbacSend("GET", "/v1/leases", "")},
+	{name: "lease keepalive", allowed: rbacEveryone, status: 200, prepare: rbacLeaseWith(), do: rbacSendArg("POST", "/v1/leases/%s/keepalive", "")},
+	{name: "lease time-to-live", allowed: rbacEveryone, status: 200, prepare: rbacLeaseWith("app/l", "etc"), do: rbacSendArg("GET", "/v1/leases/%s?keys=true", "")},
+	{name: "lease attach app/l", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLeaseWith(),
+		do: rbacSendArg("PUT", "/v1/kv/app%2Fl?lease=%s", "v")},
+	{name: "lease attach etc", status: 200, writes: true, prepare: rbacLeaseWith(),
+		do: rbacSendArg("PUT", "/v1/kv/etc?lease=%s", "v")},
+	{name: "lease revoke with app/l", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
+		prepare: rbacLeaseWith("app/l"), do: rbacSendArg("DELETE", "/v1/leases/%s", ""), unchanged: rbacLeaseKept("app/l")},
+	{name: "lease revoke with app/l and logs/l", status: 200, writes: true,
+		prepare: rbacLeaseWith("app/l", "logs/l"), do: rbacSendArg("DELETE", "/v1/leases/%s", ""), unchanged: rbacLeaseKept("app/l", "logs/l")},
+	{name: "lease revoke without keys", allowed: rbacEveryone, status: 200, writes: true,
+		prepare: rbacLeaseWith(), do: rbacSendArg("DELETE", "/v1/leases/%s", ""), unchanged: rbacLeaseKept()},
+
+	// Maintenance is root's.
+	{name: "compact", status: 200, writes: true,
+		prepare: func(tb testing.TB, f *rbacFixture) string { return fmt.Sprint(authRev(tb, f.s, f.root)) },
+		do:      rbacSendArg("POST", "/v1/compact", `{"revision":%s}`),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			tb.Helper()
+			var st statusResponse
+			f.s.do(tb, "GET", "/v1/status", nil, f.root.header()...).ok(tb, http.StatusOK, &st)
+			// The revision compacted to is the current one, which only a
+			// successful compaction reaches.
+			if st.CompactRevision == st.Revision {
+				tb.Fatalf("a refused compaction compacted: status %+v", st)
+			}
+		}},
+	{name: "defrag", status: 200, do: rbacSend("POST", "/v1/defrag", "")},
+	{name: "status", status: 200, do: rbacSend("GET", "/v1/status", "")},
+	{name: "alarms", status: 200, do: rbacSend("GET", "/v1/alarms", "")},
+	{name: "disarm alarms", status: 200, do: rbacSend("DELETE", "/v1/alarms", "")},
+
+	// Auth administration is root's; status and token need no token.
+	{name: "auth status", allowed: append([]string{"anonymous", "forged"}, rbacEveryone...), status: 200, do: rbacSend("GET", "/v1/auth/status", "")},
+	{name: "auth list users", status: 200, do: rbacSend("GET", "/v1/auth/users", "")},
+	{name: "auth get user", status: 200, do: rbacSend("GET", "/v1/auth/users/alice", "")},
+	{name: "auth list roles", status: 200, do: rbacSend("GET", "/v1/auth/roles", "")},
+	{name: "auth get role", status: 200, do: rbacSend("GET", "/v1/auth/roles/app-rw", "")},
+	{name: "auth add user", status: 201, do: rbacSend("POST", "/v1/auth/users", `{"name":"eve","password":"eve-secret"}`),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusNotFound, "GET", "/v1/auth/users/eve", "")
+		},
+		undo: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/eve", "")
+		}},
+	{name: "auth grant role to self", status: 200, do: rbacSend("PUT", "/v1/auth/users/dave/roles/app-rw", ""),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			var u struct{ Roles []string }
+			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "").decode(tb, &u)
+			if len(u.Roles) != 0 {
+				tb.Fatalf("dave has roles %q after refused grants", u.Roles)
+			}
+		},
+		undo: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/dave/roles/app-rw", "")
+		}},
+	{name: "auth grant permission", status: 200, do: rbacSend("POST", "/v1/auth/roles/app-w/permissions", `{"key":"etc","type":"readwrite"}`),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusNotFound, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
+		},
+		undo: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
+		}},
+	{name: "auth delete user", status: 200, notRoot: true, do: rbacSend("DELETE", "/v1/auth/users/dave", ""),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "")
+		}},
+	{name: "auth change password", status: 200, notRoot: true, do: rbacSend("PUT", "/v1/auth/users/alice/password", `{"password":"x"}`)},
+	{name: "auth disable", status: 200, notRoot: true, do: rbacSend("POST", "/v1/auth/disable", ""),
+		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
+			var st struct{ Enabled bool }
+			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/status", "").decode(tb, &st)
+			if !st.Enabled {
+				tb.Fatal("auth is disabled after a refused disable")
+			}
+		}},
+}
+
+// TestAuthRBACMatrix runs every operation as every caller: root, users
+// of several roles, a user with none, no token and a forged one. An
+// allowed cell answers its status; any other answers 401 (no valid token)
+// or 403 and moves no revision, nor anything else the cell could change.
+func TestAuthRBACMatrix(t *testing.T) {
+	t.Parallel()
+	f := startRBAC(t)
+	dirty := false
+	for _, op := range rbacOps {
+		for _, c := range f.callers {
+			if op.notRoot && c.name == "root" {
+				continue
+			}
+			allowed := c.name == "root" || slices.Contains(op.allowed, c.name)
+			noToken := c.name == "anonymous" || c.name == "forged"
+			t.Run(op.name+"/"+c.name, func(t *testing.T) {
+				if dirty {
+					f.seed(t)
+					dirty = false
+				}
+				var arg string
+				if op.prepare != nil {
+					arg = op.prepare(t, f)
+				}
+				before := authRev(t, f.s, f.root)
+				var r *reply
+				if op.do == nil {
+					r = rbacWatch(t, f, c, op.watch, allowed)
+				} else {
+					r = op.do(t, f, c, arg)
+				}
+				if allowed {
+					status := op.status
+					if op.do == nil {
+						status = http.StatusOK // a watch streams
+					}
+					r.want(t, status)
+					dirty = dirty || op.writes
+					if op.undo != nil {
+						op.undo(t, f, arg)
+					}
+					return
+				}
+				wantRefused(t, r, noToken)
+				if after := authRev(t, f.s, f.root); after != before {
+					t.Errorf("%s refused, yet the revision moved from %d to %d", r.req, before, after)
+				}
+				if op.unchanged != nil {
+					op.unchanged(t, f, arg)
+				}
+			})
+		}
+	}
+}
+
+// rbacWatch opens a watch as c. An allowed one must stream (and is closed
+// once created); a refused one must answer at once.
+func rbacWatch(tb testing.TB, f *rbacFixture, c authCaller, query string, allowed bool) *reply {
+	tb.Helper()
+	if allowed {
+		w := openWatch(tb, f.s, query, c.header()...)
+		w.close()
+		return &reply{req: "GET /v1/watch?" + query, status: http.StatusOK}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	defer cancel()
+	r, err := f.s.send(ctx, "GET", "/v1/watch?"+query, nil, c.header()...)
+	if err != nil {
+		tb.Fatalf("GET /v1/watch?%s as %s: %v (a stream, want a refusal)", query, c.name, err)
+	}
+	checkReply(tb, r)
+	return r
+}
+
+// TestAuthRBACDetails covers what a status cannot show: lease
+// time-to-live lists only the keys the caller may read, a txn refused for
+// a nested op writes none of its others, the token in the access_token
+// query, and a watch stream ending when its permission is taken away.
+func TestAuthRBACDetails(t *testing.T) {
+	t.Parallel()
+	f := startRBAC(t)
+	caller := func(name string) authCaller {
+		for _, c := range f.callers {
+			if c.name == name {
+				return c
+			}
+		}
+		t.Fatalf("no caller %s", name)
+		return authCaller{}
+	}
+
+	t.Run("lease time-to-live hides unreadable keys", func(t *testing.T) {
+		id := f.grantLease(t, "app/l", "logs/l", "m/l", "etc/l", "cfg")
+		want := map[string][]string{
+			"root":  {"app/l", "cfg", "etc/l", "logs/l", "m/l"},
+			"alice": {"app/l", "logs/l"},
+			"bob":   {"app/l", "cfg"},
+			"carol": {"m/l"},
+			"wendy": {},
+			"dave":  {},
+		}
+		for name, keys := range want {
+			var res leaseTTLResponse
+			f.s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, caller(name).header()...).ok(t, http.StatusOK, &res)
+			got := slices.Sorted(slices.Values(res.Keys))
+			if !slices.Equal(got, keys) || len(res.KeysBase64) != 0 {
+				t.Errorf("lease %d keys as %s = %q %q, want %q", id, name, res.Keys, res.KeysBase64, keys)
+			}
+		}
+	})
+
+	t.Run("nested refusal writes nothing", func(t *testing.T) {
+		alice := caller("alice")
+		before := authRev(t, f.s, f.root)
+		r := f.s.do(t, "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"app/n","value":"v"}},`+
+			`{"txn":{"success":[{"txn":{"success":[{"delete":{"key":"etc"}}]}}]}}]}`), alice.header()...)
+		wantRefused(t, r, false)
+		authDo(t, f.s, f.root, http.StatusNotFound, "GET", keyPath("app/n"), "")
+		authDo(t, f.s, f.root, http.StatusOK, "GET", keyPath("etc"), "")
+		if after := authRev(t, f.s, f.root); after != before {
+			t.Errorf("revision moved from %d to %d", before, after)
+		}
+	})
+
+	t.Run("access_token query", func(t *testing.T) {
+		alice := caller("alice")
+		q := "?access_token=" + url.QueryEscape(alice.token)
+		f.s.do(t, "GET", keyPath("app/a")+q, nil).want(t, http.StatusOK)
+		wantRefused(t, f.s.do(t, "GET", keyPath("etc")+q, nil), false)
+		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+"?access_token=nope", nil), true)
+		// The header, when given, is the token: the query does not
+		// override a bad one.
+		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+q, nil, "Authorization", "Bearer nope"), true)
+		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+q, nil, "Authorization", "Basic "+alice.token), true)
+	})
+
+	t.Run("watch canceled when permission revoked", func(t *testing.T) {
+		carol := caller("carol")
+		w := openWatch(t, f.s, "key=m&from_key=true", carol.header()...)
+		// A change that leaves the stream allowed does not end it.
+		authDo(t, f.s, f.root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"unrelated"}`)
+		rev := f.s.do(t, "PUT", keyPath("m2"), []byte("v"), f.root.header()...).want(t, http.StatusOK).revision(t)
+		if m := w.nextData(watchTimeout); m.ID != rev || len(m.Events) != 1 || m.Events[0].KV.key() != "m2" {
+			t.Fatalf("watch got %v, want the put of m2 at %d", m.raw, rev)
+		}
+		authDo(t, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/from-m/permissions?key=m&range_end=%00", "")
+		m := w.next(watchTimeout)
+		if m.Kind != "canceled" || !strings.Contains(m.Reason, "permission") {
+			t.Fatalf("watch got %v after its permission was revoked, want event: canceled", m.raw)
+		}
+		w.wantEnd(watchTimeout)
+		// And a new watch is refused.
+		wantRefused(t, rbacWatch(t, f, carol, "key=m&from_key=true", false), false)
+	})
+}
+
+// TestAuthTokenExpiry uses a server whose tokens live a second: a token
+// works, then, polled, answers 401 with WWW-Authenticate: Bearer once it
+// has expired, while a new one works again.
+func TestAuthTokenExpiry(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, authBcryptCost, "--auth-token-ttl=1s")
+	none := authCaller{}
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
+	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+
+	var tok struct {
+		Token string `json:"token"`
+		TTL   int64  `json:"ttl"`
+	}
+	// Taken before the request: the token cannot be older than this.
+	asked := time.Now()
+	s.do(t, "POST", "/v1/auth/token", []byte(`{"name":"root","password":"pw"}`)).ok(t, http.StatusOK, &tok)
+	if tok.TTL != 1 {
+		t.Errorf("token ttl = %d, want 1 (--auth-token-ttl=1s)", tok.TTL)
+	}
+	root := authCaller{name: "root", token: tok.Token}
+	s.do(t, "PUT", keyPath("k"), []byte("v"), root.header()...).want(t, http.StatusOK)
+	var expired *reply
+	eventually(t, 15*time.Second, func() (bool, string) {
+		expired = s.do(t, "GET", keyPath("k"), nil, root.header()...)
+		return expired.status != http.StatusOK, fmt.Sprintf("GET with a 1s token still answers %d", expired.status)
+	})
+	wantRefused(t, expired, true)
+	if age := time.Since(asked); age < time.Second {
+		t.Errorf("the token expired within %v of being asked for, want 1s", age)
+	}
+	root.token = authLogin(t, s, "root", "pw")
+	s.do(t, "GET", keyPath("k"), nil, root.header()...).want(t, http.StatusOK)
+}
+
+// TestAuthTokenLifecycle covers what ends a token besides expiry
+// (password change, user deletion, a restart), what a restart keeps
+// (users, roles, permissions, the enabled flag), the rate limit on failed
+// token requests, and that no token or password reaches the server's log.
+func TestAuthTokenLifecycle(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, authBcryptCost, "--log-level=debug")
+	secrets := []string{"root-pw-1f2e", "alice-pw-3d4c", "alice-pw-new-5b6a", "bob-pw-7988", "wrong-pw-a7b6"}
+	none := authCaller{}
+	for _, u := range [][2]string{{"root", secrets[0]}, {"alice", secrets[1]}, {"bob", secrets[3]}} {
+		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":%q}`, u[0], u[1]))
+	}
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	for _, g := range [][2]string{{"root", "root"}, {"alice", "app"}, {"bob", "app"}} {
+		authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+g[0]+"/roles/"+g[1], "")
+	}
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	var tokens []string
+	login := func(name, password string) authCaller {
+		t.Helper()
+		c := authCaller{name: name, token: authLogin(t, s, name, password)}
+		tokens = append(tokens, c.token)
+		return c
+	}
+	works := func(c authCaller) {
+		t.Helper()
+		s.do(t, "PUT", keyPath("app/"+c.name), []byte("v"), c.header()...).want(t, http.StatusOK)
+	}
+	ended := func(c authCaller, why string) {
+		t.Helper()
+		r := s.do(t, "GET", keyPath("app/x"), nil, c.header()...)
+		if r.status != http.StatusUnauthorized {
+			t.Fatalf("%s: %s with %s's token = %d %s, want 401", why, r.req, c.name, r.status, r.body)
+		}
+		wantRefused(t, r, true)
+	}
+	badLogin := func(name, password string, status int, code string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"name":%q,"password":%q}`, name, password)
+		s.do(t, "POST", "/v1/auth/token", []byte(body)).wantError(t, status, code)
+	}
+	checkLog := func() {
+		t.Helper()
+		log := s.stderr.String()
+		if !strings.Contains(log, `"route"`) {
+			t.Fatalf("the debug log has no request lines; it is:\n%s", log)
+		}
+		for _, secret := range append(slices.Clone(secrets), tokens...) {
+			if strings.Contains(log, secret) {
+				t.Errorf("the server's log holds the secret %q:\n%s", secret, log)
+			}
+			if esc := url.QueryEscape(secret); strings.Contains(log, esc) {
+				t.Errorf("the server's log holds the secret %q, escaped", secret)
+			}
+		}
+	}
+
+	root := login("root", secrets[0])
+	alice, bob := login("alice", secrets[1]), login("bob", secrets[3])
+	works(alice)
+	works(bob)
+
+	// A password change ends the user's tokens, and no one else's.
+	authDo(t, s, root, http.StatusOK, "PUT", "/v1/auth/users/alice/password", fmt.Sprintf(`{"password":%q}`, secrets[2]))
+	ended(alice, "after alice's password changed")
+	works(bob)
+	works(root)
+	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")
+	alice = login("alice", secrets[2])
+	works(alice)
+	// The token in the query is looked up like the header's, so it is
+	// never logged either.
+	s.do(t, "GET", keyPath("app/alice")+"?access_token="+url.QueryEscape(alice.token), nil).want(t, http.StatusOK)
+
+	// Deleting a user ends its tokens; it cannot log in again.
+	authDo(t, s, root, http.StatusOK, "DELETE", "/v1/auth/users/bob", "")
+	ended(bob, "after bob was deleted")
+	badLogin("bob", secrets[3], http.StatusUnauthorized, "unauthenticated")
+	works(alice)
+	checkLog()
+
+	// A restart keeps users, roles, permissions and the enabled flag;
+	// tokens live in memory and end with the process.
+	s.Restart()
+	var st struct{ Enabled bool }
+	s.do(t, "GET", "/v1/auth/status", nil).ok(t, http.StatusOK, &st)
+	if !st.Enabled {
+		t.Fatal("auth is disabled after a restart, want it enabled as before")
+	}
+	ended(root, "after a restart")
+	ended(alice, "after a restart")
+	root = login("root", secrets[0])
+	var users struct{ Users []string }
+	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/users", "").decode(t, &users)
+	if !slices.Equal(users.Users, []string{"alice", "root"}) {
+		t.Errorf("users after a restart = %q, want [alice root]", users.Users)
+	}
+	var role struct {
+		Permissions []struct {
+			Key      string `json:"key"`
+			RangeEnd string `json:"range_end"`
+			Type     string `json:"type"`
+		}
+	}
+	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/app", "").decode(t, &role)
+	if len(role.Permissions) != 1 || role.Permissions[0].Key != "app/" || role.Permissions[0].RangeEnd != "app0" || role.Permissions[0].Type != "readwrite" {
+		t.Errorf("role app after a restart = %+v, want readwrite [app/, app0)", role)
+	}
+	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")
+	alice = login("alice", secrets[2])
+	works(alice)
+	wantRefused(t, s.do(t, "GET", keyPath("etc"), nil, alice.header()...), false)
+
+	// Failed token requests are limited: a burst of five (one of which
+	// was the old password above), then 429 even for the right password,
+	// until the limit refills (one every 2 seconds, so a slow run may see
+	// an extra failure or two pass before the first 429).
+	failures := 1
+	for {
+		body := fmt.Sprintf(`{"name":"alice","password":%q}`, secrets[4])
+		r := s.do(t, "POST", "/v1/auth/token", []byte(body))
+		if r.status == http.StatusTooManyRequests {
+			r.wantError(t, http.StatusTooManyRequests, "too_many_requests")
+			break
+		}
+		r.wantError(t, http.StatusUnauthorized, "unauthenticated")
+		if failures++; failures > 8 {
+			t.Fatalf("%d failed token requests in a row all answered 401, want 429 after 5", failures)
+		}
+	}
+	if failures < 5 {
+		t.Errorf("429 after %d failed token requests, want it after 5", failures)
+	}
+	badLogin("alice", secrets[2], http.StatusTooManyRequests, "too_many_requests")
+	works(alice) // tokens already issued are not affected
+	eventually(t, 15*time.Second, func() (bool, string) {
+		body := fmt.Sprintf(`{"name":"alice","password":%q}`, secrets[2])
+		r := s.do(t, "POST", "/v1/auth/token", []byte(body))
+		if r.status == http.StatusOK {
+			var res struct{ Token string }
+			r.decode(t, &res)
+			tokens = append(tokens, res.Token)
+			return true, ""
+		}
+		return false, fmt.Sprintf("token request still answers %d %s", r.status, bytes.TrimSpace(r.body))
+	})
+	checkLog()
+}
