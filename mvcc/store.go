@@ -151,6 +151,8 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+	_, statErr := os.Stat(path)
+	created := os.IsNotExist(statErr)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:        5 * time.Second,
 		NoSync:         noFsync,
@@ -171,6 +173,14 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mvcc: create buckets: %w", err)
+	}
+	if created && !noFsync {
+		// Make the new file's directory entry durable too, or a crash
+		// could lose the whole file and everything acknowledged in it.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("mvcc: sync data dir: %w", err)
+		}
 	}
 	return db, nil
 }
