@@ -161,7 +161,6 @@ func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth
 //	@ID				authDisable
 //	@Produce		json
 //	@Success		200	{object}	authStatusDoc	"Disabled."
-//	@Failure		400	{object}	errorDoc	"invalid_argument."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/openapi"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -53,6 +55,9 @@ type Handler struct {
 	metrics     *metrics
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
+	// openAPIValid validates the OpenAPI document once, when it is first
+	// asked for.
+	openAPIValid func() error
 }
 
 // NewHandler returns the API's handler.
@@ -71,6 +76,10 @@ func NewHandler(cfg Config) *Handler {
 		cfg.Authorizer = allowAll{}
 	}
 	h := &Handler{cfg: cfg}
+	h.openAPIValid = sync.OnceValue(func() error {
+		_, err := openapi.Load()
+		return err
+	})
 	if cfg.Leases != nil {
 		h.extraErrors = append(h.extraErrors, cfg.Leases.Errors()...)
 	}

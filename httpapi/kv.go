@@ -54,6 +54,35 @@ func setRevision(w http.ResponseWriter, rev int64) {
 func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"` }
 
 // getKey serves GET /v1/kv/{key}.
+//
+//	@Summary		Read one key
+//	@Description	Reads the key at the current revision, or at a past one. With raw=true the body is the value's bytes alone (application/octet-stream) and the metadata comes in the X-* headers.
+//	@Description	The ETag is the key's mod revision, for If-Match on a later put or delete; If-None-Match with it (or *) answers 304 while the key is unchanged.
+//	@Tags			kv
+//	@ID				getKey
+//	@Produce		json,octet-stream
+//	@Param			key				path		string			true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
+//	@Param			revision		query		integer			false	"Read the key as it was at this revision; 0 or none reads the current one. Reading exactly at the compact revision works."	minimum(0)	format(int64)
+//	@Param			raw				query		boolean			false	"Answer the value's bytes alone (application/octet-stream). Booleans accept true, false, 1 and 0."
+//	@Param			If-None-Match	header		string			false	"Entity tags, or *: answer 304 when the key's ETag is among them."
+//	@Success		200				{object}	getResponseDoc	"The key. With raw=true, the value's bytes instead (application/octet-stream)."
+//	@Success		304				"The key is unchanged: its ETag matches If-None-Match."
+//	@Failure		400				{object}	errorDoc	"invalid_argument: an empty key or a bad parameter; future_revision: a revision above the current one."
+//	@Failure		401				{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	errorDoc	"permission_denied: the caller may not read the key."
+//	@Failure		404				{object}	errorDoc	"key_not_found, with the store's revision."
+//	@Failure		410				{object}	errorDoc	"compacted: the revision is below the compact revision, given as compact_revision."
+//	@Failure		500				{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503				{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200,304,404		{integer}	X-Revision			"The store's revision when the request was served."
+//	@Header			200,304			{string}	ETag				"The key's mod revision, quoted: a strong entity tag."
+//	@Header			200				{integer}	X-Create-Revision	"With raw=true: the key's create_revision."
+//	@Header			200				{integer}	X-Version			"With raw=true: the key's version."
+//	@Header			200				{integer}	X-Lease				"With raw=true: the key's lease, 0 when none."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/kv/{key} [get]
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
@@ -201,6 +230,38 @@ type jsonKV struct {
 func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.withValue), nil }
 
 // putKey serves PUT /v1/kv/{key}: the body is the value.
+//
+//	@Summary		Put a key
+//	@Description	Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
+//	@Description	If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+//	@Tags			kv
+//	@ID				putKey
+//	@Accept			octet-stream
+//	@Produce		json
+//	@Param			key				path		string			true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
+//	@Param			value			body		string			true	"The value's bytes, whatever the Content-Type."
+//	@Param			lease			query		integer			false	"Attach the key to this lease; 0 or none attaches none."	minimum(0)	format(int64)
+//	@Param			prev_kv			query		boolean			false	"Answer with the key as it was before, in prev_kv."
+//	@Param			ignore_value	query		boolean			false	"Keep the current value (the key must exist); the body is ignored."
+//	@Param			ignore_lease	query		boolean			false	"Keep the current lease (the key must exist)."
+//	@Param			If-Match		header		string			false	"The key's ETag (its mod revision in double quotes), or * for any existing version: put only if it matches."
+//	@Param			If-None-Match	header		string			false	"Only *: put only if the key does not exist."
+//	@Success		200				{object}	putResponseDoc	"Written; the header's revision is the put's."
+//	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition."
+//	@Failure		401				{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
+//	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
+//	@Failure		412				{object}	errorDoc		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
+//	@Failure		413				{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500				{object}	errorDoc		"internal: an unexpected failure."
+//	@Failure		503				{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507				{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Header			200,412			{integer}	X-Revision	"The store's revision: the put's, or the one the condition was checked at."
+//	@Header			200,412			{string}	ETag		"The key's new mod revision, quoted; on 412 the current key's."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/kv/{key} [put]
 func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
@@ -272,6 +333,28 @@ func bodyError(err error) error {
 }
 
 // deleteKey serves DELETE /v1/kv/{key}.
+//
+//	@Summary		Delete a key
+//	@Description	Deletes the key. Deleting a key that does not exist answers deleted 0 and makes no revision. If-Match with the key's ETag, or *, deletes only if it matches.
+//	@Tags			kv
+//	@ID				deleteKey
+//	@Produce		json
+//	@Param			key			path		string				true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
+//	@Param			prev_kv		query		boolean				false	"Answer with the deleted key in prev_kvs."
+//	@Param			If-Match	header		string				false	"The key's ETag (its mod revision, quoted), or * for any existing version: delete only if it matches."
+//	@Success		200			{object}	deleteResponseDoc	"Deleted, or nothing to delete."
+//	@Failure		400			{object}	errorDoc			"invalid_argument: an empty key, a bad parameter or condition."
+//	@Failure		401			{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	errorDoc			"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
+//	@Failure		412			{object}	errorDoc			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
+//	@Failure		500			{object}	errorDoc			"internal: an unexpected failure."
+//	@Failure		503			{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Header			200,412		{integer}	X-Revision			"The store's revision when the request was served."
+//	@Header			412			{string}	ETag				"The current key's mod revision, quoted."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/kv/{key} [delete]
 func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
@@ -282,6 +365,33 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
+//
+//	@Summary		Delete a range of keys
+//	@Description	Deletes key alone, [key, range_end), every key with the prefix key (prefix=true) or every key >= key (from_key=true), at one revision. Deleting nothing makes no revision. If-Match applies to a single key only.
+//	@Tags			kv
+//	@ID				deleteRange
+//	@Produce		json
+//	@Param			key					query		string				false	"The key, or the start of the range; key or key_base64 is required."
+//	@Param			key_base64			query		string				false	"The key in standard base64, for bytes that are not UTF-8."	format(byte)
+//	@Param			range_end			query		string				false	"The end of the range [key, range_end). At most one of range_end, prefix and from_key."
+//	@Param			range_end_base64	query		string				false	"range_end in standard base64."	format(byte)
+//	@Param			prefix				query		boolean				false	"Every key with the prefix key (an empty key: every key)."
+//	@Param			from_key			query		boolean				false	"Every key >= key."
+//	@Param			prev_kv				query		boolean				false	"Answer with the deleted keys in prev_kvs."
+//	@Param			If-Match			header		string				false	"With a single key only: the key's ETag, or *; delete only if it matches."
+//	@Success		200					{object}	deleteResponseDoc	"Deleted, or nothing to delete."
+//	@Failure		400					{object}	errorDoc			"invalid_argument: no key, a bad selector or parameter."
+//	@Failure		401					{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	errorDoc			"permission_denied: the caller may not write every key of the range."
+//	@Failure		412					{object}	errorDoc			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
+//	@Failure		500					{object}	errorDoc			"internal: an unexpected failure."
+//	@Failure		503					{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Header			200,412				{integer}	X-Revision			"The store's revision when the request was served."
+//	@Header			412					{string}	ETag				"The current key's mod revision, quoted."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	if emptyPathKey(w, r) {
 		return

@@ -78,6 +78,27 @@ func (h *Handler) header(w http.ResponseWriter) header {
 }
 
 // grantLease serves POST /v1/leases.
+//
+//	@Summary		Grant a lease
+//	@Description	Grants a lease of ttl seconds. Keys put with it go, at one revision, when it expires or is revoked; a keep-alive renews it.
+//	@Tags			leases
+//	@ID				grantLease
+//	@Accept			json
+//	@Produce		json
+//	@Param			lease	body		leaseGrantRequestDoc	true	"The TTL, and the ID if the caller chooses it."
+//	@Success		201		{object}	leaseResponseDoc		"Granted."
+//	@Failure		400		{object}	errorDoc				"invalid_argument: malformed JSON, a TTL that is not positive, an ID out of [0, 2^53-1]."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		409		{object}	errorDoc				"already_exists: a lease with that ID exists."
+//	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		507		{object}	errorDoc				"no_space: the NOSPACE alarm is active."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
 		return
@@ -110,6 +131,21 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 }
 
 // listLeases serves GET /v1/leases.
+//
+//	@Summary		List leases
+//	@Description	Lists the IDs of every lease.
+//	@Tags			leases
+//	@ID				listLeases
+//	@Produce		json
+//	@Success		200	{object}	leaseListDoc	"Every lease."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) || !h.authorize(w, r, Access{}) {
 		return
@@ -130,6 +166,25 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
 // attached keys the caller may read, and only those.
+//
+//	@Summary		A lease's time to live
+//	@Description	Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+//	@Tags			leases
+//	@ID				leaseTimeToLive
+//	@Produce		json
+//	@Param			id		path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
+//	@Param			keys	query		boolean				false	"List the attached keys."
+//	@Success		200		{object}	leaseTimeToLiveDoc	"The lease."
+//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404		{object}	errorDoc			"lease_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/leases/{id} [get]
 func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
 		return
@@ -185,6 +240,24 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 }
 
 // keepAliveLease serves POST /v1/leases/{id}/keepalive.
+//
+//	@Summary		Keep a lease alive
+//	@Description	Renews the lease to its full TTL.
+//	@Tags			leases
+//	@ID				keepAliveLease
+//	@Produce		json
+//	@Param			id	path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
+//	@Success		200	{object}	leaseResponseDoc	"Renewed: ttl is the full TTL again."
+//	@Failure		400	{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1]."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404	{object}	errorDoc			"lease_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/leases/{id}/keepalive [post]
 func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
 		return
@@ -203,6 +276,25 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 
 // revokeLease serves DELETE /v1/leases/{id}: the caller needs write access
 // to every key attached.
+//
+//	@Summary		Revoke a lease
+//	@Description	Revokes the lease and deletes its keys, in one revision.
+//	@Tags			leases
+//	@ID				revokeLease
+//	@Produce		json
+//	@Param			id	path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
+//	@Success		200	{object}	headerResponseDoc	"Revoked; the header's revision is the revoke's."
+//	@Failure		400	{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1]."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc			"permission_denied: the caller may not write every attached key."
+//	@Failure		404	{object}	errorDoc			"lease_not_found."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/leases/{id} [delete]
 func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
 		return

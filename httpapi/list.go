@@ -95,6 +95,42 @@ func decodePageToken(s string) (pageToken, bool) {
 }
 
 // listKeys serves GET /v1/kv.
+//
+//	@Summary		Range over keys, with pagination
+//	@Description	Lists key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key.
+//	@Description	A page holds at most limit keys. When more is true and the order is key-ascending, next_page_token reads the next page at the same revision as the first (a consistent snapshot across pages); once the compact revision passes that revision the token answers 410.
+//	@Tags			kv
+//	@ID				listKeys
+//	@Produce		json
+//	@Param			key					query		string			false	"The key, or the start of the range; none means every key."
+//	@Param			key_base64			query		string			false	"The key in standard base64, for bytes that are not UTF-8."	format(byte)
+//	@Param			range_end			query		string			false	"The end of the range [key, range_end). At most one of range_end, prefix and from_key."
+//	@Param			range_end_base64	query		string			false	"range_end in standard base64."	format(byte)
+//	@Param			prefix				query		boolean			false	"Every key with the prefix key (an empty key: every key)."
+//	@Param			from_key			query		boolean			false	"Every key >= key."
+//	@Param			revision			query		integer			false	"Read at this revision; 0 or none reads the current one."	minimum(0)	format(int64)
+//	@Param			limit				query		integer			false	"Keys per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
+//	@Param			page_token			query		string			false	"next_page_token of the previous page of the same range."
+//	@Param			sort_target			query		string			false	"What to sort by; key by default."	Enums(key, version, create, mod, value)
+//	@Param			sort_order			query		string			false	"Sort order; none (ascending keys) by default."	Enums(none, ascend, descend)
+//	@Param			keys_only			query		boolean			false	"Leave the values out."
+//	@Param			count_only			query		boolean			false	"Only count: kvs is empty."
+//	@Param			min_mod_revision	query		integer			false	"Only keys last modified at or after this revision."	minimum(0)	format(int64)
+//	@Param			max_mod_revision	query		integer			false	"Only keys last modified at or before this revision."	minimum(0)	format(int64)
+//	@Param			min_create_revision	query		integer			false	"Only keys created at or after this revision."	minimum(0)	format(int64)
+//	@Param			max_create_revision	query		integer			false	"Only keys created at or before this revision."	minimum(0)	format(int64)
+//	@Success		200					{object}	listResponseDoc	"One page of the range."
+//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one."
+//	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
+//	@Failure		410					{object}	errorDoc		"compacted: the revision, or the page token's, is below the compact revision."
+//	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
+//	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
+//	@Header			200					{integer}	X-Revision		"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if emptyPathKey(w, r) {
 		return

@@ -7,6 +7,27 @@ import (
 )
 
 // compact serves POST /v1/compact.
+//
+//	@Summary		Compact the history
+//	@Description	Drops the history below revision: reads and watches below it answer compacted. physical=true waits until the space is reclaimed on disk.
+//	@Tags			maintenance
+//	@ID				compact
+//	@Accept			json
+//	@Produce		json
+//	@Param			compaction	body		compactRequestDoc	true	"The revision to compact to."
+//	@Success		200			{object}	headerResponseDoc	"Compacted."
+//	@Failure		400			{object}	errorDoc			"invalid_argument: malformed JSON, a revision that is not positive; future_revision: a revision above the current one."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		410			{object}	errorDoc			"compacted: the revision is at or below the compact revision."
+//	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/compact [post]
 func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Revision int64 `json:"revision"`
@@ -51,6 +72,22 @@ type watcherCounts struct {
 }
 
 // status serves GET /v1/status.
+//
+//	@Summary		Server status
+//	@Description	The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
+//	@Tags			maintenance
+//	@ID				status
+//	@Produce		json
+//	@Success		200	{object}	statusDoc	"The status."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/status [get]
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
@@ -91,6 +128,22 @@ func alarmNames(as []mvcc.Alarm) []string {
 }
 
 // defrag serves POST /v1/defrag.
+//
+//	@Summary		Defragment the backend
+//	@Description	Rewrites the backend file without its free pages, and reports its new size.
+//	@Tags			maintenance
+//	@ID				defragment
+//	@Produce		json
+//	@Success		200	{object}	defragResponseDoc	"Defragmented."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/defrag [post]
 func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
@@ -111,6 +164,22 @@ type alarmsResponse struct {
 }
 
 // listAlarms serves GET /v1/alarms.
+//
+//	@Summary		List active alarms
+//	@Description	NOSPACE is active once a write would take the backend past --quota-backend-bytes: writes then answer 507 until it is disarmed.
+//	@Tags			maintenance
+//	@ID				listAlarms
+//	@Produce		json
+//	@Success		200	{object}	alarmsDoc	"The active alarms."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/alarms [get]
 func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
@@ -120,6 +189,22 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 
 // disarmAlarms serves DELETE /v1/alarms: it clears NOSPACE. A write that
 // still does not fit raises it again.
+//
+//	@Summary		Disarm NOSPACE
+//	@Description	Clears the NOSPACE alarm once space is back (after a compaction and a defragmentation); a write that still does not fit raises it again.
+//	@Tags			maintenance
+//	@ID				disarmAlarms
+//	@Produce		json
+//	@Success		200	{object}	alarmsDoc	"The alarms still active."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/alarms [delete]
 func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
@@ -133,6 +218,15 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 
 // health serves GET /health: 503 while shutting down, when the backend has
 // failed, or while an alarm is active (as etcd's /health).
+//
+//	@Summary		Health
+//	@Description	200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+//	@Tags			service
+//	@ID				health
+//	@Produce		json
+//	@Success		200	{object}	healthDoc	"Healthy: health is true."
+//	@Failure		503	{object}	healthDoc	"Not healthy: health is false, with the reason."
+//	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	kv := h.cfg.Store.KV()
 	reason := ""

@@ -85,6 +85,15 @@ func (m *metrics) observe(route, method string, status int, seconds float64) {
 	m.latency.WithLabelValues(route, method).Observe(seconds)
 }
 
+// handler serves GET /metrics.
+//
+//	@Summary		Prometheus metrics
+//	@Description	Request counts and latencies by route, store revisions and sizes, watchers, leases and the Go runtime, in the Prometheus text format. It needs no token.
+//	@Tags			service
+//	@ID				metrics
+//	@Produce		plain
+//	@Success		200	{string}	string	"The metrics in the Prometheus text exposition format."
+//	@Router			/metrics [get]
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }

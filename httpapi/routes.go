@@ -35,6 +35,8 @@ func (h *Handler) routes() chi.Router {
 
 	r.Get("/health", h.health)
 	r.Method(http.MethodGet, "/metrics", h.metrics.handler())
+	r.Get("/openapi.json", h.openAPI)
+	r.Get("/swagger.json", h.swagger)
 	console := web.Handler()
 	r.Method(http.MethodGet, "/", console)
 	r.Method(http.MethodGet, "/console.js", console)

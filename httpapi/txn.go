@@ -244,6 +244,29 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 }
 
 // txn serves POST /v1/txn.
+//
+//	@Summary		Compare, then run the success or the failure ops
+//	@Description	Runs the success ops if every compare holds, the failure ops otherwise, atomically: all writes of a txn share one revision. Ops may nest txns. A txn may not write one key twice, and has at most --max-txn-ops ops.
+//	@Tags			txn
+//	@ID				runTxn
+//	@Accept			json
+//	@Produce		json
+//	@Param			txn	body		txnRequestDoc	true	"The compares and the ops of each branch."
+//	@Success		200	{object}	txnResponseDoc	"Which branch ran, and the answer to each of its ops."
+//	@Failure		400	{object}	errorDoc		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one."
+//	@Failure		401	{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch."
+//	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
+//	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
+//	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500	{object}	errorDoc		"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507	{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Header			200	{integer}	X-Revision		"The store's revision after the txn."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/txn [post]
 func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	var j txnRequestJSON
 	if err := decodeJSON(r, &j); err != nil {

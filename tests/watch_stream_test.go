@@ -117,6 +117,7 @@ func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, 
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
 		tb.Errorf("%s: Cache-Control %q, want no-cache", w.req, cc)
 	}
+	checkStreamHead(tb, w.req, resp)
 	go func() {
 		defer close(w.done)
 		defer resp.Body.Close()
@@ -257,6 +258,7 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 	if err := checkTwins([]byte(m.Data)); err != nil {
 		fail("%v", err)
 	}
+	checkWatchMessage(w.tb, w.req, []byte(m.Data))
 	var payload struct {
 		Header          *wireHeader `json:"header"`
 		StartRevision   int64       `json:"start_revision"`

@@ -564,6 +564,7 @@ func TestWatchNDJSON(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 			t.Fatalf("GET /v1/watch?%s as NDJSON = %d %q, want 200 application/x-ndjson", query, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
+		checkStreamHead(t, "GET /v1/watch?"+query, resp)
 		stop := func() { cancel(); resp.Body.Close() }
 		t.Cleanup(stop)
 		return bufio.NewReader(resp.Body), stop
@@ -614,6 +615,7 @@ func TestWatchNDJSON(t *testing.T) {
 			if err := checkTwins([]byte(res.s)); err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, err)
 			}
+			checkWatchMessage(t, "GET /v1/watch (NDJSON)", []byte(res.s))
 			return l, nil
 		}
 	}

@@ -13,6 +13,14 @@ import (
 var static embed.FS
 
 // Handler serves the console.
+//
+//	@Summary		The web console
+//	@Description	A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+//	@Tags			service
+//	@ID				console
+//	@Produce		html
+//	@Success		200	{string}	string	"The console's HTML page."
+//	@Router			/ [get]
 func Handler() http.Handler {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {

@@ -1,0 +1,422 @@
+package httpapi
+
+// The types in this file document the wire for the OpenAPI document; no
+// code encodes or decodes them. The handlers append their JSON by hand
+// (wire.go) and decode requests into the types next to them, so these
+// mirror that JSON field for field: swag reads them (each names its schema
+// with an @name comment), and the end-to-end tests check every answer the
+// server gives against the document made from them.
+//
+// A field without omitempty is always present; a field with it may be
+// left out. A key-like field and its *_base64 twin are both optional in
+// the schema, but exactly one of a key and its twin is present, and never
+// both of any pair: JSON Schema cannot say that without making clients
+// awkward, so the descriptions do.
+
+// responseHeaderDoc is the "header" of every answer that reflects the store.
+type responseHeaderDoc struct {
+	// The store's current revision when the request was served (also for a read at a past revision); the X-Revision header carries the same number.
+	Revision int64 `json:"revision" format:"int64" minimum:"1" example:"42"`
+} // @name ResponseHeader
+
+// keyValueDoc is a key with its value and metadata.
+type keyValueDoc struct {
+	// The key, when its bytes are valid UTF-8; otherwise key_base64 is given instead.
+	Key string `json:"key,omitempty" example:"config/db/url"`
+	// The key's bytes in standard base64, when they are not valid UTF-8.
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// The value, when its bytes are valid UTF-8; otherwise value_base64 is given instead. Neither is present for a keys_only read or a delete event.
+	Value string `json:"value,omitempty" example:"postgres://db:5432"`
+	// The value's bytes in standard base64, when they are not valid UTF-8.
+	ValueBase64 string `json:"value_base64,omitempty" format:"byte"`
+	// The revision that created the key (since it last did not exist).
+	CreateRevision int64 `json:"create_revision" format:"int64" minimum:"0" example:"7"`
+	// The revision of the key's last change.
+	ModRevision int64 `json:"mod_revision" format:"int64" minimum:"0" example:"41"`
+	// The number of changes since the key was created (1 after the first put; 0 in a delete event).
+	Version int64 `json:"version" format:"int64" minimum:"0" example:"3"`
+	// The ID of the lease attached to the key, 0 when none.
+	Lease int64 `json:"lease" format:"int64" minimum:"0" example:"0"`
+} // @name KeyValue
+
+// errorDoc is the body of every error answer.
+type errorDoc struct {
+	Error errorBodyDoc `json:"error"`
+} // @name Error
+
+// errorBodyDoc is the error object.
+type errorBodyDoc struct {
+	// The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
+	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space" example:"key_not_found"`
+	// Human-readable text; it never names other users' keys or permissions.
+	Message string `json:"message" example:"key not found"`
+	// With compacted: the store's compact revision.
+	CompactRevision int64 `json:"compact_revision,omitempty" format:"int64"`
+	// With key_not_found and precondition_failed: the store's current revision.
+	Revision int64 `json:"revision,omitempty" format:"int64"`
+	// With precondition_failed: the key as it is now, if it exists.
+	KV *keyValueDoc `json:"kv,omitempty"`
+} // @name ErrorBody
+
+// getResponseDoc answers GET /v1/kv/{key}.
+type getResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	KV     keyValueDoc       `json:"kv"`
+} // @name GetResponse
+
+// putResponseDoc answers PUT /v1/kv/{key}.
+type putResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// The key before the put, with prev_kv=true when it existed.
+	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
+} // @name PutResponse
+
+// deleteResponseDoc answers a delete.
+type deleteResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// How many keys were deleted. Deleting nothing makes no revision.
+	Deleted int64 `json:"deleted" format:"int64" minimum:"0"`
+	// With prev_kv=true: the deleted keys as they were.
+	PrevKVs []keyValueDoc `json:"prev_kvs,omitempty"`
+} // @name DeleteResponse
+
+// listResponseDoc answers GET /v1/kv.
+type listResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// The keys of this page (empty with count_only=true; without values with keys_only=true).
+	KVs []keyValueDoc `json:"kvs"`
+	// How many keys the whole range holds at the revision read, over every page.
+	Count int64 `json:"count" format:"int64" minimum:"0"`
+	// Whether keys beyond this page remain.
+	More bool `json:"more"`
+	// Present when more is true and the order is key-ascending: pass it as page_token to read the next page at this page's revision.
+	NextPageToken string `json:"next_page_token,omitempty"`
+} // @name ListResponse
+
+// txnRequestDoc is the body of POST /v1/txn.
+type txnRequestDoc struct {
+	// Conditions, all of which must hold for success to run; none means success runs.
+	Compare []compareDoc `json:"compare,omitempty"`
+	// Ops run when every compare holds.
+	Success []requestOpDoc `json:"success,omitempty"`
+	// Ops run otherwise.
+	Failure []requestOpDoc `json:"failure,omitempty"`
+} // @name TxnRequest
+
+// compareDoc is one condition of a txn.
+type compareDoc struct {
+	// The key compared, or the start of the range compared (every key of it must satisfy the condition); key or key_base64 is required.
+	Key       string `json:"key,omitempty" example:"a"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// The end of the range [key, range_end); at most one of range_end, prefix and from_key.
+	RangeEnd       string `json:"range_end,omitempty"`
+	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
+	// Compare every key with the prefix key.
+	Prefix bool `json:"prefix,omitempty"`
+	// Compare every key >= key.
+	FromKey bool `json:"from_key,omitempty"`
+	// What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
+	Target string `json:"target" enums:"value,version,create,mod,lease" example:"value"`
+	Result string `json:"result" enums:"equal,not_equal,greater,less" example:"equal"`
+	// The operand of a value compare (or value_base64).
+	Value       string `json:"value,omitempty" example:"x"`
+	ValueBase64 string `json:"value_base64,omitempty" format:"byte"`
+	// The operand of a version compare (0: the key does not exist).
+	Version int64 `json:"version,omitempty" format:"int64"`
+	// The operand of a create compare.
+	CreateRevision int64 `json:"create_revision,omitempty" format:"int64"`
+	// The operand of a mod compare.
+	ModRevision int64 `json:"mod_revision,omitempty" format:"int64"`
+	// The operand of a lease compare.
+	Lease int64 `json:"lease,omitempty" format:"int64"`
+} // @name Compare
+
+// requestOpDoc is one op of a txn branch: exactly one field is set.
+type requestOpDoc struct {
+	Put    *putOpDoc      `json:"put,omitempty"`
+	Delete *deleteOpDoc   `json:"delete,omitempty"`
+	Range  *rangeOpDoc    `json:"range,omitempty"`
+	Txn    *txnRequestDoc `json:"txn,omitempty"`
+} // @name RequestOp
+
+// putOpDoc is a put in a txn.
+type putOpDoc struct {
+	// key or key_base64 is required.
+	Key       string `json:"key,omitempty" example:"a"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// The value (or value_base64); none is the empty value.
+	Value       string `json:"value,omitempty" example:"y"`
+	ValueBase64 string `json:"value_base64,omitempty" format:"byte"`
+	// Attach the key to this lease; 0 for none.
+	Lease int64 `json:"lease,omitempty" format:"int64"`
+	// Answer with the key as it was before.
+	PrevKV bool `json:"prev_kv,omitempty"`
+	// Keep the current value (the key must exist).
+	IgnoreValue bool `json:"ignore_value,omitempty"`
+	// Keep the current lease (the key must exist).
+	IgnoreLease bool `json:"ignore_lease,omitempty"`
+} // @name PutOp
+
+// deleteOpDoc is a delete in a txn.
+type deleteOpDoc struct {
+	// key or key_base64 is required.
+	Key       string `json:"key,omitempty" example:"tmp/"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// At most one of range_end, prefix and from_key.
+	RangeEnd       string `json:"range_end,omitempty"`
+	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix         bool   `json:"prefix,omitempty"`
+	FromKey        bool   `json:"from_key,omitempty"`
+	// Answer with the deleted keys.
+	PrevKV bool `json:"prev_kv,omitempty"`
+} // @name DeleteOp
+
+// rangeOpDoc is a read in a txn, with the options of GET /v1/kv but pages.
+type rangeOpDoc struct {
+	// key or key_base64 is required.
+	Key       string `json:"key,omitempty" example:"a"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// At most one of range_end, prefix and from_key.
+	RangeEnd          string `json:"range_end,omitempty"`
+	RangeEndBase64    string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix            bool   `json:"prefix,omitempty"`
+	FromKey           bool   `json:"from_key,omitempty"`
+	Revision          int64  `json:"revision,omitempty" format:"int64" minimum:"0"`
+	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0"`
+	SortTarget        string `json:"sort_target,omitempty" enums:"key,version,create,mod,value"`
+	SortOrder         string `json:"sort_order,omitempty" enums:"none,ascend,descend"`
+	KeysOnly          bool   `json:"keys_only,omitempty"`
+	CountOnly         bool   `json:"count_only,omitempty"`
+	MinModRevision    int64  `json:"min_mod_revision,omitempty" format:"int64" minimum:"0"`
+	MaxModRevision    int64  `json:"max_mod_revision,omitempty" format:"int64" minimum:"0"`
+	MinCreateRevision int64  `json:"min_create_revision,omitempty" format:"int64" minimum:"0"`
+	MaxCreateRevision int64  `json:"max_create_revision,omitempty" format:"int64" minimum:"0"`
+} // @name RangeOp
+
+// txnResponseDoc answers POST /v1/txn (and a nested txn op).
+type txnResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// Whether every compare held, so that success ran rather than failure.
+	Succeeded bool `json:"succeeded"`
+	// One answer per op of the branch that ran, in order.
+	Responses []responseOpDoc `json:"responses"`
+} // @name TxnResponse
+
+// responseOpDoc is the answer to one txn op: the field of the op's kind.
+type responseOpDoc struct {
+	Put    *putResponseDoc    `json:"put,omitempty"`
+	Delete *deleteResponseDoc `json:"delete,omitempty"`
+	Range  *rangeResponseDoc  `json:"range,omitempty"`
+	Txn    *txnResponseDoc    `json:"txn,omitempty"`
+} // @name ResponseOp
+
+// rangeResponseDoc answers a range op of a txn.
+type rangeResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	KVs    []keyValueDoc     `json:"kvs"`
+	Count  int64             `json:"count" format:"int64" minimum:"0"`
+	More   bool              `json:"more"`
+} // @name RangeResponse
+
+// watchMessageDoc is the JSON of one watch message: the data of an SSE
+// message, or one NDJSON line (which adds type).
+type watchMessageDoc struct {
+	// NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
+	Type string `json:"type,omitempty" enums:"created,events,progress,compacted,canceled"`
+	// Every message but canceled: for created and progress the store's revision, for events the revision of its events, for compacted the store's revision.
+	Header *responseHeaderDoc `json:"header,omitempty"`
+	// created: the first revision the watch reports.
+	StartRevision int64 `json:"start_revision,omitempty" format:"int64"`
+	// events: every event of one revision that matches the watch, in order.
+	Events []eventDoc `json:"events,omitempty"`
+	// compacted: the compact revision; the history the watch needs is gone and the stream ends.
+	CompactRevision int64 `json:"compact_revision,omitempty" format:"int64"`
+	// canceled: why the server ended the stream (permission denied, shutting down).
+	Reason string `json:"reason,omitempty"`
+} // @name WatchMessage
+
+// eventDoc is one change in a watch message.
+type eventDoc struct {
+	Type string `json:"type" enums:"put,delete"`
+	// The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
+	KV keyValueDoc `json:"kv"`
+	// With prev_kv=true: the key before the change, if it existed.
+	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
+} // @name Event
+
+// leaseGrantRequestDoc is the body of POST /v1/leases.
+type leaseGrantRequestDoc struct {
+	// The lease's time to live in seconds.
+	TTL int64 `json:"ttl" format:"int64" minimum:"1" example:"60"`
+	// The lease ID to use, in [1, 2^53-1]; 0 or none lets the server choose.
+	ID int64 `json:"id,omitempty" format:"int64" minimum:"0" maximum:"9007199254740991"`
+} // @name LeaseGrantRequest
+
+// leaseResponseDoc answers a grant or a keep-alive.
+type leaseResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// The lease ID, in [1, 2^53-1].
+	ID int64 `json:"id" format:"int64" minimum:"1" maximum:"9007199254740991" example:"1234"`
+	// The lease's time to live in seconds, now full again.
+	TTL int64 `json:"ttl" format:"int64" example:"60"`
+} // @name LeaseResponse
+
+// leaseListDoc answers GET /v1/leases.
+type leaseListDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	Leases []leaseItemDoc    `json:"leases"`
+} // @name LeaseList
+
+// leaseItemDoc is one lease of a list.
+type leaseItemDoc struct {
+	ID int64 `json:"id" format:"int64" minimum:"1" maximum:"9007199254740991"`
+} // @name LeaseListItem
+
+// leaseTimeToLiveDoc answers GET /v1/leases/{id}.
+type leaseTimeToLiveDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	ID     int64             `json:"id" format:"int64" minimum:"1" maximum:"9007199254740991"`
+	// Seconds left before the lease expires.
+	TTL int64 `json:"ttl" format:"int64"`
+	// The TTL the lease was granted with.
+	GrantedTTL int64 `json:"granted_ttl" format:"int64"`
+	// With keys=true: the attached keys the caller may read, when all are valid UTF-8.
+	Keys []string `json:"keys,omitempty"`
+	// With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys.
+	KeysBase64 []string `json:"keys_base64,omitempty" format:"byte"`
+} // @name LeaseTimeToLive
+
+// headerResponseDoc answers a revoke or a compaction.
+type headerResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+} // @name HeaderResponse
+
+// compactRequestDoc is the body of POST /v1/compact.
+type compactRequestDoc struct {
+	// Compact the history below this revision; it must be above the compact revision and at most the current one.
+	Revision int64 `json:"revision" format:"int64" minimum:"1" example:"100"`
+	// Wait until the compaction is done on disk.
+	Physical bool `json:"physical,omitempty"`
+} // @name CompactRequest
+
+// statusDoc answers GET /v1/status.
+type statusDoc struct {
+	Header          responseHeaderDoc `json:"header"`
+	Version         string            `json:"version" example:"1.0.0"`
+	Revision        int64             `json:"revision" format:"int64"`
+	CompactRevision int64             `json:"compact_revision" format:"int64"`
+	// Size of the backend file in bytes.
+	DBSize int64 `json:"db_size" format:"int64"`
+	// Size of the backend less its free pages.
+	DBSizeInUse int64       `json:"db_size_in_use" format:"int64"`
+	Keys        int64       `json:"keys" format:"int64"`
+	Leases      int64       `json:"leases" format:"int64"`
+	Watchers    watchersDoc `json:"watchers"`
+	// Active alarms.
+	Alarms []string `json:"alarms" enums:"NOSPACE"`
+} // @name Status
+
+// watchersDoc counts watchers by group.
+type watchersDoc struct {
+	Synced   int64 `json:"synced" format:"int64"`
+	Unsynced int64 `json:"unsynced" format:"int64"`
+	Victims  int64 `json:"victims" format:"int64"`
+} // @name WatcherCounts
+
+// defragResponseDoc answers POST /v1/defrag.
+type defragResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// Size of the backend file after the defragmentation.
+	DBSize int64 `json:"db_size" format:"int64"`
+} // @name DefragResponse
+
+// alarmsDoc answers GET and DELETE /v1/alarms.
+type alarmsDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	Alarms []string          `json:"alarms" enums:"NOSPACE"`
+} // @name Alarms
+
+// healthDoc answers GET /health.
+type healthDoc struct {
+	Health bool `json:"health"`
+	// Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	Reason string `json:"reason,omitempty"`
+} // @name Health
+
+// authStatusDoc answers GET /v1/auth/status, enable and disable.
+type authStatusDoc struct {
+	Enabled bool `json:"enabled"`
+} // @name AuthStatus
+
+// credentialsDoc is a user's name and password.
+type credentialsDoc struct {
+	Name     string `json:"name" example:"alice"`
+	Password string `json:"password" example:"s3cret"`
+} // @name Credentials
+
+// tokenDoc answers POST /v1/auth/token.
+type tokenDoc struct {
+	// Send it as "Authorization: Bearer <token>", or as the access_token query parameter where a header cannot be set.
+	Token string `json:"token"`
+	// Seconds until the token expires.
+	TTL int64 `json:"ttl" format:"int64" example:"300"`
+} // @name Token
+
+// userListDoc answers GET /v1/auth/users.
+type userListDoc struct {
+	Users []string `json:"users"`
+} // @name UserList
+
+// userDoc is a user and the roles granted to it.
+type userDoc struct {
+	Name  string   `json:"name"`
+	Roles []string `json:"roles"`
+} // @name User
+
+// passwordDoc is the body of PUT /v1/auth/users/{name}/password.
+type passwordDoc struct {
+	Password string `json:"password"`
+} // @name Password
+
+// roleListDoc answers GET /v1/auth/roles.
+type roleListDoc struct {
+	Roles []string `json:"roles"`
+} // @name RoleList
+
+// roleNameDoc is the body of POST /v1/auth/roles.
+type roleNameDoc struct {
+	Name string `json:"name" example:"readers"`
+} // @name RoleName
+
+// roleDoc is a role and its permissions.
+type roleDoc struct {
+	Name        string          `json:"name"`
+	Permissions []permissionDoc `json:"permissions"`
+} // @name Role
+
+// permissionDoc is a permission of a role.
+type permissionDoc struct {
+	// The key, or the start of the range [key, range_end).
+	Key       string `json:"key,omitempty"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// The end of the range; absent for a single key, "\u0000" for every key >= key.
+	RangeEnd       string `json:"range_end,omitempty"`
+	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
+	Type           string `json:"type" enums:"read,write,readwrite"`
+} // @name Permission
+
+// permissionRequestDoc is the body of POST /v1/auth/roles/{name}/permissions.
+type permissionRequestDoc struct {
+	// key or key_base64 is required.
+	Key       string `json:"key,omitempty" example:"config/"`
+	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	// At most one of range_end, prefix and from_key; none is the single key.
+	RangeEnd       string `json:"range_end,omitempty"`
+	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix         bool   `json:"prefix,omitempty"`
+	FromKey        bool   `json:"from_key,omitempty"`
+	Type           string `json:"type" enums:"read,write,readwrite" example:"readwrite"`
+} // @name PermissionRequest
+
+// emptyDoc answers the auth changes that have nothing to say.
+type emptyDoc struct{} // @name Empty

@@ -1,0 +1,300 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
+)
+
+// softTB turns the Fatal calls of checkReply into a panic that
+// checkAnswer recovers, so that answers can be checked away from the
+// test's goroutine (in a proxy) or where an error is the way to fail (in
+// a transport).
+type softTB struct {
+	testing.TB
+}
+
+type softFailure struct{ msg string }
+
+func (softTB) Helper()                           {}
+func (softTB) Fatal(args ...any)                 { panic(softFailure{fmt.Sprint(args...)}) }
+func (softTB) Fatalf(format string, args ...any) { panic(softFailure{fmt.Sprintf(format, args...)}) }
+
+// checkAnswer runs checkReply on an answer the test did not read through
+// server.do, and returns what it found wrong. The answer's body is read
+// and put back.
+func checkAnswer(tb testing.TB, req *http.Request, resp *http.Response) (err error) {
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL.RequestURI(), err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(softFailure)
+			if !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("%s", f.msg)
+		}
+	}()
+	checkReply(softTB{tb}, &reply{
+		req:    req.Method + " " + req.URL.RequestURI(),
+		status: resp.StatusCode,
+		header: resp.Header,
+		body:   body,
+	})
+	return nil
+}
+
+// checkingTransport checks every answer with checkReply; a failed check
+// is the request's error.
+type checkingTransport struct {
+	tb   testing.TB
+	next http.RoundTripper
+}
+
+func (t checkingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAnswer(t.tb, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestGoClient drives the Go client generated from the OpenAPI document
+// (openapi/client) against the real server: put, get, range with
+// pagination, txn and leases. Every answer it receives passes checkReply,
+// and so the document.
+func TestGoClient(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	httpClient := &http.Client{Timeout: requestTimeout, Transport: checkingTransport{tb: t, next: &http.Transport{}}}
+	t.Cleanup(httpClient.CloseIdleConnections)
+	kv, err := client.NewClientWithResponses(s.URL, client.WithHTTPClient(httpClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	put := func(key, value string, params *client.PutKeyParams) *client.PutResponse {
+		t.Helper()
+		res, err := kv.PutKeyWithBodyWithResponse(ctx, key, params, "application/octet-stream", strings.NewReader(value))
+		if err != nil {
+			t.Fatalf("PutKey(%q): %v", key, err)
+		}
+		if res.JSON200 == nil {
+			t.Fatalf("PutKey(%q) = %d %s, want 200", key, res.StatusCode(), res.Body)
+		}
+		return res.JSON200
+	}
+	get := func(key string, params *client.GetKeyParams) *client.GetKeyResponse {
+		t.Helper()
+		res, err := kv.GetKeyWithResponse(ctx, key, params)
+		if err != nil {
+			t.Fatalf("GetKey(%q): %v", key, err)
+		}
+		return res
+	}
+
+	t.Run("put and get", func(t *testing.T) {
+		first := put("go/a/b", "one", nil)
+		if first.PrevKv != nil {
+			t.Errorf("PutKey(go/a/b) of a new key: prev_kv %+v, want none", first.PrevKv)
+		}
+		second := put("go/a/b", "two", &client.PutKeyParams{PrevKv: ptr(true)})
+		if second.PrevKv == nil || second.PrevKv.Value == nil || *second.PrevKv.Value != "one" {
+			t.Errorf("PutKey(go/a/b, prev_kv) = %+v, want prev_kv one", second)
+		}
+		got := get("go/a/b", nil)
+		if got.JSON200 == nil {
+			t.Fatalf("GetKey(go/a/b) = %d %s, want 200", got.StatusCode(), got.Body)
+		}
+		k := got.JSON200.Kv
+		if k.Key == nil || *k.Key != "go/a/b" || k.Value == nil || *k.Value != "two" ||
+			k.Version != 2 || k.CreateRevision != first.Header.Revision || k.ModRevision != second.Header.Revision {
+			t.Errorf("GetKey(go/a/b) = %+v, want two at version 2, created at %d, modified at %d", k, first.Header.Revision, second.Header.Revision)
+		}
+		if etag := got.HTTPResponse.Header.Get("ETag"); etag != fmt.Sprintf("%q", fmt.Sprint(second.Header.Revision)) {
+			t.Errorf("GetKey(go/a/b): ETag %s, want the mod revision %d", etag, second.Header.Revision)
+		}
+		raw := get("go/a/b", &client.GetKeyParams{Raw: ptr(true)})
+		if string(raw.Body) != "two" || raw.HTTPResponse.Header.Get("X-Version") != "2" {
+			t.Errorf("GetKey(go/a/b, raw) = %q with X-Version %s, want two and 2", raw.Body, raw.HTTPResponse.Header.Get("X-Version"))
+		}
+		old := get("go/a/b", &client.GetKeyParams{Revision: &first.Header.Revision})
+		if old.JSON200 == nil || *old.JSON200.Kv.Value != "one" {
+			t.Errorf("GetKey(go/a/b, revision=%d) = %s, want one", first.Header.Revision, old.Body)
+		}
+		missing := get("go/none", nil)
+		if missing.JSON404 == nil || missing.JSON404.Error.Code != client.ErrorBodyCodeKeyNotFound {
+			t.Errorf("GetKey(go/none) = %d %s, want 404 key_not_found", missing.StatusCode(), missing.Body)
+		}
+		binary := put("go/\xff", "\x00\xfe", nil)
+		bin := get("go/\xff", nil)
+		if bin.JSON200 == nil || bin.JSON200.Kv.KeyBase64 == nil || string(*bin.JSON200.Kv.KeyBase64) != "go/\xff" ||
+			bin.JSON200.Kv.ValueBase64 == nil || string(*bin.JSON200.Kv.ValueBase64) != "\x00\xfe" {
+			t.Errorf("GetKey(go/\\xff) = %s, want key_base64 and value_base64 (put at %d)", bin.Body, binary.Header.Revision)
+		}
+	})
+
+	t.Run("range with pagination", func(t *testing.T) {
+		keys := []string{"go/p/0", "go/p/1", "go/p/2", "go/p/3", "go/p/4"}
+		for _, k := range keys {
+			put(k, "v"+k, nil)
+		}
+		var seen []string
+		params := &client.ListKeysParams{Key: ptr("go/p/"), Prefix: ptr(true), Limit: ptr(int64(2))}
+		for page := 0; ; page++ {
+			res, err := kv.ListKeysWithResponse(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.JSON200 == nil {
+				t.Fatalf("ListKeys(go/p/, page %d) = %d %s, want 200", page, res.StatusCode(), res.Body)
+			}
+			l := res.JSON200
+			if l.Count != int64(len(keys)) {
+				t.Errorf("ListKeys(go/p/, page %d): count %d, want %d", page, l.Count, len(keys))
+			}
+			for _, item := range l.Kvs {
+				seen = append(seen, *item.Key)
+			}
+			if page == 0 {
+				put("go/p/5", "written after the first page", nil)
+			}
+			if !l.More {
+				break
+			}
+			if l.NextPageToken == nil || page > len(keys) {
+				t.Fatalf("ListKeys(go/p/, page %d) = %s: more without a usable next_page_token", page, res.Body)
+			}
+			params.PageToken = l.NextPageToken
+		}
+		// Every page is read at the first page's revision.
+		if !slices.Equal(seen, keys) {
+			t.Errorf("ListKeys(go/p/) by pages of 2 = %q, want %q", seen, keys)
+		}
+	})
+
+	t.Run("txn", func(t *testing.T) {
+		put("go/t/lock", "free", nil)
+		body := client.TxnRequest{
+			Compare: &[]client.Compare{{Key: ptr("go/t/lock"), Target: client.CompareTargetValue, Result: client.Equal, Value: ptr("free")}},
+			Success: &[]client.RequestOp{
+				{Put: &client.PutOp{Key: ptr("go/t/lock"), Value: ptr("taken"), PrevKv: ptr(true)}},
+				{Put: &client.PutOp{Key: ptr("go/t/owner"), Value: ptr("go")}},
+				{Range: &client.RangeOp{Key: ptr("go/t/"), Prefix: ptr(true)}},
+			},
+			Failure: &[]client.RequestOp{{Range: &client.RangeOp{Key: ptr("go/t/lock")}}},
+		}
+		won, err := kv.RunTxnWithResponse(ctx, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if won.JSON200 == nil || !won.JSON200.Succeeded || len(won.JSON200.Responses) != 3 {
+			t.Fatalf("RunTxn(lock) = %d %s, want success with 3 answers", won.StatusCode(), won.Body)
+		}
+		rs := won.JSON200.Responses
+		if rs[0].Put == nil || rs[0].Put.PrevKv == nil || *rs[0].Put.PrevKv.Value != "free" {
+			t.Errorf("RunTxn(lock): first answer %s, want the put with prev_kv free", won.Body)
+		}
+		if rs[2].Range == nil || len(rs[2].Range.Kvs) != 2 || *rs[2].Range.Kvs[0].Value != "taken" || rs[2].Range.Header.Revision != won.JSON200.Header.Revision {
+			t.Errorf("RunTxn(lock): range answer %s, want both keys at the txn's revision", won.Body)
+		}
+		lost, err := kv.RunTxnWithResponse(ctx, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lost.JSON200 == nil || lost.JSON200.Succeeded || lost.JSON200.Responses[0].Range == nil || *lost.JSON200.Responses[0].Range.Kvs[0].Value != "taken" {
+			t.Errorf("RunTxn(lock) again = %s, want failure with the lock's range", lost.Body)
+		}
+		nested, err := kv.RunTxnWithResponse(ctx, client.TxnRequest{Success: &[]client.RequestOp{{Txn: &client.TxnRequest{
+			Compare: &[]client.Compare{{Key: ptr("go/t/owner"), Target: client.CompareTargetVersion, Result: client.Greater, Version: ptr(int64(0))}},
+			Success: &[]client.RequestOp{{Delete: &client.DeleteOp{Key: ptr("go/t/"), Prefix: ptr(true), PrevKv: ptr(true)}}},
+		}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nested.JSON200 == nil || nested.JSON200.Responses[0].Txn == nil || !nested.JSON200.Responses[0].Txn.Succeeded ||
+			nested.JSON200.Responses[0].Txn.Responses[0].Delete == nil || nested.JSON200.Responses[0].Txn.Responses[0].Delete.Deleted != 2 {
+			t.Errorf("RunTxn(nested delete) = %d %s, want the nested txn to delete 2 keys", nested.StatusCode(), nested.Body)
+		}
+		twice, err := kv.RunTxnWithResponse(ctx, client.TxnRequest{Success: &[]client.RequestOp{
+			{Put: &client.PutOp{Key: ptr("go/t/x")}}, {Put: &client.PutOp{Key: ptr("go/t/x")}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if twice.JSON400 == nil || twice.JSON400.Error.Code != client.ErrorBodyCodeInvalidArgument {
+			t.Errorf("RunTxn(two puts of one key) = %d %s, want 400 invalid_argument", twice.StatusCode(), twice.Body)
+		}
+	})
+
+	t.Run("leases", func(t *testing.T) {
+		granted, err := kv.GrantLeaseWithResponse(ctx, client.LeaseGrantRequest{Ttl: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if granted.JSON201 == nil || granted.JSON201.Ttl != 60 {
+			t.Fatalf("GrantLease(60) = %d %s, want 201 with ttl 60", granted.StatusCode(), granted.Body)
+		}
+		id := granted.JSON201.Id
+		put("go/l/a", "leased", &client.PutKeyParams{Lease: &id})
+
+		ttl, err := kv.LeaseTimeToLiveWithResponse(ctx, id, &client.LeaseTimeToLiveParams{Keys: ptr(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.JSON200 == nil || ttl.JSON200.GrantedTtl != 60 || ttl.JSON200.Keys == nil || !slices.Equal(*ttl.JSON200.Keys, []string{"go/l/a"}) {
+			t.Errorf("LeaseTimeToLive(%d, keys) = %d %s, want granted_ttl 60 and keys [go/l/a]", id, ttl.StatusCode(), ttl.Body)
+		}
+		if got := get("go/l/a", nil); got.JSON200 == nil || got.JSON200.Kv.Lease != id {
+			t.Errorf("GetKey(go/l/a) = %s, want lease %d", got.Body, id)
+		}
+		renewed, err := kv.KeepAliveLeaseWithResponse(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if renewed.JSON200 == nil || renewed.JSON200.Ttl != 60 {
+			t.Errorf("KeepAliveLease(%d) = %d %s, want ttl 60", id, renewed.StatusCode(), renewed.Body)
+		}
+		list, err := kv.ListLeasesWithResponse(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.JSON200 == nil || !slices.ContainsFunc(list.JSON200.Leases, func(l client.LeaseListItem) bool { return l.Id == id }) {
+			t.Errorf("ListLeases() = %s, want %d among them", list.Body, id)
+		}
+		revoked, err := kv.RevokeLeaseWithResponse(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if revoked.JSON200 == nil {
+			t.Fatalf("RevokeLease(%d) = %d %s, want 200", id, revoked.StatusCode(), revoked.Body)
+		}
+		if got := get("go/l/a", nil); got.JSON404 == nil {
+			t.Errorf("GetKey(go/l/a) after the revoke = %d %s, want 404", got.StatusCode(), got.Body)
+		}
+		again, err := kv.KeepAliveLeaseWithResponse(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.JSON404 == nil || again.JSON404.Error.Code != client.ErrorBodyCodeLeaseNotFound {
+			t.Errorf("KeepAliveLease(%d) after the revoke = %d %s, want 404 lease_not_found", id, again.StatusCode(), again.Body)
+		}
+	})
+}
