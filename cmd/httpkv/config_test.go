@@ -1,0 +1,47 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(c config) bool
+		wantErr bool
+	}{
+		{"defaults", nil, nil, func(c config) bool {
+			return c.listen == "127.0.0.1:2378" && c.dataDir == "./httpkv.data" && c.quotaBackendBytes == 2<<30 &&
+				c.maxRequestBytes == 3<<19 && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
+				c.autoCompactionRetention == "0" && c.watchProgressNotifyInterval == 10*time.Minute &&
+				c.authTokenTTL == 5*time.Minute && c.logLevel == "info" && c.logFormat == "json" && !c.unsafeNoFsync
+		}, false},
+		{"environment", nil, map[string]string{"HTTPKV_DATA_DIR": "/d", "HTTPKV_MAX_TXN_OPS": "7", "HTTPKV_UNSAFE_NO_FSYNC": "true"},
+			func(c config) bool { return c.dataDir == "/d" && c.maxTxnOps == 7 && c.unsafeNoFsync }, false},
+		{"flag wins over environment", []string{"--data-dir", "/flag"}, map[string]string{"HTTPKV_DATA_DIR": "/env"},
+			func(c config) bool { return c.dataDir == "/flag" }, false},
+		{"cors list", []string{"--cors-allowed-origins", " http://a , http://b ,"}, nil,
+			func(c config) bool { o := c.corsOrigins(); return len(o) == 2 && o[0] == "http://a" && o[1] == "http://b" }, false},
+		{"bad environment value", nil, map[string]string{"HTTPKV_MAX_TXN_OPS": "many"}, nil, true},
+		{"tls needs both files", []string{"--tls-cert-file", "c.pem"}, nil, nil, true},
+		{"non-positive quota", []string{"--quota-backend-bytes", "0"}, nil, nil, true},
+		{"stray argument", []string{"serve"}, nil, nil, true},
+		{"unknown flag", []string{"--nope"}, nil, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			c, err := parseConfig(tt.args, getenv, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseConfig(%q, env %v) error = %v, want error %v", tt.args, tt.env, err, tt.wantErr)
+			}
+			if err == nil && !tt.check(c) {
+				t.Fatalf("parseConfig(%q, env %v) = %+v", tt.args, tt.env, c)
+			}
+		})
+	}
+}
