@@ -25,7 +25,10 @@ func TestParseConfig(t *testing.T) {
 		{"flag wins over environment", []string{"--data-dir", "/flag"}, map[string]string{"HTTPKV_DATA_DIR": "/env"},
 			func(c config) bool { return c.dataDir == "/flag" }, false},
 		{"cors list", []string{"--cors-allowed-origins", " http://a , http://b ,"}, nil,
-			func(c config) bool { o := c.corsOrigins(); return len(o) == 2 && o[0] == "http://a" && o[1] == "http://b" }, false},
+			func(c config) bool {
+				o := c.corsOrigins()
+				return len(o) == 2 && o[0] == "http://a" && o[1] == "http://b"
+			}, false},
 		{"bad environment value", nil, map[string]string{"HTTPKV_MAX_TXN_OPS": "many"}, nil, true},
 		{"tls needs both files", []string{"--tls-cert-file", "c.pem"}, nil, nil, true},
 		{"non-positive quota", []string{"--quota-backend-bytes", "0"}, nil, nil, true},

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Workloads the tool runs.
+const (
+	workloadPut   = "put"
+	workloadGet   = "get"
+	workloadRange = "range"
+	workloadTxn   = "txn"
+	workloadWatch = "watch"
+)
+
+// Kinds of server the tool talks to.
+const (
+	kindHTTPKV = "httpkv"
+	kindEtcd   = "etcd"
+)
+
+// SSE readers the watch workload can use against httpkv.
+const (
+	sseR3labs = "r3labs"
+	sseLines  = "lines"
+)
+
+// stampLen is the width of the send time, in decimal unix nanoseconds, that
+// starts every value the watch workload writes.
+const stampLen = 19
+
+// config is the command line.
+type config struct {
+	target       string
+	kind         string
+	workload     string
+	clients      int
+	requests     int
+	duration     time.Duration
+	watchers     int
+	keySize      int
+	valueSize    int
+	prefix       string
+	keys         int
+	rangeKeys    int
+	rate         float64
+	sseClient    string
+	serverPID    int
+	openTimeout  time.Duration
+	drainTimeout time.Duration
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("httpkv bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: httpkv bench [flags]\n\nLoads an httpkv, or an etcd through its HTTP/JSON gateway, and prints\nthroughput and latency percentiles.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd)")
+	fs.StringVar(&c.kind, "kind", kindHTTPKV, "httpkv, or etcd for etcd's HTTP/JSON gateway")
+	fs.StringVar(&c.workload, "workload", workloadPut, "put, get, range, txn or watch")
+	fs.IntVar(&c.clients, "clients", 16, "concurrent clients, each with one request in flight (watch: writers)")
+	fs.IntVar(&c.requests, "requests", 0, "total requests (watch: puts); 0 runs for --duration")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run when --requests is 0")
+	fs.IntVar(&c.watchers, "watchers", 1000, "watch: streaming watchers on --prefix")
+	fs.IntVar(&c.keySize, "key-size", 16, "bytes per key, --prefix included (longer if the key numbers need it)")
+	fs.IntVar(&c.valueSize, "value-size", 128, "bytes per value")
+	fs.StringVar(&c.prefix, "prefix", "", "every key the tool writes or reads starts with this (default bench/WORKLOAD/)")
+	fs.IntVar(&c.keys, "keys", 1000, "distinct keys that put, get and watch writers cycle through")
+	fs.IntVar(&c.rangeKeys, "range-keys", 1000, "range: keys preloaded under --prefix and read by each request")
+	fs.Float64Var(&c.rate, "rate", 0, "total requests per second over all clients; 0 is flat out")
+	fs.StringVar(&c.sseClient, "sse-client", sseLines, "watch against httpkv: lines (a lean SSE line reader) or r3labs (github.com/r3labs/sse/v2)")
+	fs.IntVar(&c.serverPID, "server-pid", 0, "the server's process id, to report the CPU it used (from /proc/PID/stat) and, for watch, its resident memory per idle watcher")
+	fs.DurationVar(&c.openTimeout, "open-timeout", time.Minute, "watch: how long opening every watcher may take")
+	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "watch: how long watchers may take to receive every event once the writers stop")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.prefix == "" {
+		c.prefix = "bench/" + c.workload + "/"
+	}
+	if c.target == "" {
+		c.target = "http://127.0.0.1:2378"
+		if c.kind == kindEtcd {
+			c.target = "http://127.0.0.1:2379"
+		}
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	u, err := url.Parse(c.target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--target must be an http(s) base URL, not %q", c.target)
+	}
+	c.target = strings.TrimSuffix(c.target, "/")
+	switch c.kind {
+	case kindHTTPKV, kindEtcd:
+	default:
+		return fmt.Errorf("--kind must be httpkv or etcd, not %q", c.kind)
+	}
+	switch c.workload {
+	case workloadPut, workloadGet, workloadRange, workloadTxn, workloadWatch:
+	default:
+		return fmt.Errorf("--workload must be put, get, range, txn or watch, not %q", c.workload)
+	}
+	switch c.sseClient {
+	case sseLines, sseR3labs:
+	default:
+		return fmt.Errorf("--sse-client must be lines or r3labs, not %q", c.sseClient)
+	}
+	switch {
+	case c.clients < 1:
+		return errors.New("--clients must be at least 1")
+	case c.requests < 0 || c.requests == 0 && c.duration <= 0:
+		return errors.New("give a positive --requests or --duration")
+	case c.keys < 1:
+		return errors.New("--keys must be at least 1")
+	case c.rangeKeys < 1 || c.rangeKeys > 10000:
+		return errors.New("--range-keys must be in [1, 10000]")
+	case c.valueSize < 0 || c.keySize < 0 || c.rate < 0:
+		return errors.New("--value-size, --key-size and --rate must not be negative")
+	case c.workload == workloadWatch && c.watchers < 1:
+		return errors.New("--watchers must be at least 1")
+	case c.workload == workloadWatch && c.valueSize < stampLen:
+		return fmt.Errorf("--value-size must be at least %d for watch: each value starts with its send time", stampLen)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// httpkvServer talks to httpkv's /v1 API.
+type httpkvServer struct {
+	base   string
+	client *http.Client
+}
+
+// keyURL is the URL of one key: its bytes percent-escaped as a path, so
+// that '/' stays a separator and everything else round-trips.
+func (s *httpkvServer) keyURL(key string) string {
+	return s.base + (&url.URL{Path: "/v1/kv/" + key}).EscapedPath()
+}
+
+func (s *httpkvServer) Put(ctx context.Context, key string, value []byte) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.keyURL(key), bytes.NewReader(value))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	var a answer
+	err = do(s.client, req, &a)
+	return int64(a.Header.Revision), err
+}
+
+func (s *httpkvServer) Get(ctx context.Context, key string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.keyURL(key), nil)
+	if err != nil {
+		return err
+	}
+	return do(s.client, req, nil)
+}
+
+func (s *httpkvServer) Range(ctx context.Context, prefix string, limit int, count bool) (int, error) {
+	q := url.Values{"key": {prefix}, "prefix": {"true"}, "limit": {strconv.Itoa(limit)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/v1/kv?"+q.Encode(), nil)
+	if err != nil {
+		return 0, err
+	}
+	if !count {
+		return 0, do(s.client, req, nil)
+	}
+	var a answer
+	err = do(s.client, req, &a)
+	return int(a.Count), err
+}
+
+func (s *httpkvServer) CompareAndPut(ctx context.Context, key string, modRev int64, value []byte) (int64, bool, error) {
+	type cmp struct {
+		Key         string `json:"key"`
+		Target      string `json:"target"`
+		Result      string `json:"result"`
+		ModRevision int64  `json:"mod_revision"`
+	}
+	type put struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	}
+	type op struct {
+		Put put `json:"put"`
+	}
+	body, err := json.Marshal(struct {
+		Compare []cmp `json:"compare"`
+		Success []op  `json:"success"`
+	}{
+		Compare: []cmp{{Key: key, Target: "mod", Result: "equal", ModRevision: modRev}},
+		Success: []op{{Put: put{Key: key, Value: string(value)}}},
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/v1/txn", bytes.NewReader(body))
+	if err != nil {
+		return 0, false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	var a answer
+	err = do(s.client, req, &a)
+	return int64(a.Header.Revision), a.Succeeded, err
+}
+
+func (s *httpkvServer) WatchRequest(ctx context.Context, prefix string) (*http.Request, error) {
+	q := url.Values{"key": {prefix}, "prefix": {"true"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/v1/watch?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	return req, nil
+}

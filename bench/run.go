@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Run is `httpkv bench`: it parses args (the flags after "bench"), runs
+// the workload against the target and prints the report to stdout. A run
+// in which some requests failed still prints its report, then returns an
+// error saying what failed.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	need := uint64(cfg.clients + 256)
+	if cfg.workload == workloadWatch {
+		need += uint64(cfg.watchers)
+	}
+	if got, err := raiseOpenFiles(need); err != nil || got < need {
+		fmt.Fprintf(stderr, "httpkv bench: could not raise the open files limit to %d (have %d, %v): connections may fail\n", need, got, err)
+	}
+	client := &http.Client{Transport: newTransport(cfg.clients)}
+	defer client.CloseIdleConnections()
+	srv := newServer(cfg, client)
+
+	fmt.Fprintf(stdout, "kind=%s target=%s workload=%s clients=%d key-size=%d value-size=%d prefix=%q",
+		cfg.kind, cfg.target, cfg.workload, cfg.clients, cfg.keySize, cfg.valueSize, cfg.prefix)
+	switch cfg.workload {
+	case workloadRange:
+		fmt.Fprintf(stdout, " range-keys=%d", cfg.rangeKeys)
+	case workloadWatch:
+		fmt.Fprintf(stdout, " watchers=%d", cfg.watchers)
+		if cfg.kind == kindHTTPKV {
+			fmt.Fprintf(stdout, " sse-client=%s", cfg.sseClient)
+		}
+	}
+	if cfg.rate > 0 {
+		fmt.Fprintf(stdout, " rate=%g/s", cfg.rate)
+	}
+	fmt.Fprintln(stdout)
+
+	var rows []result
+	if cfg.workload == workloadWatch {
+		rows, err = runWatch(ctx, cfg, srv, stdout)
+	} else {
+		var r result
+		r, err = runKV(ctx, cfg, srv, stdout)
+		if r.hist != nil {
+			rows = []result{r}
+		}
+	}
+	if len(rows) > 0 && (err == nil || errors.Is(err, errPartial)) {
+		if perr := printReport(stdout, rows); perr != nil {
+			return perr
+		}
+	}
+	return err
+}

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// startHTTPKV serves the real API in process and returns its base URL.
+func startHTTPKV(t testing.TB) string {
+	t.Helper()
+	kv, err := mvcc.Open(filepath.Join(t.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := watch.New(kv, watch.Options{})
+	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Config{Store: store, Logger: zerolog.Nop()}))
+	t.Cleanup(func() {
+		store.Close() // ends watch streams, so Close does not wait on them
+		srv.Close()
+		kv.Close()
+	})
+	return srv.URL
+}
+
+// runBench runs the tool and returns what it printed.
+func runBench(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := Run(ctx, args, &out, &errOut); err != nil {
+		t.Fatalf("Run(%q) = %v\nstdout:\n%s\nstderr:\n%s", args, err, &out, &errOut)
+	}
+	return out.String()
+}
+
+// row finds the report row of op and returns its count and errors.
+func row(t *testing.T, out, op string) (count, errs string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*` + op + `\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %q row in the report:\n%s", op, out)
+	}
+	return m[1], m[2]
+}
+
+func TestRunKVWorkloads(t *testing.T) {
+	url := startHTTPKV(t)
+	for _, w := range []string{"put", "get", "range", "txn"} {
+		t.Run(w, func(t *testing.T) {
+			out := runBench(t, "--target", url, "--workload", w, "--clients", "4", "--requests", "40", "--keys", "20", "--range-keys", "30")
+			if count, errs := row(t, out, w); count != "40" || errs != "0" {
+				t.Errorf("%s: %s requests succeeded and %s failed, want 40 and 0:\n%s", w, count, errs, out)
+			}
+		})
+	}
+}
+
+func TestRunWatch(t *testing.T) {
+	url := startHTTPKV(t)
+	for _, client := range []string{sseLines, sseR3labs} {
+		t.Run(client, func(t *testing.T) {
+			out := runBench(t, "--target", url, "--workload", "watch", "--sse-client", client, "--prefix", "w-"+client+"/",
+				"--watchers", "5", "--clients", "2", "--requests", "20")
+			if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
+				t.Errorf("watch: %s events delivered and %s missing, want 100 and 0:\n%s", count, errs, out)
+			}
+		})
+	}
+}
+
+func TestReadRSS(t *testing.T) {
+	rss, err := readRSS(os.Getpid())
+	if err != nil || rss < 1<<20 {
+		t.Errorf("readRSS(own pid) = %d, %v; want over a MiB", rss, err)
+	}
+	if _, err := readRSS(-1); err == nil {
+		t.Errorf("readRSS(-1) succeeded")
+	}
+	if _, err := readCPU(os.Getpid()); err != nil {
+		t.Errorf("readCPU(own pid) = %v", err)
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown kind", []string{"--kind", "consul"}, "--kind"},
+		{"unknown workload", []string{"--workload", "scan"}, "--workload"},
+		{"value too short for a stamp", []string{"--workload", "watch", "--value-size", "8"}, "--value-size"},
+		{"bad target", []string{"--target", "127.0.0.1:2378"}, "--target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := Run(context.Background(), tt.args, &out, &errOut)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run(%q) = %v, want an error about %s", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunEtcd runs every workload once against a real etcd, when one is
+// installed, to check the gateway's request and answer shapes.
+func TestRunEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Skip("no etcd on PATH")
+	}
+	client, peer := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "--name", "bench", "--data-dir", t.TempDir(),
+		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
+		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
+		"--initial-cluster", "bench=http://"+peer, "--log-level", "error")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://" + client
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd at %s not healthy after 10s: %v", url, err)
+		}
+	}
+	for _, w := range []string{"put", "get", "range", "txn"} {
+		out := runBench(t, "--kind", "etcd", "--target", url, "--workload", w, "--clients", "4", "--requests", "40", "--keys", "20", "--range-keys", "30")
+		if count, errs := row(t, out, w); count != "40" || errs != "0" {
+			t.Errorf("etcd %s: %s requests succeeded and %s failed, want 40 and 0:\n%s", w, count, errs, out)
+		}
+	}
+	out := runBench(t, "--kind", "etcd", "--target", url, "--workload", "watch", "--watchers", "5", "--clients", "2", "--requests", "20")
+	if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
+		t.Errorf("etcd watch: %s events delivered and %s missing, want 100 and 0:\n%s", count, errs, out)
+	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
