@@ -55,6 +55,12 @@ type Handler struct {
 	metrics     *metrics
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
+	// stop ends the watch streams, and streams counts them for Close.
+	// streamsMu orders Close against streams starting.
+	stop      chan struct{}
+	streamsMu sync.Mutex
+	closing   bool
+	streams   sync.WaitGroup
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error
@@ -75,7 +81,7 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		cfg.Authorizer = allowAll{}
 	}
-	h := &Handler{cfg: cfg}
+	h := &Handler{cfg: cfg, stop: make(chan struct{})}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/httpkv/httpkv/watch"
 )
@@ -108,89 +108,41 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	defer stream.Close()
-
 	hd := w.Header()
 	hd.Set("Content-Type", enc.contentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	setRevision(w, rev)
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-
-	sb := getStreamBuffer()
-	sb.out = enc.retry(sb.out, 1000)
-	sb.out = enc.created(sb.out, rev, stream.StartRevision())
-	ok := send(w, rc, sb.out)
-	putStreamBuffer(sb)
-	if !ok {
+	ws := &watchStream{
+		stream: stream, enc: enc, rev: rev,
+		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
+		requestID: middleware.GetReqID(r.Context()),
+	}
+	// Over HTTP/1.x the stream takes the connection over: an idle stream
+	// then costs a small goroutine of its own instead of the server's
+	// connection goroutine, its grown stack and its buffers.
+	if !h.streamStarts() {
+		stream.Close()
+		h.writeError(w, r, watch.ErrClosed)
 		return
 	}
-	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
-	defer keepAlive.Stop()
-	for {
-		// The buffers are taken only to write: an idle stream holds none.
-		var sb *streamBuffer
-		select {
-		case <-r.Context().Done():
+	if r.ProtoMajor == 1 {
+		sink, taken, err := hijack(w)
+		switch {
+		case err != nil:
+			stream.Close() // the client is gone already
+			h.streams.Done()
 			return
-		case <-keepAlive.C:
-			sb = getStreamBuffer()
-			sb.out = enc.keepAlive(sb.out)
-		case <-authChanged:
-			// Users or roles changed: end the stream if its caller may no
-			// longer read it. (Its token expiring does not end it.)
-			authChanged = streamAuth.Changed()
-			if streamAuth.Recheck(caller, access) != nil {
-				sb = getStreamBuffer()
-				sb.out, _, _ = enc.response(sb.out, sb.scratch, &watch.Response{Canceled: true, CancelReason: "permission denied"})
-				send(w, rc, sb.out)
-				return
-			}
-			continue
-		case <-stream.Ready():
-			// Take everything ready, then write it at once: a burst goes
-			// out in few writes, a lone event at once. Yield first: when
-			// commits arrive faster than the streams are served (many
-			// watchers, many writers), those committed meanwhile join
-			// this write instead of costing a write each; with nothing
-			// else to run it returns at once. (With 1,000 watchers and 64
-			// writers it cut writes 2.5x and server CPU per event 1.4 to
-			// 1.7x: docs/performance.md.)
-			runtime.Gosched()
-			sb = getStreamBuffer()
-			for {
-				rs := stream.Next()
-				if len(rs) == 0 {
-					break
-				}
-				for i := range rs {
-					var final bool
-					sb.out, sb.scratch, final = enc.response(sb.out, sb.scratch, &rs[i])
-					if final {
-						send(w, rc, sb.out)
-						return
-					}
-				}
-			}
-			if len(sb.out) == 0 {
-				putStreamBuffer(sb)
-				continue
-			}
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
-		}
-		ok := send(w, rc, sb.out)
-		putStreamBuffer(sb)
-		if !ok {
+		case taken:
+			go func() {
+				defer h.streams.Done()
+				h.pump(ws, sink)
+			}()
 			return
 		}
 	}
+	defer h.streams.Done()
+	w.WriteHeader(http.StatusOK)
+	h.pump(ws, &responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
 }
 
-// send writes and flushes; false means the client is gone.
-func send(w http.ResponseWriter, rc *http.ResponseController, b []byte) bool {
-	if _, err := w.Write(b); err != nil {
-		return false
-	}
-	return rc.Flush() == nil
-}

@@ -136,8 +136,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	shutdownDone := make(chan error, 1)
 	// Shutdown stops accepting at once, then waits for requests to end;
-	// closing the watch store ends the streams so they do.
+	// closing the handler ends the watch streams (with "shutting down"),
+	// those on connections they took over included, which Shutdown does
+	// not track.
 	go func() { shutdownDone <- srv.Shutdown(shutdownCtx) }()
+	handler.Close()
 	store.Close()
 	if err := <-shutdownDone; err != nil {
 		srv.Close()
