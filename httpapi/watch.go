@@ -145,4 +145,3 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	h.pump(ws, &responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
 }
-
