@@ -27,7 +27,7 @@ func (h *Handler) newMetrics() *metrics {
 		}, []string{"route", "method", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "httpkv_http_request_duration_seconds",
-			Help:    "HTTP request latency by route pattern and method; watch streams count their whole life.",
+			Help:    "HTTP request latency by route pattern and method; a watch stream counts until it takes its HTTP/1 connection over, or its whole life over HTTP/2.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"route", "method"}),
 	}
