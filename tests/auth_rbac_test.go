@@ -574,7 +574,8 @@ func TestAuthTokenExpiry(t *testing.T) {
 		return expired.status != http.StatusOK, fmt.Sprintf("GET with a 1s token still answers %d", expired.status)
 	})
 	wantRefused(t, expired, true)
-	if age := time.Since(asked); age < time.Second {
+	// The two processes read the clock apart; allow them a little skew.
+	if age := time.Since(asked); age < 900*time.Millisecond {
 		t.Errorf("the token expired within %v of being asked for, want 1s", age)
 	}
 	root.token = authLogin(t, s, "root", "pw")
