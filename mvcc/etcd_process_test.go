@@ -42,6 +42,26 @@ func lookEtcd(tb testing.TB) string {
 // cleanup.
 func startEtcd(tb testing.TB, bin string) *etcdServer {
 	tb.Helper()
+	// The ports were free a moment before etcd binds them; another process
+	// may take one meanwhile. Try again on fresh ports when it fails to
+	// come up.
+	const attempts = 3
+	for i := 1; ; i++ {
+		e, err := tryStartEtcd(tb, bin)
+		if err == nil {
+			return e
+		}
+		if i == attempts {
+			tb.Fatal(err)
+		}
+		tb.Logf("etcd did not come up, starting it again on other ports: %v", err)
+	}
+}
+
+// tryStartEtcd starts one etcd and waits for it to be healthy; on failure
+// it stops it.
+func tryStartEtcd(tb testing.TB, bin string) (*etcdServer, error) {
+	tb.Helper()
 	dir := tb.TempDir()
 	addrs := freeLoopbackAddrs(tb, 2)
 	clientURL, peerURL := "http://"+addrs[0], "http://"+addrs[1]
@@ -86,10 +106,12 @@ func startEtcd(tb testing.TB, bin string) *etcdServer {
 
 	e := &etcdServer{url: clientURL, client: &http.Client{Timeout: 10 * time.Second}}
 	if err := e.waitHealthy(exited, 20*time.Second); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
 		out, _ := os.ReadFile(logPath)
-		tb.Fatalf("etcd at %s: %v\n%s", clientURL, err, out)
+		return nil, fmt.Errorf("etcd at %s: %v\n%s", clientURL, err, out)
 	}
-	return e
+	return e, nil
 }
 
 // freeLoopbackAddrs returns n distinct loopback addresses whose ports were
