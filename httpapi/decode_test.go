@@ -89,11 +89,11 @@ func (l *memLeases) Grant(id, ttl int64) (Lease, error) {
 	return Lease{ID: id, TTL: ttl}, nil
 }
 
-func (l *memLeases) Revoke(int64) (int64, error)                 { return 0, nil }
-func (l *memLeases) KeepAlive(id int64) (int64, error)           { return 0, nil }
-func (l *memLeases) TimeToLive(int64, bool) (LeaseStatus, error) { return LeaseStatus{}, nil }
-func (l *memLeases) List() []int64                               { return nil }
-func (l *memLeases) Errors() []ErrorMapping                      { return nil }
+func (l *memLeases) Revoke(int64, func([][]byte) error) (int64, error) { return 0, nil }
+func (l *memLeases) KeepAlive(id int64) (int64, error)                 { return 0, nil }
+func (l *memLeases) TimeToLive(int64, bool) (LeaseStatus, error)       { return LeaseStatus{}, nil }
+func (l *memLeases) List() []int64                                     { return nil }
+func (l *memLeases) Errors() []ErrorMapping                            { return nil }
 
 func TestJSONBodiesThroughRouter(t *testing.T) {
 	h, _ := newTestHandler(t, Config{Leases: &memLeases{}, MaxRequestBytes: 1024})

@@ -15,8 +15,10 @@ type Leases interface {
 	// Grant creates a lease; id 0 lets the server choose one.
 	Grant(id, ttl int64) (Lease, error)
 	// Revoke deletes the lease's keys in one revision and forgets it; it
-	// returns the store's revision after.
-	Revoke(id int64) (revision int64, err error)
+	// returns the store's revision after. allowed, if not nil, is asked
+	// inside that same write, with the keys about to go: its error
+	// revokes nothing, so no key attached meanwhile escapes the check.
+	Revoke(id int64, allowed func(keys [][]byte) error) (revision int64, err error)
 	// KeepAlive renews a lease to its full TTL and returns it.
 	KeepAlive(id int64) (ttl int64, err error)
 	// TimeToLive reports a lease, with its keys if asked.
@@ -303,19 +305,19 @@ func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st, err := h.cfg.Leases.TimeToLive(id, true)
-	if err != nil {
-		h.writeError(w, r, err)
+	// Authenticate first, so that who may not know does not learn whether
+	// the lease exists; then the caller needs write access to every key
+	// the revoke deletes.
+	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	a := Access{}
-	for _, k := range st.Keys {
-		a.Write = append(a.Write, KeyRange{Key: k})
-	}
-	if !h.authorize(w, r, a) {
-		return
-	}
-	rev, err := h.cfg.Leases.Revoke(id)
+	rev, err := h.cfg.Leases.Revoke(id, func(keys [][]byte) error {
+		a := Access{Write: make([]KeyRange, len(keys))}
+		for i, k := range keys {
+			a.Write[i] = KeyRange{Key: k}
+		}
+		return h.cfg.Authorizer.Authorize(r, a)
+	})
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -32,16 +32,17 @@ func (l *leases) Grant(id, ttl int64) (httpapi.Lease, error) {
 	return httpapi.Lease{ID: granted.ID, TTL: granted.TTL}, err
 }
 
-// Revoke deletes the lease's keys and the lease in one write.
-func (l *leases) Revoke(id int64) (int64, error) {
-	return l.revoke(id, false)
+// Revoke deletes the lease's keys and the lease in one write, if allowed
+// lets it.
+func (l *leases) Revoke(id int64, allowed func(keys [][]byte) error) (int64, error) {
+	return l.revoke(id, false, allowed)
 }
 
 // revoke deletes the lease's keys and forgets it in one write, so its
 // keys go at one revision. With onlyExpired, a lease that is no longer
 // expired (a stale report, or an ID revoked and granted again since) is
-// left alone.
-func (l *leases) revoke(id int64, onlyExpired bool) (int64, error) {
+// left alone. allowed, if not nil, may refuse the keys about to go.
+func (l *leases) revoke(id int64, onlyExpired bool, allowed func([][]byte) error) (int64, error) {
 	ch, err := l.store.Write(func(tx *mvcc.WriteTxn) error {
 		st, err := l.lessor.TimeToLive(id, true)
 		if err != nil {
@@ -49,6 +50,11 @@ func (l *leases) revoke(id int64, onlyExpired bool) (int64, error) {
 		}
 		if onlyExpired && st.Remaining > 0 {
 			return nil
+		}
+		if allowed != nil {
+			if err := allowed(st.Keys); err != nil {
+				return err
+			}
 		}
 		for _, k := range st.Keys {
 			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
@@ -104,7 +110,7 @@ func (l *leases) revokeExpired(stop <-chan struct{}, onError func(error)) {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				if _, err := l.revoke(id, true); err != nil && !errors.Is(err, lease.ErrNotFound) {
+				if _, err := l.revoke(id, true, nil); err != nil && !errors.Is(err, lease.ErrNotFound) {
 					onError(err)
 				}
 			}()
