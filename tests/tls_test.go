@@ -1,0 +1,186 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestTLS serves over HTTPS with a certificate made for the test: plain
+// requests and watch streams work over HTTP/2 and over HTTP/1.1, and
+// SIGTERM ends both streams with a canceled message.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	certFile, keyFile, pool := writeTestCert(t, dir)
+	cmd := exec.Command(serverBinary(t), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--unsafe-no-fsync", "--log-level=warn", "--tls-cert-file", certFile, "--tls-key-file", keyFile)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start httpkv with TLS: %v", err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	go func() { _, _ = io.Copy(io.Discard, lines); exited <- cmd.Wait() }()
+	m := regexp.MustCompile(`serving on (https://\S+)`).FindStringSubmatch(first)
+	if err != nil || m == nil {
+		t.Fatalf("httpkv printed %q (%v), want \"... serving on https://<addr>\"; stderr: %s", first, err, stderr.String())
+	}
+	base := m[1]
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	h1 := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}}
+
+	eventually(t, 15*time.Second, func() (bool, string) {
+		resp, err := h2.Get(base + "/health")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && resp.ProtoMajor == 2, "GET /health: " + resp.Proto + " " + resp.Status
+	})
+	req, _ := http.NewRequest(http.MethodPut, base+"/v1/kv/secure", strings.NewReader("yes"))
+	if resp, err := h2.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT over HTTP/2 = %v, %v", resp, err)
+	}
+	resp, err := h2.Get(base + "/v1/kv/secure?raw=true")
+	if err != nil {
+		t.Fatalf("GET over HTTP/2: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "yes" || resp.ProtoMajor != 2 {
+		t.Fatalf("GET over %s = %q, want \"yes\" over HTTP/2", resp.Proto, body)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	streams := map[string]*bufio.Reader{}
+	for name, c := range map[string]*http.Client{"HTTP/2.0": h2, "HTTP/1.1": h1} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/watch?key=w", nil)
+		c := *c
+		c.Timeout = 0
+		resp, err := c.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("watch over %s = %v, %v", name, resp, err)
+		}
+		if got := resp.Proto; got != name {
+			t.Fatalf("watch asked for over %s came over %s", name, got)
+		}
+		streams[name] = bufio.NewReader(resp.Body)
+		waitLine(t, name, streams[name], "event: created")
+	}
+	req, _ = http.NewRequest(http.MethodPut, base+"/v1/kv/w", strings.NewReader("v"))
+	if resp, err := h2.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT w = %v, %v", resp, err)
+	}
+	for name, r := range streams {
+		waitLine(t, name, r, `"key":"w"`)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range streams {
+		waitLine(t, name, r, `event: canceled`)
+	}
+}
+
+// waitLine reads r until a line contains want.
+func waitLine(t *testing.T, name string, r *bufio.Reader, want string) {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() {
+		var seen strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			seen.WriteString(line)
+			if strings.Contains(line, want) {
+				done <- ""
+				return
+			}
+			if err != nil {
+				done <- seen.String() + " (" + err.Error() + ")"
+				return
+			}
+		}
+	}()
+	select {
+	case miss := <-done:
+		if miss != "" {
+			t.Fatalf("watch over %s ended without %q: %s", name, want, miss)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("watch over %s: no %q within 15s", name, want)
+	}
+}
+
+// writeTestCert writes a self-signed certificate for 127.0.0.1 and its key,
+// and returns a pool that trusts it.
+func writeTestCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "httpkv test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return certFile, keyFile, pool
+}
