@@ -1,4 +1,3 @@
-// Command httpkv serves the httpkv key-value store.
 package main
 
 import (
