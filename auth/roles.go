@@ -95,13 +95,7 @@ func (s *Store) GrantPermission(role string, p Permission) error {
 		if !ok {
 			return ErrRoleNotFound
 		}
-		r = roleRecord{Name: cur.Name}
-		for _, q := range cur.Permissions {
-			if !samePermRange(q, p.Key, p.End) {
-				r.Permissions = append(r.Permissions, q)
-			}
-		}
-		r.Permissions = append(r.Permissions, p)
+		r = roleRecord{Name: cur.Name, Permissions: append(withoutRange(cur.Permissions, p.Key, p.End), p)}
 		return nil
 	}, func(b Bucket) error {
 		return putJSON(b, rolesBucket, role, &r)
@@ -116,12 +110,7 @@ func (s *Store) RevokePermission(role string, key, end []byte) error {
 		if !ok {
 			return ErrRoleNotFound
 		}
-		r = roleRecord{Name: cur.Name}
-		for _, q := range cur.Permissions {
-			if !samePermRange(q, key, end) {
-				r.Permissions = append(r.Permissions, q)
-			}
-		}
+		r = roleRecord{Name: cur.Name, Permissions: withoutRange(cur.Permissions, key, end)}
 		if len(r.Permissions) == len(cur.Permissions) {
 			return ErrPermissionNotFound
 		}
@@ -131,6 +120,14 @@ func (s *Store) RevokePermission(role string, key, end []byte) error {
 	}, func() { s.roles[role] = &r })
 }
 
-func samePermRange(p Permission, key, end []byte) bool {
-	return bytes.Equal(p.Key, key) && bytes.Equal(p.End, end)
+// withoutRange returns a copy of perms without the permission on exactly
+// (key, end).
+func withoutRange(perms []Permission, key, end []byte) []Permission {
+	var out []Permission
+	for _, p := range perms {
+		if !bytes.Equal(p.Key, key) || !bytes.Equal(p.End, end) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -35,17 +35,6 @@ func pathKey(r *http.Request) ([]byte, *apiError) {
 	return []byte(key), nil
 }
 
-// emptyPathKey answers 400 to a request for /v1/kv/ and reports it: the
-// router serves that path as it serves /v1/kv, but it names the empty key,
-// which is invalid.
-func emptyPathKey(w http.ResponseWriter, r *http.Request) bool {
-	if !strings.HasSuffix(r.URL.EscapedPath(), "/") {
-		return false
-	}
-	writeAPIError(w, badRequest("key must not be empty"))
-	return true
-}
-
 // setRevision sets the X-Revision header.
 func setRevision(w http.ResponseWriter, rev int64) {
 	w.Header().Set("X-Revision", strconv.FormatInt(rev, 10))
@@ -194,6 +183,39 @@ func (p precondition) compares(key []byte) []mvcc.Compare {
 	return nil
 }
 
+// writeKey authorizes and runs a put or a delete of sel, under the
+// precondition if there is one. It answers the request itself when it
+// reports false.
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+	access := Access{Write: []KeyRange{sel}}
+	// A condition or prev_kv answers with values: that is reading too.
+	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
+		access.Read = access.Write
+	}
+	if !h.authorize(w, r, access) {
+		return nil, false
+	}
+	if p != (precondition{}) {
+		return h.conditional(w, r, sel.Key, p, op)
+	}
+	var out mvcc.OpResult
+	var err error
+	if op.Put != nil {
+		var res mvcc.PutResult
+		res, err = h.cfg.Store.Put(*op.Put)
+		out.Put = &res
+	} else {
+		var res mvcc.DeleteResult
+		res, err = h.cfg.Store.DeleteRange(*op.Delete)
+		out.Delete = &res
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, false
+	}
+	return &out, true
+}
+
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
 func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
@@ -291,28 +313,11 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Value = value
-	// A condition or prev_kv answers with the key's value: reading too.
-	access := Access{Write: []KeyRange{{Key: key}}}
-	if p != (precondition{}) || req.PrevKV {
-		access.Read = access.Write
-	}
-	if !h.authorize(w, r, access) {
+	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, mvcc.Op{Put: &req})
+	if !ok {
 		return
 	}
-	var res mvcc.PutResult
-	if p == (precondition{}) {
-		res, err = h.cfg.Store.Put(req)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-	} else {
-		out, ok := h.conditional(w, r, key, p, mvcc.Op{Put: &req})
-		if !ok {
-			return
-		}
-		res = *out.Put
-	}
+	res := out.Put
 	setRevision(w, res.Revision)
 	w.Header().Set("ETag", etag(res.Revision))
 	b := appendHeader(nil, res.Revision)
@@ -393,9 +398,6 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 //	@Security		AccessToken
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
-	if emptyPathKey(w, r) {
-		return
-	}
 	q := newQuery(r)
 	sel := q.selector(true)
 	if q.err != nil {
@@ -421,30 +423,12 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
-	// A condition or prev_kv answers with the keys' values: reading too.
-	access := Access{Write: []KeyRange{sel}}
-	if p != (precondition{}) || req.PrevKV {
-		access.Read = access.Write
-	}
-	if !h.authorize(w, r, access) {
+	out, ok := h.writeKey(w, r, sel, p, mvcc.Op{Delete: &req})
+	if !ok {
 		return
 	}
-	var res mvcc.DeleteResult
-	if p == (precondition{}) {
-		var err error
-		if res, err = h.cfg.Store.DeleteRange(req); err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-	} else {
-		out, ok := h.conditional(w, r, sel.Key, p, mvcc.Op{Delete: &req})
-		if !ok {
-			return
-		}
-		res = *out.Delete
-	}
-	setRevision(w, res.Revision)
-	writeRawJSON(w, http.StatusOK, append(appendDeleteResult(nil, &res, req.PrevKV), '\n'))
+	setRevision(w, out.Delete.Revision)
+	writeRawJSON(w, http.StatusOK, append(appendDeleteResult(nil, out.Delete, req.PrevKV), '\n'))
 }
 
 func appendDeleteResult(b []byte, res *mvcc.DeleteResult, prevKV bool) []byte {

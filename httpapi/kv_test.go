@@ -108,12 +108,16 @@ func TestPathKeysThroughRouter(t *testing.T) {
 	}
 
 	for _, req := range []struct{ method, target string }{
-		{"PUT", "/v1/kv/"}, {"PUT", "/v1/kv"}, {"GET", "/v1/kv/"}, {"DELETE", "/v1/kv/"},
+		{"PUT", "/v1/kv/"}, {"GET", "/v1/kv/"}, {"DELETE", "/v1/kv/"},
 	} {
 		rec := mustServe(t, h, http.StatusBadRequest, req.method, req.target, "v")
 		if code := errorCode(t, rec); code != "invalid_argument" {
 			t.Errorf("%s %s: code %q, want invalid_argument", req.method, req.target, code)
 		}
+	}
+	// The key space itself cannot be put.
+	if code := errorCode(t, mustServe(t, h, http.StatusMethodNotAllowed, "PUT", "/v1/kv", "v")); code != "method_not_allowed" {
+		t.Errorf("PUT /v1/kv: code %q, want method_not_allowed", code)
 	}
 	rec := mustServe(t, h, http.StatusNotFound, "GET", "/v1/kv/missing", "")
 	if code := errorCode(t, rec); code != "key_not_found" {

@@ -132,9 +132,6 @@ func decodePageToken(s string) (pageToken, bool) {
 //	@Security		AccessToken
 //	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
-	if emptyPathKey(w, r) {
-		return
-	}
 	q := newQuery(r)
 	sel := q.selector(false)
 	opts := q.rangeOptions()

@@ -42,8 +42,8 @@ func (h *Handler) newMetrics() *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("httpkv_revision", "The store's current revision.", func() float64 { return float64(kv.Rev()) }),
 		gauge("httpkv_compact_revision", "The store's compact revision.", func() float64 { return float64(kv.CompactRev()) }),
-		gauge("httpkv_db_size_bytes", "Size of the backend.", func() float64 { return float64(kv.Stats().DBSize) }),
-		gauge("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages.", func() float64 { return float64(kv.Stats().DBSizeInUse) }),
+		gauge("httpkv_db_size_bytes", "Size of the backend.", func() float64 { size, _ := kv.DBSize(); return float64(size) }),
+		gauge("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages.", func() float64 { _, inUse := kv.DBSize(); return float64(inUse) }),
 		gauge("httpkv_alarms", "Active alarms (NOSPACE).", func() float64 { return float64(len(kv.Alarms())) }),
 		gauge("httpkv_watch_pending_events", "Events queued for watchers and not yet read.", func() float64 {
 			return float64(h.cfg.Store.Stats().PendingEvents)

@@ -44,13 +44,13 @@ func (h *Handler) routes() chi.Router {
 
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(h.limitBody)
-		r.Route("/kv", func(r chi.Router) {
-			r.Get("/", h.listKeys)
-			r.Delete("/", h.deleteRange)
-			r.Get("/*", h.getKey)
-			r.Put("/*", h.putKey)
-			r.Delete("/*", h.deleteKey)
-		})
+		// /v1/kv is the whole key space; /v1/kv/ names the empty key,
+		// which the key handlers refuse.
+		r.Get("/kv", h.listKeys)
+		r.Delete("/kv", h.deleteRange)
+		r.Get("/kv/*", h.getKey)
+		r.Put("/kv/*", h.putKey)
+		r.Delete("/kv/*", h.deleteKey)
 		r.Post("/txn", h.txn)
 		r.Get("/watch", h.watch)
 		r.Route("/leases", func(r chi.Router) {

@@ -75,7 +75,7 @@ func (t *WriteTxn) Put(r PutRequest) (PutResult, error) {
 	if err := r.validate(); err != nil {
 		return PutResult{}, err
 	}
-	if err := t.checkSpace(int64(len(r.Key) + len(r.Value) + putOverhead)); err != nil {
+	if err := t.CheckSpace(int64(len(r.Key) + len(r.Value) + putOverhead)); err != nil {
 		return PutResult{}, err
 	}
 	// Like etcd, a put of its own looks its lease up before the key that

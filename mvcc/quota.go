@@ -11,9 +11,11 @@ type Alarm string
 // disarmed, even across restarts, as in etcd.
 const AlarmNoSpace Alarm = "NOSPACE"
 
-// checkSpace refuses a write that adds cost bytes when the NOSPACE alarm is
-// active, and raises the alarm when the write would exceed the quota.
-func (t *WriteTxn) checkSpace(cost int64) error {
+// CheckSpace refuses a write that adds cost bytes when the NOSPACE alarm
+// is active, and raises the alarm when the write would exceed the quota.
+// Puts and txns call it themselves; state kept beside the history (a lease
+// grant) calls it before its UnsafePut.
+func (t *WriteTxn) CheckSpace(cost int64) error {
 	s := t.s
 	if s.alarmNoSpace.Load() {
 		return ErrNoSpace
@@ -66,6 +68,12 @@ type Stats struct {
 	DBSizeInUse     int64 // DBSize less free pages
 	Keys            int64 // live keys at Revision
 	QuotaBytes      int64
+}
+
+// DBSize returns the backend's size and its size less free pages, as of
+// the last commit, without walking the index as Stats does.
+func (s *Store) DBSize() (size, inUse int64) {
+	return s.dbSize.Load(), s.dbSizeInUse.Load()
 }
 
 // Stats returns current figures. Counting keys walks the index.

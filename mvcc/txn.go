@@ -225,11 +225,12 @@ func checkIntervals(ops []Op) (map[string]struct{}, []keyInterval, error) {
 	return puts, dels, nil
 }
 
-// hasWrites reports whether any branch of r, at any depth, can write.
-func (r *TxnRequest) hasWrites() bool {
+// HasWrites reports whether any branch of r, at any depth, can write: a
+// txn that cannot runs on a read snapshot.
+func (r *TxnRequest) HasWrites() bool {
 	for _, branch := range [][]Op{r.Success, r.Failure} {
 		for _, op := range branch {
-			if op.Put != nil || op.Delete != nil || (op.Txn != nil && op.Txn.hasWrites()) {
+			if op.Put != nil || op.Delete != nil || (op.Txn != nil && op.Txn.HasWrites()) {
 				return true
 			}
 		}
@@ -382,8 +383,8 @@ func (t *WriteTxn) Txn(r TxnRequest) (TxnResult, error) {
 	if err := r.validate(t.s.opts.MaxTxnOps); err != nil {
 		return TxnResult{}, err
 	}
-	if r.hasWrites() {
-		if err := t.checkSpace(txnCost(&r)); err != nil {
+	if r.HasWrites() {
+		if err := t.CheckSpace(txnCost(&r)); err != nil {
 			return TxnResult{}, err
 		}
 	}
@@ -439,7 +440,7 @@ func (t *WriteTxn) runTxn(r *TxnRequest, p *txnPath) (TxnResult, error) {
 // Txn runs a txn. One that cannot write, on any path, runs on a read
 // snapshot without waiting for the committer.
 func (s *Store) Txn(r TxnRequest) (TxnResult, error) {
-	if !r.hasWrites() {
+	if !r.HasWrites() {
 		if err := r.validate(s.opts.MaxTxnOps); err != nil {
 			return TxnResult{}, err
 		}
@@ -455,7 +456,7 @@ func (s *Store) Txn(r TxnRequest) (TxnResult, error) {
 
 // Txn runs a txn that has no writes on the snapshot.
 func (r *ReadTxn) Txn(req TxnRequest) (TxnResult, error) {
-	if req.hasWrites() {
+	if req.HasWrites() {
 		return TxnResult{}, invalidf("txn with writes in a read transaction")
 	}
 	if err := req.validate(r.s.opts.MaxTxnOps); err != nil {

@@ -57,6 +57,9 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		t.Skip("runs swag, the converter and the client generators")
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("generate.sh needs bash: %v", err)
+		}
 		t.Skipf("generate.sh needs bash: %v", err)
 	}
 	files := generated

@@ -165,21 +165,10 @@ func (s *Store) DeleteRange(r mvcc.DeleteRequest) (mvcc.DeleteResult, error) {
 
 // Txn runs a txn; one that cannot write runs on a read snapshot.
 func (s *Store) Txn(r mvcc.TxnRequest) (mvcc.TxnResult, error) {
-	if !txnWrites(&r) {
+	if !r.HasWrites() {
 		return s.kv.Txn(r)
 	}
 	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) { return tx.Txn(r) })
-}
-
-func txnWrites(r *mvcc.TxnRequest) bool {
-	for _, branch := range [][]mvcc.Op{r.Success, r.Failure} {
-		for _, op := range branch {
-			if op.Put != nil || op.Delete != nil || op.Txn != nil && txnWrites(op.Txn) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // publish delivers committed changes in revision order. Writers finish

@@ -11,6 +11,9 @@ import (
 	"github.com/httpkv/httpkv/watch"
 )
 
+// leaseRecordCost approximates the backend bytes one lease record takes.
+const leaseRecordCost = 64
+
 // leases serves the lease endpoints: it performs grants and revokes
 // through the watch store, so the lease records commit with the store's
 // writes and a revoke's deletes reach watchers as one revision.
@@ -20,11 +23,12 @@ type leases struct {
 }
 
 func (l *leases) Grant(id, ttl int64) (httpapi.Lease, error) {
-	if len(l.store.KV().Alarms()) > 0 {
-		return httpapi.Lease{}, mvcc.ErrNoSpace // as etcd: no grants under NOSPACE
-	}
 	var granted lease.Lease
 	_, err := l.store.Write(func(tx *mvcc.WriteTxn) error {
+		// A grant adds a record: refused under NOSPACE, as in etcd.
+		if err := tx.CheckSpace(leaseRecordCost); err != nil {
+			return err
+		}
 		var err error
 		granted, err = l.lessor.Grant(tx, id, ttl)
 		return err
