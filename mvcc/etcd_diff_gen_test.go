@@ -30,12 +30,13 @@ func newDiffGen(seed uint64, s *Store) *diffGen {
 	return &diffGen{rng: rand.New(rand.NewPCG(seed, 0x657463642d646966)), s: s}
 }
 
-// txnMode is what may fail in a txn: see TestEtcdDiff on etcd 3.4.
+// txnMode is what may fail in a txn: see TestEtcdDiff on etcd before 3.6.
 type txnMode int
 
 const (
 	failingPuts   txnMode = iota // ignore_value/ignore_lease on any key
 	failingRanges                // ranges at any revision
+	failingBoth                  // both, which only etcd 3.6 checks op by op
 )
 
 func (g *diffGen) chance(p float64) bool { return g.rng.Float64() < p }
@@ -100,7 +101,7 @@ func (g *diffGen) put(mode txnMode) *PutRequest {
 	case p < 0.03:
 		r.IgnoreValue = true // invalid: a value with ignore_value
 		r.Value = []byte("v")
-	case mode != failingPuts:
+	case mode == failingRanges:
 	case p < 0.12:
 		r.IgnoreValue, r.Value = true, nil
 	case p < 0.16:
@@ -153,7 +154,7 @@ func (g *diffGen) readRev(mode txnMode) int64 {
 	switch {
 	case p < 0.5:
 		return 0
-	case mode != failingRanges || p < 0.7:
+	case mode == failingPuts || p < 0.7:
 		return lo + g.rng.Int64N(g.rev-lo+1)
 	case p < 0.8:
 		return 1 + g.rng.Int64N(g.rev) // maybe compacted
@@ -170,7 +171,7 @@ func (g *diffGen) txn() *TxnRequest {
 	if g.chance(0.04) {
 		return g.bigTxn()
 	}
-	mode := txnMode(g.rng.IntN(2))
+	mode := txnMode(g.rng.IntN(int(failingBoth) + 1))
 	var r *TxnRequest
 	if g.chance(0.5) {
 		r = g.randomTxn(mode, 0, nil)
