@@ -21,8 +21,9 @@ const (
 
 // Kinds of server the tool talks to.
 const (
-	kindHTTPKV = "httpkv"
-	kindEtcd   = "etcd"
+	kindHTTPKV   = "httpkv"
+	kindEtcd     = "etcd"      // etcd's HTTP/JSON gateway
+	kindEtcdGRPC = "etcd-grpc" // etcd's gRPC API through clientv3
 )
 
 // SSE readers the watch workload can use against httpkv.
@@ -52,6 +53,7 @@ type config struct {
 	rate         float64
 	sseClient    string
 	serverPID    int
+	grpcConns    int
 	openTimeout  time.Duration
 	drainTimeout time.Duration
 }
@@ -61,11 +63,11 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("httpkv bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: httpkv bench [flags]\n\nLoads an httpkv, or an etcd through its HTTP/JSON gateway, and prints\nthroughput and latency percentiles.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: httpkv bench [flags]\n       httpkv bench null [--listen ADDR]\n\nLoads an httpkv, or an etcd through its gRPC API or its HTTP/JSON gateway,\nand prints throughput and latency percentiles. \"bench null\" serves httpkv's\nroutes with fixed answers and stores nothing: the ceiling of an HTTP server.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd)")
-	fs.StringVar(&c.kind, "kind", kindHTTPKV, "httpkv, or etcd for etcd's HTTP/JSON gateway")
+	fs.StringVar(&c.kind, "kind", kindHTTPKV, "httpkv, etcd-grpc for etcd's gRPC API (through clientv3), or etcd for etcd's HTTP/JSON gateway")
 	fs.StringVar(&c.workload, "workload", workloadPut, "put, get, range, txn or watch")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent clients, each with one request in flight (watch: writers)")
 	fs.IntVar(&c.requests, "requests", 0, "total requests (watch: puts); 0 runs for --duration")
@@ -79,6 +81,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "total requests per second over all clients; 0 is flat out")
 	fs.StringVar(&c.sseClient, "sse-client", sseLines, "watch against httpkv: lines (a lean SSE line reader) or r3labs (github.com/r3labs/sse/v2)")
 	fs.IntVar(&c.serverPID, "server-pid", 0, "the server's process id, to report the CPU it used (from /proc/PID/stat) and, for watch, its resident memory per idle watcher")
+	fs.IntVar(&c.grpcConns, "grpc-conns", 1, "etcd-grpc: gRPC connections that requests and watches are multiplexed on")
 	fs.DurationVar(&c.openTimeout, "open-timeout", time.Minute, "watch: how long opening every watcher may take")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "watch: how long watchers may take to receive every event once the writers stop")
 	if err := fs.Parse(args); err != nil {
@@ -92,7 +95,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.target == "" {
 		c.target = "http://127.0.0.1:2378"
-		if c.kind == kindEtcd {
+		if c.kind == kindEtcd || c.kind == kindEtcdGRPC {
 			c.target = "http://127.0.0.1:2379"
 		}
 	}
@@ -106,9 +109,12 @@ func (c *config) validate() error {
 	}
 	c.target = strings.TrimSuffix(c.target, "/")
 	switch c.kind {
-	case kindHTTPKV, kindEtcd:
+	case kindHTTPKV, kindEtcd, kindEtcdGRPC:
 	default:
-		return fmt.Errorf("--kind must be httpkv or etcd, not %q", c.kind)
+		return fmt.Errorf("--kind must be httpkv, etcd-grpc or etcd, not %q", c.kind)
+	}
+	if c.kind == kindEtcdGRPC && u.Scheme != "http" {
+		return fmt.Errorf("--kind etcd-grpc speaks plain gRPC: --target must be an http:// URL, not %q", c.target)
 	}
 	switch c.workload {
 	case workloadPut, workloadGet, workloadRange, workloadTxn, workloadWatch:
@@ -125,6 +131,8 @@ func (c *config) validate() error {
 		return errors.New("--clients must be at least 1")
 	case c.requests < 0 || c.requests == 0 && c.duration <= 0:
 		return errors.New("give a positive --requests or --duration")
+	case c.grpcConns < 1:
+		return errors.New("--grpc-conns must be at least 1")
 	case c.keys < 1:
 		return errors.New("--keys must be at least 1")
 	case c.rangeKeys < 1 || c.rangeKeys > 10000:

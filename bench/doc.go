@@ -1,8 +1,22 @@
 // Package bench is httpkv's load tool, run as `httpkv bench [flags]`.
 //
-// It drives one server, an httpkv (the /v1 API) or an etcd 3.4 (its
-// HTTP/JSON gateway: /v3/kv/* and the streaming POST /v3/watch), with the
-// same workloads, so the two can be measured in the same run and compared:
+// It drives one server with the same workloads, so that servers can be
+// measured in the same run and compared. --kind says how it talks:
+//
+//   - httpkv: httpkv's /v1 API, one connection per client and per watcher.
+//   - etcd-grpc: etcd's gRPC API through clientv3, etcd's own client, as a
+//     Go service talks to etcd: every request and watch multiplexed on
+//     --grpc-conns HTTP/2 connections (one by default), all watches of a
+//     connection on one gRPC watch stream.
+//   - etcd: etcd's HTTP/JSON gateway (/v3/kv/* and the streaming POST
+//     /v3/watch), one connection per client and per watcher.
+//
+// `httpkv bench null` serves httpkv's routes with fixed answers of the
+// same shape and stores nothing (a put only goes out to the watchers of
+// its key): the ceiling of an HTTP server on the machine, measured with
+// --kind httpkv. bench/compare.sh runs all four side by side.
+//
+// The workloads:
 //
 //   - put: clients put keys of --key-size with values of --value-size.
 //   - get: clients get keys preloaded beforehand.

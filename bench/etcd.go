@@ -8,12 +8,12 @@ import (
 	"strconv"
 )
 
-// etcdServer talks to etcd's HTTP/JSON gateway (etcd 3.4: /v3/...), where
+// etcdServer talks to etcd's HTTP/JSON gateway (/v3/...), where
 // keys and values are base64 in JSON ([]byte fields) and 64-bit numbers
 // are strings.
 type etcdServer struct {
-	base   string
-	client *http.Client
+	base string
+	httpClients
 }
 
 func (s *etcdServer) post(ctx context.Context, path string, body any, decode *answer) error {
@@ -26,7 +26,7 @@ func (s *etcdServer) post(ctx context.Context, path string, body any, decode *an
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return do(s.client, req, decode)
+	return do(s.kv, req, decode)
 }
 
 // etcdKV is a key and value as the gateway takes them: encoding/json
@@ -84,7 +84,7 @@ func (s *etcdServer) CompareAndPut(ctx context.Context, key string, modRev int64
 	return int64(a.Header.Revision), a.Succeeded, err
 }
 
-func (s *etcdServer) WatchRequest(ctx context.Context, prefix string) (*http.Request, error) {
+func (s *etcdServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
 	type create struct {
 		Key      []byte `json:"key"`
 		RangeEnd []byte `json:"range_end"`
@@ -93,14 +93,19 @@ func (s *etcdServer) WatchRequest(ctx context.Context, prefix string) (*http.Req
 		Create create `json:"create_request"`
 	}{create{Key: []byte(prefix), RangeEnd: prefixEnd([]byte(prefix))}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/v3/watch", bytes.NewReader(b))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return req, nil
+	body, err := openStream(s.watch, req)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return w.readNDJSON(body, created)
 }
 
 // prefixEnd is the range end that selects every key starting with p.

@@ -11,8 +11,10 @@ import (
 
 // httpkvServer talks to httpkv's /v1 API.
 type httpkvServer struct {
-	base   string
-	client *http.Client
+	base string
+	httpClients
+	sseClient  string // sseLines or sseR3labs
+	maxMessage int    // the r3labs client's buffer: the largest message
 }
 
 // keyURL is the URL of one key: its bytes percent-escaped as a path, so
@@ -28,7 +30,7 @@ func (s *httpkvServer) Put(ctx context.Context, key string, value []byte) (int64
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
 	var a answer
-	err = do(s.client, req, &a)
+	err = do(s.kv, req, &a)
 	return int64(a.Header.Revision), err
 }
 
@@ -37,7 +39,7 @@ func (s *httpkvServer) Get(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return do(s.client, req, nil)
+	return do(s.kv, req, nil)
 }
 
 func (s *httpkvServer) Range(ctx context.Context, prefix string, limit int, count bool) (int, error) {
@@ -47,10 +49,10 @@ func (s *httpkvServer) Range(ctx context.Context, prefix string, limit int, coun
 		return 0, err
 	}
 	if !count {
-		return 0, do(s.client, req, nil)
+		return 0, do(s.kv, req, nil)
 	}
 	var a answer
-	err = do(s.client, req, &a)
+	err = do(s.kv, req, &a)
 	return int(a.Count), err
 }
 
@@ -84,17 +86,26 @@ func (s *httpkvServer) CompareAndPut(ctx context.Context, key string, modRev int
 	}
 	req.Header.Set("Content-Type", "application/json")
 	var a answer
-	err = do(s.client, req, &a)
+	err = do(s.kv, req, &a)
 	return int64(a.Header.Revision), a.Succeeded, err
 }
 
-func (s *httpkvServer) WatchRequest(ctx context.Context, prefix string) (*http.Request, error) {
+func (s *httpkvServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
 	q := url.Values{"key": {prefix}, "prefix": {"true"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/v1/watch?"+q.Encode(), nil)
+	u := s.base + "/v1/watch?" + q.Encode()
+	if s.sseClient == sseR3labs {
+		return w.streamR3labs(ctx, u, s.watch, s.maxMessage, created)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	return req, nil
+	body, err := openStream(s.watch, req)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return w.readSSE(body, created)
 }

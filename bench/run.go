@@ -6,14 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 )
 
 // Run is `httpkv bench`: it parses args (the flags after "bench"), runs
-// the workload against the target and prints the report to stdout. A run
+// the workload against the target and prints the report to stdout; or,
+// as `httpkv bench null`, serves the null server until ctx is done. A run
 // in which some requests failed still prints its report, then returns an
 // error saying what failed.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "null" {
+		return runNull(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -28,9 +31,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if got, err := raiseOpenFiles(need); err != nil || got < need {
 		fmt.Fprintf(stderr, "httpkv bench: could not raise the open files limit to %d (have %d, %v): connections may fail\n", need, got, err)
 	}
-	client := &http.Client{Transport: newTransport(cfg.clients)}
-	defer client.CloseIdleConnections()
-	srv := newServer(cfg, client)
+	srv, err := newServer(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 
 	fmt.Fprintf(stdout, "kind=%s target=%s workload=%s clients=%d key-size=%d value-size=%d prefix=%q",
 		cfg.kind, cfg.target, cfg.workload, cfg.clients, cfg.keySize, cfg.valueSize, cfg.prefix)
@@ -42,6 +47,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.kind == kindHTTPKV {
 			fmt.Fprintf(stdout, " sse-client=%s", cfg.sseClient)
 		}
+	}
+	if cfg.kind == kindEtcdGRPC {
+		fmt.Fprintf(stdout, " grpc-conns=%d", cfg.grpcConns)
 	}
 	if cfg.rate > 0 {
 		fmt.Fprintf(stdout, " rate=%g/s", cfg.rate)

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -60,16 +59,25 @@ func row(t *testing.T, out, op string) (count, errs string) {
 	return m[1], m[2]
 }
 
-func TestRunKVWorkloads(t *testing.T) {
-	url := startHTTPKV(t)
+// checkWorkloads runs every KV workload and the watch workload once with
+// args (the kind and target), and checks that every request succeeded and
+// every event was delivered.
+func checkWorkloads(t *testing.T, args ...string) {
+	t.Helper()
 	for _, w := range []string{"put", "get", "range", "txn"} {
-		t.Run(w, func(t *testing.T) {
-			out := runBench(t, "--target", url, "--workload", w, "--clients", "4", "--requests", "40", "--keys", "20", "--range-keys", "30")
-			if count, errs := row(t, out, w); count != "40" || errs != "0" {
-				t.Errorf("%s: %s requests succeeded and %s failed, want 40 and 0:\n%s", w, count, errs, out)
-			}
-		})
+		out := runBench(t, append(args, "--workload", w, "--clients", "4", "--requests", "40", "--keys", "20", "--range-keys", "30")...)
+		if count, errs := row(t, out, w); count != "40" || errs != "0" {
+			t.Errorf("%q %s: %s requests succeeded and %s failed, want 40 and 0:\n%s", args, w, count, errs, out)
+		}
 	}
+	out := runBench(t, append(args, "--workload", "watch", "--watchers", "5", "--clients", "2", "--requests", "20")...)
+	if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
+		t.Errorf("%q watch: %s events delivered and %s missing, want 100 and 0:\n%s", args, count, errs, out)
+	}
+}
+
+func TestRunKVWorkloads(t *testing.T) {
+	checkWorkloads(t, "--target", startHTTPKV(t))
 }
 
 func TestRunWatch(t *testing.T) {
@@ -108,6 +116,8 @@ func TestRunFlags(t *testing.T) {
 		{"unknown workload", []string{"--workload", "scan"}, "--workload"},
 		{"value too short for a stamp", []string{"--workload", "watch", "--value-size", "8"}, "--value-size"},
 		{"bad target", []string{"--target", "127.0.0.1:2378"}, "--target"},
+		{"gRPC over TLS", []string{"--kind", "etcd-grpc", "--target", "https://127.0.0.1:2379"}, "--target"},
+		{"no gRPC connection", []string{"--kind", "etcd-grpc", "--grpc-conns", "0"}, "--grpc-conns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,51 +130,18 @@ func TestRunFlags(t *testing.T) {
 	}
 }
 
-// TestRunEtcd runs every workload once against a real etcd, when one is
-// installed, to check the gateway's request and answer shapes.
+// TestRunEtcd runs every workload once against a real etcd, through its
+// HTTP/JSON gateway and through its gRPC API, to check the request and
+// answer shapes of both.
 func TestRunEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd")
 	}
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		const msg = "etcd not on PATH: .ci/run must install etcd-server"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	client, peer := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "--name", "bench", "--data-dir", t.TempDir(),
-		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
-		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
-		"--initial-cluster", "bench=http://"+peer, "--log-level", "error")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := "http://" + client
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get(url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd at %s not healthy after 10s: %v", url, err)
-		}
-	}
-	for _, w := range []string{"put", "get", "range", "txn"} {
-		out := runBench(t, "--kind", "etcd", "--target", url, "--workload", w, "--clients", "4", "--requests", "40", "--keys", "20", "--range-keys", "30")
-		if count, errs := row(t, out, w); count != "40" || errs != "0" {
-			t.Errorf("etcd %s: %s requests succeeded and %s failed, want 40 and 0:\n%s", w, count, errs, out)
-		}
-	}
-	out := runBench(t, "--kind", "etcd", "--target", url, "--workload", "watch", "--watchers", "5", "--clients", "2", "--requests", "20")
-	if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
-		t.Errorf("etcd watch: %s events delivered and %s missing, want 100 and 0:\n%s", count, errs, out)
+	url := etcdtest.StartCluster(t, 1).Member(0).ClientURL
+	for _, kind := range []string{kindEtcd, kindEtcdGRPC} {
+		t.Run(kind, func(t *testing.T) {
+			checkWorkloads(t, "--kind", kind, "--target", url)
+		})
 	}
 }
 

@@ -12,31 +12,66 @@ import (
 	"time"
 )
 
-// server is what the workloads need of the server under test. httpkv and
-// etcd's gateway each implement it with their own paths and encodings, so
-// that every workload runs unchanged against both.
+// server is what the workloads need of the server under test. httpkv,
+// etcd's HTTP gateway and etcd's gRPC API each implement it with their own
+// paths and encodings, so that every workload runs unchanged against all.
 type server interface {
 	// Put writes value at key and returns the revision of the write.
 	Put(ctx context.Context, key string, value []byte) (rev int64, err error)
 	// Get reads one key.
 	Get(ctx context.Context, key string) error
 	// Range reads every key under prefix and returns how many it got when
-	// count is true; without count it reads the answer but does not
+	// count is true; without count it reads the answer but need not
 	// decode it.
 	Range(ctx context.Context, prefix string, limit int, count bool) (n int, err error)
 	// CompareAndPut puts value at key if the key's mod revision is modRev,
 	// returning the revision of the txn and whether it succeeded.
 	CompareAndPut(ctx context.Context, key string, modRev int64, value []byte) (rev int64, ok bool, err error)
-	// WatchRequest makes the request that opens a streaming watch on
-	// every key under prefix.
-	WatchRequest(ctx context.Context, prefix string) (*http.Request, error)
+	// Watch streams every change under prefix to w until ctx is done or
+	// the stream fails, calling created once the server has confirmed
+	// the watch.
+	Watch(ctx context.Context, prefix string, w *watcher, created func()) error
+	// Close releases the server's connections.
+	Close() error
 }
 
-func newServer(cfg config, client *http.Client) server {
-	if cfg.kind == kindEtcd {
-		return &etcdServer{base: cfg.target, client: client}
+// newServer returns the client of cfg.kind.
+func newServer(cfg config) (server, error) {
+	switch cfg.kind {
+	case kindEtcdGRPC:
+		return newGRPCServer(cfg)
+	case kindEtcd:
+		return &etcdServer{base: cfg.target, httpClients: newHTTPClients(cfg)}, nil
 	}
-	return &httpkvServer{base: cfg.target, client: client}
+	return &httpkvServer{
+		base:        cfg.target,
+		httpClients: newHTTPClients(cfg),
+		sseClient:   cfg.sseClient,
+		maxMessage:  max(1<<16, 2*(cfg.keySize+len(cfg.prefix)+cfg.valueSize)+4096),
+	}, nil
+}
+
+// httpClients are the connections of an HTTP server's client: kv for
+// requests, one connection per client, and watch for streams, one
+// connection per watcher.
+type httpClients struct {
+	kv, watch *http.Client
+}
+
+func newHTTPClients(cfg config) httpClients {
+	c := httpClients{kv: &http.Client{Transport: newTransport(cfg.clients)}}
+	if cfg.workload == workloadWatch {
+		c.watch = &http.Client{Transport: newTransport(cfg.watchers)}
+	}
+	return c
+}
+
+func (c httpClients) Close() error {
+	c.kv.CloseIdleConnections()
+	if c.watch != nil {
+		c.watch.CloseIdleConnections()
+	}
+	return nil
 }
 
 // newTransport returns a transport for conns connections to one host, all

@@ -23,18 +23,22 @@ type watcher struct {
 	hist   *Histogram
 	events atomic.Int64 // events received
 	last   atomic.Int64 // unix nanoseconds of the latest receipt
-	b64    bool         // values are base64 (etcd)
 }
 
 // errStreamEnded reports a stream that the server ended on purpose
 // (compacted or canceled).
 var errStreamEnded = errors.New("the server ended the watch")
 
-// receive accounts for one message: every value in it starts with the
-// unix nanoseconds at which its put was sent.
-func (w *watcher) receive(msg []byte) {
+// receive accounts for one JSON message, whose values are base64 when
+// b64 is set: every value in it starts with the unix nanoseconds at which
+// its put was sent.
+func (w *watcher) receive(msg []byte, b64 bool) {
 	now := time.Now().UnixNano()
-	n := scanEvents(msg, w.b64, now, w.hist)
+	w.count(now, scanEvents(msg, b64, now, w.hist))
+}
+
+// count adds n events received at now.
+func (w *watcher) count(now int64, n int) {
 	if n > 0 {
 		w.events.Add(int64(n))
 		w.last.Store(now)
@@ -102,29 +106,19 @@ func putStamp(value []byte, t time.Time) {
 	}
 }
 
-// stream runs the watch until ctx is done or the stream fails, calling
-// created once the server has confirmed the watch.
-func (w *watcher) stream(ctx context.Context, cfg config, srv server, client *http.Client, created func()) error {
-	req, err := srv.WatchRequest(ctx, cfg.prefix)
-	if err != nil {
-		return err
-	}
-	if cfg.kind == kindHTTPKV && cfg.sseClient == sseR3labs {
-		return w.streamR3labs(ctx, cfg, req.URL.String(), client, created)
-	}
+// openStream sends the request that opens a streaming watch and returns
+// the body of its 200 answer.
+func openStream(client *http.Client, req *http.Request) (io.ReadCloser, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("watch: %s: %s", resp.Status, bytes.TrimSpace(b))
+		return nil, fmt.Errorf("watch: %s: %s", resp.Status, bytes.TrimSpace(b))
 	}
-	if cfg.kind == kindEtcd {
-		return w.readNDJSON(resp.Body, created)
-	}
-	return w.readSSE(resp.Body, created)
+	return resp.Body, nil
 }
 
 // readNDJSON reads etcd's gateway stream: one JSON object a line, the
@@ -142,7 +136,7 @@ func (w *watcher) readNDJSON(r io.Reader, created func()) error {
 			created()
 			return nil
 		}
-		w.receive(line)
+		w.receive(line, true)
 		return nil
 	})
 }
@@ -168,7 +162,7 @@ func (w *watcher) readSSE(r io.Reader, created func()) error {
 			switch string(event) {
 			case "":
 				if hasData {
-					w.receive(data)
+					w.receive(data, false)
 				}
 			case "created":
 				created()
@@ -224,10 +218,10 @@ func readLines(r io.Reader, fn func(line []byte) error) error {
 // an error (but not after a clean close), which would hide a lost stream,
 // so the strategy is to stop; and its largest message is 64 KiB, raised
 // to hold the largest message the workload can produce.
-func (w *watcher) streamR3labs(ctx context.Context, cfg config, url string, client *http.Client, created func()) error {
+func (w *watcher) streamR3labs(ctx context.Context, url string, client *http.Client, maxMessage int, created func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := sse.NewClient(url, sse.ClientMaxBufferSize(max(1<<16, 2*(cfg.keySize+len(cfg.prefix)+cfg.valueSize)+4096)))
+	c := sse.NewClient(url, sse.ClientMaxBufferSize(maxMessage))
 	c.Connection = client
 	c.ReconnectStrategy = &backoff.StopBackOff{}
 	var ended error
@@ -235,7 +229,7 @@ func (w *watcher) streamR3labs(ctx context.Context, cfg config, url string, clie
 		switch string(ev.Event) {
 		case "":
 			if len(ev.Data) > 0 {
-				w.receive(ev.Data)
+				w.receive(ev.Data, false)
 			}
 		case "created":
 			created()

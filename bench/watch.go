@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -35,8 +34,6 @@ const (
 // of its put to its receipt. It returns the writers' row and the
 // deliveries' row.
 func runWatch(ctx context.Context, cfg config, srv server, stdout io.Writer) ([]result, error) {
-	client := &http.Client{Transport: newTransport(cfg.watchers)}
-	defer client.CloseIdleConnections()
 	wctx, stopWatchers := context.WithCancel(ctx)
 	defer stopWatchers()
 
@@ -69,7 +66,7 @@ open:
 		case <-openCtx.Done():
 			break open
 		}
-		w := &watcher{hist: &shards[i%histShards], b64: cfg.kind == kindEtcd}
+		w := &watcher{hist: &shards[i%histShards]}
 		ws[i] = w
 		running.Add(1)
 		opened.Add(1)
@@ -84,7 +81,7 @@ open:
 					opened.Done()
 				})
 			}
-			err := w.stream(wctx, cfg, srv, client, created)
+			err := srv.Watch(wctx, cfg.prefix, w, created)
 			if !isCreated {
 				openErr.add(err)
 				created()
