@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# compare.sh measures httpkv beside etcd 3.4 on this machine with
-# `httpkv bench`, loopback only, and prints the tables of
-# docs/performance.md ("HTTP API", "Watch fan-out over SSE").
+# compare.sh measures httpkv beside etcd (the release internal/etcdtest
+# pins) and a null HTTP server on this machine with `httpkv bench`,
+# loopback only, and prints the tables of docs/performance.md ("Beside
+# etcd's gRPC API, its gateway and a null server"). Four targets, each
+# case in the same run:
+#
+#   httpkv      httpkv's /v1 API
+#   etcd-grpc   etcd's gRPC API through clientv3, on one connection
+#   etcd-gw     etcd's HTTP/JSON gateway (/v3/...)
+#   null        `httpkv bench null`: httpkv's routes with fixed answers,
+#               nothing stored, the ceiling of an HTTP server here
 #
 #   bench/compare.sh [kv|watch|all]
 #
-# Environment: DURATION (each KV run, default 5s), OUT (where the raw
-# reports go, default a new directory under /tmp), ETCD (the etcd binary,
-# default etcd on PATH). Every server it starts listens on 127.0.0.1 with
-# its data in a temporary directory, and is stopped at the end.
+# Environment: DURATION (each KV run, default 5s), CLIENTS (the client
+# counts of the KV runs, default "1 16 64"), WATCHERS (the watcher counts
+# of the watch runs, default "1000 10000"), EVENTS (the events a flat-out
+# watch run delivers in all, default 4000000), OUT (where the raw reports go,
+# default a new directory under /tmp), ETCD (the etcd binary, default the
+# pinned release, built on first use). Every server it starts listens on
+# 127.0.0.1 with its data in a temporary directory, and is stopped at the
+# end.
 set -euo pipefail
 
 what=${1:-all}
@@ -17,22 +29,29 @@ work=$(mktemp -d /tmp/httpkv-compare.XXXXXX)
 out=${OUT:-$work/out}
 mkdir -p "$out"
 duration=${DURATION:-5s}
-etcd_bin=${ETCD:-etcd}
+clients_list=${CLIENTS:-1 16 64}
+watchers_list=${WATCHERS:-1000 10000}
+events=${EVENTS:-4000000}
+etcd_bin=${ETCD:-$(go run ./internal/etcdtest/buildetcd)}
 hk_addr=127.0.0.1:23780
 etcd_addr=127.0.0.1:23790
 peer_addr=127.0.0.1:23800
+null_addr=127.0.0.1:23770
+targets="httpkv etcd-grpc etcd-gw null"
 hk_pid=
 etcd_pid=
+null_pid=
 
 go build -o "$work/httpkv" ./cmd/httpkv
+echo "etcd: $("$etcd_bin" --version | sed -n 1p)"
 
 stop_servers() {
 	local p
-	for p in $hk_pid $etcd_pid; do
+	for p in $hk_pid $etcd_pid $null_pid; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	hk_pid= etcd_pid=
+	hk_pid= etcd_pid= null_pid=
 }
 cleanup() {
 	stop_servers
@@ -50,7 +69,7 @@ wait_healthy() {
 	return 1
 }
 
-# start_servers fsync|nofsync starts a fresh httpkv and a fresh etcd.
+# start_servers fsync|nofsync starts a fresh httpkv, etcd and null server.
 start_servers() {
 	stop_servers
 	rm -rf "$work/hk" "$work/etcd"
@@ -63,27 +82,35 @@ start_servers() {
 		--listen-peer-urls "http://$peer_addr" --initial-advertise-peer-urls "http://$peer_addr" \
 		--initial-cluster "bench=http://$peer_addr" --log-level error $flag >"$work/etcd.log" 2>&1 &
 	etcd_pid=$!
+	"$work/httpkv" bench null --listen "$null_addr" >"$work/null.log" 2>&1 &
+	null_pid=$!
 	wait_healthy "http://$hk_addr"
 	wait_healthy "http://$etcd_addr"
+	wait_healthy "http://$null_addr"
 }
 
-# run NAME KIND [bench flags...] writes the report to $out/NAME.KIND.txt.
+# run NAME TARGET [bench flags...] writes the report to $out/NAME.TARGET.txt.
 run() {
-	local name=$1 kind=$2 target=http://$hk_addr pid=$hk_pid
+	local name=$1 target=$2 kind url pid
 	shift 2
-	if [ "$kind" = etcd ]; then
-		target=http://$etcd_addr pid=$etcd_pid
-	fi
-	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$kind.txt"
-	"$work/httpkv" bench --kind "$kind" --target "$target" --server-pid "$pid" "$@" >>"$out/$name.$kind.txt" 2>&1 || true
+	case $target in
+	httpkv) kind=httpkv url=http://$hk_addr pid=$hk_pid ;;
+	etcd-grpc) kind=etcd-grpc url=http://$etcd_addr pid=$etcd_pid ;;
+	etcd-gw) kind=etcd url=http://$etcd_addr pid=$etcd_pid ;;
+	null) kind=httpkv url=http://$null_addr pid=$null_pid ;;
+	esac
+	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
+	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
 }
 
 # field FILE OP COLUMN prints a column of an op's row of a report.
 field() { awk -v op="$2" -v c="$3" '$1 == op { print $c }' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "-" }'; }
+# cpu FILE prints the server CPU per operation of a report.
+cpu() { sed -n 's/^server CPU.*: \([0-9.]*\)us and .*/\1 µs/p' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 
 kv_runs() {
-	local mode workload clients name f g
+	local mode workload clients name f t row
 	for mode in nofsync fsync; do
 		start_servers "$mode"
 		for workload in put get range txn; do
@@ -91,67 +118,73 @@ kv_runs() {
 			if [ "$mode" = fsync ] && { [ "$workload" = get ] || [ "$workload" = range ]; }; then
 				continue
 			fi
-			for clients in 1 16 64; do
+			for clients in $clients_list; do
 				name=kv-$mode-$workload-$clients
-				for kind in httpkv etcd; do
-					run "$name" "$kind" --workload "$workload" --clients "$clients" --duration "$duration" \
+				for t in $targets; do
+					run "$name" "$t" --workload "$workload" --clients "$clients" --duration "$duration" \
 						--prefix "$name/" --range-keys 1000
 				done
 			done
 		done
 	done
 	stop_servers
-	echo "| workload | sync | clients | httpkv req/s | etcd req/s | ratio | httpkv p50 / p99 | etcd p50 / p99 |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	echo "Requests per second (server CPU per request):"
+	echo
+	echo "| workload | sync | clients | httpkv | etcd gRPC | etcd HTTP gateway | null HTTP | httpkv ÷ etcd gRPC | httpkv ÷ null | httpkv p50 / p99 | etcd gRPC p50 / p99 |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for workload in put get range txn; do
 		for mode in nofsync fsync; do
-			for clients in 1 16 64; do
-				f=$out/kv-$mode-$workload-$clients.httpkv.txt
-				g=$out/kv-$mode-$workload-$clients.etcd.txt
-				[ -f "$f" ] || continue
-				echo "| $workload | $([ $mode = fsync ] && echo fsync || echo no fsync) | $clients" \
-					"| $(field "$f" "$workload" 5) | $(field "$g" "$workload" 5)" \
-					"| $(ratio "$(field "$f" "$workload" 5)" "$(field "$g" "$workload" 5)")" \
-					"| $(field "$f" "$workload" 6) / $(field "$f" "$workload" 8)" \
-					"| $(field "$g" "$workload" 6) / $(field "$g" "$workload" 8) |"
+			for clients in $clients_list; do
+				f=$out/kv-$mode-$workload-$clients
+				[ -f "$f.httpkv.txt" ] || continue
+				row="| $workload | $([ $mode = fsync ] && echo fsync || echo no fsync) | $clients"
+				for t in $targets; do
+					row="$row | $(field "$f.$t.txt" "$workload" 5) ($(cpu "$f.$t.txt"))"
+				done
+				row="$row | $(ratio "$(field "$f.httpkv.txt" "$workload" 5)" "$(field "$f.etcd-grpc.txt" "$workload" 5)")"
+				row="$row | $(ratio "$(field "$f.httpkv.txt" "$workload" 5)" "$(field "$f.null.txt" "$workload" 5)")"
+				row="$row | $(field "$f.httpkv.txt" "$workload" 6) / $(field "$f.httpkv.txt" "$workload" 8)"
+				row="$row | $(field "$f.etcd-grpc.txt" "$workload" 6) / $(field "$f.etcd-grpc.txt" "$workload" 8) |"
+				echo "$row"
 			done
 		done
 	done
 }
 
 watch_runs() {
-	local watchers name kind
-	for watchers in 1000 10000; do
+	local watchers name t
+	for watchers in $watchers_list; do
 		# Flat out: 64 writers, a bounded number of puts; fresh servers,
 		# so that the memory per idle watcher is measured from a clean
 		# start.
 		name=watch-flat-$watchers
-		for kind in httpkv etcd; do
+		for t in $targets; do
 			start_servers nofsync
-			run "$name" "$kind" --workload watch --watchers "$watchers" --clients 64 \
-				--requests $((2000000 / watchers * 2)) --prefix "$name/"
+			run "$name" "$t" --workload watch --watchers "$watchers" --clients 64 \
+				--requests $((events / watchers)) --prefix "$name/"
 		done
-		# Latency at a rate etcd's gateway sustains: 10,000 events/s in all
-		# at 1,000 watchers, 5,000 at 10,000.
+		# Latency at a fixed rate: 10 puts/s at 1,000 watchers or fewer,
+		# 0.5 puts/s above (5,000 events/s at 10,000 watchers), a rate
+		# etcd's gateway keeps up with.
 		name=watch-rate-$watchers
-		for kind in httpkv etcd; do
+		for t in $targets; do
 			start_servers nofsync
-			if [ "$watchers" = 1000 ]; then
-				run "$name" "$kind" --workload watch --watchers 1000 --clients 1 --rate 10 --requests 100 --prefix "$name/"
+			if [ "$watchers" -le 1000 ]; then
+				run "$name" "$t" --workload watch --watchers "$watchers" --clients 1 --rate 10 --requests 100 --prefix "$name/"
 			else
-				run "$name" "$kind" --workload watch --watchers 10000 --clients 1 --rate 0.5 --requests 10 --prefix "$name/"
+				run "$name" "$t" --workload watch --watchers "$watchers" --clients 1 --rate 0.5 --requests 10 --prefix "$name/"
 			fi
 		done
 	done
 	stop_servers
-	echo "| watchers | run | server | events/s | not delivered | p50 | p99 | server CPU per event | server RSS per idle watcher |"
+	echo "| watchers | run | target | events/s | not delivered | p50 | p99 | server CPU per event | server RSS per idle watcher |"
 	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
-	for watchers in 1000 10000; do
+	for watchers in $watchers_list; do
 		for run in flat rate; do
-			for kind in httpkv etcd; do
-				f=$out/watch-$run-$watchers.$kind.txt
+			for t in $targets; do
+				f=$out/watch-$run-$watchers.$t.txt
 				[ -f "$f" ] || continue
-				echo "| $watchers | $([ $run = flat ] && echo "flat out, 64 writers" || echo "fixed rate") | $kind" \
+				echo "| $watchers | $([ $run = flat ] && echo "flat out, 64 writers" || echo "fixed rate") | $t" \
 					"| $(field "$f" deliver 5) | $(field "$f" deliver 3)" \
 					"| $(field "$f" deliver 6) | $(field "$f" deliver 8)" \
 					"| $(sed -n 's/^server CPU.*: \([0-9.]*us\) and .*/\1/p' "$f")" \
