@@ -124,7 +124,7 @@ func (c *Cluster) probe(i int) error {
 // or the timeout passes.
 func (c *Cluster) waitHealthy(i int) error {
 	m := c.members[i]
-	exited := m.exited()
+	p := m.current()
 	deadline := time.Now().Add(healthyTimeout)
 	for {
 		err := c.probe(i)
@@ -135,8 +135,8 @@ func (c *Cluster) waitHealthy(i int) error {
 			return fmt.Errorf("etcd %s at %s not healthy after %v: %v", m.Name, m.ClientURL, healthyTimeout, err)
 		}
 		select {
-		case <-exited:
-			return fmt.Errorf("etcd %s at %s exited before it was healthy", m.Name, m.ClientURL)
+		case <-p.exited:
+			return fmt.Errorf("etcd %s at %s exited before it was healthy: %v", m.Name, m.ClientURL, p.err)
 		case <-time.After(pollInterval):
 		}
 	}

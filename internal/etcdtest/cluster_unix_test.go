@@ -15,7 +15,7 @@ func TestClusterLeavesNoProcess(t *testing.T) {
 	ran := t.Run("cluster", func(t *testing.T) {
 		c := StartCluster(t, 3)
 		for _, m := range c.members {
-			pids = append(pids, m.proc.cmd.Process.Pid)
+			pids = append(pids, m.current().cmd.Process.Pid)
 		}
 	})
 	if !ran {

@@ -84,9 +84,7 @@ func (m *Member) start(bin string) error {
 // killing it if it has not after grace. A member that is not running is
 // left alone.
 func (m *Member) signal(sig syscall.Signal, grace time.Duration) {
-	m.mu.Lock()
-	p := m.proc
-	m.mu.Unlock()
+	p := m.current()
 	if p == nil || p.hasExited() {
 		return
 	}
@@ -104,15 +102,12 @@ func (m *Member) signal(sig syscall.Signal, grace time.Duration) {
 	<-p.exited
 }
 
-// exited returns a channel closed when the current process exits, and
-// nil when there is none.
-func (m *Member) exited() <-chan struct{} {
+// current returns the member's latest process; nil before its first
+// start.
+func (m *Member) current() *process {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.proc == nil {
-		return nil
-	}
-	return m.proc.exited
+	return m.proc
 }
 
 func (p *process) hasExited() bool {

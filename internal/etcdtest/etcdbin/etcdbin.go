@@ -76,15 +76,6 @@ func Path(ctx context.Context) (string, error) {
 	return bin, nil
 }
 
-// Version returns the etcd release the nested module pins, e.g. "v3.6.16".
-func Version() (string, error) {
-	src, err := sourceDir()
-	if err != nil {
-		return "", err
-	}
-	return pinnedVersion(filepath.Join(src, "go.mod"))
-}
-
 // sourceDir returns the directory of the nested module, found beside this
 // file's source (tests always build from source) or, in a binary built
 // with -trimpath, through the go.mod of the working directory's module.
