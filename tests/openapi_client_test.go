@@ -77,7 +77,7 @@ func ptr[T any](v T) *T { return &v }
 
 // TestGoClient drives the Go client generated from the OpenAPI document
 // (openapi/client) against the real server: put, get, range with
-// pagination, txn and leases. Every answer it receives passes checkReply,
+// pagination, history, txn and leases. Every answer it receives passes checkReply,
 // and so the document.
 func TestGoClient(t *testing.T) {
 	t.Parallel()
