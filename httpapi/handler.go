@@ -45,6 +45,9 @@ type Config struct {
 	MaxRequestBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
+	// PageTokenKey signs page tokens, so that clients cannot forge them.
+	// Empty means a random key: tokens then last as long as the process.
+	PageTokenKey []byte
 }
 
 // Handler serves the API. Create it with NewHandler.
@@ -53,6 +56,7 @@ type Handler struct {
 	router      chi.Router
 	extraErrors []ErrorMapping
 	metrics     *metrics
+	tokens      tokenSigner
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// stop ends the watch streams, and streams counts them for Close.
@@ -81,7 +85,7 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		cfg.Authorizer = allowAll{}
 	}
-	h := &Handler{cfg: cfg, stop: make(chan struct{})}
+	h := &Handler{cfg: cfg, stop: make(chan struct{}), tokens: newTokenSigner(cfg.PageTokenKey)}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

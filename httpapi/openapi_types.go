@@ -244,6 +244,19 @@ type eventDoc struct {
 	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
 } // @name Event
 
+// historyResponseDoc answers GET /v1/history.
+type historyResponseDoc struct {
+	Header responseHeaderDoc `json:"header"`
+	// The store's compact revision when the page was read: the history below it is gone.
+	CompactRevision int64 `json:"compact_revision" format:"int64" minimum:"0"`
+	// The events of this page, in revision order (newest first with order=descend).
+	Events []eventDoc `json:"events"`
+	// Whether the window may hold events beyond this page (a page stopped early may hold none).
+	More bool `json:"more"`
+	// Present when more is true: pass it as page_token, with the same range, order and filters, for the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
+} // @name HistoryResponse
+
 // leaseGrantRequestDoc is the body of POST /v1/leases.
 type leaseGrantRequestDoc struct {
 	// The lease's time to live in seconds.

@@ -53,6 +53,26 @@ func (q *query) int64(name string, def int64) int64 {
 	return n
 }
 
+// filters reads the filters parameter of a watch or a history read: a
+// comma list of noput and nodelete.
+func (q *query) filters() (noPut, noDelete bool) {
+	f := q.v.Get("filters")
+	if f == "" {
+		return false, false
+	}
+	for _, name := range strings.Split(f, ",") {
+		switch strings.TrimSpace(name) {
+		case "noput":
+			noPut = true
+		case "nodelete":
+			noDelete = true
+		default:
+			q.fail("filters is a comma list of noput and nodelete, not %q", f)
+		}
+	}
+	return noPut, noDelete
+}
+
 // bytes reads a key-like parameter, or its name_base64 twin.
 func (q *query) bytes(name string) []byte {
 	s, hasS := q.v[name]

@@ -229,8 +229,8 @@ func TestQueryThroughRouter(t *testing.T) {
 }
 
 // FuzzQuery parses arbitrary query strings as list, delete and watch read
-// them, then sends them to those routes: no panic, and either a 400
-// invalid_argument or a well-formed selection.
+// them, then sends them to those routes and to history: no panic, and
+// either a 400 invalid_argument or a well-formed selection.
 func FuzzQuery(f *testing.F) {
 	h, _ := newTestHandler(f, Config{})
 	mustServe(f, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
@@ -261,7 +261,7 @@ func FuzzQuery(f *testing.F) {
 			}
 		}
 		u := &url.URL{Path: "/v1/kv", RawQuery: raw}
-		for _, target := range []struct{ method, path string }{{"GET", "/v1/kv"}, {"GET", "/v1/watch"}} {
+		for _, target := range []struct{ method, path string }{{"GET", "/v1/kv"}, {"GET", "/v1/watch"}, {"GET", "/v1/history"}} {
 			u.Path = target.path
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // a watch answers its first lines and returns

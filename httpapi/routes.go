@@ -54,6 +54,7 @@ func (h *Handler) routes() chi.Router {
 		r.Delete("/kv/*", h.deleteKey)
 		r.Post("/txn", h.txn)
 		r.Get("/watch", h.watch)
+		r.Get("/history", h.history)
 		r.Route("/leases", func(r chi.Router) {
 			r.Post("/", h.grantLease)
 			r.Get("/", h.listLeases)

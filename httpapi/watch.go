@@ -59,18 +59,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		PrevKV:         q.boolean("prev_kv"),
 		ProgressNotify: q.boolean("progress_notify"),
 	}
-	if f := q.v.Get("filters"); f != "" {
-		for _, name := range strings.Split(f, ",") {
-			switch strings.TrimSpace(name) {
-			case "noput":
-				req.NoPut = true
-			case "nodelete":
-				req.NoDelete = true
-			default:
-				q.fail("filters is a comma list of noput and nodelete, not %q", f)
-			}
-		}
-	}
+	req.NoPut, req.NoDelete = q.filters()
 	if id := strings.TrimSpace(r.Header.Get("Last-Event-ID")); id != "" {
 		// Resume after the last message the client saw.
 		n, err := strconv.ParseInt(id, 10, 64)

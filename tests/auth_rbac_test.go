@@ -257,6 +257,15 @@ var rbacOps = []rbacOp{
 	{name: "list from l", status: 200, do: rbacSend("GET", "/v1/kv?key=l&from_key=true", "")},
 	{name: "list every key", status: 200, do: rbacSend("GET", "/v1/kv", "")},
 
+	// History: the whole range is checked, as for a read of it.
+	{name: "history app/a", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/history?key=app/a", "")},
+	{name: "history prefix app/ descending", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/history?key=app/&prefix=true&order=descend&prev_kv=true", "")},
+	{name: "history prefix logs/", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", "/v1/history?key=logs/&prefix=true", "")},
+	{name: "history cfg", allowed: []string{"bob"}, status: 200, do: rbacSend("GET", "/v1/history?key=cfg", "")},
+	{name: "history from m", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", "/v1/history?key=m&from_key=true", "")},
+	{name: "history [app/, logs0) across a gap", status: 200, do: rbacSend("GET", "/v1/history?key=app/&range_end=logs0", "")},
+	{name: "history every key", status: 200, do: rbacSend("GET", "/v1/history", "")},
+
 	// Writes.
 	{name: "put app/x", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/x"), "v")},
 	{name: "put app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/a")+"?prev_kv=true", "v")},

@@ -77,7 +77,7 @@ func ptr[T any](v T) *T { return &v }
 
 // TestGoClient drives the Go client generated from the OpenAPI document
 // (openapi/client) against the real server: put, get, range with
-// pagination, txn and leases. Every answer it receives passes checkReply,
+// pagination, history, txn and leases. Every answer it receives passes checkReply,
 // and so the document.
 func TestGoClient(t *testing.T) {
 	t.Parallel()
@@ -187,6 +187,53 @@ func TestGoClient(t *testing.T) {
 		// Every page is read at the first page's revision.
 		if !slices.Equal(seen, keys) {
 			t.Errorf("ListKeys(go/p/) by pages of 2 = %q, want %q", seen, keys)
+		}
+	})
+
+	t.Run("history", func(t *testing.T) {
+		first := put("go/h/k", "one", nil)
+		put("go/h/k", "two", nil)
+		del, err := kv.DeleteKeyWithResponse(ctx, "go/h/k", nil)
+		if err != nil || del.JSON200 == nil {
+			t.Fatalf("DeleteKey(go/h/k) = %v, %v", del, err)
+		}
+		// Newest first, two events a page, with the previous versions.
+		var seen []string
+		params := &client.ReadHistoryParams{Key: ptr("go/h/k"), Order: ptr(client.ReadHistoryParamsOrderDescend), PrevKv: ptr(true), Limit: ptr(int64(2))}
+		for page := 0; ; page++ {
+			res, err := kv.ReadHistoryWithResponse(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.JSON200 == nil {
+				t.Fatalf("ReadHistory(go/h/k, page %d) = %d %s, want 200", page, res.StatusCode(), res.Body)
+			}
+			for _, ev := range res.JSON200.Events {
+				s := fmt.Sprintf("%s@%d", ev.Type, ev.Kv.ModRevision)
+				if ev.PrevKv != nil {
+					s += " was " + *ev.PrevKv.Value
+				}
+				seen = append(seen, s)
+			}
+			if !res.JSON200.More {
+				break
+			}
+			if res.JSON200.NextPageToken == nil || page > 3 {
+				t.Fatalf("ReadHistory(go/h/k, page %d) = %s: more without a usable next_page_token", page, res.Body)
+			}
+			params.PageToken = res.JSON200.NextPageToken
+		}
+		rev := first.Header.Revision
+		want := []string{fmt.Sprintf("delete@%d was two", rev+2), fmt.Sprintf("put@%d was one", rev+1), fmt.Sprintf("put@%d", rev)}
+		if !slices.Equal(seen, want) {
+			t.Errorf("ReadHistory(go/h/k, descend, prev_kv) by pages of 2 = %q, want %q", seen, want)
+		}
+		future, err := kv.ReadHistoryWithResponse(ctx, &client.ReadHistoryParams{Key: ptr("go/h/k"), EndRevision: ptr(rev + 1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if future.JSON400 == nil || future.JSON400.Error.Code != client.ErrorBodyCodeFutureRevision {
+			t.Errorf("ReadHistory(end_revision in the future) = %d %s, want 400 future_revision", future.StatusCode(), future.Body)
 		}
 	})
 

@@ -301,6 +301,24 @@ func (e WatchMessageType) Valid() bool {
 	}
 }
 
+// Defines values for ReadHistoryParamsOrder.
+const (
+	ReadHistoryParamsOrderAscend  ReadHistoryParamsOrder = "ascend"
+	ReadHistoryParamsOrderDescend ReadHistoryParamsOrder = "descend"
+)
+
+// Valid indicates whether the value is a known member of the ReadHistoryParamsOrder enum.
+func (e ReadHistoryParamsOrder) Valid() bool {
+	switch e {
+	case ReadHistoryParamsOrderAscend:
+		return true
+	case ReadHistoryParamsOrderDescend:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListKeysParamsSortTarget.
 const (
 	ListKeysParamsSortTargetCreate  ListKeysParamsSortTarget = "create"
@@ -537,6 +555,22 @@ type Health struct {
 
 	// Reason Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
 	Reason *string `json:"reason,omitempty"`
+}
+
+// HistoryResponse defines model for HistoryResponse.
+type HistoryResponse struct {
+	// CompactRevision The store's compact revision when the page was read: the history below it is gone.
+	CompactRevision int64 `json:"compact_revision"`
+
+	// Events The events of this page, in revision order (newest first with order=descend).
+	Events []Event        `json:"events"`
+	Header ResponseHeader `json:"header"`
+
+	// More Whether the window may hold events beyond this page (a page stopped early may hold none).
+	More bool `json:"more"`
+
+	// NextPageToken Present when more is true: pass it as page_token, with the same range, order and filters, for the next page.
+	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
 // KeyValue defines model for KeyValue.
@@ -926,6 +960,51 @@ type RevokePermissionParams struct {
 	// FromKey The permission covers every key >= key.
 	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
 }
+
+// ReadHistoryParams defines parameters for ReadHistory.
+type ReadHistoryParams struct {
+	// Key The key, or the start of the range; none means every key.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
+
+	// KeyBase64 The key in standard base64, for bytes that are not UTF-8.
+	KeyBase64 *[]byte `form:"key_base64,omitempty" json:"key_base64,omitempty"`
+
+	// RangeEnd The end of the range [key, range_end). At most one of range_end, prefix and from_key.
+	RangeEnd *string `form:"range_end,omitempty" json:"range_end,omitempty"`
+
+	// RangeEndBase64 range_end in standard base64.
+	RangeEndBase64 *[]byte `form:"range_end_base64,omitempty" json:"range_end_base64,omitempty"`
+
+	// Prefix Every key with the prefix key (an empty key: every key).
+	Prefix *bool `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// FromKey Every key >= key.
+	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
+
+	// StartRevision The first revision; 0 or none: the oldest still held, the compact revision (or 1).
+	StartRevision *int64 `form:"start_revision,omitempty" json:"start_revision,omitempty"`
+
+	// EndRevision The last revision, inclusive; 0 or none: the current one.
+	EndRevision *int64 `form:"end_revision,omitempty" json:"end_revision,omitempty"`
+
+	// Order ascend (oldest first) or descend (newest first).
+	Order *ReadHistoryParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// PrevKv Give each event the key as it was at the revision before, in prev_kv, when it existed and is still held (not for events at the compact revision).
+	PrevKv *bool `form:"prev_kv,omitempty" json:"prev_kv,omitempty"`
+
+	// Filters A comma list of noput and nodelete: leave those events out.
+	Filters *string `form:"filters,omitempty" json:"filters,omitempty"`
+
+	// Limit Events per page.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PageToken next_page_token of the previous page, sent with the same range, order and filters.
+	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ReadHistoryParamsOrder defines parameters for ReadHistory.
+type ReadHistoryParamsOrder string
 
 // DeleteRangeParams defines parameters for DeleteRange.
 type DeleteRangeParams struct {
@@ -1446,6 +1525,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	Defragment(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReadHistory What happened to a key or a range, page by page
+	//
+	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
+	// A page holds at most limit events, and stops early (with more true) past 4 MiB of keys and values or after reading 100,000 history records, so a page of a sparse range may even be empty: follow next_page_token while more is true. Every page reads the window of the first (its end_revision is pinned), so pages never overlap nor miss an event. A page may end inside a revision.
+	// The compact revision's own events, deletes included, stay readable; a start_revision below it answers 410, and so does a page token once the compaction has passed the event it would read next.
+	//
+	// Corresponds with GET /v1/history (the `ReadHistory` operationId).
+	ReadHistory(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteRange Delete a range of keys
 	//
@@ -2130,6 +2218,25 @@ func (c *Client) Compact(ctx context.Context, body CompactJSONRequestBody, reqEd
 // Corresponds with POST /v1/defrag (the `Defragment` operationId).
 func (c *Client) Defragment(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDefragmentRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadHistory What happened to a key or a range, page by page
+//
+// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
+// A page holds at most limit events, and stops early (with more true) past 4 MiB of keys and values or after reading 100,000 history records, so a page of a sparse range may even be empty: follow next_page_token while more is true. Every page reads the window of the first (its end_revision is pinned), so pages never overlap nor miss an event. A page may end inside a revision.
+// The compact revision's own events, deletes included, stay readable; a start_revision below it answers 410, and so does a page token once the compaction has passed the event it would read next.
+//
+// Corresponds with GET /v1/history (the `ReadHistory` operationId).
+func (c *Client) ReadHistory(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadHistoryRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3351,6 +3458,204 @@ func NewDefragmentRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReadHistoryRequest constructs an http.Request for the ReadHistory method
+func NewReadHistoryRequest(server string, params *ReadHistoryParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/history")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.KeyBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key_base64", *params.KeyBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end", *params.RangeEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEndBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end_base64", *params.RangeEndBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Prefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prefix", *params.Prefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FromKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from_key", *params.FromKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartRevision != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start_revision", *params.StartRevision, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndRevision != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end_revision", *params.EndRevision, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevKv != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_kv", *params.PrevKv, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Filters != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filters", *params.Filters, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4816,6 +5121,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	DefragmentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DefragmentResponse, error)
+
+	// ReadHistoryWithResponse What happened to a key or a range, page by page
+	//
+	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
+	// A page holds at most limit events, and stops early (with more true) past 4 MiB of keys and values or after reading 100,000 history records, so a page of a sparse range may even be empty: follow next_page_token while more is true. Every page reads the window of the first (its end_revision is pinned), so pages never overlap nor miss an event. A page may end inside a revision.
+	// The compact revision's own events, deletes included, stay readable; a start_revision below it answers 410, and so does a page token once the compaction has passed the event it would read next.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/history (the `ReadHistory` operationId).
+	ReadHistoryWithResponse(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*ReadHistoryResponse, error)
 
 	// DeleteRangeWithResponse Delete a range of keys
 	//
@@ -6980,6 +7296,103 @@ func (r DefragmentResponse) ContentType() string {
 	return ""
 }
 
+// ReadHistoryResponse200Headers the declared response headers of an HTTP 200 response for ReadHistory
+type ReadHistoryResponse200Headers struct {
+	XRevision *int
+}
+
+// ReadHistoryResponse401Headers the declared response headers of an HTTP 401 response for ReadHistory
+type ReadHistoryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ReadHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HistoryResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReadHistoryResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReadHistoryResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReadHistoryResponse) GetJSON200() *HistoryResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReadHistoryResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReadHistoryResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReadHistoryResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ReadHistoryResponse) GetJSON410() *Error {
+	return r.JSON410
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReadHistoryResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReadHistoryResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadHistoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteRangeResponse200Headers the declared response headers of an HTTP 200 response for DeleteRange
 type DeleteRangeResponse200Headers struct {
 	XRevision *int
@@ -8757,6 +9170,23 @@ func (c *ClientWithResponses) DefragmentWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseDefragmentResponse(rsp)
+}
+
+// ReadHistoryWithResponse What happened to a key or a range, page by page
+//
+// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
+// A page holds at most limit events, and stops early (with more true) past 4 MiB of keys and values or after reading 100,000 history records, so a page of a sparse range may even be empty: follow next_page_token while more is true. Every page reads the window of the first (its end_revision is pinned), so pages never overlap nor miss an event. A page may end inside a revision.
+// The compact revision's own events, deletes included, stay readable; a start_revision below it answers 410, and so does a page token once the compaction has passed the event it would read next.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/history (the `ReadHistory` operationId).
+func (c *ClientWithResponses) ReadHistoryWithResponse(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*ReadHistoryResponse, error) {
+	rsp, err := c.ReadHistory(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadHistoryResponse(rsp)
 }
 
 // DeleteRangeWithResponse Delete a range of keys
@@ -10734,6 +11164,97 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers DefragmentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReadHistoryResponse parses an HTTP response from a ReadHistoryWithResponse call
+func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HistoryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReadHistoryResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReadHistoryResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -412,6 +412,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to a key or a range, page by page
+         * @description The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
+         *     A page holds at most limit events, and stops early (with more true) past 4 MiB of keys and values or after reading 100,000 history records, so a page of a sparse range may even be empty: follow next_page_token while more is true. Every page reads the window of the first (its end_revision is pinned), so pages never overlap nor miss an event. A page may end inside a revision.
+         *     The compact revision's own events, deletes included, stay readable; a start_revision below it answers 410, and so does a page token once the compaction has passed the event it would read next.
+         */
+        get: operations["readHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/kv": {
         parameters: {
             query?: never;
@@ -766,6 +788,20 @@ export interface components {
             health: boolean;
             /** @description Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE. */
             reason?: string;
+        };
+        HistoryResponse: {
+            /**
+             * Format: int64
+             * @description The store's compact revision when the page was read: the history below it is gone.
+             */
+            compact_revision: number;
+            /** @description The events of this page, in revision order (newest first with order=descend). */
+            events: components["schemas"]["Event"][];
+            header: components["schemas"]["ResponseHeader"];
+            /** @description Whether the window may hold events beyond this page (a page stopped early may hold none). */
+            more: boolean;
+            /** @description Present when more is true: pass it as page_token, with the same range, order and filters, for the next page. */
+            next_page_token?: string;
         };
         KeyValue: {
             /**
@@ -2759,6 +2795,111 @@ export interface operations {
             };
             /** @description permission_denied: only the root role may. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readHistory: {
+        parameters: {
+            query?: {
+                /** @description The key, or the start of the range; none means every key. */
+                key?: string;
+                /** @description The key in standard base64, for bytes that are not UTF-8. */
+                key_base64?: string;
+                /** @description The end of the range [key, range_end). At most one of range_end, prefix and from_key. */
+                range_end?: string;
+                /** @description range_end in standard base64. */
+                range_end_base64?: string;
+                /** @description Every key with the prefix key (an empty key: every key). */
+                prefix?: boolean;
+                /** @description Every key >= key. */
+                from_key?: boolean;
+                /** @description The first revision; 0 or none: the oldest still held, the compact revision (or 1). */
+                start_revision?: number;
+                /** @description The last revision, inclusive; 0 or none: the current one. */
+                end_revision?: number;
+                /** @description ascend (oldest first) or descend (newest first). */
+                order?: "ascend" | "descend";
+                /** @description Give each event the key as it was at the revision before, in prev_kv, when it existed and is still held (not for events at the compact revision). */
+                prev_kv?: boolean;
+                /** @description A comma list of noput and nodelete: leave those events out. */
+                filters?: string;
+                /** @description Events per page. */
+                limit?: number;
+                /** @description next_page_token of the previous page, sent with the same range, order and filters. */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the history. */
+            200: {
+                headers: {
+                    /** @description The store's revision when the request was served. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryResponse"];
+                };
+            };
+            /** @description invalid_argument: a bad selector, parameter or page token, or start_revision after end_revision; future_revision: a revision above the current one. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key of the range. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description compacted: start_revision, or the page token's next event, is below the compact revision. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -95,6 +95,35 @@ test("range with pagination", async () => {
   assert.deepEqual(now.data?.kvs, []);
 });
 
+test("history", async () => {
+  const first = await put("ts/h/k", "one");
+  await put("ts/h/k", "two");
+  const del = await kv.DELETE("/v1/kv/{key}", { params: { path: { key: "ts/h/k" } } });
+  assert.equal(del.response.status, 200);
+  // Newest first, two events a page, with the previous versions.
+  const seen: string[] = [];
+  let pageToken: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const { data, error, response } = await kv.GET("/v1/history", {
+      params: { query: { key: "ts/h/k", order: "descend", prev_kv: true, limit: 2, page_token: pageToken } },
+    });
+    assert.ok(data, JSON.stringify(error));
+    assert.equal(response.headers.get("X-Revision"), String(data.header.revision));
+    for (const ev of data.events) {
+      seen.push(`${ev.type}@${ev.kv.mod_revision}${ev.prev_kv ? ` was ${valueOf(ev.prev_kv)}` : ""}`);
+    }
+    if (!data.more) break;
+    assert.ok(data.next_page_token);
+    pageToken = data.next_page_token;
+  }
+  const rev = first.header.revision;
+  assert.deepEqual(seen, [`delete@${rev + 2} was two`, `put@${rev + 1} was one`, `put@${rev}`]);
+
+  const future = await kv.GET("/v1/history", { params: { query: { key: "ts/h/k", end_revision: rev + 1000 } } });
+  assert.equal(future.response.status, 400);
+  assert.equal(future.error?.error.code, "future_revision");
+});
+
 test("txn", async () => {
   await put("ts/t/lock", "free");
   const body: Schemas["TxnRequest"] = {
