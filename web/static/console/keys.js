@@ -81,7 +81,9 @@ export function mountKeys(container, app, params) {
       go("keys", { f: loc.folder, sep: sepInput.value && sepInput.value !== "/" ? sepInput.value : null, rev: loc.revision || null });
     } }, field("Separator", sepInput), h("button", { type: "submit" }, "Apply"));
 
-    clear(bar, crumbs(), findForm, travel, sepForm,
+    const options = h("details", { class: "options", open: !!loc.revision || loc.sep !== "/" },
+      h("summary", {}, "Time travel and separator"), h("div", { class: "options-body" }, travel, sepForm));
+    clear(bar, crumbs(), findForm, options,
       loc.revision ? h("p", { class: "banner", role: "note" }, `Viewing the store as of revision ${loc.revision}: read-only, not live.`) : null);
   }
 

@@ -68,6 +68,7 @@ function createView(app, ctx) {
   let kv = null; // what is shown: the key as of loaded revision or the last live event
   let loadedAt = 0;
   let writable = false;
+  let restorable = false;
   let editor = null;
   let base = 0; // mod revision the edit is based on (0: the key did not exist)
   let conflict = null;
@@ -80,12 +81,15 @@ function createView(app, ctx) {
     try {
       const [res, canWrite] = await Promise.all([
         store.get(key, { revision: ctx.revision || 0 }),
-        ctx.revision ? false : perms.canWrite(single(key)),
+        perms.canWrite(single(key)),
       ]);
       if (disposed) return;
       kv = res ? res.kv : null;
       loadedAt = ctx.revision || (res ? res.header.revision : await currentRevision());
-      writable = canWrite;
+      // As of a past revision nothing is edited, but a version can be
+      // restored by those who may write the key.
+      writable = canWrite && !ctx.revision;
+      restorable = canWrite;
       render();
       if (!ctx.revision && !sub) sub = live.subscribe(single(key), loadedAt + 1, { events: onEvents, reset: () => reload() });
     } catch (e) {
@@ -149,7 +153,7 @@ function createView(app, ctx) {
     if (!kv && writable && !editor) actions.append(h("button", { type: "button", class: "primary", onclick: startEdit }, "Create this key"));
     actions.append(h("a", { class: "button", href: hist }, "History"));
     if (kv && writable && !editor) actions.append(h("button", { type: "button", class: "danger", onclick: remove }, "Delete…"));
-    if (ctx.revision && kv) actions.append(h("button", { type: "button", onclick: restoreThis, hidden: !writable }, "Restore this version"));
+    if (ctx.revision && kv) actions.append(h("button", { type: "button", onclick: restoreThis, hidden: !restorable }, "Restore this version"));
   }
 
   function renderValue() {

@@ -114,8 +114,10 @@ export class Live {
     const mine = (fn) => (e) => {
       if (this.es === es) fn(e);
     };
-    es.addEventListener("created", mine(() => {
+    es.addEventListener("created", mine((e) => {
+      const h = safeParse(e.data).header;
       this.backoff = 1000;
+      if (h) this.state.revision = Math.max(this.state.revision, h.revision);
       this.setState("live");
     }));
     es.addEventListener("message", mine((e) => this.dispatch(Number(e.lastEventId), JSON.parse(e.data))));
