@@ -294,3 +294,10 @@ func (p *consolePage) screenshot() []byte {
 	}
 	return b
 }
+
+// forgetNotice empties the page's notice, so that a wait for the next one
+// cannot match the last.
+func (p *consolePage) forgetNotice() {
+	p.tb.Helper()
+	p.eval(`(document.getElementById("notice").textContent = "", true)`, nil)
+}

@@ -92,4 +92,30 @@ func TestConsoleEditConflict(t *testing.T) {
 	if strings.Contains(p.text(".children"), "new") {
 		t.Errorf("the list still shows app/new after its delete")
 	}
+
+	// A key and a value that are not UTF-8: shown escaped and as base64
+	// and hex, edited as base64, deleted by their bytes.
+	binKey := "bin/\xff\x01"
+	s.do(t, "PUT", keyPath(binKey), []byte{0x00, 0xff, 0x10}).want(t, http.StatusOK)
+	p.goTo("#/keys?f=bin/")
+	p.click(".children a.key", `\xff\x01`)
+	p.waitText(".key-pane h2", `bin/\xff\x01`)
+	p.waitText(`[role="tab"][aria-selected="true"]`, "Base64")
+	p.waitText(".key-pane .value", "AP8Q")
+	p.click(`[role="tab"]`, "Hex")
+	p.waitText(".key-pane .value", "00 ff 10")
+	p.click(".key-pane button", "Edit")
+	p.markLabels()
+	p.fillLabelled("Value", "AQID")
+	p.waitText(".editor .check", "valid base64")
+	p.forgetNotice()
+	p.click(".edit button", "Save")
+	p.waitText("#notice", `Saved bin/\xff\x01`)
+	if kv := s.get(t, binKey); kv.value() != "\x01\x02\x03" {
+		t.Errorf("after saving base64 AQID the key holds %q, want bytes 1 2 3", kv.value())
+	}
+	p.click(".key-pane button", "Delete")
+	p.confirm("Delete")
+	p.waitText("#notice", `Deleted bin/\xff\x01`)
+	s.do(t, "GET", keyPath(binKey), nil).wantError(t, http.StatusNotFound, "key_not_found")
 }

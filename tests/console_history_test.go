@@ -67,6 +67,7 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.waitText(".diff-area caption", fmt.Sprintf("app/a: revision %d → revision %d", v1, v1+1))
 
 	// Restore the first version: a new put, checked against the current one.
+	p.forgetNotice()
 	p.click(fmt.Sprintf(`.history tr[data-revision="%d"] button`, v1), "Restore")
 	p.waitText("dialog[open]", fmt.Sprintf("replacing its current revision %d", kv.ModRevision))
 	p.confirm("Restore")
@@ -89,6 +90,7 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	if n := p.count(".key-pane button.primary"); n != 0 {
 		t.Errorf("as of a past revision the key pane shows %d edit buttons, want none", n)
 	}
+	p.forgetNotice()
 	p.click(".key-pane button", "Restore this version")
 	p.confirm("Restore")
 	p.waitText("#notice", "Restored app/a")
@@ -97,5 +99,23 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	}
 	if p.liveState() != "idle" {
 		t.Errorf("viewing a past revision, the live indicator says %q, want idle", p.liveState())
+	}
+
+	// Delete the whole folder, after a count and a typed confirmation.
+	p.goTo("#/keys?f=app/")
+	p.click(".browse .toolbar button", "Delete folder")
+	p.waitText("dialog[open] h2", "Delete 3 keys?")
+	p.confirm("Delete 3 keys")
+	p.waitText("#notice", "Deleted 3 keys at revision")
+	var l listResponse
+	s.do(t, "GET", "/v1/kv?key=app/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
+	if l.Count != 0 {
+		t.Errorf("after deleting the folder app/ holds %d keys, want 0", l.Count)
+	}
+	p.waitNoText(".children a.key", "a")
+	p.click(".browse .toolbar a", "Deleted keys")
+	p.waitText(`.deleted tr[data-key="app/c"]`, "c")
+	if n := p.count(".deleted tbody tr"); n != 3 {
+		t.Errorf("Deleted keys lists %d rows after deleting the folder, want 3:\n%s", n, p.shows())
 	}
 }
