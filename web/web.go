@@ -35,7 +35,7 @@ type asset struct {
 // /console/. Anything else, directories included, is 404.
 //
 //	@Summary		The web console
-//	@Description	A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+//	@Description	The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //	@Tags			service
 //	@ID				console
 //	@Produce		html
