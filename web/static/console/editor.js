@@ -33,8 +33,8 @@ export function createEditor(initial, { label = "Value" } = {}) {
       encoding.value = "base64";
       area.value = toBase64(bytes);
     } else {
-      encoding.value = encoding.value === "base64" && detect(bytes) === "binary" ? "base64" : "text";
-      area.value = encoding.value === "base64" ? toBase64(bytes) : s;
+      encoding.value = "text";
+      area.value = s;
     }
     validate();
   }

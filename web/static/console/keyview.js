@@ -168,14 +168,15 @@ function createView(app, ctx) {
     const kind = detect(value);
     if (view === "auto") view = kind === "binary" ? "base64" : kind === "json" || kind === "yaml" ? kind : "text";
     const panel = h("div", { class: "value", role: "tabpanel", tabindex: "0" });
+    let list = null;
     const show = (id) => {
       view = id;
       const f = forms.find((x) => x.id === id);
       clear(panel, f.content === null ? h("p", { class: "check", "data-ok": "false" }, f.error) : h("pre", { class: "code" }, f.content));
+      if (list) panel.setAttribute("aria-labelledby", list.querySelector(`[data-tab="${id}"]`).id);
     };
-    const list = tabs("Show the value as", forms.map((f) => ({ id: f.id, label: f.label, title: f.error || null })), view, show);
+    list = tabs("Show the value as", forms.map((f) => ({ id: f.id, label: f.label, title: f.error || null })), view, show);
     show(view);
-    panel.setAttribute("aria-labelledby", list.querySelector('[aria-selected="true"]').id);
     clear(body, list, panel);
   }
 

@@ -11,6 +11,12 @@ import { href } from "./router.js";
 const SHOWN = 200; // leases shown at once; each is read on its own
 const REFRESH = 10000;
 
+/** folderOf returns the folder a key is in, by the default separator. */
+function folderOf(k) {
+  const i = k.lastIndexOf(0x2f); // "/"
+  return k.subarray(0, i + 1);
+}
+
 function keysOf(l) {
   if (l.keys_base64) return l.keys_base64.map(fromBase64);
   return (l.keys || []).map(utf8);
@@ -84,7 +90,7 @@ export function mountLeases(container, app, params) {
       const res = await store.lease(id, true);
       const keys = keysOf(res);
       clear(l.keysCell, keys.length
-        ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.map((k) => h("li", {}, h("a", { href: href("keys", { k }) }, display(k)))))
+        ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.map((k) => h("li", {}, h("a", { href: href("keys", { f: folderOf(k), k }) }, display(k)))))
         : h("p", {}, "No keys (or none you may read) are attached."));
     } catch (e) {
       clear(l.keysCell, e.explain());
