@@ -34,7 +34,8 @@ func asRoot(t *testing.T, s *server) authCaller {
 // TestConsoleLoginReadOnly signs in as a user who may only read app/: the
 // page shows no edit controls, a 403 says which permission is missing,
 // live updates come through the token in the stream's URL, the token is
-// renewed before it expires, and signing out forgets it.
+// renewed before it expires and after a server restart forgot it, and
+// signing out forgets it.
 func TestConsoleLoginReadOnly(t *testing.T) {
 	t.Parallel()
 	s := startAuthServer(t, "--auth-token-ttl=6s")
@@ -93,6 +94,14 @@ func TestConsoleLoginReadOnly(t *testing.T) {
 	p.wait("the first token's expiry", `Date.now() > `+jsNumber(first.ExpiresAt))
 	p.goTo("#/keys?f=app/&k=app/y")
 	p.waitText(".key-pane .value", "new")
+	p.waitText("#who", "Signed in as alice")
+
+	// Tokens do not survive a server restart: the page gets a new one with
+	// the password it holds, and its stream resumes with it.
+	s.Restart()
+	authDo(t, s, asRoot(t, s), http.StatusOK, "PUT", keyPath("app/y"), "after the restart")
+	p.waitText(".key-pane .value", "after the restart")
+	p.wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
 	p.waitText("#who", "Signed in as alice")
 
 	p.click("#who button", "Sign out")

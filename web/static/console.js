@@ -30,9 +30,7 @@ const sections = {
 const session = new Session();
 const call = createApi({
   token: () => session.token(),
-  unauthenticated: () => {
-    if (session.enabled && session.tokenValue) session.end();
-  },
+  unauthenticated: () => session.rejected(),
 });
 const store = createStore(call);
 const perms = new Permissions(session, store);

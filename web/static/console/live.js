@@ -172,16 +172,22 @@ export class Live {
   // The browser gave up on the stream: find out why, then open a new one
   // from where the last one stopped, or stop for good if refused.
   retry() {
-    this.es.close();
+    if (this.es) this.es.close();
     const range = this.range;
     this.setState("reconnecting");
     this.retryTimer = setTimeout(async () => {
       try {
         await this.probe(range);
       } catch (e) {
-        if (e.status === 401 || e.status === 403) {
+        // Refused for good; a 401 instead has the session get a new
+        // token (or sign out, which ends every subscription), so try again.
+        if (e.status === 403) {
           this.stop();
           this.setState("stopped", e.explain());
+          return;
+        }
+        if (e.status === 401) {
+          this.retry();
           return;
         }
       }

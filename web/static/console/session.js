@@ -21,6 +21,7 @@ export class Session {
     this.timer = 0;
     this.listeners = new Set();
     this.store = null;
+    this.renewing = null;
   }
 
   /** token returns the bearer token, or "" when there is none or it has expired. */
@@ -121,6 +122,24 @@ export class Session {
     } catch {
       this.root = false;
     }
+  }
+
+  /**
+   * rejected is told of a 401: the token is no longer good (tokens do not
+   * survive a server restart). With the password in memory a new token is
+   * fetched at once; without, the session ends and the page asks for a
+   * sign-in.
+   */
+  rejected() {
+    if (!this.enabled || !this.tokenValue) return;
+    if (!this.password) {
+      this.end();
+      return;
+    }
+    if (this.renewing) return;
+    this.renewing = this.renew().finally(() => {
+      this.renewing = null;
+    });
   }
 
   /** end forgets the token, as signing out does, and tells the page. */
