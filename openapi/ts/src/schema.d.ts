@@ -3183,7 +3183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv). */
+            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,7 +3819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not read or write every key the txn can touch. */
+            /** @description permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names. */
             403: {
                 headers: {
                     [name: string]: unknown;
