@@ -196,14 +196,14 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 // authToken serves POST /v1/auth/token; it needs no token.
 //
 //	@Summary		Get a token
-//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //	@Tags			auth
 //	@ID				authToken
 //	@Accept			json
 //	@Produce		json
 //	@Param			credentials	body	credentialsDoc	true	"The user's name and password."
 //	@Success		200	{object}	tokenDoc	"The token."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or a bad field."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8)."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: a bad name or password."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
 //	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts; try again later."

@@ -1335,7 +1335,7 @@ type ClientInterface interface {
 
 	// AuthTokenWithBody Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1344,7 +1344,7 @@ type ClientInterface interface {
 
 	// AuthToken Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1888,7 +1888,7 @@ func (c *Client) AuthStatus(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // AuthTokenWithBody Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1907,7 +1907,7 @@ func (c *Client) AuthTokenWithBody(ctx context.Context, contentType string, body
 
 // AuthToken Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4693,7 +4693,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithBodyWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4702,7 +4702,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8551,7 +8551,7 @@ func (c *ClientWithResponses) AuthStatusWithResponse(ctx context.Context, reqEdi
 
 // AuthTokenWithBodyWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8566,7 +8566,7 @@ func (c *ClientWithResponses) AuthTokenWithBodyWithResponse(ctx context.Context,
 
 // AuthTokenWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

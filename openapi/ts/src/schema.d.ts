@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Get a token
-         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
          */
         post: operations["authToken"];
         delete?: never;
@@ -2024,7 +2024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description invalid_argument: malformed JSON or a bad field. */
+            /** @description invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8). */
             400: {
                 headers: {
                     [name: string]: unknown;
