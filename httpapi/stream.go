@@ -180,20 +180,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// this write instead of costing a write each; with nothing
 			// else to run it returns at once. (With 1,000 watchers and 64
 			// writers it cut writes 2.5x and server CPU per event 1.4 to
-			// 1.7x: docs/performance.md.)
+			// 1.7x: docs/performance.md.) One take per write: what it
+			// holds counts against the watcher's byte bound until the
+			// write is done and released, so a client that stops reading
+			// holds at most that bound here.
 			runtime.Gosched()
 			sb = getStreamBuffer()
 			ended := false
-			for !ended {
-				rs := ws.stream.Next()
-				if len(rs) == 0 {
+			for _, r := range ws.stream.Next() {
+				sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &r)
+				if ended {
 					break
-				}
-				for i := range rs {
-					sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &rs[i])
-					if ended {
-						break
-					}
 				}
 			}
 			if ended {
@@ -203,12 +200,14 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
+				ws.stream.Release()
 				continue
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
 		putStreamBuffer(sb)
+		ws.stream.Release()
 		if !ok {
 			return
 		}

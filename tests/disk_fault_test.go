@@ -4,59 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/rs/zerolog"
-
-	"github.com/httpkv/httpkv/httpapi"
-	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
-	"github.com/httpkv/httpkv/watch"
 )
-
-// faultyServer is the API served in process over a store whose commits
-// fail on demand: the server's wiring, with the fault injector at the
-// store's commit.
-type faultyServer struct {
-	*server
-	faults  *mvcctest.Committer
-	kv      *mvcc.Store
-	store   *watch.Store
-	handler *httpapi.Handler
-	http    *httptest.Server
-}
-
-func startFaultyServer(tb testing.TB, path string) *faultyServer {
-	tb.Helper()
-	f := &faultyServer{faults: &mvcctest.Committer{}}
-	kv, err := mvcc.Open(path, mvcc.Options{Committer: f.faults})
-	if err != nil {
-		tb.Fatalf("mvcc.Open(%s) = %v", path, err)
-	}
-	f.kv = kv
-	f.store = watch.New(kv, watch.Options{})
-	f.handler = httpapi.NewHandler(httpapi.Config{Store: f.store, Logger: zerolog.Nop()})
-	f.http = httptest.NewServer(f.handler)
-	f.server = &server{URL: f.http.URL, tb: tb, client: &http.Client{Timeout: requestTimeout}}
-	tb.Cleanup(f.close)
-	return f
-}
-
-// close shuts down in the server's order: HTTP, watches, then the store.
-func (f *faultyServer) close() {
-	if f.http == nil {
-		return
-	}
-	f.http.Close()
-	f.handler.Close()
-	f.store.Close()
-	f.kv.Close()
-	f.http = nil
-}
 
 // TestDiskFault fails the store's commits while clients write: a write
 // whose commit fails answers 503 unavailable and is not acknowledged, so
@@ -75,7 +29,7 @@ func TestDiskFault(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "httpkv.db")
-			f := startFaultyServer(t, path)
+			f := startInProcess(t, path)
 
 			const writers, perWriter = 8, 40
 			var (
@@ -144,7 +98,7 @@ func TestDiskFault(t *testing.T) {
 			// The fault clears; a restart recovers every acknowledged write.
 			f.faults.Set(mvcctest.None)
 			f.close()
-			f = startFaultyServer(t, path)
+			f = startInProcess(t, path)
 			checkAcked(f.server)
 			f.put(t, "after-restart", "v")
 			if r := f.do(t, "GET", "/health", nil); r.status != http.StatusOK {
