@@ -102,12 +102,14 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
-	rev := h.cfg.Store.KV().Rev()
 	stream, err := h.cfg.Store.Watch(req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
+	// The revision watchers had seen when this one began: start_revision
+	// - 1 for a watch from now. The store's may be ahead of it.
+	rev := stream.Revision()
 	hd := w.Header()
 	hd.Set("Content-Type", enc.contentType())
 	hd.Set("Cache-Control", "no-cache")

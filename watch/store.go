@@ -322,7 +322,7 @@ func (s *Store) Watch(r Request) (*Stream, error) {
 	if w.progress {
 		s.progressing[w] = struct{}{}
 	}
-	return &Stream{s: s, w: w, start: start}, nil
+	return &Stream{s: s, w: w, start: start, rev: s.notifiedRev}, nil
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -256,12 +256,21 @@ type Stream struct {
 	s     *Store
 	w     *watcher
 	start int64
+	rev   int64
 	once  sync.Once
 	ended bool
 }
 
 // StartRevision is the first revision the stream reports.
 func (st *Stream) StartRevision() int64 { return st.start }
+
+// Revision is the store's revision as watchers saw it when the watch
+// began: every revision up to it had been delivered to the synced
+// watchers, none after it. For a watch from now it is exactly
+// StartRevision - 1, the revision the stream is consistent with; the
+// header of the watch's first message. (The store's own revision may be
+// ahead of it: a revision is durable before it is delivered.)
+func (st *Stream) Revision() int64 { return st.rev }
 
 // Ready is signalled when responses may be waiting; call Next to take them.
 func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
