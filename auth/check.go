@@ -68,20 +68,28 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 
 // UserOf returns the user a token was issued to, if it is still valid.
 func (s *Store) UserOf(token string) (string, error) {
+	name, _, err := s.Session(token)
+	return name, err
+}
+
+// Session returns the user a token was issued to and how long the token
+// has left, if it is still valid. A stream opened with the token ends
+// when that time is up.
+func (s *Store) Session(token string) (user string, left time.Duration, err error) {
 	if token == "" {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
-	name, ok := s.tokens.user(token)
+	name, left, ok := s.tokens.user(token)
 	if !ok {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
 	s.mu.RLock()
 	_, exists := s.users[name]
 	s.mu.RUnlock()
 	if !exists {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
-	return name, nil
+	return name, left, nil
 }
 
 // userGrants returns the merged permissions of a user, from the cache

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -67,28 +68,45 @@ func (x authAuthorizer) Unrestricted(r *http.Request) bool {
 	return err == nil && x.a.Permissions(user).Root()
 }
 
-// Identify returns the user r acts as; "" while auth is disabled.
-func (x authAuthorizer) Identify(r *http.Request) (string, error) {
+// Identify returns who r acts as: no one while auth is disabled, else its
+// token's user, the token, and when it expires.
+func (x authAuthorizer) Identify(r *http.Request) (streamCaller, error) {
 	if !x.a.Enabled() {
-		return "", nil
+		return streamCaller{}, nil
 	}
-	return x.a.UserOf(requestToken(r))
+	tok := requestToken(r)
+	user, left, err := x.a.Session(tok)
+	if err != nil {
+		return streamCaller{}, err
+	}
+	return streamCaller{user: user, token: tok, expires: time.Now().Add(left)}, nil
 }
 
-// Recheck decides a for user as things stand now, whatever became of the
-// token user authenticated with. Once auth is enabled, a caller that had
-// none ("") is refused.
-func (x authAuthorizer) Recheck(user string, a Access) error {
+// Recheck decides a for the caller of a stream as things stand now: its
+// token must still be good, and still its user's, and the user must
+// still be allowed a. A stream opened without a token ends once auth is
+// enabled, and one opened with a token ends once auth is disabled (the
+// token is gone with it). The error says why.
+func (x authAuthorizer) Recheck(c streamCaller, a Access) error {
 	if !x.a.Enabled() {
+		if c.token != "" {
+			return errAuthDisabled
+		}
 		return nil
 	}
-	if user == "" {
-		return auth.ErrUnauthenticated
+	if c.token == "" {
+		return errAuthEnabled
 	}
-	if _, err := x.a.GetUser(user); err != nil {
-		return auth.ErrUnauthenticated
+	if _, err := x.a.GetUser(c.user); err != nil {
+		return errUserDeleted
 	}
-	return x.check(user, a)
+	if user, _, err := x.a.Session(c.token); err != nil || user != c.user {
+		if !time.Now().Before(c.expires) {
+			return errTokenExpired
+		}
+		return errTokenRevoked // a password change, or a restart of auth
+	}
+	return x.check(c.user, a)
 }
 
 // check decides a for an authenticated user.

@@ -36,12 +36,8 @@ func tryLogin(tb testing.TB, s *server, name, password string) int {
 func TestAuthLoginLimits(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, authBcryptCost)
-	none := authCaller{}
-	for _, u := range []string{"root", "alice"} {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"%s-pw"}`, u, u))
-	}
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	authDo(t, s, authCaller{}, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alice-pw"}`)
+	enableAuth(t, s, "root-pw")
 
 	attacker, victim, sprayer := s.from("127.0.0.2"), s.from("127.0.0.1"), s.from("127.0.0.3")
 	for i := range 5 {
@@ -84,10 +80,7 @@ func TestAuthLoginLimits(t *testing.T) {
 func TestAuthLoginHugeNames(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, authBcryptCost)
-	none := authCaller{}
-	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"root-pw"}`)
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	enableAuth(t, s, "root-pw")
 
 	const n, size = 150, 1 << 20
 	before := s.rss(t)

@@ -1565,7 +1565,7 @@ type ClientInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -2398,7 +2398,7 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -4953,7 +4953,7 @@ type ClientWithResponsesInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8979,7 +8979,7 @@ func (c *ClientWithResponses) RunTxnWithResponse(ctx context.Context, body RunTx
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Returns a wrapper object for the known response body format(s).
