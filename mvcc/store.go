@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Defaults for Options fields left zero.
@@ -168,6 +170,9 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	_, statErr := os.Stat(path)
 	created := os.IsNotExist(statErr)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
@@ -176,6 +181,14 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		// Taken between checkFile's look and bbolt's.
+		if f, ferr := os.Open(path); ferr == nil {
+			err = lockedError(f)
+			f.Close()
+		}
+		return nil, fmt.Errorf("%w: %s", err, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
 	}
