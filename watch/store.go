@@ -153,17 +153,6 @@ func New(kv *mvcc.Store, opts Options) *Store {
 	return s
 }
 
-// limits returns the bounds of one watcher.
-func (s *Store) limits() limits {
-	return limits{events: s.opts.QueueLimit, bytes: s.opts.QueueBytes}
-}
-
-// queued counts a response newly queued for a watcher.
-func (s *Store) queued(events int, n int64) {
-	s.pendingEvents.Add(int64(events))
-	s.pendingBytes.Add(n)
-}
-
 // KV returns the wrapped store, for reads and maintenance. Write through
 // Store.Write only.
 func (s *Store) KV() *mvcc.Store { return s.kv }
@@ -395,36 +384,6 @@ func (s *Store) kickSync() {
 	case s.syncKick <- struct{}{}:
 	default:
 	}
-}
-
-// Stats are watcher figures for status pages and metrics.
-type Stats struct {
-	Synced, Unsynced, Victims int
-	PendingEvents             int64 // events queued or held, not yet read
-	// PendingBytes is what the store holds for watchers, as counted
-	// against QueueBytes: events queued, held by victims, and taken by
-	// readers not yet released.
-	PendingBytes int64
-	EventsSent   int64 // events read by watchers since start
-}
-
-// Stats returns current figures.
-func (s *Store) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Stats{
-		Synced:        s.synced.len(),
-		Unsynced:      len(s.unsynced),
-		Victims:       len(s.victims),
-		PendingEvents: s.pendingEvents.Load(),
-		PendingBytes:  s.pendingBytes.Load(),
-		EventsSent:    s.eventsSent.Load(),
-	}
-	for _, r := range s.victims {
-		st.PendingEvents += int64(len(r.Events))
-		st.PendingBytes += responseSize(&r)
-	}
-	return st
 }
 
 // Close stops the loops and ends every watcher with a canceled response

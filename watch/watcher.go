@@ -90,35 +90,6 @@ type watcher struct {
 	ready     chan struct{} // signalled when queue becomes non-empty or done
 }
 
-// limits bound what the store holds for one watcher: events queued, and
-// bytes queued, held by the reader or held as a victim.
-type limits struct {
-	events int
-	bytes  int64
-}
-
-// eventOverhead approximates what an event costs beyond its key and
-// value: the Event itself, its place in a response's slice.
-const eventOverhead = 128
-
-// eventSize is what the store counts an event as holding.
-func eventSize(ev *Event) int64 {
-	n := int64(eventOverhead + len(ev.KV.Key) + len(ev.KV.Value))
-	if ev.PrevKV != nil {
-		n += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
-	}
-	return n
-}
-
-// responseSize is the size of a response's events.
-func responseSize(r *Response) int64 {
-	var n int64
-	for i := range r.Events {
-		n += eventSize(&r.Events[i])
-	}
-	return n
-}
-
 // matches reports whether ev is for this watcher.
 func (w *watcher) matches(ev *mvcc.Event) bool {
 	if ev.Type == mvcc.EventPut && w.noPut || ev.Type == mvcc.EventDelete && w.noDelete {
