@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -57,28 +58,55 @@ func (x authAuthorizer) Authorize(r *http.Request, a Access) error {
 	return x.check(user, a)
 }
 
-// Identify returns the user r acts as; "" while auth is disabled.
-func (x authAuthorizer) Identify(r *http.Request) (string, error) {
+// Unrestricted reports whether r may do anything: auth is disabled, or
+// r carries a valid token of a root user.
+func (x authAuthorizer) Unrestricted(r *http.Request) bool {
 	if !x.a.Enabled() {
-		return "", nil
+		return true
 	}
-	return x.a.UserOf(requestToken(r))
+	user, err := x.a.UserOf(requestToken(r))
+	return err == nil && x.a.Permissions(user).Root()
 }
 
-// Recheck decides a for user as things stand now, whatever became of the
-// token user authenticated with. Once auth is enabled, a caller that had
-// none ("") is refused.
-func (x authAuthorizer) Recheck(user string, a Access) error {
+// Identify returns who r acts as: no one while auth is disabled, else its
+// token's user, the token, and when it expires.
+func (x authAuthorizer) Identify(r *http.Request) (streamCaller, error) {
 	if !x.a.Enabled() {
+		return streamCaller{}, nil
+	}
+	tok := requestToken(r)
+	user, left, err := x.a.Session(tok)
+	if err != nil {
+		return streamCaller{}, err
+	}
+	return streamCaller{user: user, token: tok, expires: time.Now().Add(left)}, nil
+}
+
+// Recheck decides a for the caller of a stream as things stand now: its
+// token must still be good, and still its user's, and the user must
+// still be allowed a. A stream opened without a token ends once auth is
+// enabled, and one opened with a token ends once auth is disabled (the
+// token is gone with it). The error says why.
+func (x authAuthorizer) Recheck(c streamCaller, a Access) error {
+	if !x.a.Enabled() {
+		if c.token != "" {
+			return errAuthDisabled
+		}
 		return nil
 	}
-	if user == "" {
-		return auth.ErrUnauthenticated
+	if c.token == "" {
+		return errAuthEnabled
 	}
-	if _, err := x.a.GetUser(user); err != nil {
-		return auth.ErrUnauthenticated
+	if _, err := x.a.GetUser(c.user); err != nil {
+		return errUserDeleted
 	}
-	return x.check(user, a)
+	if user, _, err := x.a.Session(c.token); err != nil || user != c.user {
+		if !time.Now().Before(c.expires) {
+			return errTokenExpired
+		}
+		return errTokenRevoked // a password change, or a restart of auth
+	}
+	return x.check(c.user, a)
 }
 
 // check decides a for an authenticated user.
@@ -186,14 +214,14 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 // authToken serves POST /v1/auth/token; it needs no token.
 //
 //	@Summary		Get a token
-//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //	@Tags			auth
 //	@ID				authToken
 //	@Accept			json
 //	@Produce		json
 //	@Param			credentials	body	credentialsDoc	true	"The user's name and password."
 //	@Success		200	{object}	tokenDoc	"The token."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or a bad field."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8)."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: a bad name or password."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
 //	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts; try again later."

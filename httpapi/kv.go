@@ -202,7 +202,7 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange,
 	var err error
 	if op.Put != nil {
 		var res mvcc.PutResult
-		res, err = h.cfg.Store.Put(*op.Put)
+		res, err = h.put(r, *op.Put)
 		out.Put = &res
 	} else {
 		var res mvcc.DeleteResult
@@ -219,7 +219,7 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange,
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
 func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
-	res, err := h.cfg.Store.Txn(mvcc.TxnRequest{
+	res, err := h.runTxn(r, mvcc.TxnRequest{
 		Compare: p.compares(key),
 		Success: []mvcc.Op{op},
 		Failure: []mvcc.Op{{Range: &mvcc.RangeOp{Key: key}}},
@@ -271,7 +271,7 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 //	@Success		200				{object}	putResponseDoc	"Written; the header's revision is the put's."
 //	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition."
 //	@Failure		401				{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
+//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it."
 //	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
 //	@Failure		412				{object}	errorDoc		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
 //	@Failure		413				{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."

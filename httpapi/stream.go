@@ -118,7 +118,7 @@ type watchStream struct {
 	rev         int64 // the store's revision when the watch began
 	auth        streamAuthorizer
 	authChanged <-chan struct{}
-	caller      string
+	caller      streamCaller
 	access      Access
 	requestID   string
 }
@@ -144,6 +144,13 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
 	defer keepAlive.Stop()
+	// The stream ends when the token it was opened with expires.
+	var expired <-chan time.Time
+	if !ws.caller.expires.IsZero() {
+		t := time.NewTimer(time.Until(ws.caller.expires))
+		defer t.Stop()
+		expired = t.C
+	}
 	// final writes a last message; the stream ends after it.
 	final := func(r *watch.Response) {
 		sb := getStreamBuffer()
@@ -163,12 +170,16 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 		case <-keepAlive.C:
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
+		case <-expired:
+			final(&watch.Response{Canceled: true, CancelReason: errTokenExpired.Error()})
+			return
 		case <-ws.authChanged:
-			// Users or roles changed: end the stream if its caller may no
-			// longer read it. (Its token expiring does not end it.)
+			// Users, roles or the enabled flag changed: end the stream if
+			// its token is no longer good or its caller may no longer
+			// read it.
 			ws.authChanged = ws.auth.Changed()
-			if ws.auth.Recheck(ws.caller, ws.access) != nil {
-				final(&watch.Response{Canceled: true, CancelReason: "permission denied"})
+			if err := ws.auth.Recheck(ws.caller, ws.access); err != nil {
+				final(&watch.Response{Canceled: true, CancelReason: streamEndReason(err)})
 				return
 			}
 			continue
@@ -180,20 +191,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// this write instead of costing a write each; with nothing
 			// else to run it returns at once. (With 1,000 watchers and 64
 			// writers it cut writes 2.5x and server CPU per event 1.4 to
-			// 1.7x: docs/performance.md.)
+			// 1.7x: docs/performance.md.) One take per write: what it
+			// holds counts against the watcher's byte bound until the
+			// write is done and released, so a client that stops reading
+			// holds at most that bound here.
 			runtime.Gosched()
 			sb = getStreamBuffer()
 			ended := false
-			for !ended {
-				rs := ws.stream.Next()
-				if len(rs) == 0 {
+			for _, r := range ws.stream.Next() {
+				sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &r)
+				if ended {
 					break
-				}
-				for i := range rs {
-					sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &rs[i])
-					if ended {
-						break
-					}
 				}
 			}
 			if ended {
@@ -203,12 +211,14 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
+				ws.stream.Release()
 				continue
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
 		putStreamBuffer(sb)
+		ws.stream.Release()
 		if !ok {
 			return
 		}

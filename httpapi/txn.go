@@ -255,7 +255,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 //	@Success		200	{object}	txnResponseDoc	"Which branch ran, and the answer to each of its ops."
 //	@Failure		400	{object}	errorDoc		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one."
 //	@Failure		401	{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch."
+//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names."
 //	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
 //	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
 //	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
@@ -282,7 +282,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, a) {
 		return
 	}
-	res, err := h.cfg.Store.Txn(req)
+	res, err := h.runTxn(r, req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

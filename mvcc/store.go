@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Defaults for Options fields left zero.
@@ -31,12 +33,19 @@ var (
 	metaAlarmNoSpace     = []byte("alarmNoSpace")
 )
 
-// Lessor is what the store needs from a lease manager. The store calls it
-// from its committer goroutine: Lookup while validating a put, Attach and
-// Detach once the write that moves a key between leases is applied, and
-// Attach for every leased key when it recovers on Open.
+// Lessor is what the store needs from a lease manager. The store calls
+// Lookup and Keys from its committer goroutine, while a write runs, and
+// Attach and Detach from the same goroutine once the batch that moved a
+// key between leases has been committed (see Stage), and for every leased
+// key when it recovers on Open.
 type Lessor interface {
+	// Lookup reports whether the lease exists as the open batch sees it:
+	// granted by a committed write or by an earlier write of the batch,
+	// and not revoked by one.
 	Lookup(id int64) bool
+	// Keys returns the keys attached to the lease by committed writes;
+	// LeaseKeys adds what the open batch changed.
+	Keys(id int64) ([][]byte, error)
 	Attach(id int64, key []byte)
 	Detach(id int64, key []byte)
 }
@@ -58,6 +67,10 @@ type Options struct {
 	// Lessor, if set, validates and tracks the leases keys are put with.
 	// Without one, a put with a lease fails with ErrLeaseNotFound.
 	Lessor Lessor
+	// Committer, if set, commits each batch: the fault-injection point
+	// around the data file's commit and fsync (see Committer). Nil
+	// commits directly.
+	Committer Committer
 }
 
 // Store is the multi-version key-value store. All methods are safe for
@@ -74,7 +87,7 @@ type Store struct {
 	// defrag can swap db under Lock. Lock order: mu, then index.mu.
 	mu         sync.RWMutex
 	db         *bolt.DB // guarded by mu; replaced by Defrag
-	compactRev int64    // guarded by mu; written only by the committer
+	compactRev int64    // guarded by mu; written only by the committer, after the commit that makes it durable
 
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
@@ -97,6 +110,12 @@ type Store struct {
 	// batchBytes approximates what the open batch adds to the backend;
 	// owned by the committer.
 	batchBytes int64
+	// The open batch's view of staged state (see Stage), owned by the
+	// committer and reset after each batch: the lease moves of its
+	// successful requests, and the compact revision one of them set (0
+	// for none).
+	batchMoves       []leaseMove
+	stagedCompactRev int64
 
 	compactions chan compactionJob
 	stopCompact chan struct{}
@@ -151,6 +170,9 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	_, statErr := os.Stat(path)
 	created := os.IsNotExist(statErr)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
@@ -159,6 +181,14 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		// Taken between checkFile's look and bbolt's.
+		if f, ferr := os.Open(path); ferr == nil {
+			err = lockedError(f)
+			f.Close()
+		}
+		return nil, fmt.Errorf("%w: %s", err, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
 	}

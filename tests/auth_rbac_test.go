@@ -81,6 +81,16 @@ func authRev(tb testing.TB, s *server, root authCaller) int64 {
 	return st.Revision
 }
 
+// enableAuth creates the root user with the password, gives it the root
+// role and enables auth.
+func enableAuth(tb testing.TB, s *server, rootPassword string) {
+	tb.Helper()
+	none := authCaller{}
+	authDo(tb, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":"root","password":%q}`, rootPassword))
+	authDo(tb, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+	authDo(tb, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+}
+
 // rbacFixture is a server with auth enabled and the users of the matrix:
 //
 //	root   the root role
@@ -560,10 +570,7 @@ func TestAuthRBACDetails(t *testing.T) {
 func TestAuthTokenExpiry(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, authBcryptCost, "--auth-token-ttl=1s")
-	none := authCaller{}
-	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	enableAuth(t, s, "pw")
 
 	var tok struct {
 		Token string `json:"token"`

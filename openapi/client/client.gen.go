@@ -1414,7 +1414,7 @@ type ClientInterface interface {
 
 	// AuthTokenWithBody Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1423,7 +1423,7 @@ type ClientInterface interface {
 
 	// AuthToken Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1653,7 +1653,7 @@ type ClientInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -1976,7 +1976,7 @@ func (c *Client) AuthStatus(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // AuthTokenWithBody Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1995,7 +1995,7 @@ func (c *Client) AuthTokenWithBody(ctx context.Context, contentType string, body
 
 // AuthToken Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2505,7 +2505,7 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -4998,7 +4998,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithBodyWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5007,7 +5007,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5269,7 +5269,7 @@ type ClientWithResponsesInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8964,7 +8964,7 @@ func (c *ClientWithResponses) AuthStatusWithResponse(ctx context.Context, reqEdi
 
 // AuthTokenWithBodyWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8979,7 +8979,7 @@ func (c *ClientWithResponses) AuthTokenWithBodyWithResponse(ctx context.Context,
 
 // AuthTokenWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9409,7 +9409,7 @@ func (c *ClientWithResponses) RunTxnWithResponse(ctx context.Context, body RunTx
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Returns a wrapper object for the known response body format(s).

@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Get a token
-         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
          */
         post: operations["authToken"];
         delete?: never;
@@ -611,7 +611,7 @@ export interface paths {
          *     - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
          *     - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
          *     - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-         *     - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+         *     - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
          *     Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
          */
         get: operations["watch"];
@@ -2060,7 +2060,7 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description invalid_argument: malformed JSON or a bad field. */
+            /** @description invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3324,7 +3324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv). */
+            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3960,7 +3960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not read or write every key the txn can touch. */
+            /** @description permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names. */
             403: {
                 headers: {
                     [name: string]: unknown;
