@@ -45,6 +45,13 @@ type Config struct {
 	MaxRequestBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
+	// Snapshot, if set, opens the backend's snapshot for GET /v1/snapshot;
+	// nil takes it from Store.KV().
+	Snapshot func() (Snapshot, error)
+	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
+	// one that takes nothing for this long is cut off. Zero means
+	// DefaultSnapshotWriteTimeout.
+	SnapshotWriteTimeout time.Duration
 }
 
 // Handler serves the API. Create it with NewHandler.
@@ -73,6 +80,9 @@ func NewHandler(cfg Config) *Handler {
 	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
+	}
+	if cfg.SnapshotWriteTimeout <= 0 {
+		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout
 	}
 	switch {
 	case cfg.Authorizer != nil:
