@@ -10,28 +10,44 @@ import (
 	"testing/iotest"
 )
 
-// TestInstallFile writes a file whole, refuses to replace one, and leaves
-// nothing behind when its reader fails.
+// TestInstallFile writes a file whole, replaces one, and leaves nothing
+// behind, and the old file in place, when its reader or its check fails.
 func TestInstallFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db")
-	if err := InstallFile(path, strings.NewReader("data")); err != nil {
-		t.Fatalf("InstallFile() = %v, want nil", err)
+	want := func(content string) {
+		t.Helper()
+		if b, err := os.ReadFile(path); err != nil || string(b) != content {
+			t.Fatalf("installed file = %q, %v, want %q", b, err, content)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("the directory holds %d entries, want the installed file alone", len(entries))
+		}
 	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != "data" {
-		t.Fatalf("installed file = %q, %v, want %q", b, err, "data")
+	var checked string
+	err := InstallFile(path, strings.NewReader("data"), func(tmp string) error {
+		b, err := os.ReadFile(tmp)
+		checked = string(b)
+		return err
+	})
+	if err != nil || checked != "data" {
+		t.Fatalf("InstallFile() = %v with %q checked, want nil with %q", err, checked, "data")
 	}
-	if err := InstallFile(path, strings.NewReader("other")); !errors.Is(err, os.ErrExist) {
-		t.Fatalf("InstallFile() over an existing file = %v, want os.ErrExist", err)
+	want("data")
+	if err := InstallFile(path, strings.NewReader("newer"), nil); err != nil {
+		t.Fatalf("InstallFile() over a file = %v, want nil", err)
 	}
-	failing := filepath.Join(dir, "failing")
+	want("newer")
+
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(boom))
-	if err := InstallFile(failing, r); !errors.Is(err, boom) {
+	if err := InstallFile(path, r, nil); !errors.Is(err, boom) {
 		t.Fatalf("InstallFile() with a failing reader = %v, want its error", err)
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || entries[0].Name() != "db" {
-		t.Fatalf("after a failed InstallFile the directory holds %v, want db alone", entries)
+	want("newer")
+	refuse := func(string) error { return boom }
+	if err := InstallFile(path, strings.NewReader("bad"), refuse); !errors.Is(err, boom) {
+		t.Fatalf("InstallFile() with a failing check = %v, want its error", err)
 	}
+	want("newer")
 }

@@ -9,17 +9,18 @@ import (
 	"github.com/httpkv/httpkv/mvcc"
 )
 
-// Info is what a snapshot holds.
+// Info is what a snapshot holds. Its JSON is what `httpkv snapshot status
+// --json` prints.
 type Info struct {
-	Revision        int64 // the store's revision
-	CompactRevision int64 // history below it is gone
-	Keys            int64 // live keys at Revision
-	Leases          int
-	Users           int
-	Roles           int
-	AuthEnabled     bool
-	Size            int64  // bytes of the file, the hash included
-	Hash            string // SHA-256 of the data, in hex
+	Revision        int64  `json:"revision"`         // the store's revision
+	CompactRevision int64  `json:"compact_revision"` // history below it is gone
+	Keys            int64  `json:"keys"`             // live keys at Revision
+	Leases          int    `json:"leases"`
+	Users           int    `json:"users"`
+	Roles           int    `json:"roles"`
+	AuthEnabled     bool   `json:"auth_enabled"`
+	Size            int64  `json:"size"` // bytes of the file, the hash included
+	Hash            string `json:"hash"` // SHA-256 of the data, in hex
 }
 
 // Inspect verifies the snapshot file at path (its hash, then its

@@ -39,7 +39,7 @@ func Restore(src, dir, name string) (info Info, err error) {
 	// The data is hashed again on the way, so that a file changed since
 	// it was verified is not restored.
 	r := &verifyingReader{r: io.LimitReader(f, info.Size-HashSize), h: sha256.New(), want: info.Hash}
-	if err := mvcc.InstallFile(filepath.Join(dir, name), r); err != nil {
+	if err := mvcc.InstallFile(filepath.Join(dir, name), r, nil); err != nil {
 		if created {
 			os.Remove(dir)
 		}

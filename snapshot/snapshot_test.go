@@ -241,3 +241,38 @@ func TestRestoreRefusesDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestSave keeps an intact snapshot, and nothing of a damaged or short
+// one: an earlier file of the name stays as it was.
+func TestSave(t *testing.T) {
+	s := newSource(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backup.snapshot")
+	info, err := Save(path, bytes.NewReader(s.data), int64(len(s.data)))
+	if err != nil || info.Revision != s.want.Revision || info.Size != int64(len(s.data)) {
+		t.Fatalf("Save() = %+v, %v, want revision %d and size %d", info, err, s.want.Revision, len(s.data))
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, s.data) {
+		t.Fatalf("saved file: %d bytes, %v, want the snapshot's %d", len(b), err, len(s.data))
+	}
+	cases := append(damaged(s.data), struct {
+		name string
+		b    []byte
+	}{"shorter than announced", s.data[:len(s.data)-1]})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			size := int64(len(tc.b))
+			if tc.name == "shorter than announced" {
+				size = int64(len(s.data))
+			}
+			if _, err := Save(path, bytes.NewReader(tc.b), size); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Save() = %v, want ErrCorrupt", err)
+			}
+			entries, _ := os.ReadDir(dir)
+			b, _ := os.ReadFile(path)
+			if len(entries) != 1 || !bytes.Equal(b, s.data) {
+				t.Fatalf("after a refused Save: %d entries, the file changed: %v; want the earlier file alone, unchanged", len(entries), !bytes.Equal(b, s.data))
+			}
+		})
+	}
+}
