@@ -27,21 +27,22 @@ func Restore(src, dir, name string) (info Info, err error) {
 	if err != nil {
 		return Info{}, err
 	}
-	created, err := prepareDir(dir)
-	if err != nil {
-		return Info{}, err
-	}
 	f, err := os.Open(src)
 	if err != nil {
 		return Info{}, err
 	}
 	defer f.Close()
+	created, err := prepareDir(dir)
+	if err != nil {
+		return Info{}, err
+	}
 	// The data is hashed again on the way, so that a file changed since
 	// it was verified is not restored.
 	r := &verifyingReader{r: io.LimitReader(f, info.Size-HashSize), h: sha256.New(), want: info.Hash}
 	if err := mvcc.InstallFile(filepath.Join(dir, name), r, nil); err != nil {
-		if created {
-			os.Remove(dir)
+		// Remove the directories made for it, innermost first.
+		for i := len(created) - 1; i >= 0; i-- {
+			os.Remove(created[i])
 		}
 		return Info{}, fmt.Errorf("snapshot: restore: %w", err)
 	}
@@ -49,21 +50,28 @@ func Restore(src, dir, name string) (info Info, err error) {
 }
 
 // prepareDir makes sure dir exists and is empty, creating it (and its
-// parents) if need be.
-func prepareDir(dir string) (created bool, err error) {
+// parents) if need be. It returns the directories it created, outermost
+// first.
+func prepareDir(dir string) (created []string, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, fmt.Errorf("snapshot: restore: %w", err)
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+				break
+			}
+			created = append([]string{d}, created...)
 		}
-		return true, nil
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("snapshot: restore: %w", err)
+		}
+		return created, nil
 	case err != nil:
-		return false, fmt.Errorf("snapshot: restore: %w", err)
+		return nil, fmt.Errorf("snapshot: restore: %w", err)
 	case len(entries) > 0:
-		return false, fmt.Errorf("%w: %s holds %s", ErrNotEmpty, dir, entries[0].Name())
+		return nil, fmt.Errorf("%w: %s holds %s", ErrNotEmpty, dir, entries[0].Name())
 	}
-	return false, nil
+	return nil, nil
 }
 
 // verifyingReader hashes what it reads, and at the end fails instead of

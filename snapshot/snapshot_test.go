@@ -2,8 +2,11 @@ package snapshot
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -224,7 +227,7 @@ func TestRestoreRefusesDamage(t *testing.T) {
 			if err := os.WriteFile(p, tc.b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			absent := filepath.Join(t.TempDir(), "absent")
+			absent := filepath.Join(t.TempDir(), "absent", "data")
 			if _, err := Restore(p, absent, "httpkv.db"); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Restore() = %v, want ErrCorrupt", err)
 			}
@@ -274,5 +277,23 @@ func TestSave(t *testing.T) {
 				t.Fatalf("after a refused Save: %d entries, the file changed: %v; want the earlier file alone, unchanged", len(entries), !bytes.Equal(b, s.data))
 			}
 		})
+	}
+}
+
+// TestVerifyingReader fails at the end of data whose hash is not the one
+// verified before: a file changed while it was restored.
+func TestVerifyingReader(t *testing.T) {
+	data := []byte("the data verified before")
+	sum := sha256.Sum256(data)
+	for _, tc := range []struct {
+		name    string
+		read    []byte
+		wantErr bool
+	}{{"unchanged", data, false}, {"changed", []byte("the data changed meanwhile"), true}} {
+		r := &verifyingReader{r: bytes.NewReader(tc.read), h: sha256.New(), want: hex.EncodeToString(sum[:])}
+		_, err := io.Copy(io.Discard, r)
+		if (err != nil) != tc.wantErr || (tc.wantErr && !errors.Is(err, ErrCorrupt)) {
+			t.Errorf("reading %s data = %v, want error %v (ErrCorrupt)", tc.name, err, tc.wantErr)
+		}
 	}
 }
