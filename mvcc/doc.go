@@ -17,6 +17,11 @@
 // commits once (one fsync for the whole batch) and only then answers each
 // caller. Readers never see a revision before it is durable.
 //
+// Snapshot copies the whole file as one read transaction sees it, for
+// backups; it holds no lock while it streams, so writers never wait for it
+// (see Snapshot for how). CheckFile verifies such a copy before it is
+// trusted, and InstallFile puts one in place.
+//
 // mvcc knows nothing of HTTP or JSON; the watch package wraps a Store to turn
 // committed changes into events.
 package mvcc
