@@ -48,6 +48,13 @@ type Config struct {
 	// PageTokenKey signs page tokens, so that clients cannot forge them.
 	// Empty means a random key: tokens then last as long as the process.
 	PageTokenKey []byte
+	// Snapshot, if set, opens the backend's snapshot for GET /v1/snapshot;
+	// nil takes it from Store.KV().
+	Snapshot func() (Snapshot, error)
+	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
+	// one that takes nothing for this long is cut off. Zero means
+	// DefaultSnapshotWriteTimeout.
+	SnapshotWriteTimeout time.Duration
 }
 
 // Handler serves the API. Create it with NewHandler.
@@ -77,6 +84,9 @@ func NewHandler(cfg Config) *Handler {
 	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
+	}
+	if cfg.SnapshotWriteTimeout <= 0 {
+		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout
 	}
 	switch {
 	case cfg.Authorizer != nil:

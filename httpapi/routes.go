@@ -66,6 +66,7 @@ func (h *Handler) routes() chi.Router {
 		r.Post("/defrag", h.defrag)
 		r.Get("/alarms", h.listAlarms)
 		r.Delete("/alarms", h.disarmAlarms)
+		r.Get("/snapshot", h.snapshot)
 		r.Route("/auth", func(r chi.Router) {
 			r.Get("/status", h.authStatus)
 			r.Post("/enable", h.authEnable)

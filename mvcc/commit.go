@@ -39,6 +39,9 @@ func (s *Store) Write(fn func(*WriteTxn) error) (Changes, error) {
 }
 
 func (s *Store) submit(req *request) (reply, error) {
+	if s.opts.ReadOnly {
+		return reply{}, ErrReadOnly
+	}
 	if err := s.Failed(); err != nil {
 		return reply{}, err
 	}

@@ -24,6 +24,11 @@
 // undoes it if the write or the commit fails. A Committer in Options
 // wraps the commit itself, the point where fault tests make it fail.
 //
+// Snapshot copies the whole file as one read transaction sees it, for
+// backups; it holds no lock while it streams, so writers never wait for it
+// (see Snapshot for how). CheckFile verifies such a copy before it is
+// trusted, and InstallFile puts one in place.
+//
 // mvcc knows nothing of HTTP or JSON; the watch package wraps a Store to turn
 // committed changes into events.
 package mvcc

@@ -27,6 +27,8 @@ var (
 	ErrNoSpace = errors.New("mvcc: database space exceeded")
 	// ErrClosed: the store is closed or closing.
 	ErrClosed = errors.New("mvcc: store closed")
+	// ErrReadOnly: a write to a store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("mvcc: store opened read-only")
 	// ErrCorrupt: the data file holds something this version cannot read,
 	// or is shorter than its own meta page says.
 	ErrCorrupt = errors.New("mvcc: corrupt data")

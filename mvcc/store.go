@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,11 @@ type Options struct {
 	// around the data file's commit and fsync (see Committer). Nil
 	// commits directly.
 	Committer Committer
+	// ReadOnly opens an existing file without changing it (not even to
+	// finish a compaction a crash cut short): reads, Check and Snapshot
+	// work, every write fails with ErrReadOnly. Tools inspecting a file
+	// use it; several read-only stores may share one file.
+	ReadOnly bool
 }
 
 // Store is the multi-version key-value store. All methods are safe for
@@ -88,6 +94,19 @@ type Store struct {
 	mu         sync.RWMutex
 	db         *bolt.DB // guarded by mu; replaced by Defrag
 	compactRev int64    // guarded by mu; written only by the committer, after the commit that makes it durable
+
+	// snapMu guards the bookkeeping of open snapshots, which read a
+	// bbolt handle without holding mu: pinned counts them per handle, and
+	// retired holds the handles Defrag replaced while snapshots still
+	// read them; the last snapshot of a retired handle closes it. Lock
+	// order: mu, then snapMu.
+	snapMu  sync.Mutex
+	pinned  map[*bolt.DB]int
+	retired map[*bolt.DB]bool
+	// snapshots counts open snapshots so that Close can wait for them;
+	// stopSnapshots, closed by Close, makes those still streaming stop.
+	snapshots     sync.WaitGroup
+	stopSnapshots chan struct{}
 
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
@@ -136,23 +155,28 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.CompactionBatchLimit <= 0 {
 		opts.CompactionBatchLimit = DefaultCompactionBatchLimit
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("mvcc: create data dir: %w", err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("mvcc: create data dir: %w", err)
+		}
 	}
-	db, err := openBolt(path, opts.NoFsync)
+	db, err := openBolt(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{
-		opts:        opts,
-		path:        path,
-		index:       newTreeIndex(),
-		db:          db,
-		queue:       make(chan *request, 1024),
-		compactions: make(chan compactionJob, 16),
-		stopCompact: make(chan struct{}),
-		compactDone: make(chan struct{}),
-		commitDone:  make(chan struct{}),
+		opts:          opts,
+		path:          path,
+		index:         newTreeIndex(),
+		db:            db,
+		pinned:        make(map[*bolt.DB]int),
+		retired:       make(map[*bolt.DB]bool),
+		stopSnapshots: make(chan struct{}),
+		queue:         make(chan *request, 1024),
+		compactions:   make(chan compactionJob, 16),
+		stopCompact:   make(chan struct{}),
+		compactDone:   make(chan struct{}),
+		commitDone:    make(chan struct{}),
 	}
 	scheduled, err := s.restore()
 	if err != nil {
@@ -162,24 +186,46 @@ func Open(path string, opts Options) (*Store, error) {
 	s.updateSize()
 	go s.commitLoop()
 	go s.compactLoop()
-	if scheduled > 0 {
+	if scheduled > 0 && !opts.ReadOnly {
 		// A compaction was scheduled but not finished: finish it.
 		s.compactions <- newCompactionJob(scheduled)
 	}
 	return s, nil
 }
 
-func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+// mmapSize is how much address space bbolt maps the file into when it
+// opens it. bbolt must map the file again to grow it past that, and that
+// waits for every open read transaction to end: a snapshot streaming a
+// large file to a slow client for minutes would hold every commit up.
+// Mapping more than the file can grow to, the quota with as much again
+// of room for the pages a long snapshot keeps from reuse, means that wait
+// never comes. Address space is cheap on 64-bit systems and the mapping
+// costs memory only as the file grows; etcd maps 10 GiB for the same
+// reason. 32-bit systems keep bbolt's default, growing the mapping as the
+// file grows.
+func mmapSize(quota int64) int {
+	if strconv.IntSize < 64 {
+		return 0
+	}
+	return int(max(10<<30, 2*quota))
+}
+
+func openBolt(path string, opts Options) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
 	_, statErr := os.Stat(path)
 	created := os.IsNotExist(statErr)
+	if opts.ReadOnly && created {
+		return nil, fmt.Errorf("mvcc: open %s: %w", path, statErr)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:        5 * time.Second,
-		NoSync:         noFsync,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		Timeout:         5 * time.Second,
+		NoSync:          opts.NoFsync,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		ReadOnly:        opts.ReadOnly,
+		InitialMmapSize: mmapSize(opts.QuotaBytes),
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		// Taken between checkFile's look and bbolt's.
@@ -191,6 +237,21 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
+	}
+	if opts.ReadOnly {
+		err := db.View(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{keyBucket, metaBucket} {
+				if tx.Bucket(b) == nil {
+					return fmt.Errorf("%w: no %q bucket", ErrCorrupt, b)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
+		}
+		return db, nil
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{keyBucket, metaBucket} {
@@ -204,7 +265,7 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("mvcc: create buckets: %w", err)
 	}
-	if created && !noFsync {
+	if created && !opts.NoFsync {
 		// Make the new file's directory entry durable too, or a crash
 		// could lose the whole file and everything acknowledged in it.
 		if err := syncDir(filepath.Dir(path)); err != nil {
@@ -224,13 +285,15 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		scheduled := readInt64(meta, metaScheduledCompact)
 		finished := readInt64(meta, metaFinishedCompact)
 		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
-		s.compactRev = max(scheduled, finished)
 		if scheduled > finished {
 			unfinishedCompact = scheduled
 		}
+		var err error
+		if s.currentRev, s.compactRev, err = storedRevisions(tx); err != nil {
+			return err
+		}
 
 		cache := make(map[string]*keyIndex)
-		last := Revision{Main: 1}
 		c := tx.Bucket(keyBucket).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rev, tomb, err := parseRevBytes(k)
@@ -241,7 +304,6 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			if err != nil {
 				return fmt.Errorf("revision %v: %w", rev, err)
 			}
-			last = rev
 			ki, ok := cache[string(hdr.key)]
 			switch {
 			case ok && tomb:
@@ -269,7 +331,6 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 				cache[string(ki.key)] = ki
 			}
 		}
-		s.currentRev = max(last.Main, s.compactRev, 1)
 		for _, ki := range cache {
 			s.index.insertRestored(ki)
 		}
@@ -303,6 +364,23 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 	return unfinishedCompact, nil
 }
 
+// storedRevisions reads the revision and the compact revision of the
+// state in tx: the newest revision in the history, but not below the
+// compact revision, and at least 1 (the empty store's).
+func storedRevisions(tx *bolt.Tx) (rev, compactRev int64, err error) {
+	meta := tx.Bucket(metaBucket)
+	compactRev = max(readInt64(meta, metaScheduledCompact), readInt64(meta, metaFinishedCompact))
+	rev = max(compactRev, 1)
+	if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
+		last, _, err := parseRevBytes(k)
+		if err != nil {
+			return 0, 0, err
+		}
+		rev = max(rev, last.Main)
+	}
+	return rev, compactRev, nil
+}
+
 func readInt64(b *bolt.Bucket, key []byte) int64 {
 	v := b.Get(key)
 	if len(v) != 8 {
@@ -329,18 +407,22 @@ func (s *Store) CompactRev() int64 {
 func (s *Store) Path() string { return s.path }
 
 // Close stops accepting requests, finishes those already queued, stops the
-// compactor (an unfinished compaction resumes on the next Open), and closes
-// the file. It is safe to call more than once.
+// compactor (an unfinished compaction resumes on the next Open), makes
+// open snapshots fail with ErrClosed at their next chunk and waits until
+// they are closed, and closes the file. It is safe to call more than once.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closeMu.Lock()
 		s.closed = true
 		s.closeMu.Unlock()
+		close(s.stopSnapshots)
 		close(s.stopCompact)
 		<-s.compactDone
 		close(s.queue)
 		<-s.commitDone
+		// Snapshots stop at their next chunk; their owners close them.
+		s.snapshots.Wait()
 		s.mu.Lock()
 		err = s.db.Close()
 		s.mu.Unlock()

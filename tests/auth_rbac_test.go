@@ -361,6 +361,7 @@ var rbacOps = []rbacOp{
 	{name: "status", status: 200, do: rbacSend("GET", "/v1/status", "")},
 	{name: "alarms", status: 200, do: rbacSend("GET", "/v1/alarms", "")},
 	{name: "disarm alarms", status: 200, do: rbacSend("DELETE", "/v1/alarms", "")},
+	{name: "snapshot", status: 200, do: rbacSend("GET", "/v1/snapshot", "")},
 
 	// Auth administration is root's; status and token need no token.
 	{name: "auth status", allowed: append([]string{"anonymous", "forged"}, rbacEveryone...), status: 200, do: rbacSend("GET", "/v1/auth/status", "")},

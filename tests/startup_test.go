@@ -69,7 +69,9 @@ func TestStartupTruncatedDataFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := st.Size() / 2
+	// bbolt grows the file ahead of the pages in use, so cut well inside
+	// those: 300 values of 4 KiB need more than 1 MiB.
+	cut := min(st.Size()/2, 64<<10)
 	if err := os.Truncate(path, cut); err != nil {
 		t.Fatal(err)
 	}

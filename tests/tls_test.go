@@ -83,6 +83,18 @@ func TestTLS(t *testing.T) {
 	if string(body) != "yes" || resp.ProtoMajor != 2 {
 		t.Fatalf("GET over %s = %q, want \"yes\" over HTTP/2", resp.Proto, body)
 	}
+	// A backup over HTTP/2, trusting the certificate with --cacert, and
+	// refused without it.
+	backup := filepath.Join(dir, "backup.snapshot")
+	if out := mustRunHTTPKV(t, nil, "snapshot", "save", "--url", base, "--cacert", certFile, backup); !strings.Contains(out, "saved revision") {
+		t.Errorf("snapshot save over HTTPS printed %q, want \"saved revision ...\"", out)
+	}
+	if info := snapshotStatus(t, backup); info.Keys != 1 {
+		t.Errorf("snapshot saved over HTTPS holds %d keys, want 1", info.Keys)
+	}
+	if _, _, err := runHTTPKV(t, nil, "snapshot", "save", "--url", base, filepath.Join(dir, "untrusted.snapshot")); err == nil {
+		t.Error("snapshot save over HTTPS without --cacert succeeded, want the certificate refused")
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

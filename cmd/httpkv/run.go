@@ -35,6 +35,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "health" {
 		return runHealth(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "snapshot" {
+		return runSnapshot(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err

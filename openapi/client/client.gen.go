@@ -1621,6 +1621,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLease(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Snapshot Snapshot the store
+	//
+	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+	// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+	//
+	// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+	Snapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Status Server status
 	//
 	// The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
@@ -2433,6 +2441,24 @@ func (c *Client) LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTim
 // Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 func (c *Client) KeepAliveLease(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewKeepAliveLeaseRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Snapshot Snapshot the store
+//
+// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+//
+// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+func (c *Client) Snapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSnapshotRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4535,6 +4561,33 @@ func NewKeepAliveLeaseRequest(server string, id int64) (*http.Request, error) {
 	return req, nil
 }
 
+// NewSnapshotRequest constructs an http.Request for the Snapshot method
+func NewSnapshotRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshot")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStatusRequest constructs an http.Request for the Status method
 func NewStatusRequest(server string) (*http.Request, error) {
 	var err error
@@ -5234,6 +5287,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLeaseWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*KeepAliveLeaseResponse, error)
+
+	// SnapshotWithResponse Snapshot the store
+	//
+	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+	// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+	SnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SnapshotResponse, error)
 
 	// StatusWithResponse Server status
 	//
@@ -8407,6 +8470,83 @@ func (r KeepAliveLeaseResponse) ContentType() string {
 	return ""
 }
 
+// SnapshotResponse200Headers the declared response headers of an HTTP 200 response for Snapshot
+type SnapshotResponse200Headers struct {
+	ContentLength *int
+	XRevision     *int
+}
+
+// SnapshotResponse401Headers the declared response headers of an HTTP 401 response for Snapshot
+type SnapshotResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type SnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SnapshotResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SnapshotResponse401Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SnapshotResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SnapshotResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SnapshotResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SnapshotResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StatusResponse200Headers the declared response headers of an HTTP 200 response for Status
 type StatusResponse200Headers struct {
 	XRevision *int
@@ -9355,6 +9495,22 @@ func (c *ClientWithResponses) KeepAliveLeaseWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseKeepAliveLeaseResponse(rsp)
+}
+
+// SnapshotWithResponse Snapshot the store
+//
+// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+func (c *ClientWithResponses) SnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SnapshotResponse, error) {
+	rsp, err := c.Snapshot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSnapshotResponse(rsp)
 }
 
 // StatusWithResponse Server status
@@ -12284,6 +12440,83 @@ func ParseKeepAliveLeaseResponse(rsp *http.Response) (*KeepAliveLeaseResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers KeepAliveLeaseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSnapshotResponse parses an HTTP response from a SnapshotWithResponse call
+func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SnapshotResponse200Headers
+		if values := rsp.Header.Values("Content-Length"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Length", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLength = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers SnapshotResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

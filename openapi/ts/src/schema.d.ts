@@ -557,6 +557,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Snapshot the store
+         * @description A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+         *     It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+         */
+        get: operations["snapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/status": {
         parameters: {
             query?: never;
@@ -3845,6 +3866,68 @@ export interface operations {
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    snapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot: the bbolt file, then its SHA-256. */
+            200: {
+                headers: {
+                    /** @description The size of the file with its hash. */
+                    "Content-Length"?: number;
+                    /** @description The revision of the state the snapshot holds. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: only the root role may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
                 headers: {
                     [name: string]: unknown;
