@@ -52,6 +52,10 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 		return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
 			message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}, true
 	}
+	var tle *mvcc.TooLargeError
+	if errors.As(err, &tle) {
+		return answerTooLarge(tle), true
+	}
 	for _, m := range append(errorTable, h.extraErrors...) {
 		if errors.Is(err, m.Target) {
 			ae := &apiError{status: m.Status, code: m.Code, message: err.Error()}
@@ -85,4 +89,17 @@ func writeAPIError(w http.ResponseWriter, ae *apiError) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
 	writeJSON(w, ae.status, map[string]any{"error": body})
+}
+
+// answerTooLarge says which bound of one answer a read went past, and how
+// to ask for less.
+func answerTooLarge(e *mvcc.TooLargeError) *apiError {
+	if e.MaxKeys > 0 {
+		return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
+			message: fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys),
+			extra:   map[string]any{"max_keys": e.MaxKeys}}
+	}
+	return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
+		message: fmt.Sprintf("the answer would hold more than %d bytes of keys and values (--max-response-bytes): ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes),
+		extra:   map[string]any{"max_response_bytes": e.MaxBytes}}
 }

@@ -19,6 +19,7 @@ import (
 // Defaults for Config fields left zero.
 const (
 	DefaultMaxRequestBytes   = 3 << 19 // 1.5 MiB
+	DefaultMaxResponseBytes  = 64 << 20
 	DefaultKeepAliveInterval = 15 * time.Second
 )
 
@@ -43,8 +44,16 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// MaxRequestBytes bounds request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxResponseBytes bounds the key and value bytes of one answer (a
+	// list page, or every range of a txn together); past it the request
+	// answers 400 and changes nothing.
+	MaxResponseBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
+	// PageTokenKey is the key that seals page tokens (see page_token.go).
+	// Handlers that share a key accept each other's tokens; when empty,
+	// each Handler makes a random one.
+	PageTokenKey []byte
 }
 
 // Handler serves the API. Create it with NewHandler.
@@ -53,6 +62,7 @@ type Handler struct {
 	router      chi.Router
 	extraErrors []ErrorMapping
 	metrics     *metrics
+	tokens      tokenCodec
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// stop ends the watch streams, and streams counts them for Close.
@@ -71,6 +81,9 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
 	}
@@ -81,7 +94,7 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		cfg.Authorizer = allowAll{}
 	}
-	h := &Handler{cfg: cfg, stop: make(chan struct{})}
+	h := &Handler{cfg: cfg, stop: make(chan struct{}), tokens: newTokenCodec(cfg.PageTokenKey)}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

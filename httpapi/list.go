@@ -2,9 +2,8 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/base64"
+	"crypto/sha256"
 	"encoding/binary"
-	"hash/fnv"
 	"net/http"
 
 	"github.com/httpkv/httpkv/mvcc"
@@ -53,45 +52,57 @@ func keyAscending(o mvcc.RangeOptions) bool {
 	return false
 }
 
-// pageToken pins the following page of a list to the first page's
-// revision and names the key it starts from. It is bound to the range's
-// end so it cannot be replayed against another range.
-type pageToken struct {
-	rev   int64
-	start []byte
-	bind  uint64
+// listPage is what a list's next_page_token holds, sealed by the
+// handler's token codec: the revision every page reads at, the key the
+// next page starts from, and a digest of the range and the filters the
+// token was issued for, so that it serves the same list and no other.
+type listPage struct {
+	rev     int64
+	binding [listBindingSize]byte
+	start   []byte
 }
 
-const pageTokenVersion = 1
+const listBindingSize = 16
 
-func rangeBinding(sel KeyRange) uint64 {
-	h := fnv.New64a()
-	h.Write(sel.Key)
-	h.Write([]byte{0xff})
-	h.Write(sel.End)
-	return h.Sum64()
+// payload lays the page out as: uvarint revision, binding, start key.
+func (p listPage) payload() []byte {
+	b := binary.AppendUvarint(nil, uint64(p.rev))
+	b = append(b, p.binding[:]...)
+	return append(b, p.start...)
 }
 
-func (t pageToken) encode() string {
-	b := []byte{pageTokenVersion}
-	b = binary.AppendUvarint(b, uint64(t.rev))
-	b = binary.BigEndian.AppendUint64(b, t.bind)
-	b = append(b, t.start...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodePageToken(s string) (pageToken, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 1 || b[0] != pageTokenVersion {
-		return pageToken{}, false
-	}
-	b = b[1:]
+// parseListPage reads a payload written by payload.
+func parseListPage(b []byte) (listPage, bool) {
 	rev, n := binary.Uvarint(b)
-	if n <= 0 || rev == 0 || rev > 1<<62 || len(b[n:]) < 8 {
-		return pageToken{}, false
+	if n <= 0 || rev == 0 || rev > 1<<62 || len(b[n:]) < listBindingSize {
+		return listPage{}, false
 	}
-	b = b[n:]
-	return pageToken{rev: int64(rev), bind: binary.BigEndian.Uint64(b), start: b[8:]}, true
+	p := listPage{rev: int64(rev), start: b[n+listBindingSize:]}
+	copy(p.binding[:], b[n:])
+	return p, true
+}
+
+// listBinding digests what decides which keys the pages of a list hold:
+// the range and the revision filters. The order needs no place: tokens
+// are issued and taken for ascending keys only. Limits and keys_only may
+// change from page to page.
+func listBinding(sel KeyRange, o mvcc.RangeOptions) [listBindingSize]byte {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
+	b = append(b, sel.Key...)
+	b = binary.AppendUvarint(b, uint64(len(sel.End)))
+	b = append(b, sel.End...)
+	for _, n := range []int64{o.MinModRevision, o.MaxModRevision, o.MinCreateRevision, o.MaxCreateRevision} {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	sum := sha256.Sum256(b)
+	return [listBindingSize]byte(sum[:listBindingSize])
+}
+
+// inRange reports whether key is in sel, a range (not a single key).
+func inRange(key []byte, sel KeyRange) bool {
+	unbounded := len(sel.End) == 1 && sel.End[0] == 0
+	return bytes.Compare(key, sel.Key) >= 0 && (unbounded || bytes.Compare(key, sel.End) < 0)
 }
 
 // listKeys serves GET /v1/kv.
@@ -110,7 +121,7 @@ func decodePageToken(s string) (pageToken, bool) {
 //	@Param			from_key			query		boolean			false	"Every key >= key."
 //	@Param			revision			query		integer			false	"Read at this revision; 0 or none reads the current one."	minimum(0)	format(int64)
 //	@Param			limit				query		integer			false	"Keys per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
-//	@Param			page_token			query		string			false	"next_page_token of the previous page of the same range."
+//	@Param			page_token			query		string			false	"next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400."
 //	@Param			sort_target			query		string			false	"What to sort by; key by default."	Enums(key, version, create, mod, value)
 //	@Param			sort_order			query		string			false	"Sort order; none (ascending keys) by default."	Enums(none, ascend, descend)
 //	@Param			keys_only			query		boolean			false	"Leave the values out."
@@ -139,19 +150,10 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if q.has("limit") && (opts.Limit < 1 || opts.Limit > maxListLimit) {
 		q.fail("limit must be between 1 and %d", maxListLimit)
 	}
-	var tok pageToken
-	if s := q.v.Get("page_token"); s != "" {
-		var ok bool
-		tok, ok = decodePageToken(s)
-		switch {
-		case !ok || tok.bind != rangeBinding(sel) || bytes.Compare(tok.start, sel.Key) < 0:
-			q.fail("page_token is not a token of this range")
-		case !keyAscending(opts):
-			q.fail("page_token needs ascending key order")
-		case q.has("revision") && opts.Revision != tok.rev:
-			q.fail("page_token is pinned to revision %d", tok.rev)
-		}
-		opts.Revision = tok.rev
+	var page listPage
+	if s := q.v.Get("page_token"); s != "" && q.err == nil {
+		page = h.openListPage(q, s, sel, opts)
+		opts.Revision = page.rev
 	}
 	if q.err != nil {
 		writeAPIError(w, q.err)
@@ -160,31 +162,67 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
 		return
 	}
+	opts.Limits = h.readLimits()
+	b, rev, err := h.listPage(sel, opts, page.start)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	// The read transaction has ended: a client slow to take the answer
+	// holds nothing of the store.
+	setRevision(w, rev)
+	writeRawJSON(w, http.StatusOK, b)
+}
+
+// openListPage checks a page token against the list it is given for, and
+// returns what it holds; a token that does not fit is a bad parameter.
+// A page never leaves the range asked for (which is what is authorized):
+// its start key must lie inside it.
+func (h *Handler) openListPage(q *query, token string, sel KeyRange, opts mvcc.RangeOptions) listPage {
+	if sel.End == nil {
+		q.fail("page_token applies to ranges, not to a single key")
+		return listPage{}
+	}
+	payload, err := h.tokens.open(tokenKindListPage, token)
+	page, ok := parseListPage(payload)
+	switch {
+	case err != nil || !ok:
+		q.fail("page_token is %v", errBadToken)
+	case page.binding != listBinding(sel, opts) || !inRange(page.start, sel):
+		q.fail("page_token is not a token of this range and these filters")
+	case !keyAscending(opts):
+		q.fail("page_token needs ascending key order")
+	case q.has("revision") && opts.Revision != page.rev:
+		q.fail("page_token is pinned to revision %d", page.rev)
+	}
+	return page
+}
+
+// listPage reads one page of sel, from start when a token gave one, and
+// encodes the answer, with the revision it was served at. The read
+// transaction ends before it returns.
+func (h *Handler) listPage(sel KeyRange, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
 	rt, err := h.cfg.Store.KV().Read()
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, 0, err
 	}
 	defer rt.End()
-	start := sel.Key
-	if tok.start != nil {
-		start = tok.start
+	from := sel.Key
+	if start != nil {
+		from = start
 	}
-	res, err := rt.Range(start, sel.End, opts)
+	res, err := rt.Range(from, sel.End, opts)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, 0, err
 	}
-	if tok.start != nil {
+	if start != nil {
 		// Count the whole range, not what is left of it.
 		all, err := rt.Range(sel.Key, sel.End, mvcc.RangeOptions{Revision: opts.Revision, CountOnly: true})
 		if err != nil {
-			h.writeError(w, r, err)
-			return
+			return nil, 0, err
 		}
 		res.Count = all.Count
 	}
-	setRevision(w, res.Revision)
 	b := appendHeader(nil, res.Revision)
 	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = appendIntField(b, "count", res.Count)
@@ -195,10 +233,17 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 			readAt = res.Revision
 		}
 		last := res.KVs[len(res.KVs)-1].Key
-		next := pageToken{rev: readAt, start: append(bytes.Clone(last), 0), bind: rangeBinding(sel)}
+		next := listPage{rev: readAt, start: append(bytes.Clone(last), 0), binding: listBinding(sel, opts)}
 		b = append(b, `,"next_page_token":"`...)
-		b = append(b, next.encode()...)
+		b = append(b, h.tokens.seal(tokenKindListPage, next.payload())...)
 		b = append(b, '"')
 	}
-	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
+	return append(b, '}', '\n'), res.Revision, nil
+}
+
+// readLimits returns the bounds of one answer's ranges: at most
+// maxListLimit keys for a range without a limit (a txn's), and
+// MaxResponseBytes of keys and values in all.
+func (h *Handler) readLimits() *mvcc.ReadLimits {
+	return &mvcc.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
 }

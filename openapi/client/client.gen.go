@@ -980,7 +980,7 @@ type ListKeysParams struct {
 	// Limit Keys per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// PageToken next_page_token of the previous page of the same range.
+	// PageToken next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400.
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// SortTarget What to sort by; key by default.

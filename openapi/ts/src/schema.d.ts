@@ -2805,7 +2805,7 @@ export interface operations {
                 revision?: number;
                 /** @description Keys per page. */
                 limit?: number;
-                /** @description next_page_token of the previous page of the same range. */
+                /** @description next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400. */
                 page_token?: string;
                 /** @description What to sort by; key by default. */
                 sort_target?: "key" | "version" | "create" | "mod" | "value";
