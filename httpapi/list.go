@@ -131,7 +131,7 @@ func inRange(key []byte, sel KeyRange) bool {
 //	@Param			min_create_revision	query		integer			false	"Only keys created at or after this revision."	minimum(0)	format(int64)
 //	@Param			max_create_revision	query		integer			false	"Only keys created at or before this revision."	minimum(0)	format(int64)
 //	@Success		200					{object}	listResponseDoc	"One page of the range."
-//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one."
+//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one."
 //	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
 //	@Failure		410					{object}	errorDoc		"compacted: the revision, or the page token's, is below the compact revision."

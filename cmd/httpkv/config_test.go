@@ -16,7 +16,7 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{"defaults", nil, nil, func(c config) bool {
 			return c.listen == "127.0.0.1:2378" && c.dataDir == "./httpkv.data" && c.quotaBackendBytes == 2<<30 &&
-				c.maxRequestBytes == 3<<19 && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
+				c.maxRequestBytes == 3<<19 && c.maxResponseBytes == 64<<20 && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
 				c.autoCompactionRetention == "0" && c.watchProgressNotifyInterval == 10*time.Minute &&
 				c.authTokenTTL == 5*time.Minute && c.logLevel == "info" && c.logFormat == "json" && !c.unsafeNoFsync
 		}, false},

@@ -97,6 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Version:            version,
 		CORSAllowedOrigins: cfg.corsOrigins(),
 		MaxRequestBytes:    cfg.maxRequestBytes,
+		MaxResponseBytes:   cfg.maxResponseBytes,
 	})
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {

@@ -493,6 +493,12 @@ type ErrorBody struct {
 	// Kv With precondition_failed: the key as it is now, if it exists.
 	Kv *KeyValue `json:"kv,omitempty"`
 
+	// MaxKeys With a txn range without a limit that matched too many keys: the bound.
+	MaxKeys *int64 `json:"max_keys,omitempty"`
+
+	// MaxResponseBytes With an answer too large: the bound on its key and value bytes.
+	MaxResponseBytes *int64 `json:"max_response_bytes,omitempty"`
+
 	// Message Human-readable text; it never names other users' keys or permissions.
 	//
 	// Example: key not found
@@ -733,15 +739,20 @@ type RangeOp struct {
 	// Key key or key_base64 is required.
 	//
 	// Example: a
-	Key               *string `json:"key,omitempty"`
-	KeyBase64         *[]byte `json:"key_base64,omitempty"`
-	KeysOnly          *bool   `json:"keys_only,omitempty"`
-	Limit             *int64  `json:"limit,omitempty"`
-	MaxCreateRevision *int64  `json:"max_create_revision,omitempty"`
-	MaxModRevision    *int64  `json:"max_mod_revision,omitempty"`
-	MinCreateRevision *int64  `json:"min_create_revision,omitempty"`
-	MinModRevision    *int64  `json:"min_mod_revision,omitempty"`
-	Prefix            *bool   `json:"prefix,omitempty"`
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+	KeysOnly  *bool   `json:"keys_only,omitempty"`
+
+	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range
+	// that then matches more than 10000 keys fails the txn (400). The ranges
+	// of one txn together return at most --max-response-bytes of keys and
+	// values.
+	Limit             *int64 `json:"limit,omitempty"`
+	MaxCreateRevision *int64 `json:"max_create_revision,omitempty"`
+	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
+	MinCreateRevision *int64 `json:"min_create_revision,omitempty"`
+	MinModRevision    *int64 `json:"min_mod_revision,omitempty"`
+	Prefix            *bool  `json:"prefix,omitempty"`
 
 	// RangeEnd At most one of range_end, prefix and from_key.
 	RangeEnd       *string            `json:"range_end,omitempty"`

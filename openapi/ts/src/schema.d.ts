@@ -737,6 +737,16 @@ export interface components {
             /** @description With precondition_failed: the key as it is now, if it exists. */
             kv?: components["schemas"]["KeyValue"];
             /**
+             * Format: int64
+             * @description With a txn range without a limit that matched too many keys: the bound.
+             */
+            max_keys?: number;
+            /**
+             * Format: int64
+             * @description With an answer too large: the bound on its key and value bytes.
+             */
+            max_response_bytes?: number;
+            /**
              * @description Human-readable text; it never names other users' keys or permissions.
              * @example key not found
              */
@@ -960,7 +970,13 @@ export interface components {
             /** Format: byte */
             key_base64?: string;
             keys_only?: boolean;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description At most this many keys; 0 or none: every key, as in etcd, but a range
+             *     that then matches more than 10000 keys fails the txn (400). The ranges
+             *     of one txn together return at most --max-response-bytes of keys and
+             *     values.
+             */
             limit?: number;
             /** Format: int64 */
             max_create_revision?: number;
@@ -2841,7 +2857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListResponse"];
                 };
             };
-            /** @description invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one. */
+            /** @description invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3799,7 +3815,7 @@ export interface operations {
                     "application/json": components["schemas"]["TxnResponse"];
                 };
             };
-            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one. */
+            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
