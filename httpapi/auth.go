@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -33,24 +34,57 @@ type authAuthorizer struct {
 	a *auth.Store
 }
 
+// errQueryToken: a token in the query string of a request that must send
+// it in its Authorization header.
+var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by GET /v1/watch, where a browser's EventSource cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
+
 // requestToken returns the bearer token of r: the Authorization header,
-// or the access_token query parameter where a header cannot be set
-// (a browser's EventSource).
-func requestToken(r *http.Request) string {
+// or, on a stream a browser opens with EventSource (which cannot set
+// headers), the access_token query parameter. Elsewhere a token in the
+// query is refused: URLs end up in logs, histories and Referer headers.
+func requestToken(r *http.Request) (string, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			return strings.TrimSpace(h[7:])
+			return strings.TrimSpace(h[7:]), nil
 		}
-		return ""
+		return "", nil
 	}
-	return r.URL.Query().Get("access_token")
+	q := r.URL.Query()
+	if !q.Has("access_token") {
+		return "", nil
+	}
+	if !queryTokenAllowed(r) {
+		return "", errQueryToken
+	}
+	return q.Get("access_token"), nil
+}
+
+// queryTokenAllowed reports whether r is a stream a browser opens with
+// EventSource.
+func queryTokenAllowed(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == "/v1/watch"
+}
+
+// user returns the user r acts as.
+func (x authAuthorizer) user(r *http.Request) (string, error) {
+	token, err := requestToken(r)
+	if err != nil {
+		return "", err
+	}
+	return x.a.UserOf(token)
+}
+
+// Authenticate checks that r carries a valid token, while auth is on.
+func (x authAuthorizer) Authenticate(r *http.Request) error {
+	_, err := x.Identify(r)
+	return err
 }
 
 func (x authAuthorizer) Authorize(r *http.Request, a Access) error {
 	if !x.a.Enabled() {
 		return nil
 	}
-	user, err := x.a.UserOf(requestToken(r))
+	user, err := x.user(r)
 	if err != nil {
 		return err
 	}
@@ -62,7 +96,7 @@ func (x authAuthorizer) Identify(r *http.Request) (string, error) {
 	if !x.a.Enabled() {
 		return "", nil
 	}
-	return x.a.UserOf(requestToken(r))
+	return x.user(r)
 }
 
 // Recheck decides a for user as things stand now, whatever became of the
@@ -149,7 +183,6 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/enable [post]
 func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, true) }
 
@@ -167,7 +200,6 @@ func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/disable [post]
 func (h *Handler) authDisable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, false) }
 
@@ -256,7 +288,6 @@ type userJSON struct {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users [get]
 func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
@@ -283,7 +314,6 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users [post]
 func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -321,7 +351,6 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name} [get]
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -356,7 +385,6 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name} [delete]
 func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteUser(chi.URLParam(r, "name")) })
@@ -382,7 +410,6 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/password [put]
 func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -421,7 +448,6 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/roles/{role} [put]
 func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
@@ -447,7 +473,6 @@ func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/roles/{role} [delete]
 func (h *Handler) revokeRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
@@ -482,7 +507,6 @@ func (h *Handler) adminChange(w http.ResponseWriter, r *http.Request, change fun
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles [get]
 func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
@@ -509,7 +533,6 @@ func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles [post]
 func (h *Handler) addRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -569,7 +592,6 @@ func (p permissionJSON) MarshalJSON() ([]byte, error) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name} [get]
 func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -605,7 +627,6 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name} [delete]
 func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteRole(chi.URLParam(r, "name")) })
@@ -631,7 +652,6 @@ func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name}/permissions [post]
 func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -686,7 +706,6 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)

@@ -37,6 +37,11 @@ func decodeJSONBytes(body []byte, v any) error {
 		}
 		return badRequest("malformed JSON: %v", err)
 	}
+	// Every body is an object: encoding/json takes null for an empty one
+	// (a txn that does nothing, a lease with the default TTL).
+	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("null")) {
+		return badRequest("the request body must be a JSON object, not null")
+	}
 	// Anything but whitespace after the value is an error; dec.More alone
 	// would let a stray ']' or '}' through.
 	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {

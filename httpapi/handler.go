@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/openapi"
@@ -18,9 +19,12 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultMaxRequestBytes   = 3 << 19 // 1.5 MiB
-	DefaultMaxResponseBytes  = 64 << 20
-	DefaultKeepAliveInterval = 15 * time.Second
+	DefaultMaxRequestBytes  = 3 << 19 // 1.5 MiB
+	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxInflightRequestBytes allows about 42 bodies of the
+	// default largest size at once.
+	DefaultMaxInflightRequestBytes = 64 << 20
+	DefaultKeepAliveInterval       = 15 * time.Second
 )
 
 // Config wires a Handler to the stores it serves.
@@ -44,6 +48,10 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// MaxRequestBytes bounds request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxInflightRequestBytes bounds the request bodies being received or
+	// handled at once (each counts for its Content-Length, or
+	// MaxRequestBytes without one); past it requests answer 429.
+	MaxInflightRequestBytes int64
 	// MaxResponseBytes bounds the key and value bytes of one answer (a
 	// list page, or every range of a txn together); past it the request
 	// answers 400 and changes nothing.
@@ -63,6 +71,8 @@ type Handler struct {
 	extraErrors []ErrorMapping
 	metrics     *metrics
 	tokens      tokenCodec
+	ids         *requestIDs
+	inflight    *semaphore.Weighted
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// stop ends the watch streams, and streams counts them for Close.
@@ -81,6 +91,9 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if cfg.MaxInflightRequestBytes <= 0 {
+		cfg.MaxInflightRequestBytes = DefaultMaxInflightRequestBytes
+	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -94,7 +107,13 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		cfg.Authorizer = allowAll{}
 	}
-	h := &Handler{cfg: cfg, stop: make(chan struct{}), tokens: newTokenCodec(cfg.PageTokenKey)}
+	h := &Handler{
+		cfg:      cfg,
+		stop:     make(chan struct{}),
+		tokens:   newTokenCodec(cfg.PageTokenKey),
+		ids:      newRequestIDs(),
+		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+	}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

@@ -70,7 +70,6 @@ func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"
 //	@Header			200				{integer}	X-Lease				"With raw=true: the key's lease, 0 when none."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [get]
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -282,7 +281,6 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 //	@Header			200,412			{string}	ETag		"The key's new mod revision, quoted; on 412 the current key's."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [put]
 func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -358,7 +356,6 @@ func bodyError(err error) error {
 //	@Header			412			{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [delete]
 func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -395,7 +392,6 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 //	@Header			412					{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)

@@ -99,7 +99,6 @@ func (h *Handler) header(w http.ResponseWriter) header {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -146,7 +145,6 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) || !h.authorize(w, r, Access{}) {
@@ -185,7 +183,6 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id} [get]
 func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -258,7 +255,6 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id}/keepalive [post]
 func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -295,7 +291,6 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id} [delete]
 func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {

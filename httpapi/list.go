@@ -140,7 +140,6 @@ func inRange(key []byte, sel KeyRange) bool {
 //	@Header			200					{integer}	X-Revision		"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)

@@ -268,7 +268,6 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 //	@Header			200	{integer}	X-Revision		"The store's revision after the txn."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/txn [post]
 func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	var j txnRequestJSON
