@@ -75,12 +75,8 @@ type Handler struct {
 	inflight    *semaphore.Weighted
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
-	// stop ends the watch streams, and streams counts them for Close.
-	// streamsMu orders Close against streams starting.
-	stop      chan struct{}
-	streamsMu sync.Mutex
-	closing   bool
-	streams   sync.WaitGroup
+	// streams are the open watch streams, which Close and Shutdown end.
+	streams *streamSet
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error
@@ -109,7 +105,7 @@ func NewHandler(cfg Config) *Handler {
 	}
 	h := &Handler{
 		cfg:      cfg,
-		stop:     make(chan struct{}),
+		streams:  newStreamSet(),
 		tokens:   newTokenCodec(cfg.PageTokenKey),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),

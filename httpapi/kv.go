@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -182,18 +181,20 @@ func (p precondition) compares(key []byte) []mvcc.Compare {
 	return nil
 }
 
-// writeKey authorizes and runs a put or a delete of sel, under the
-// precondition if there is one. It answers the request itself when it
-// reports false.
-func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+// writeAccess is what a put or a delete of sel touches.
+func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
 	access := Access{Write: []KeyRange{sel}}
 	// A condition or prev_kv answers with values: that is reading too.
 	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
 		access.Read = access.Write
 	}
-	if !h.authorize(w, r, access) {
-		return nil, false
-	}
+	return access
+}
+
+// writeKey runs a put or a delete of sel, which the caller authorized,
+// under the precondition if there is one. It answers the request itself
+// when it reports false.
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
@@ -305,13 +306,18 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
-	value, err := io.ReadAll(r.Body)
+	// The body is read once the caller may write the key.
+	op := mvcc.Op{Put: &req}
+	if !h.authorize(w, r, writeAccess(KeyRange{Key: key}, p, op)) {
+		return
+	}
+	value, err := readBody(r)
 	if err != nil {
-		h.writeError(w, r, bodyError(err))
+		h.writeError(w, r, err)
 		return
 	}
 	req.Value = value
-	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, mvcc.Op{Put: &req})
+	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, op)
 	if !ok {
 		return
 	}
@@ -419,7 +425,11 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
-	out, ok := h.writeKey(w, r, sel, p, mvcc.Op{Delete: &req})
+	op := mvcc.Op{Delete: &req}
+	if !h.authorize(w, r, writeAccess(sel, p, op)) {
+		return
+	}
+	out, ok := h.writeKey(w, r, sel, p, op)
 	if !ok {
 		return
 	}
