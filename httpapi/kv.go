@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -335,8 +336,11 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 // bodyError keeps a too-large body's error and reports others as bad input.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		return err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return badRequest("the request body did not arrive within %v", bodyReadTimeout)
 	}
 	return badRequest("reading the request body: %v", err)
 }

@@ -67,9 +67,11 @@ func deadlines(next http.Handler) http.Handler {
 	})
 }
 
-// deadlineBody lifts the read deadline once the body has been read: an
-// HTTP/1 server then reads the connection in the background, and a
-// deadline passing there would cancel the request's context.
+// deadlineBody lifts the read deadline once the body has been read
+// whole: an HTTP/1 server then reads the connection in the background,
+// and a deadline passing there would cancel the request's context. After
+// any other error the deadline stays: the server may still try to read
+// what is left of the body, and must not wait for it.
 type deadlineBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
@@ -78,7 +80,7 @@ type deadlineBody struct {
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && !b.done {
+	if err == io.EOF && !b.done {
 		b.done = true
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
