@@ -56,6 +56,7 @@ func TestTxnRangesBounded(t *testing.T) {
 	if !strings.Contains(e.Message, "max-response-bytes") {
 		t.Errorf("%s: message %q does not name --max-response-bytes", r.req, e.Message)
 	}
+	t.Logf("8 ranges over 24 MiB: refused after allocating %.1f MiB", got/mib)
 	if got > 100*mib {
 		t.Errorf("%s allocated %.0f MiB on the server, want at most 100 (the bound is 64 MiB, the answer 192)", r.req, got/mib)
 	}
@@ -67,6 +68,7 @@ func TestTxnRangesBounded(t *testing.T) {
 	if len(res.Responses) != 8 || len(res.Responses[7].Range.KVs) != 24 {
 		t.Fatalf("keys_only txn = %+v, want 8 ranges of 24 keys", res)
 	}
+	t.Logf("8 keys_only ranges over 24 MiB: allocated %.1f MiB", got/mib)
 	if got > 8*mib {
 		t.Errorf("8 keys_only ranges over 24 MiB of values allocated %.0f MiB on the server, want at most 8", got/mib)
 	}

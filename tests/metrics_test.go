@@ -98,6 +98,7 @@ func TestMetricsLabelsBounded(t *testing.T) {
 		s.do(t, "GET", "/no/such/route/"+strconv.Itoa(i), nil).want(t, http.StatusNotFound)
 	}
 	r := s.do(t, "GET", "/metrics", nil).want(t, http.StatusOK)
+	t.Logf("GET /metrics is %d KiB after 100 odd requests", len(r.body)>>10)
 	if len(r.body) > 256<<10 {
 		t.Errorf("GET /metrics is %d KiB after 100 odd requests, want at most 256", len(r.body)>>10)
 	}

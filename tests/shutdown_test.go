@@ -60,8 +60,10 @@ func TestShutdownStalledWatchers(t *testing.T) {
 		t.Fatal(err)
 	}
 	const margin = 10 * time.Second
+	sent := time.Now()
 	select {
 	case err := <-srv.exited:
+		t.Logf("httpkv exited %v after SIGTERM (--shutdown-grace %v)", time.Since(sent).Round(10*time.Millisecond), grace)
 		if err != nil {
 			t.Errorf("httpkv exited after SIGTERM with %v, want status 0", err)
 		}
