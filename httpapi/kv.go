@@ -276,6 +276,7 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 //	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
 //	@Failure		412				{object}	errorDoc		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
 //	@Failure		413				{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429				{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500				{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503				{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Failure		507				{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."

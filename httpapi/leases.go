@@ -93,6 +93,7 @@ func (h *Handler) header(w http.ResponseWriter) header {
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		409		{object}	errorDoc				"already_exists: a lease with that ID exists."
 //	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		507		{object}	errorDoc				"no_space: the NOSPACE alarm is active."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."

@@ -21,6 +21,7 @@ import (
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		410			{object}	errorDoc			"compacted: the revision is at or below the compact revision."
 //	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429			{object}	errorDoc			"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."

@@ -262,6 +262,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 //	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
 //	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
 //	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Failure		507	{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."

@@ -1625,6 +1625,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -1867,6 +1876,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -2069,7 +2087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too_many_requests: too many failed attempts; try again later. */
+            /** @description too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2219,6 +2237,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2461,6 +2488,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2715,6 +2751,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3239,6 +3284,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -3466,6 +3520,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3864,6 +3927,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
