@@ -36,7 +36,7 @@ type authAuthorizer struct {
 
 // errQueryToken: a token in the query string of a request that must send
 // it in its Authorization header.
-var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by GET /v1/watch, where a browser's EventSource cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
+var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
 
 // requestToken returns the bearer token of r: the Authorization header,
 // or, on a stream a browser opens with EventSource (which cannot set
@@ -60,9 +60,22 @@ func requestToken(r *http.Request) (string, error) {
 }
 
 // queryTokenAllowed reports whether r is a stream a browser opens with
-// EventSource.
+// EventSource: a watch, the stream of a multi-watch stream, or the observe
+// stream of an election. (Paths the router does not have answer 404.)
 func queryTokenAllowed(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == "/v1/watch"
+	if r.Method != http.MethodGet {
+		return false
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/watch":
+		return true
+	case strings.HasPrefix(p, "/v1/watch/streams/"):
+		return !strings.Contains(strings.TrimPrefix(p, "/v1/watch/streams/"), "/")
+	case strings.HasPrefix(p, "/v1/elections/"):
+		return strings.HasSuffix(p, "/observe")
+	}
+	return false
 }
 
 // user returns the user r acts as.

@@ -182,3 +182,29 @@ func TestNoSniff(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryTokenAllowed: only the streams a browser opens with
+// EventSource take a token in the query.
+func TestQueryTokenAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"GET", "/v1/watch", true},
+		{"GET", "/v1/watch/streams/abc", true},
+		{"GET", "/v1/elections/jobs/leader/observe", true},
+		{"POST", "/v1/watch", false},
+		{"GET", "/v1/watch/streams/abc/watches", false},
+		{"POST", "/v1/watch/streams", false},
+		{"GET", "/v1/kv", false},
+		{"GET", "/v1/kv/a", false},
+		{"PUT", "/v1/kv/a", false},
+		{"GET", "/v1/elections/jobs/leader", false},
+		{"GET", "/v1/status", false},
+	} {
+		r := httptest.NewRequest(tt.method, tt.path, nil)
+		if got := queryTokenAllowed(r); got != tt.want {
+			t.Errorf("queryTokenAllowed(%s %s) = %v, want %v", tt.method, tt.path, got, tt.want)
+		}
+	}
+}
