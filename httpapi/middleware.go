@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -124,10 +123,31 @@ func noSniff(next http.Handler) http.Handler {
 // lists every key.
 func checkQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-			writeAPIError(w, badRequest("malformed query string: %v", err))
+		if msg := malformedQuery(r.URL.RawQuery); msg != "" {
+			writeAPIError(w, badRequest("malformed query string: %s", msg))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// malformedQuery says what url.ParseQuery would refuse in raw, or ""
+// when it parses, without building the values: a semicolon, or a percent
+// sign not followed by two hex digits.
+func malformedQuery(raw string) string {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ';':
+			return "a semicolon separator"
+		case '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return "a bad percent escape at byte " + strconv.Itoa(i)
+			}
+		}
+	}
+	return ""
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

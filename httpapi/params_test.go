@@ -298,3 +298,17 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMalformedQuery checks that malformedQuery refuses exactly what
+// url.ParseQuery refuses.
+func FuzzMalformedQuery(f *testing.F) {
+	for _, s := range []string{"", "a=b", "a=%zz", "a=%4", "a=%41", "%", "a;b", "a=b;c", "%GG=1", "k=%e2%82%ac", "&&=", "a=b&%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		_, err := url.ParseQuery(raw)
+		if got := malformedQuery(raw); (got != "") != (err != nil) {
+			t.Fatalf("malformedQuery(%q) = %q, url.ParseQuery error %v", raw, got, err)
+		}
+	})
+}

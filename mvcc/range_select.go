@@ -3,7 +3,6 @@ package mvcc
 import (
 	"bytes"
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
 )
@@ -76,11 +75,11 @@ func (l *ReadLimits) charge(n int) error {
 // its value) until the walk ends and the values can be read without
 // holding the index.
 type selection struct {
-	o     *RangeOptions
 	limit int // 0: every key
-	// keep bounds what a range without a limit collects: MaxKeys+1, so
+	// keep bounds what a range without a limit collects: maxKeys+1, so
 	// that one more than allowed is noticed. 0: no bound.
-	keep int
+	keep    int
+	maxKeys int64
 	// window, when not 0, is how many keys, from the first in key order,
 	// may be returned at all: etcd sorts only the first limit+1 keys of an
 	// unfiltered range when the target is not the key and the order is
@@ -95,10 +94,11 @@ type selection struct {
 	matched int
 }
 
-func newSelection(o *RangeOptions) *selection {
-	s := &selection{o: o, limit: int(o.Limit)}
+func newSelection(o *RangeOptions) selection {
+	s := selection{limit: int(o.Limit)}
 	if o.Limit == 0 && o.Limits != nil && o.Limits.MaxKeys > 0 {
-		s.keep = int(o.Limits.MaxKeys) + 1
+		s.maxKeys = o.Limits.MaxKeys
+		s.keep = int(s.maxKeys) + 1
 	}
 	filtered := o.MinModRevision != 0 || o.MaxModRevision != 0 || o.MinCreateRevision != 0 || o.MaxCreateRevision != 0
 	if o.SortOrder == SortNone && !filtered && o.Limit > 0 {
@@ -110,7 +110,9 @@ func newSelection(o *RangeOptions) *selection {
 	}
 	s.ascending = o.SortTarget == SortByKey && order != SortDescend
 	s.byValue = o.SortTarget == SortByValue
-	s.best.before = rankOrder(o.SortTarget, order)
+	if !s.ascending {
+		s.best.before = rankOrder(o.SortTarget, order)
+	}
 	return s
 }
 
@@ -137,7 +139,7 @@ func (s *selection) offer(kr keyRev) {
 // left matching keys out.
 func (s *selection) result(v view) ([]keyRev, bool, error) {
 	if s.keep > 0 && s.matched >= s.keep {
-		return nil, false, &TooLargeError{MaxKeys: s.o.Limits.MaxKeys}
+		return nil, false, &TooLargeError{MaxKeys: s.maxKeys}
 	}
 	more := s.limit > 0 && s.matched > s.limit
 	if s.ascending {
@@ -213,8 +215,10 @@ func rankOrder(target SortTarget, order SortOrder) func(a, b ranked) int {
 	}
 }
 
-// rankHeap keeps the best n candidates seen: a heap whose root is the
-// worst kept, which a better newcomer replaces.
+// rankHeap keeps the best n candidates seen: a binary heap whose root is
+// the worst kept, which a better newcomer replaces. (Hand-written rather
+// than container/heap, whose interface would move every range's selection
+// to the heap.)
 type rankHeap struct {
 	items  []ranked
 	before func(a, b ranked) int
@@ -224,21 +228,43 @@ type rankHeap struct {
 // for limit 0).
 func (h *rankHeap) offer(c ranked, limit int) {
 	if limit == 0 || len(h.items) <= limit {
-		heap.Push(h, c)
+		h.items = append(h.items, c)
+		h.up(len(h.items) - 1)
 		return
 	}
 	if h.before(c, h.items[0]) < 0 {
 		h.items[0] = c
-		heap.Fix(h, 0)
+		h.down(0)
 	}
 }
 
-func (h *rankHeap) Len() int           { return len(h.items) }
-func (h *rankHeap) Less(i, j int) bool { return h.before(h.items[i], h.items[j]) > 0 }
-func (h *rankHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *rankHeap) Push(x any)         { h.items = append(h.items, x.(ranked)) }
-func (h *rankHeap) Pop() any {
-	last := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return last
+// worse reports whether item i ranks after item j: the root is the worst.
+func (h *rankHeap) worse(i, j int) bool { return h.before(h.items[i], h.items[j]) > 0 }
+
+func (h *rankHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.worse(i, parent) {
+			return
+		}
+		h.items[i], h.items[parent] = h.items[parent], h.items[i]
+		i = parent
+	}
+}
+
+func (h *rankHeap) down(i int) {
+	for {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(h.items) && h.worse(l, worst) {
+			worst = l
+		}
+		if r < len(h.items) && h.worse(r, worst) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h.items[i], h.items[worst] = h.items[worst], h.items[i]
+		i = worst
+	}
 }
