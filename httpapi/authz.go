@@ -71,6 +71,30 @@ func streamEndReason(err error) string {
 	return "permission denied"
 }
 
+// authenticator is an Authorizer that can tell whether a request carries
+// valid credentials before anything of it but its head is read.
+type authenticator interface {
+	Authenticate(r *http.Request) error
+}
+
+// authenticate refuses a request without valid credentials before its
+// body is read, so that a client without a token cannot make the server
+// receive and hold bodies. What the request may touch is decided later,
+// by authorize, once the handler knows it.
+func (h *Handler) authenticate(next http.Handler) http.Handler {
+	a, ok := h.cfg.Authorizer.(authenticator)
+	if !ok {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.Authenticate(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // allowAll is the Authorizer when auth is not configured.
 type allowAll struct{}
 

@@ -58,11 +58,11 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Counted as a stream: Close ends it, and waits for it.
-	if !h.streamStarts() {
+	if !h.streams.start() {
 		h.writeError(w, r, watch.ErrClosed)
 		return
 	}
-	defer h.streams.Done()
+	defer h.streams.end()
 	snap, err := h.openSnapshot()
 	if err != nil {
 		h.writeError(w, r, err)
@@ -79,7 +79,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 
 	sw := &snapshotWriter{
 		w: w, rc: http.NewResponseController(w), timeout: h.cfg.SnapshotWriteTimeout,
-		gone: r.Context().Done(), stop: h.stop,
+		gone: r.Context().Done(), stop: h.streams.stop,
 	}
 	// The connection may serve further requests: no deadline of this
 	// response may linger on it.

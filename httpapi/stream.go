@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"runtime"
@@ -10,9 +12,10 @@ import (
 	"github.com/httpkv/httpkv/watch"
 )
 
-// streamWriteTimeout bounds one write to a hijacked watch connection: a
-// client that takes no bytes for this long is treated as gone, so that a
-// stuck client cannot hold a stream (or shutdown) forever.
+// streamWriteTimeout bounds each send on a watch stream, over a hijacked
+// HTTP/1 connection or an HTTP/2 stream: a client that takes no bytes for
+// this long is treated as gone, so that a stuck client cannot hold a
+// stream forever. (Shutdown does not wait for it: see Handler.Shutdown.)
 const streamWriteTimeout = 30 * time.Second
 
 // streamSink is where a watch stream writes.
@@ -33,11 +36,17 @@ type responseSink struct {
 	done <-chan struct{}
 }
 
+// send writes under a deadline, and lifts it once the bytes are out: an
+// HTTP/2 stream whose deadline passes while it is idle is reset.
 func (s *responseSink) send(b []byte) bool {
-	if _, err := s.w.Write(b); err != nil {
+	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return false
 	}
-	return s.rc.Flush() == nil
+	if _, err := s.w.Write(b); err != nil || s.rc.Flush() != nil {
+		return false
+	}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return true
 }
 
 func (s *responseSink) gone() <-chan struct{} { return s.done }
@@ -164,7 +173,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 		select {
 		case <-sink.gone():
 			return
-		case <-h.stop:
+		case <-h.streams.stop:
 			final(&watch.Response{Canceled: true, CancelReason: "shutting down"})
 			return
 		case <-keepAlive.C:
@@ -225,28 +234,21 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	}
 }
 
-// streamStarts counts a new watch stream in, unless the handler is
-// closing.
-func (h *Handler) streamStarts() bool {
-	h.streamsMu.Lock()
-	defer h.streamsMu.Unlock()
-	if h.closing {
-		return false
-	}
-	h.streams.Add(1)
-	return true
-}
-
 // Close ends every open watch stream with a canceled message ("shutting
 // down") and waits for them all, those that took their connection over
 // included. New watches answer 503 from then on. It is safe to call more
-// than once.
+// than once, and after Shutdown.
 func (h *Handler) Close() {
-	h.streamsMu.Lock()
-	if !h.closing {
-		h.closing = true
-		close(h.stop)
-	}
-	h.streamsMu.Unlock()
-	h.streams.Wait()
+	h.streams.beginClose()
+	_ = h.streams.wait(context.Background())
+}
+
+// Shutdown is Close with a grace period: it waits for the streams until
+// ctx is done, then closes the HTTP/1 connections streams took over, so
+// that they end whatever their clients do, and returns ctx's error. A
+// stream over HTTP/2 still sending then is cut by closing the server
+// (http.Server.Close), after which Close returns promptly.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.streams.beginClose()
+	return h.streams.wait(ctx)
 }

@@ -9,6 +9,11 @@ import (
 //go:embed static
 var static embed.FS
 
+// ContentSecurityPolicy is the console's: its own script and style only,
+// and no page may frame it (a framed console holding a token could be
+// clicked through by the page around it).
+const ContentSecurityPolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"
+
 // Handler serves the console.
 //
 //	@Summary		The web console
@@ -26,8 +31,11 @@ func Handler() http.Handler {
 	}
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", ContentSecurityPolicy)
+		// For browsers that do not know frame-ancestors.
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("X-Content-Type-Options", "nosniff")
 		files.ServeHTTP(w, r)
 	})
 }

@@ -24,6 +24,12 @@ func TestHandlerServesConsole(t *testing.T) {
 			if rec.Code != http.StatusOK || !strings.Contains(rec.Header().Get("Content-Type"), tt.contentType) || !strings.Contains(string(body), tt.contains) {
 				t.Fatalf("GET %s = %d %q (%d bytes), want 200 %s containing %q", tt.path, rec.Code, rec.Header().Get("Content-Type"), len(body), tt.contentType, tt.contains)
 			}
+			hd := rec.Header()
+			if csp := hd.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") ||
+				hd.Get("X-Frame-Options") != "DENY" || hd.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("GET %s: CSP %q, X-Frame-Options %q, X-Content-Type-Options %q; want frame-ancestors 'none', DENY, nosniff",
+					tt.path, csp, hd.Get("X-Frame-Options"), hd.Get("X-Content-Type-Options"))
+			}
 		})
 	}
 }

@@ -511,6 +511,12 @@ type ErrorBody struct {
 	// Kv With precondition_failed: the key as it is now, if it exists.
 	Kv *KeyValue `json:"kv,omitempty"`
 
+	// MaxKeys With a txn range without a limit that matched too many keys: the bound.
+	MaxKeys *int64 `json:"max_keys,omitempty"`
+
+	// MaxResponseBytes With an answer too large: the bound on its key and value bytes.
+	MaxResponseBytes *int64 `json:"max_response_bytes,omitempty"`
+
 	// Message Human-readable text; it never names other users' keys or permissions.
 	//
 	// Example: key not found
@@ -767,15 +773,20 @@ type RangeOp struct {
 	// Key key or key_base64 is required.
 	//
 	// Example: a
-	Key               *string `json:"key,omitempty"`
-	KeyBase64         *[]byte `json:"key_base64,omitempty"`
-	KeysOnly          *bool   `json:"keys_only,omitempty"`
-	Limit             *int64  `json:"limit,omitempty"`
-	MaxCreateRevision *int64  `json:"max_create_revision,omitempty"`
-	MaxModRevision    *int64  `json:"max_mod_revision,omitempty"`
-	MinCreateRevision *int64  `json:"min_create_revision,omitempty"`
-	MinModRevision    *int64  `json:"min_mod_revision,omitempty"`
-	Prefix            *bool   `json:"prefix,omitempty"`
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+	KeysOnly  *bool   `json:"keys_only,omitempty"`
+
+	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range
+	// that then matches more than 10000 keys fails the txn (400). The ranges
+	// of one txn together return at most --max-response-bytes of keys and
+	// values.
+	Limit             *int64 `json:"limit,omitempty"`
+	MaxCreateRevision *int64 `json:"max_create_revision,omitempty"`
+	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
+	MinCreateRevision *int64 `json:"min_create_revision,omitempty"`
+	MinModRevision    *int64 `json:"min_mod_revision,omitempty"`
+	Prefix            *bool  `json:"prefix,omitempty"`
 
 	// RangeEnd At most one of range_end, prefix and from_key.
 	RangeEnd       *string            `json:"range_end,omitempty"`
@@ -1059,7 +1070,7 @@ type ListKeysParams struct {
 	// Limit Keys per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// PageToken next_page_token of the previous page of the same range.
+	// PageToken next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400.
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// SortTarget What to sort by; key by default.
@@ -5967,6 +5978,8 @@ type AddRoleResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6003,6 +6016,11 @@ func (r AddRoleResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AddRoleResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddRoleResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6327,6 +6345,8 @@ type GrantPermissionResponse struct {
 	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6363,6 +6383,11 @@ func (r GrantPermissionResponse) GetJSON404() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GrantPermissionResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GrantPermissionResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6645,6 +6670,8 @@ type AddUserResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6681,6 +6708,11 @@ func (r AddUserResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AddUserResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddUserResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6915,6 +6947,8 @@ type ChangePasswordResponse struct {
 	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6951,6 +6985,11 @@ func (r ChangePasswordResponse) GetJSON404() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ChangePasswordResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ChangePasswordResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7197,6 +7236,8 @@ type CompactResponse struct {
 	JSON410 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7235,6 +7276,11 @@ func (r CompactResponse) GetJSON410() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CompactResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CompactResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7920,6 +7966,8 @@ type PutKeyResponse struct {
 	JSON412 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7967,6 +8015,11 @@ func (r PutKeyResponse) GetJSON412() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PutKeyResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutKeyResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8112,6 +8165,8 @@ type GrantLeaseResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8147,6 +8202,11 @@ func (r GrantLeaseResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GrantLeaseResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GrantLeaseResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8657,6 +8717,8 @@ type RunTxnResponse struct {
 	JSON410 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8702,6 +8764,11 @@ func (r RunTxnResponse) GetJSON410() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r RunTxnResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RunTxnResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -10121,6 +10188,13 @@ func ParseAddRoleResponse(rsp *http.Response) (*AddRoleResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10445,6 +10519,13 @@ func ParseGrantPermissionResponse(rsp *http.Response) (*GrantPermissionResponse,
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10721,6 +10802,13 @@ func ParseAddUserResponse(rsp *http.Response) (*AddUserResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10963,6 +11051,13 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -11213,6 +11308,13 @@ func ParseCompactResponse(rsp *http.Response) (*CompactResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -11953,6 +12055,13 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12144,6 +12253,13 @@ func ParseGrantLeaseResponse(rsp *http.Response) (*GrantLeaseResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -12669,6 +12785,13 @@ func ParseRunTxnResponse(rsp *http.Response) (*RunTxnResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error

@@ -12,6 +12,17 @@ function text(obj, field) {
   if (obj[field + "_base64"] !== undefined) return "base64:" + obj[field + "_base64"];
   return "";
 }
+// keyId names a key unambiguously: the key "base64:/w==" and the byte
+// 0xff both show as "base64:/w==".
+function keyId(kv) {
+  return kv.key !== undefined ? "s:" + kv.key : "b:" + kv.key_base64;
+}
+// keyURL is where a key is deleted: its path, or, for bytes that are not
+// UTF-8, the range selector given in base64.
+function keyURL(kv) {
+  if (kv.key !== undefined) return "/v1/kv/" + encodeURIComponent(kv.key);
+  return "/v1/kv?" + new URLSearchParams({ key_base64: kv.key_base64 });
+}
 
 async function api(method, path, body) {
   const res = await fetch(path, { method, headers: headers(), body });
@@ -23,6 +34,7 @@ async function api(method, path, body) {
 function row(kv) {
   const tr = document.createElement("tr");
   tr.dataset.key = text(kv, "key");
+  tr.dataset.id = keyId(kv);
   for (const v of [text(kv, "key"), text(kv, "value"), kv.mod_revision, kv.version, kv.lease || ""]) {
     const td = document.createElement("td");
     td.textContent = v;
@@ -31,7 +43,7 @@ function row(kv) {
   const del = document.createElement("button");
   del.className = "del";
   del.textContent = "delete";
-  del.onclick = () => api("DELETE", "/v1/kv/" + encodeURIComponent(tr.dataset.key)).catch(show);
+  del.onclick = () => api("DELETE", keyURL(kv)).catch(show);
   const td = document.createElement("td");
   td.append(del);
   tr.append(td);
@@ -76,7 +88,7 @@ function apply(ev, rev) {
   li.className = ev.type;
   li.textContent = `${rev} ${ev.type} ${key}` + (ev.type === "put" ? ` = ${text(ev.kv, "value")}` : "");
   $("events").prepend(li);
-  const old = [...$("keys").children].find((tr) => tr.dataset.key === key);
+  const old = [...$("keys").children].find((tr) => tr.dataset.id === keyId(ev.kv));
   if (ev.type === "delete") { old?.remove(); return; }
   const tr = row(ev.kv);
   tr.className = "changed";

@@ -780,6 +780,16 @@ export interface components {
             /** @description With precondition_failed: the key as it is now, if it exists. */
             kv?: components["schemas"]["KeyValue"];
             /**
+             * Format: int64
+             * @description With a txn range without a limit that matched too many keys: the bound.
+             */
+            max_keys?: number;
+            /**
+             * Format: int64
+             * @description With an answer too large: the bound on its key and value bytes.
+             */
+            max_response_bytes?: number;
+            /**
              * @description Human-readable text; it never names other users' keys or permissions.
              * @example key not found
              */
@@ -1017,7 +1027,13 @@ export interface components {
             /** Format: byte */
             key_base64?: string;
             keys_only?: boolean;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description At most this many keys; 0 or none: every key, as in etcd, but a range
+             *     that then matches more than 10000 keys fails the txn (400). The ranges
+             *     of one txn together return at most --max-response-bytes of keys and
+             *     values.
+             */
             limit?: number;
             /** Format: int64 */
             max_create_revision?: number;
@@ -1666,6 +1682,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -1908,6 +1933,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -2110,7 +2144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too_many_requests: too many failed attempts; try again later. */
+            /** @description too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2260,6 +2294,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2502,6 +2545,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2763,6 +2815,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -2967,7 +3028,7 @@ export interface operations {
                 revision?: number;
                 /** @description Keys per page. */
                 limit?: number;
-                /** @description next_page_token of the previous page of the same range. */
+                /** @description next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400. */
                 page_token?: string;
                 /** @description What to sort by; key by default. */
                 sort_target?: "key" | "version" | "create" | "mod" | "value";
@@ -3003,7 +3064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListResponse"];
                 };
             };
-            /** @description invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one. */
+            /** @description invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3385,6 +3446,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -3612,6 +3682,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4023,7 +4102,7 @@ export interface operations {
                     "application/json": components["schemas"]["TxnResponse"];
                 };
             };
-            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one. */
+            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4072,6 +4151,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
