@@ -49,8 +49,8 @@ func TestHandlerServesConsole(t *testing.T) {
 			if strings.Contains(csp, "unsafe") {
 				t.Errorf("GET %s: Content-Security-Policy %q allows something unsafe", tt.path, csp)
 			}
-			if got := rec.Header().Get("X-Frame-Options"); got != "DENY" {
-				t.Errorf("GET %s: X-Frame-Options = %q, want DENY", tt.path, got)
+			if xfo, nosniff := rec.Header().Get("X-Frame-Options"), rec.Header().Get("X-Content-Type-Options"); xfo != "DENY" || nosniff != "nosniff" {
+				t.Errorf("GET %s: X-Frame-Options %q, X-Content-Type-Options %q; want DENY, nosniff", tt.path, xfo, nosniff)
 			}
 		})
 	}

@@ -125,11 +125,17 @@ export class Live {
     es.addEventListener("compacted", mine(() => this.compacted()));
     es.addEventListener("canceled", mine((e) => {
       const reason = safeParse(e.data).reason || "canceled";
-      // A server shutting down comes back; the browser reconnects by itself.
-      if (/shutting down/i.test(reason)) this.setState("reconnecting", "the server restarts");
-      else {
+      if (/shutting down/i.test(reason)) {
+        // The server comes back; the browser reconnects by itself.
+        this.setState("reconnecting", "the server restarts");
+      } else if (/permission denied/i.test(reason)) {
         this.stop();
         this.setState("stopped", reason);
+      } else {
+        // The stream ended with its token (expired, revoked, auth turned
+        // on or off): go on from where it was with the session's token,
+        // or find out why not.
+        this.retry();
       }
     }));
     es.addEventListener("error", mine(() => {
