@@ -85,6 +85,7 @@ export function createBrowse(app, loc) {
   function refreshRow(e, flash) {
     const li = rows.get(e.id);
     if (!li) return;
+    observer.unobserve(li);
     const fresh = row(e);
     li.replaceWith(fresh);
     if (flash) fresh.classList.add("changed");

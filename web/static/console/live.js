@@ -95,7 +95,7 @@ export class Live {
     // An open stream that covers every range and has not gone past any
     // subscriber's start serves them all.
     if (this.es && sameRange(want, this.range) && start > this.lastId) return;
-    this.open(want, start);
+    this.open(want, start, "connecting");
   }
 
   stop() {
@@ -104,13 +104,15 @@ export class Live {
     this.es = null;
   }
 
-  open(range, start) {
+  // open starts a stream over range from revision start; state says why:
+  // "connecting" to follow other ranges, "reconnecting" after a failure.
+  open(range, start, state) {
     this.stop();
     this.range = range;
     this.lastId = start - 1;
     const es = new EventSource(this.url(range, start));
     this.es = es;
-    this.setState(this.state.name === "idle" ? "connecting" : "reconnecting");
+    this.setState(state);
     const mine = (fn) => (e) => {
       if (this.es === es) fn(e);
     };
@@ -199,7 +201,7 @@ export class Live {
       }
       if (this.subs.size === 0) return;
       const start = Math.min(this.lastId + 1, ...[...this.subs].map((s) => s.next));
-      this.open(cover([...this.subs].map((s) => s.range)), start);
+      this.open(cover([...this.subs].map((s) => s.range)), start, "reconnecting");
     }, this.backoff);
     this.backoff = Math.min(MAX_BACKOFF, this.backoff * 2);
   }
