@@ -6,7 +6,7 @@
 
 import { display, fromWire, id } from "./bytes.js";
 import { asText } from "./conflict.js";
-import { h, clear, uid } from "./dom.js";
+import { h, clear, table, uid } from "./dom.js";
 import { prefix, single } from "./range.js";
 import { href } from "./router.js";
 import { restore } from "./restore.js";
@@ -28,15 +28,7 @@ export function createDeleted(app, ctx) {
     summary,
     h("div", { class: "toolbar" }, h("a", { class: "button", href: href("keys", { f: ctx.folder, ...ctx.common }) }, "Close")),
     problem,
-    h("div", { class: "table-wrap" },
-      h("table", { class: "events" },
-        h("caption", { class: "visually-hidden" }, "Keys deleted and not created again, latest deletion first"),
-        h("thead", {}, h("tr", {},
-          h("th", { scope: "col" }, "Key"),
-          h("th", { scope: "col" }, "Deleted at revision"),
-          h("th", { scope: "col" }, "Last value"),
-          h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
-        rows)),
+    table("Keys deleted and not created again, latest deletion first", ["Key", "Deleted at revision", "Last value", "(Actions)"], rows),
     more);
 
   const seen = new Set();

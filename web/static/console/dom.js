@@ -143,3 +143,17 @@ export function tabs(label, choices, selected, onSelect) {
   list.append(...buttons);
   return list;
 }
+
+/**
+ * table makes a scrollable table of rows (a tbody) under a caption read
+ * only by screen readers. columns are header texts; a column written as
+ * "(Actions)" is named for screen readers only.
+ */
+export function table(caption, columns, rows) {
+  const th = (c) => h("th", { scope: "col" }, /^\(.*\)$/.test(c) ? h("span", { class: "visually-hidden" }, c.slice(1, -1)) : c);
+  return h("div", { class: "table-wrap" },
+    h("table", { class: "events" },
+      h("caption", { class: "visually-hidden" }, caption),
+      h("thead", {}, h("tr", {}, columns.filter((c) => c !== null).map(th))),
+      rows));
+}

@@ -5,7 +5,7 @@
 
 import { display, fromWire } from "./bytes.js";
 import { asText } from "./conflict.js";
-import { h, clear, uid } from "./dom.js";
+import { h, clear, table, uid } from "./dom.js";
 import { diffLines, renderDiff } from "./diff.js";
 import { single } from "./range.js";
 import { href } from "./router.js";
@@ -40,18 +40,7 @@ export function createHistory(app, ctx) {
     h("div", { class: "toolbar" }, back, compareBtn),
     problem,
     diffArea,
-    h("div", { class: "table-wrap" },
-      h("table", { class: "events" },
-        h("caption", { class: "visually-hidden" }, "Changes, newest first"),
-        h("thead", {}, h("tr", {},
-          h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Compare")),
-          h("th", { scope: "col" }, "Revision"),
-          h("th", { scope: "col" }, "Change"),
-          oneKey ? null : h("th", { scope: "col" }, "Key"),
-          h("th", { scope: "col" }, "Version"),
-          h("th", { scope: "col" }, "Value"),
-          h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
-        rows)),
+    table("Changes, newest first", ["(Compare)", "Revision", "Change", oneKey ? null : "Key", "Version", "Value", "(Actions)"], rows),
     more);
 
   let token = "";

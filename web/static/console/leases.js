@@ -4,7 +4,7 @@
 
 import { display, fromBase64, utf8 } from "./bytes.js";
 import { confirm, notify } from "./dialog.js";
-import { h, clear, duration, field, focusHeading, num } from "./dom.js";
+import { h, clear, duration, field, focusHeading, num, table } from "./dom.js";
 import { remaining } from "./leasebadge.js";
 import { href } from "./router.js";
 
@@ -43,15 +43,7 @@ export function mountLeases(container, app, params) {
   clear(container, h("section", { class: "leases", "aria-labelledby": "leases-h" },
     h("h2", { id: "leases-h" }, "Leases"),
     grant, summary, problem,
-    h("div", { class: "table-wrap" },
-      h("table", { class: "events" },
-        h("caption", { class: "visually-hidden" }, "Leases and the time they have left"),
-        h("thead", {}, h("tr", {},
-          h("th", { scope: "col" }, "Lease ID"),
-          h("th", { scope: "col" }, "Time left"),
-          h("th", { scope: "col" }, "Granted TTL"),
-          h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
-        rows))));
+    table("Leases and the time they have left", ["Lease ID", "Time left", "Granted TTL", "(Actions)"], rows)));
   focusHeading(container);
 
   const leases = new Map(); // id -> {ttl, granted, at, tr, left, meter, keys}
