@@ -3,7 +3,9 @@
 //
 // With no arguments it serves on 127.0.0.1:2378 with its data in
 // ./httpkv.data; every flag is also read from the environment (HTTPKV_
-// and the flag's name in upper snake case). Subcommands: "httpkv bench"
-// is the load tool, "httpkv health" checks a running server, "httpkv
-// snapshot" saves, describes and restores backups.
+// and the flag's name in upper snake case). Subcommands (commands.go, the
+// table the usage lists): "httpkv health" checks a running server,
+// "httpkv snapshot" saves, describes and restores backups, "httpkv
+// bench" is the load tool. "httpkv --help" and "httpkv COMMAND --help"
+// print the usage and exit 0.
 package main

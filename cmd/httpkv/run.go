@@ -29,15 +29,15 @@ const version = "0.1.0"
 // contract says: stop accepting, end watch streams with a canceled event,
 // finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "health" {
-		return runHealth(ctx, args[1:], stdout, stderr)
+	if c, ok := findCommand(args); ok {
+		return c.run(ctx, args[1:], getenv, stdout, stderr)
 	}
-	if len(args) > 0 && args[0] == "snapshot" {
-		return runSnapshot(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 && isHelp(args[0]) {
+		return serverHelp(getenv, stdout)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return err
+		return helpRequested(err)
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
