@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -151,24 +152,6 @@ func (e ErrorBodyCode) Valid() bool {
 	}
 }
 
-// Defines values for EventType.
-const (
-	Delete EventType = "delete"
-	Put    EventType = "put"
-)
-
-// Valid indicates whether the value is a known member of the EventType enum.
-func (e EventType) Valid() bool {
-	switch e {
-	case Delete:
-		return true
-	case Put:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PermissionType.
 const (
 	PermissionTypeRead      PermissionType = "read"
@@ -274,27 +257,93 @@ func (e StatusAlarms) Valid() bool {
 	}
 }
 
-// Defines values for WatchMessageType.
+// Defines values for WatchCanceledType.
 const (
-	WatchMessageTypeCanceled  WatchMessageType = "canceled"
-	WatchMessageTypeCompacted WatchMessageType = "compacted"
-	WatchMessageTypeCreated   WatchMessageType = "created"
-	WatchMessageTypeEvents    WatchMessageType = "events"
-	WatchMessageTypeProgress  WatchMessageType = "progress"
+	Canceled WatchCanceledType = "canceled"
 )
 
-// Valid indicates whether the value is a known member of the WatchMessageType enum.
-func (e WatchMessageType) Valid() bool {
+// Valid indicates whether the value is a known member of the WatchCanceledType enum.
+func (e WatchCanceledType) Valid() bool {
 	switch e {
-	case WatchMessageTypeCanceled:
+	case Canceled:
 		return true
-	case WatchMessageTypeCompacted:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchCompactedType.
+const (
+	WatchCompactedTypeCompacted WatchCompactedType = "compacted"
+)
+
+// Valid indicates whether the value is a known member of the WatchCompactedType enum.
+func (e WatchCompactedType) Valid() bool {
+	switch e {
+	case WatchCompactedTypeCompacted:
 		return true
-	case WatchMessageTypeCreated:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchCreatedType.
+const (
+	Created WatchCreatedType = "created"
+)
+
+// Valid indicates whether the value is a known member of the WatchCreatedType enum.
+func (e WatchCreatedType) Valid() bool {
+	switch e {
+	case Created:
 		return true
-	case WatchMessageTypeEvents:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchEventType.
+const (
+	Delete WatchEventType = "delete"
+	Put    WatchEventType = "put"
+)
+
+// Valid indicates whether the value is a known member of the WatchEventType enum.
+func (e WatchEventType) Valid() bool {
+	switch e {
+	case Delete:
 		return true
-	case WatchMessageTypeProgress:
+	case Put:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchEventsType.
+const (
+	Events WatchEventsType = "events"
+)
+
+// Valid indicates whether the value is a known member of the WatchEventsType enum.
+func (e WatchEventsType) Valid() bool {
+	switch e {
+	case Events:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchProgressType.
+const (
+	Progress WatchProgressType = "progress"
+)
+
+// Valid indicates whether the value is a known member of the WatchProgressType enum.
+func (e WatchProgressType) Valid() bool {
+	switch e {
+	case Progress:
 		return true
 	default:
 		return false
@@ -493,11 +542,6 @@ type DeleteResponse struct {
 // Empty defines model for Empty.
 type Empty = map[string]interface{}
 
-// Error defines model for Error.
-type Error struct {
-	Error ErrorBody `json:"error"`
-}
-
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	// Code The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
@@ -531,18 +575,10 @@ type ErrorBody struct {
 // Example: key_not_found
 type ErrorBodyCode string
 
-// Event defines model for Event.
-type Event struct {
-	// Kv The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
-	Kv KeyValue `json:"kv"`
-
-	// PrevKv With prev_kv=true: the key before the change, if it existed.
-	PrevKv *KeyValue `json:"prev_kv,omitempty"`
-	Type   EventType `json:"type"`
+// ErrorResponse defines model for ErrorResponse.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
 }
-
-// EventType defines model for Event.Type.
-type EventType string
 
 // GetResponse defines model for GetResponse.
 type GetResponse struct {
@@ -569,7 +605,7 @@ type HistoryResponse struct {
 	CompactRevision int64 `json:"compact_revision"`
 
 	// Events The events of this page, in revision order (newest first with order=descend).
-	Events []Event        `json:"events"`
+	Events []WatchEvent   `json:"events"`
 	Header ResponseHeader `json:"header"`
 
 	// More Whether the window may hold events beyond this page (a page stopped early may hold none).
@@ -699,7 +735,7 @@ type Permission struct {
 	Key       *string `json:"key,omitempty"`
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
 
-	// RangeEnd The end of the range; absent for a single key, "\u0000" for every key >= key.
+	// RangeEnd The end of the range; absent for a single key, and a single zero byte for every key >= key.
 	RangeEnd       *string        `json:"range_end,omitempty"`
 	RangeEndBase64 *[]byte        `json:"range_end_base64,omitempty"`
 	Type           PermissionType `json:"type"`
@@ -777,10 +813,7 @@ type RangeOp struct {
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
 	KeysOnly  *bool   `json:"keys_only,omitempty"`
 
-	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range
-	// that then matches more than 10000 keys fails the txn (400). The ranges
-	// of one txn together return at most --max-response-bytes of keys and
-	// values.
+	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
 	Limit             *int64 `json:"limit,omitempty"`
 	MaxCreateRevision *int64 `json:"max_create_revision,omitempty"`
 	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
@@ -920,29 +953,82 @@ type UserList struct {
 	Users []string `json:"users"`
 }
 
-// WatchMessage defines model for WatchMessage.
-type WatchMessage struct {
-	// CompactRevision compacted: the compact revision; the history the watch needs is gone and the stream ends.
-	CompactRevision *int64 `json:"compact_revision,omitempty"`
-
-	// Events events: every event of one revision that matches the watch, in order.
-	Events *[]Event `json:"events,omitempty"`
-
-	// Header Every message but canceled: for created and progress the store's revision, for events the revision of its events, for compacted the store's revision.
-	Header *ResponseHeader `json:"header,omitempty"`
-
-	// Reason canceled: why the server ended the stream (permission denied, shutting down).
-	Reason *string `json:"reason,omitempty"`
-
-	// StartRevision created: the first revision the watch reports.
-	StartRevision *int64 `json:"start_revision,omitempty"`
-
-	// Type NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
-	Type *WatchMessageType `json:"type,omitempty"`
+// WatchCanceled defines model for WatchCanceled.
+type WatchCanceled struct {
+	// Reason Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied.
+	Reason string            `json:"reason"`
+	Type   WatchCanceledType `json:"type"`
 }
 
-// WatchMessageType NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
-type WatchMessageType string
+// WatchCanceledType defines model for WatchCanceled.Type.
+type WatchCanceledType string
+
+// WatchCompacted defines model for WatchCompacted.
+type WatchCompacted struct {
+	// CompactRevision The compact revision: list again, and watch from the list's revision + 1.
+	CompactRevision int64 `json:"compact_revision"`
+
+	// Header The store's revision.
+	Header ResponseHeader     `json:"header"`
+	Type   WatchCompactedType `json:"type"`
+}
+
+// WatchCompactedType defines model for WatchCompacted.Type.
+type WatchCompactedType string
+
+// WatchCreated defines model for WatchCreated.
+type WatchCreated struct {
+	// Header The revision the stream is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise.
+	Header ResponseHeader `json:"header"`
+
+	// StartRevision The first revision the watch reports.
+	StartRevision int64            `json:"start_revision"`
+	Type          WatchCreatedType `json:"type"`
+}
+
+// WatchCreatedType defines model for WatchCreated.Type.
+type WatchCreatedType string
+
+// WatchEvent defines model for WatchEvent.
+type WatchEvent struct {
+	// Kv The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
+	Kv KeyValue `json:"kv"`
+
+	// PrevKv With prev_kv=true: the key before the change, if it existed.
+	PrevKv *KeyValue      `json:"prev_kv,omitempty"`
+	Type   WatchEventType `json:"type"`
+}
+
+// WatchEventType defines model for WatchEvent.Type.
+type WatchEventType string
+
+// WatchEvents defines model for WatchEvents.
+type WatchEvents struct {
+	// Events Every event of that revision that matches the watch, in order: a txn is never split.
+	Events []WatchEvent `json:"events"`
+
+	// Header The revision of the events.
+	Header ResponseHeader  `json:"header"`
+	Type   WatchEventsType `json:"type"`
+}
+
+// WatchEventsType defines model for WatchEvents.Type.
+type WatchEventsType string
+
+// WatchMessage defines model for WatchMessage.
+type WatchMessage struct {
+	union json.RawMessage
+}
+
+// WatchProgress defines model for WatchProgress.
+type WatchProgress struct {
+	// Header Every event up to this revision has been sent.
+	Header ResponseHeader    `json:"header"`
+	Type   WatchProgressType `json:"type"`
+}
+
+// WatchProgressType defines model for WatchProgress.Type.
+type WatchProgressType string
 
 // WatcherCounts defines model for WatcherCounts.
 type WatcherCounts struct {
@@ -1215,6 +1301,215 @@ type GrantLeaseJSONRequestBody = LeaseGrantRequest
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
 
+// AsWatchCanceled returns the union data inside the WatchMessage as a WatchCanceled
+func (t WatchMessage) AsWatchCanceled() (WatchCanceled, error) {
+	var body WatchCanceled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCanceled overwrites any union data inside the WatchMessage as the provided WatchCanceled
+func (t *WatchMessage) FromWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCanceled performs a merge with any union data inside the WatchMessage, using the provided WatchCanceled
+func (t *WatchMessage) MergeWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCompacted returns the union data inside the WatchMessage as a WatchCompacted
+func (t WatchMessage) AsWatchCompacted() (WatchCompacted, error) {
+	var body WatchCompacted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCompacted overwrites any union data inside the WatchMessage as the provided WatchCompacted
+func (t *WatchMessage) FromWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCompacted performs a merge with any union data inside the WatchMessage, using the provided WatchCompacted
+func (t *WatchMessage) MergeWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCreated returns the union data inside the WatchMessage as a WatchCreated
+func (t WatchMessage) AsWatchCreated() (WatchCreated, error) {
+	var body WatchCreated
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCreated overwrites any union data inside the WatchMessage as the provided WatchCreated
+func (t *WatchMessage) FromWatchCreated(v WatchCreated) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCreated performs a merge with any union data inside the WatchMessage, using the provided WatchCreated
+func (t *WatchMessage) MergeWatchCreated(v WatchCreated) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchEvents returns the union data inside the WatchMessage as a WatchEvents
+func (t WatchMessage) AsWatchEvents() (WatchEvents, error) {
+	var body WatchEvents
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchEvents overwrites any union data inside the WatchMessage as the provided WatchEvents
+func (t *WatchMessage) FromWatchEvents(v WatchEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchEvents performs a merge with any union data inside the WatchMessage, using the provided WatchEvents
+func (t *WatchMessage) MergeWatchEvents(v WatchEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchProgress returns the union data inside the WatchMessage as a WatchProgress
+func (t WatchMessage) AsWatchProgress() (WatchProgress, error) {
+	var body WatchProgress
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchProgress overwrites any union data inside the WatchMessage as the provided WatchProgress
+func (t *WatchMessage) FromWatchProgress(v WatchProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchProgress performs a merge with any union data inside the WatchMessage, using the provided WatchProgress
+func (t *WatchMessage) MergeWatchProgress(v WatchProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WatchMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WatchMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "canceled":
+		return t.AsWatchCanceled()
+	case "compacted":
+		return t.AsWatchCompacted()
+	case "created":
+		return t.AsWatchCreated()
+	case "events":
+		return t.AsWatchEvents()
+	case "progress":
+		return t.AsWatchProgress()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WatchMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WatchMessage) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -1289,12 +1584,12 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// Console The web console
+	// GetConsole The web console
 	//
 	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
-	// Corresponds with GET / (the `Console` operationId).
-	Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET / (the `GetConsole` operationId).
+	GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Health Health
 	//
@@ -1667,25 +1962,25 @@ type ClientInterface interface {
 
 	// Watch Watch keys as Server-Sent Events
 	//
-	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-	// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+	// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+	// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+	// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+	// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+	// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
 	Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// Console The web console
+// GetConsole The web console
 //
 // The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
-// Corresponds with GET / (the `Console` operationId).
-func (c *Client) Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewConsoleRequest(c.Server)
+// Corresponds with GET / (the `GetConsole` operationId).
+func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2537,12 +2832,12 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 
 // Watch Watch keys as Server-Sent Events
 //
-// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -2558,8 +2853,8 @@ func (c *Client) Watch(ctx context.Context, params *WatchParams, reqEditors ...R
 	return c.Client.Do(req)
 }
 
-// NewConsoleRequest constructs an http.Request for the Console method
-func NewConsoleRequest(server string) (*http.Request, error) {
+// NewGetConsoleRequest constructs an http.Request for the GetConsole method
+func NewGetConsoleRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4898,14 +5193,14 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ConsoleWithResponse The web console
+	// GetConsoleWithResponse The web console
 	//
 	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET / (the `Console` operationId).
-	ConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ConsoleResponse, error)
+	// Corresponds with GET / (the `GetConsole` operationId).
+	GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error)
 
 	// HealthWithResponse Health
 	//
@@ -5338,12 +5633,12 @@ type ClientWithResponsesInterface interface {
 
 	// WatchWithResponse Watch keys as Server-Sent Events
 	//
-	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-	// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+	// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+	// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+	// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+	// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+	// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5352,18 +5647,18 @@ type ClientWithResponsesInterface interface {
 	WatchWithResponse(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*WatchResponse, error)
 }
 
-type ConsoleResponse struct {
+type GetConsoleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 }
 
 // GetBody returns the raw response body bytes
-func (r ConsoleResponse) GetBody() []byte {
+func (r GetConsoleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ConsoleResponse) Status() string {
+func (r GetConsoleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5371,7 +5666,7 @@ func (r ConsoleResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ConsoleResponse) StatusCode() int {
+func (r GetConsoleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5379,7 +5674,7 @@ func (r ConsoleResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ConsoleResponse) ContentType() string {
+func (r GetConsoleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5474,7 +5769,7 @@ type GetOpenAPIResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5483,7 +5778,7 @@ func (r GetOpenAPIResponse) GetJSON200() *map[string]interface{} {
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetOpenAPIResponse) GetJSON500() *Error {
+func (r GetOpenAPIResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
@@ -5573,13 +5868,13 @@ type DisarmAlarmsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Alarms
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DisarmAlarmsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -5592,22 +5887,22 @@ func (r DisarmAlarmsResponse) GetJSON200() *Alarms {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON401() *Error {
+func (r DisarmAlarmsResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON403() *Error {
+func (r DisarmAlarmsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON500() *Error {
+func (r DisarmAlarmsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON503() *Error {
+func (r DisarmAlarmsResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5656,13 +5951,13 @@ type ListAlarmsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Alarms
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListAlarmsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -5675,22 +5970,22 @@ func (r ListAlarmsResponse) GetJSON200() *Alarms {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListAlarmsResponse) GetJSON401() *Error {
+func (r ListAlarmsResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListAlarmsResponse) GetJSON403() *Error {
+func (r ListAlarmsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListAlarmsResponse) GetJSON500() *Error {
+func (r ListAlarmsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListAlarmsResponse) GetJSON503() *Error {
+func (r ListAlarmsResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5734,13 +6029,13 @@ type AuthDisableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthDisableResponse401Headers
 }
@@ -5751,22 +6046,22 @@ func (r AuthDisableResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthDisableResponse) GetJSON401() *Error {
+func (r AuthDisableResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AuthDisableResponse) GetJSON403() *Error {
+func (r AuthDisableResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthDisableResponse) GetJSON500() *Error {
+func (r AuthDisableResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthDisableResponse) GetJSON503() *Error {
+func (r AuthDisableResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5810,15 +6105,15 @@ type AuthEnableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthEnableResponse401Headers
 }
@@ -5829,27 +6124,27 @@ func (r AuthEnableResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AuthEnableResponse) GetJSON400() *Error {
+func (r AuthEnableResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthEnableResponse) GetJSON401() *Error {
+func (r AuthEnableResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AuthEnableResponse) GetJSON403() *Error {
+func (r AuthEnableResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthEnableResponse) GetJSON500() *Error {
+func (r AuthEnableResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthEnableResponse) GetJSON503() *Error {
+func (r AuthEnableResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5893,13 +6188,13 @@ type ListRolesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RoleList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListRolesResponse401Headers
 }
@@ -5910,22 +6205,22 @@ func (r ListRolesResponse) GetJSON200() *RoleList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListRolesResponse) GetJSON401() *Error {
+func (r ListRolesResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListRolesResponse) GetJSON403() *Error {
+func (r ListRolesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListRolesResponse) GetJSON500() *Error {
+func (r ListRolesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListRolesResponse) GetJSON503() *Error {
+func (r ListRolesResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5969,21 +6264,21 @@ type AddRoleResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Role
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AddRoleResponse401Headers
 }
@@ -5994,42 +6289,42 @@ func (r AddRoleResponse) GetJSON201() *Role {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddRoleResponse) GetJSON400() *Error {
+func (r AddRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AddRoleResponse) GetJSON401() *Error {
+func (r AddRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AddRoleResponse) GetJSON403() *Error {
+func (r AddRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AddRoleResponse) GetJSON409() *Error {
+func (r AddRoleResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AddRoleResponse) GetJSON413() *Error {
+func (r AddRoleResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AddRoleResponse) GetJSON429() *Error {
+func (r AddRoleResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AddRoleResponse) GetJSON500() *Error {
+func (r AddRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AddRoleResponse) GetJSON503() *Error {
+func (r AddRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6073,17 +6368,17 @@ type DeleteRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteRoleResponse401Headers
 }
@@ -6094,32 +6389,32 @@ func (r DeleteRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteRoleResponse) GetJSON400() *Error {
+func (r DeleteRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteRoleResponse) GetJSON401() *Error {
+func (r DeleteRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteRoleResponse) GetJSON403() *Error {
+func (r DeleteRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteRoleResponse) GetJSON404() *Error {
+func (r DeleteRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteRoleResponse) GetJSON500() *Error {
+func (r DeleteRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteRoleResponse) GetJSON503() *Error {
+func (r DeleteRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6163,15 +6458,15 @@ type GetRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Role
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetRoleResponse401Headers
 }
@@ -6182,27 +6477,27 @@ func (r GetRoleResponse) GetJSON200() *Role {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetRoleResponse) GetJSON401() *Error {
+func (r GetRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetRoleResponse) GetJSON403() *Error {
+func (r GetRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetRoleResponse) GetJSON404() *Error {
+func (r GetRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetRoleResponse) GetJSON500() *Error {
+func (r GetRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRoleResponse) GetJSON503() *Error {
+func (r GetRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6246,17 +6541,17 @@ type RevokePermissionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokePermissionResponse401Headers
 }
@@ -6267,32 +6562,32 @@ func (r RevokePermissionResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokePermissionResponse) GetJSON400() *Error {
+func (r RevokePermissionResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokePermissionResponse) GetJSON401() *Error {
+func (r RevokePermissionResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokePermissionResponse) GetJSON403() *Error {
+func (r RevokePermissionResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokePermissionResponse) GetJSON404() *Error {
+func (r RevokePermissionResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokePermissionResponse) GetJSON500() *Error {
+func (r RevokePermissionResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokePermissionResponse) GetJSON503() *Error {
+func (r RevokePermissionResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6336,21 +6631,21 @@ type GrantPermissionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GrantPermissionResponse401Headers
 }
@@ -6361,42 +6656,42 @@ func (r GrantPermissionResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantPermissionResponse) GetJSON400() *Error {
+func (r GrantPermissionResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantPermissionResponse) GetJSON401() *Error {
+func (r GrantPermissionResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GrantPermissionResponse) GetJSON403() *Error {
+func (r GrantPermissionResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GrantPermissionResponse) GetJSON404() *Error {
+func (r GrantPermissionResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r GrantPermissionResponse) GetJSON413() *Error {
+func (r GrantPermissionResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GrantPermissionResponse) GetJSON429() *Error {
+func (r GrantPermissionResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantPermissionResponse) GetJSON500() *Error {
+func (r GrantPermissionResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantPermissionResponse) GetJSON503() *Error {
+func (r GrantPermissionResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6435,9 +6730,9 @@ type AuthStatusResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6446,12 +6741,12 @@ func (r AuthStatusResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthStatusResponse) GetJSON500() *Error {
+func (r AuthStatusResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthStatusResponse) GetJSON503() *Error {
+func (r AuthStatusResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6495,17 +6790,17 @@ type AuthTokenResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Token
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthTokenResponse401Headers
 }
@@ -6516,32 +6811,32 @@ func (r AuthTokenResponse) GetJSON200() *Token {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AuthTokenResponse) GetJSON400() *Error {
+func (r AuthTokenResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthTokenResponse) GetJSON401() *Error {
+func (r AuthTokenResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AuthTokenResponse) GetJSON413() *Error {
+func (r AuthTokenResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AuthTokenResponse) GetJSON429() *Error {
+func (r AuthTokenResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthTokenResponse) GetJSON500() *Error {
+func (r AuthTokenResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthTokenResponse) GetJSON503() *Error {
+func (r AuthTokenResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6585,13 +6880,13 @@ type ListUsersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListUsersResponse401Headers
 }
@@ -6602,22 +6897,22 @@ func (r ListUsersResponse) GetJSON200() *UserList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListUsersResponse) GetJSON401() *Error {
+func (r ListUsersResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListUsersResponse) GetJSON403() *Error {
+func (r ListUsersResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListUsersResponse) GetJSON500() *Error {
+func (r ListUsersResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListUsersResponse) GetJSON503() *Error {
+func (r ListUsersResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6661,21 +6956,21 @@ type AddUserResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *User
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AddUserResponse401Headers
 }
@@ -6686,42 +6981,42 @@ func (r AddUserResponse) GetJSON201() *User {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddUserResponse) GetJSON400() *Error {
+func (r AddUserResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AddUserResponse) GetJSON401() *Error {
+func (r AddUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AddUserResponse) GetJSON403() *Error {
+func (r AddUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AddUserResponse) GetJSON409() *Error {
+func (r AddUserResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AddUserResponse) GetJSON413() *Error {
+func (r AddUserResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AddUserResponse) GetJSON429() *Error {
+func (r AddUserResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AddUserResponse) GetJSON500() *Error {
+func (r AddUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AddUserResponse) GetJSON503() *Error {
+func (r AddUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6765,17 +7060,17 @@ type DeleteUserResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteUserResponse401Headers
 }
@@ -6786,32 +7081,32 @@ func (r DeleteUserResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteUserResponse) GetJSON400() *Error {
+func (r DeleteUserResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteUserResponse) GetJSON401() *Error {
+func (r DeleteUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteUserResponse) GetJSON403() *Error {
+func (r DeleteUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteUserResponse) GetJSON404() *Error {
+func (r DeleteUserResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteUserResponse) GetJSON500() *Error {
+func (r DeleteUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteUserResponse) GetJSON503() *Error {
+func (r DeleteUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6855,15 +7150,15 @@ type GetUserResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *User
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetUserResponse401Headers
 }
@@ -6874,27 +7169,27 @@ func (r GetUserResponse) GetJSON200() *User {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUserResponse) GetJSON401() *Error {
+func (r GetUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetUserResponse) GetJSON403() *Error {
+func (r GetUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUserResponse) GetJSON404() *Error {
+func (r GetUserResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetUserResponse) GetJSON500() *Error {
+func (r GetUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUserResponse) GetJSON503() *Error {
+func (r GetUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6938,21 +7233,21 @@ type ChangePasswordResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ChangePasswordResponse401Headers
 }
@@ -6963,42 +7258,42 @@ func (r ChangePasswordResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ChangePasswordResponse) GetJSON400() *Error {
+func (r ChangePasswordResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ChangePasswordResponse) GetJSON401() *Error {
+func (r ChangePasswordResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ChangePasswordResponse) GetJSON403() *Error {
+func (r ChangePasswordResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ChangePasswordResponse) GetJSON404() *Error {
+func (r ChangePasswordResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ChangePasswordResponse) GetJSON413() *Error {
+func (r ChangePasswordResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r ChangePasswordResponse) GetJSON429() *Error {
+func (r ChangePasswordResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ChangePasswordResponse) GetJSON500() *Error {
+func (r ChangePasswordResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ChangePasswordResponse) GetJSON503() *Error {
+func (r ChangePasswordResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7042,17 +7337,17 @@ type RevokeRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokeRoleResponse401Headers
 }
@@ -7063,32 +7358,32 @@ func (r RevokeRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokeRoleResponse) GetJSON400() *Error {
+func (r RevokeRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokeRoleResponse) GetJSON401() *Error {
+func (r RevokeRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeRoleResponse) GetJSON403() *Error {
+func (r RevokeRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokeRoleResponse) GetJSON404() *Error {
+func (r RevokeRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokeRoleResponse) GetJSON500() *Error {
+func (r RevokeRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokeRoleResponse) GetJSON503() *Error {
+func (r RevokeRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7132,17 +7427,17 @@ type GrantRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GrantRoleResponse401Headers
 }
@@ -7153,32 +7448,32 @@ func (r GrantRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantRoleResponse) GetJSON400() *Error {
+func (r GrantRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantRoleResponse) GetJSON401() *Error {
+func (r GrantRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GrantRoleResponse) GetJSON403() *Error {
+func (r GrantRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GrantRoleResponse) GetJSON404() *Error {
+func (r GrantRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantRoleResponse) GetJSON500() *Error {
+func (r GrantRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantRoleResponse) GetJSON503() *Error {
+func (r GrantRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7227,21 +7522,21 @@ type CompactResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CompactResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7254,42 +7549,42 @@ func (r CompactResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CompactResponse) GetJSON400() *Error {
+func (r CompactResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CompactResponse) GetJSON401() *Error {
+func (r CompactResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CompactResponse) GetJSON403() *Error {
+func (r CompactResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r CompactResponse) GetJSON410() *Error {
+func (r CompactResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CompactResponse) GetJSON413() *Error {
+func (r CompactResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CompactResponse) GetJSON429() *Error {
+func (r CompactResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CompactResponse) GetJSON500() *Error {
+func (r CompactResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CompactResponse) GetJSON503() *Error {
+func (r CompactResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7338,13 +7633,13 @@ type DefragmentResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DefragResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DefragmentResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7357,22 +7652,22 @@ func (r DefragmentResponse) GetJSON200() *DefragResponse {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DefragmentResponse) GetJSON401() *Error {
+func (r DefragmentResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DefragmentResponse) GetJSON403() *Error {
+func (r DefragmentResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DefragmentResponse) GetJSON500() *Error {
+func (r DefragmentResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DefragmentResponse) GetJSON503() *Error {
+func (r DefragmentResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7421,17 +7716,17 @@ type ReadHistoryResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HistoryResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReadHistoryResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7444,32 +7739,32 @@ func (r ReadHistoryResponse) GetJSON200() *HistoryResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ReadHistoryResponse) GetJSON400() *Error {
+func (r ReadHistoryResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ReadHistoryResponse) GetJSON401() *Error {
+func (r ReadHistoryResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ReadHistoryResponse) GetJSON403() *Error {
+func (r ReadHistoryResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ReadHistoryResponse) GetJSON410() *Error {
+func (r ReadHistoryResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ReadHistoryResponse) GetJSON500() *Error {
+func (r ReadHistoryResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReadHistoryResponse) GetJSON503() *Error {
+func (r ReadHistoryResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7524,17 +7819,17 @@ type DeleteRangeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteRangeResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7549,32 +7844,32 @@ func (r DeleteRangeResponse) GetJSON200() *DeleteResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteRangeResponse) GetJSON400() *Error {
+func (r DeleteRangeResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteRangeResponse) GetJSON401() *Error {
+func (r DeleteRangeResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteRangeResponse) GetJSON403() *Error {
+func (r DeleteRangeResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r DeleteRangeResponse) GetJSON412() *Error {
+func (r DeleteRangeResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteRangeResponse) GetJSON500() *Error {
+func (r DeleteRangeResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteRangeResponse) GetJSON503() *Error {
+func (r DeleteRangeResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7623,17 +7918,17 @@ type ListKeysResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListKeysResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7646,32 +7941,32 @@ func (r ListKeysResponse) GetJSON200() *ListResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListKeysResponse) GetJSON400() *Error {
+func (r ListKeysResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListKeysResponse) GetJSON401() *Error {
+func (r ListKeysResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListKeysResponse) GetJSON403() *Error {
+func (r ListKeysResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ListKeysResponse) GetJSON410() *Error {
+func (r ListKeysResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListKeysResponse) GetJSON500() *Error {
+func (r ListKeysResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListKeysResponse) GetJSON503() *Error {
+func (r ListKeysResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7726,17 +8021,17 @@ type DeleteKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteKeyResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7751,32 +8046,32 @@ func (r DeleteKeyResponse) GetJSON200() *DeleteResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteKeyResponse) GetJSON400() *Error {
+func (r DeleteKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteKeyResponse) GetJSON401() *Error {
+func (r DeleteKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteKeyResponse) GetJSON403() *Error {
+func (r DeleteKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r DeleteKeyResponse) GetJSON412() *Error {
+func (r DeleteKeyResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteKeyResponse) GetJSON500() *Error {
+func (r DeleteKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteKeyResponse) GetJSON503() *Error {
+func (r DeleteKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7840,19 +8135,19 @@ type GetKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetKeyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -7869,37 +8164,37 @@ func (r GetKeyResponse) GetJSON200() *GetResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetKeyResponse) GetJSON400() *Error {
+func (r GetKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetKeyResponse) GetJSON401() *Error {
+func (r GetKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetKeyResponse) GetJSON403() *Error {
+func (r GetKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetKeyResponse) GetJSON404() *Error {
+func (r GetKeyResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r GetKeyResponse) GetJSON410() *Error {
+func (r GetKeyResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetKeyResponse) GetJSON500() *Error {
+func (r GetKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetKeyResponse) GetJSON503() *Error {
+func (r GetKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7955,25 +8250,25 @@ type PutKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PutResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PutKeyResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7988,52 +8283,52 @@ func (r PutKeyResponse) GetJSON200() *PutResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutKeyResponse) GetJSON400() *Error {
+func (r PutKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutKeyResponse) GetJSON401() *Error {
+func (r PutKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutKeyResponse) GetJSON403() *Error {
+func (r PutKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutKeyResponse) GetJSON404() *Error {
+func (r PutKeyResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r PutKeyResponse) GetJSON412() *Error {
+func (r PutKeyResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutKeyResponse) GetJSON413() *Error {
+func (r PutKeyResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutKeyResponse) GetJSON429() *Error {
+func (r PutKeyResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r PutKeyResponse) GetJSON500() *Error {
+func (r PutKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutKeyResponse) GetJSON503() *Error {
+func (r PutKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r PutKeyResponse) GetJSON507() *Error {
+func (r PutKeyResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8082,11 +8377,11 @@ type ListLeasesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLeasesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8099,17 +8394,17 @@ func (r ListLeasesResponse) GetJSON200() *LeaseList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListLeasesResponse) GetJSON401() *Error {
+func (r ListLeasesResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListLeasesResponse) GetJSON500() *Error {
+func (r ListLeasesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListLeasesResponse) GetJSON503() *Error {
+func (r ListLeasesResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8158,21 +8453,21 @@ type GrantLeaseResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *LeaseResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *GrantLeaseResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8185,42 +8480,42 @@ func (r GrantLeaseResponse) GetJSON201() *LeaseResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantLeaseResponse) GetJSON400() *Error {
+func (r GrantLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantLeaseResponse) GetJSON401() *Error {
+func (r GrantLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GrantLeaseResponse) GetJSON409() *Error {
+func (r GrantLeaseResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r GrantLeaseResponse) GetJSON413() *Error {
+func (r GrantLeaseResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GrantLeaseResponse) GetJSON429() *Error {
+func (r GrantLeaseResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantLeaseResponse) GetJSON500() *Error {
+func (r GrantLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantLeaseResponse) GetJSON503() *Error {
+func (r GrantLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r GrantLeaseResponse) GetJSON507() *Error {
+func (r GrantLeaseResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8269,17 +8564,17 @@ type RevokeLeaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RevokeLeaseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8292,32 +8587,32 @@ func (r RevokeLeaseResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokeLeaseResponse) GetJSON400() *Error {
+func (r RevokeLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokeLeaseResponse) GetJSON401() *Error {
+func (r RevokeLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeLeaseResponse) GetJSON403() *Error {
+func (r RevokeLeaseResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokeLeaseResponse) GetJSON404() *Error {
+func (r RevokeLeaseResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokeLeaseResponse) GetJSON500() *Error {
+func (r RevokeLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokeLeaseResponse) GetJSON503() *Error {
+func (r RevokeLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8366,15 +8661,15 @@ type LeaseTimeToLiveResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseTimeToLive
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LeaseTimeToLiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8387,27 +8682,27 @@ func (r LeaseTimeToLiveResponse) GetJSON200() *LeaseTimeToLive {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON400() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON401() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON404() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON500() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON503() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8456,15 +8751,15 @@ type KeepAliveLeaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *KeepAliveLeaseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8477,27 +8772,27 @@ func (r KeepAliveLeaseResponse) GetJSON200() *LeaseResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON400() *Error {
+func (r KeepAliveLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON401() *Error {
+func (r KeepAliveLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON404() *Error {
+func (r KeepAliveLeaseResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON500() *Error {
+func (r KeepAliveLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON503() *Error {
+func (r KeepAliveLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8545,13 +8840,13 @@ type SnapshotResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SnapshotResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8559,22 +8854,22 @@ type SnapshotResponse struct {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SnapshotResponse) GetJSON401() *Error {
+func (r SnapshotResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SnapshotResponse) GetJSON403() *Error {
+func (r SnapshotResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SnapshotResponse) GetJSON500() *Error {
+func (r SnapshotResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r SnapshotResponse) GetJSON503() *Error {
+func (r SnapshotResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8623,13 +8918,13 @@ type StatusResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StatusResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8642,22 +8937,22 @@ func (r StatusResponse) GetJSON200() *Status {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r StatusResponse) GetJSON401() *Error {
+func (r StatusResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r StatusResponse) GetJSON403() *Error {
+func (r StatusResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r StatusResponse) GetJSON500() *Error {
+func (r StatusResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StatusResponse) GetJSON503() *Error {
+func (r StatusResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8706,25 +9001,25 @@ type RunTxnResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TxnResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RunTxnResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8737,52 +9032,52 @@ func (r RunTxnResponse) GetJSON200() *TxnResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RunTxnResponse) GetJSON400() *Error {
+func (r RunTxnResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RunTxnResponse) GetJSON401() *Error {
+func (r RunTxnResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RunTxnResponse) GetJSON403() *Error {
+func (r RunTxnResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RunTxnResponse) GetJSON404() *Error {
+func (r RunTxnResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r RunTxnResponse) GetJSON410() *Error {
+func (r RunTxnResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r RunTxnResponse) GetJSON413() *Error {
+func (r RunTxnResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r RunTxnResponse) GetJSON429() *Error {
+func (r RunTxnResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RunTxnResponse) GetJSON500() *Error {
+func (r RunTxnResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RunTxnResponse) GetJSON503() *Error {
+func (r RunTxnResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r RunTxnResponse) GetJSON507() *Error {
+func (r RunTxnResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8830,15 +9125,15 @@ type WatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WatchResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8846,27 +9141,27 @@ type WatchResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WatchResponse) GetJSON400() *Error {
+func (r WatchResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WatchResponse) GetJSON401() *Error {
+func (r WatchResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r WatchResponse) GetJSON403() *Error {
+func (r WatchResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WatchResponse) GetJSON500() *Error {
+func (r WatchResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r WatchResponse) GetJSON503() *Error {
+func (r WatchResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8899,19 +9194,19 @@ func (r WatchResponse) ContentType() string {
 	return ""
 }
 
-// ConsoleWithResponse The web console
+// GetConsoleWithResponse The web console
 //
 // The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET / (the `Console` operationId).
-func (c *ClientWithResponses) ConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ConsoleResponse, error) {
-	rsp, err := c.Console(ctx, reqEditors...)
+// Corresponds with GET / (the `GetConsole` operationId).
+func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error) {
+	rsp, err := c.GetConsole(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseConsoleResponse(rsp)
+	return ParseGetConsoleResponse(rsp)
 }
 
 // HealthWithResponse Health
@@ -9627,12 +9922,12 @@ func (c *ClientWithResponses) RunTxnWithResponse(ctx context.Context, body RunTx
 
 // WatchWithResponse Watch keys as Server-Sent Events
 //
-// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9646,15 +9941,15 @@ func (c *ClientWithResponses) WatchWithResponse(ctx context.Context, params *Wat
 	return ParseWatchResponse(rsp)
 }
 
-// ParseConsoleResponse parses an HTTP response from a ConsoleWithResponse call
-func ParseConsoleResponse(rsp *http.Response) (*ConsoleResponse, error) {
+// ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
+func ParseGetConsoleResponse(rsp *http.Response) (*GetConsoleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ConsoleResponse{
+	response := &GetConsoleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9733,7 +10028,7 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9792,28 +10087,28 @@ func ParseDisarmAlarmsResponse(rsp *http.Response) (*DisarmAlarmsResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9869,28 +10164,28 @@ func ParseListAlarmsResponse(rsp *http.Response) (*ListAlarmsResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9946,28 +10241,28 @@ func ParseAuthDisableResponse(rsp *http.Response) (*AuthDisableResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10013,35 +10308,35 @@ func ParseAuthEnableResponse(rsp *http.Response) (*AuthEnableResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10087,28 +10382,28 @@ func ParseListRolesResponse(rsp *http.Response) (*ListRolesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10154,56 +10449,56 @@ func ParseAddRoleResponse(rsp *http.Response) (*AddRoleResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10249,42 +10544,42 @@ func ParseDeleteRoleResponse(rsp *http.Response) (*DeleteRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10330,35 +10625,35 @@ func ParseGetRoleResponse(rsp *http.Response) (*GetRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10404,42 +10699,42 @@ func ParseRevokePermissionResponse(rsp *http.Response) (*RevokePermissionRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10485,56 +10780,56 @@ func ParseGrantPermissionResponse(rsp *http.Response) (*GrantPermissionResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10580,14 +10875,14 @@ func ParseAuthStatusResponse(rsp *http.Response) (*AuthStatusResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10620,42 +10915,42 @@ func ParseAuthTokenResponse(rsp *http.Response) (*AuthTokenResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10701,28 +10996,28 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10768,56 +11063,56 @@ func ParseAddUserResponse(rsp *http.Response) (*AddUserResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10863,42 +11158,42 @@ func ParseDeleteUserResponse(rsp *http.Response) (*DeleteUserResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10944,35 +11239,35 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11018,56 +11313,56 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11113,42 +11408,42 @@ func ParseRevokeRoleResponse(rsp *http.Response) (*RevokeRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11194,42 +11489,42 @@ func ParseGrantRoleResponse(rsp *http.Response) (*GrantRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11275,56 +11570,56 @@ func ParseCompactResponse(rsp *http.Response) (*CompactResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11380,28 +11675,28 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11457,42 +11752,42 @@ func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11548,42 +11843,42 @@ func ParseDeleteRangeResponse(rsp *http.Response) (*DeleteRangeResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11656,42 +11951,42 @@ func ParseListKeysResponse(rsp *http.Response) (*ListKeysResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11747,42 +12042,42 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11858,49 +12153,49 @@ func ParseGetKeyResponse(rsp *http.Response) (*GetKeyResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12014,70 +12309,70 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12157,21 +12452,21 @@ func ParseListLeasesResponse(rsp *http.Response) (*ListLeasesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12227,56 +12522,56 @@ func ParseGrantLeaseResponse(rsp *http.Response) (*GrantLeaseResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12332,42 +12627,42 @@ func ParseRevokeLeaseResponse(rsp *http.Response) (*RevokeLeaseResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12423,35 +12718,35 @@ func ParseLeaseTimeToLiveResponse(rsp *http.Response) (*LeaseTimeToLiveResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12507,35 +12802,35 @@ func ParseKeepAliveLeaseResponse(rsp *http.Response) (*KeepAliveLeaseResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12584,28 +12879,28 @@ func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12668,28 +12963,28 @@ func ParseStatusResponse(rsp *http.Response) (*StatusResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12745,70 +13040,70 @@ func ParseRunTxnResponse(rsp *http.Response) (*RunTxnResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12857,35 +13152,35 @@ func ParseWatchResponse(rsp *http.Response) (*WatchResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

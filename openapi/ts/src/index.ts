@@ -7,7 +7,7 @@
 //   const { data, error } = await kv.GET("/v1/kv/{key}", { params: { path: { key: "a/b" } } });
 //
 // Every path, parameter, body and answer is typed; an error answer comes
-// as `error`, an Error object. With auth enabled, pass the token:
+// as `error`, an ErrorResponse object. With auth enabled, pass the token:
 // createHttpkvClient(url, { headers: { Authorization: `Bearer ${token}` } }).
 import createClient, { type ClientOptions } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
