@@ -2,10 +2,6 @@ package tests
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,20 +42,7 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("tsc -p openapi/ts: %v\n%s", err, out)
 	}
 
-	s := startServer(t)
-	target, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if err := checkAnswer(t, resp.Request, resp); err != nil {
-			t.Errorf("an answer the TypeScript client received: %v", err)
-		}
-		return nil
-	}
-	front := httptest.NewServer(proxy)
-	t.Cleanup(front.Close)
+	front := checkingProxy(t, startServer(t), "the TypeScript client")
 
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", filepath.Join("build", "test", "e2e.test.js"))
 	cmd.Dir = tsClientDir
