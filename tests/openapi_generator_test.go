@@ -21,8 +21,7 @@ import (
 var checkDir = filepath.Join("..", "openapi", "check")
 
 // requireCheckTools returns node and the absolute path of openapi/check,
-// once its tools are installed (npm ci there). Without them the test is
-// skipped, or fails on CI.
+// once its tools are installed (npm ci there).
 func requireCheckTools(t *testing.T, tools ...string) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
@@ -31,17 +30,26 @@ func requireCheckTools(t *testing.T, tools ...string) (node, dir string) {
 			_, err = os.Stat(filepath.Join(checkDir, "node_modules", ".bin", tool))
 		}
 	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("checking the OpenAPI document needs node and `npm ci` in openapi/check: %v", err)
-		}
-		t.Skipf("checking the OpenAPI document needs node and `npm ci` in openapi/check: %v", err)
-	}
+	needPrograms(t, "checking the OpenAPI document needs node and `npm ci` in openapi/check", err)
 	dir, err = filepath.Abs(checkDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return node, dir
+}
+
+// needPrograms skips the test when err says that a program it needs is
+// missing (what says which), or fails it on CI (CI set), where every
+// program must be there.
+func needPrograms(tb testing.TB, what string, err error) {
+	tb.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		tb.Fatalf("%s: %v", what, err)
+	}
+	tb.Skipf("%s: %v", what, err)
 }
 
 // TestOpenAPILint lints the document with @redocly/cli's recommended

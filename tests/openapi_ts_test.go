@@ -25,12 +25,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if err == nil {
 		_, err = os.Stat(tsc)
 	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the TypeScript client needs node and `npm ci` in openapi/ts: %v", err)
-		}
-		t.Skipf("the TypeScript client needs node and `npm ci` in openapi/ts: %v", err)
-	}
+	needPrograms(t, "the TypeScript client needs node and `npm ci` in openapi/ts", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 

@@ -92,3 +92,59 @@ func hasHeading(page, anchor string) bool {
 	}
 	return false
 }
+
+// TestREADMECodeIsTested: the README's Go and TypeScript snippets are
+// taken from code that runs: each line of a go block is a line of the Go
+// client's examples (openapi/client/example_test.go, whose server URL is
+// httpkvURL), and each line of a ts block a line of the example in the
+// TypeScript client's README, which TestTypeScriptClientPackage runs.
+func TestREADMECodeIsTested(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := readmeBlocks(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goExample, err := os.ReadFile(filepath.Join("..", "openapi", "client", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsReadme, err := os.ReadFile(filepath.Join("..", "openapi", "ts", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsExample, err := onlyBlock(string(tsReadme), "ts")
+	if err != nil {
+		t.Fatalf("openapi/ts/README.md: %v", err)
+	}
+	sources := map[string]struct {
+		name, text, url string
+	}{
+		"go": {"openapi/client/example_test.go", string(goExample), "httpkvURL"},
+		"ts": {"the example of openapi/ts/README.md", tsExample, `"http://127.0.0.1:2378"`},
+	}
+	checked := 0
+	for _, b := range blocks {
+		src, ok := sources[b.lang]
+		if !ok {
+			continue
+		}
+		have := map[string]bool{}
+		for _, l := range strings.Split(src.text, "\n") {
+			have[strings.TrimSpace(l)] = true
+		}
+		for i, l := range b.lines {
+			l = strings.TrimSpace(strings.ReplaceAll(l, `"http://127.0.0.1:2378"`, src.url))
+			if l != "" && !have[l] {
+				t.Errorf("README.md:%d: %q is not a line of %s, where it would run", b.first+i, l, src.name)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Errorf("README.md has no go or ts block; is the test out of date?")
+	}
+}

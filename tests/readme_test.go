@@ -179,12 +179,8 @@ curl() {
 func TestREADMEExamples(t *testing.T) {
 	t.Parallel()
 	for _, prog := range []string{"bash", "curl", "jq"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("the README's examples need %s: %v", prog, err)
-			}
-			t.Skipf("the README's examples need %s: %v", prog, err)
-		}
+		_, err := exec.LookPath(prog)
+		needPrograms(t, "the README's examples need "+prog, err)
 	}
 	text, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {

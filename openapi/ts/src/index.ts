@@ -1,6 +1,6 @@
 // A TypeScript client of httpkv's HTTP API: openapi-fetch, typed by the
 // paths and schemas that openapi-typescript generates from the OpenAPI
-// document into schema.d.ts (`npm run generate`, or `go generate
+// document into schema.ts (`npm run generate`, or `go generate
 // ./openapi/` from the repository; never edited by hand).
 //
 //   const kv = createHttpkvClient("http://127.0.0.1:2378");
