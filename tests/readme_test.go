@@ -269,7 +269,7 @@ func TestREADMEExamples(t *testing.T) {
 			continue
 		}
 		for i, l := range b.lines {
-			if strings.HasPrefix(strings.TrimSpace(l), "curl ") && strings.Contains(l, " -") && hasStreamFlag(l) {
+			if strings.HasPrefix(strings.TrimSpace(l), "curl ") && hasStreamFlag(l) {
 				checkStream(t, dir, b.first+i, l)
 			}
 		}
