@@ -32,6 +32,13 @@ type crashModel struct {
 	byEvent  map[string][]*crashRequest // by the first event
 	revs     map[int64][]string         // the events of each revision read back
 	top      int64                      // revisions up to here are in revs
+
+	// Set before writers start: crashWriter pads its values to at least
+	// valueSize bytes, and takes the status stopOn as the end of its
+	// writes rather than an error (the write it answers is not
+	// acknowledged).
+	valueSize int
+	stopOn    int
 }
 
 func newCrashModel() *crashModel {
@@ -231,7 +238,10 @@ func crashWriter(ctx context.Context, s *server, m *crashModel, prefix string, s
 	exists := make(map[string]bool)
 	key := func(i int) string { return fmt.Sprintf("%s/k%d", prefix, i) }
 	for i := 0; ctx.Err() == nil; i++ {
-		value := func(k string) string { return fmt.Sprintf("%s#%d.%x", k, i, rng.Uint32()) }
+		value := func(k string) string {
+			v := fmt.Sprintf("%s#%d.%x", k, i, rng.Uint32())
+			return v + strings.Repeat(".", max(0, m.valueSize-len(v)))
+		}
 		var (
 			events  []string
 			method  = "PUT"
@@ -279,6 +289,9 @@ func crashWriter(ctx context.Context, s *server, m *crashModel, prefix string, s
 		}
 		var res struct {
 			Header wireHeader `json:"header"`
+		}
+		if m.stopOn != 0 && r.status == m.stopOn {
+			return nil
 		}
 		if r.status != http.StatusOK || json.Unmarshal(r.body, &res) != nil || res.Header.Revision == 0 {
 			return fmt.Errorf("%s = %d %s, want 200", r.req, r.status, r.body)
