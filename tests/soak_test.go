@@ -41,8 +41,10 @@ type soakSample struct {
 // txns, deletes, range deletes, 16 KiB puts, leases granted, kept alive,
 // revoked and left to expire, compactions every few seconds — with 1,000
 // SSE watchers: 750 that read all the time, 200 that reconnect with
-// Last-Event-ID every 5 to 20 s, and 50 that stop reading for 20 to 60 s
-// at a time. It checks that every event each watcher read is exactly the
+// Last-Event-ID every 5 to 20 s, and 50 that stop reading for 10 to 90 s
+// at a time: the server holds what its bound allows for them, replays
+// them from history, and cuts those whose sends wait past its deadline;
+// those that resume too late meet a compaction. It checks that every event each watcher read is exactly the
 // history of its range (read back before each compaction): no gap, no
 // duplicate, every revision whole, across reconnects; that a watcher that
 // read all the time never fell behind the compaction; that no request

@@ -27,7 +27,7 @@ type soakKind int
 const (
 	soakSteady      soakKind = iota // reads all the time
 	soakReconnect                   // reads, and reconnects with Last-Event-ID every 5 to 20 s
-	soakStalled                     // reads 5 to 15 s, then stops reading 10 to 60 s, and again
+	soakStalled                     // reads 5 to 15 s, then stops reading 10 to 90 s, and again
 	soakKindsNumber                 // how many kinds there are
 )
 
@@ -161,7 +161,7 @@ func (w *soakWatcher) stream(ctx context.Context, base string, resume bool, next
 			w.stalls++
 			w.mu.Unlock()
 			stalled = true
-			pause := time.Duration(10+w.rng.IntN(50)) * time.Second
+			pause := time.Duration(10+w.rng.IntN(80)) * time.Second
 			t := time.NewTimer(pause)
 			for done := false; !done; {
 				select {
