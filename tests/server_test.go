@@ -118,6 +118,7 @@ type server struct {
 
 	tb      testing.TB
 	args    []string // flags after --listen and --data-dir
+	env     []string // added to the environment of each start
 	addr    string
 	client  *http.Client // for requests, with a timeout
 	streams *http.Client // for watch streams, without one
@@ -175,6 +176,7 @@ func (s *server) start(listen string) {
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, s.env...)
 	firstLine := newFirstLineWriter()
 	s.stderr = &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = firstLine, s.stderr

@@ -48,6 +48,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	crash, err := crashPoint(getenv, stderr)
+	if err != nil {
+		return err
+	}
 	lessor := lease.New(lease.Config{})
 	defer lessor.Close()
 	kv, err := mvcc.Open(filepath.Join(cfg.dataDir, "httpkv.db"), mvcc.Options{
@@ -55,6 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		QuotaBytes: cfg.quotaBackendBytes,
 		MaxTxnOps:  cfg.maxTxnOps,
 		Lessor:     lessor,
+		Committer:  crash, // nil unless a test sets a crash point
 	})
 	if err != nil {
 		return err
