@@ -46,8 +46,10 @@ func TestElection(t *testing.T) {
 	}
 
 	b := e.grant(t, 60)
-	won := make(chan concurrency.LeaderKey, 1)
-	go func() { l, _ := e.campaign(t, "db", b, "host-b"); won <- l }()
+	won := async(func() (concurrency.LeaderKey, error) {
+		l, _, err := concurrency.Campaign(ctx, e.b, []byte("db"), b, []byte("host-b"), time.Minute)
+		return l, err
+	})
 	e.waitKeys(t, "db", 2)
 	if _, err := concurrency.Proclaim(ctx, e.b, la, []byte("host-a2")); err != nil {
 		t.Fatalf("Proclaim by the leader: %v", err)
@@ -67,7 +69,11 @@ func TestElection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resign by the leader: %v", err)
 	}
-	lb := <-won
+	r := <-won
+	if r.err != nil {
+		t.Fatalf("Campaign of the second candidate: %v", r.err)
+	}
+	lb := r.v
 	if kv := e.leader(t, "db"); !bytes.Equal(kv.Key, lb.Key) || string(kv.Value) != "host-b" || kv.CreateRevision >= resigned {
 		t.Fatalf("Leader after the leader resigned at %d = %+v, want %s = host-b", resigned, kv, lb.Key)
 	}

@@ -28,7 +28,7 @@ func PrefixEnd(name []byte) []byte {
 
 // OwnerKey returns the key a lease owns in a lock or an election: the
 // prefix and the lease ID in lowercase hexadecimal, as etcd names it
-// (fmt's %x of the ID), e.g. "jobs/694d77aa9e38260f".
+// (fmt's %x of the ID): lease 1234 owns "jobs/4d2" in the lock "jobs".
 func OwnerKey(name []byte, lease int64) []byte {
 	return strconv.AppendInt(Prefix(name), lease, 16)
 }

@@ -137,7 +137,11 @@ func TestLockMutualExclusionFIFO(t *testing.T) {
 				t.Errorf("contender %d: reading its key %s: %+v, %v", i, h.Key, own.KVs, err)
 				return
 			}
-			marked := e.put(t, fmt.Sprintf("fifo-log/%d", i))
+			mark, err := e.Store.Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "fifo-log/%d", i)})
+			if err != nil {
+				t.Errorf("contender %d: Put: %v", i, err)
+			}
+			marked := mark.Revision
 			holding.Add(-1)
 			released, err := concurrency.Unlock(context.Background(), e.b, []byte("fifo"), h.Key)
 			if err != nil {
@@ -200,14 +204,10 @@ func TestLockCanceled(t *testing.T) {
 	e := newEnv(t)
 	holder := e.lock(t, "c", e.grant(t, 60))
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := concurrency.Lock(ctx, e.b, []byte("c"), e.grant(t, 60), time.Minute)
-		done <- err
-	}()
+	done := e.lockAsync(ctx, "c", e.grant(t, 60))
 	e.waitKeys(t, "c", 2)
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := (<-done).err; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock after its context was canceled = %v, want context.Canceled", err)
 	}
 	if kvs := e.keys(t, "c"); len(kvs) != 1 || !bytes.Equal(kvs[0].Key, holder.Key) {
@@ -233,14 +233,10 @@ func TestLockWaiterLosesKey(t *testing.T) {
 		{"key released", func(_ int64, key []byte) { e.unlock(t, "l", key) }, concurrency.ErrKeyDeleted},
 	} {
 		id := e.grant(t, 60)
-		done := make(chan error, 1)
-		go func() {
-			_, err := concurrency.Lock(context.Background(), e.b, []byte("l"), id, time.Hour)
-			done <- err
-		}()
+		done := e.lockAsync(context.Background(), "l", id)
 		e.waitKeys(t, "l", 2)
 		c.take(id, concurrency.OwnerKey([]byte("l"), id))
-		if err := <-done; !errors.Is(err, c.want) {
+		if err := (<-done).err; !errors.Is(err, c.want) {
 			t.Errorf("%s: Lock = %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -254,26 +250,21 @@ func TestLockMiddleWaiterLeaves(t *testing.T) {
 	holder := e.lock(t, "m", e.grant(t, 60))
 	middle := e.grant(t, 60)
 	ctx, cancel := context.WithCancel(context.Background())
-	left := make(chan error, 1)
-	go func() {
-		_, err := concurrency.Lock(ctx, e.b, []byte("m"), middle, time.Hour)
-		left <- err
-	}()
+	left := e.lockAsync(ctx, "m", middle)
 	e.waitKeys(t, "m", 2)
-	last := make(chan concurrency.Held, 1)
-	go func() { last <- e.lock(t, "m", e.grant(t, 60)) }()
+	last := e.lockAsync(context.Background(), "m", e.grant(t, 60))
 	e.waitKeys(t, "m", 3)
 	cancel()
 	<-left
 	e.waitKeys(t, "m", 2)
 	select {
-	case h := <-last:
-		t.Fatalf("the last waiter got the lock (%s) while the holder held it", h.Key)
+	case r := <-last:
+		t.Fatalf("the last waiter got the lock (%+v, %v) while the holder held it", r.v, r.err)
 	default:
 	}
 	released := e.unlock(t, "m", holder.Key)
-	if h := <-last; h.Revision < released {
-		t.Fatalf("the last waiter held at %d, before the holder released at %d", h.Revision, released)
+	if r := <-last; r.err != nil || r.v.Revision < released {
+		t.Fatalf("the last waiter = %+v, %v; want it held after the holder released at %d", r.v, r.err, released)
 	}
 }
 
@@ -336,7 +327,9 @@ func TestLockWakesOnlySuccessor(t *testing.T) {
 				t.Errorf("Lock: %v", err)
 				return
 			}
-			e.unlock(t, "w", h.Key)
+			if _, err := concurrency.Unlock(context.Background(), e.b, []byte("w"), h.Key); err != nil {
+				t.Errorf("Unlock: %v", err)
+			}
 		})
 	}
 	e.waitKeys(t, "w", waiters+1)

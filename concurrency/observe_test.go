@@ -171,7 +171,7 @@ func TestObserveCompacted(t *testing.T) {
 	e := newEnv(t)
 	e.put(t, "a")
 	compactAt := e.put(t, "b")
-	done, err := e.kv.Compact(compactAt)
+	done, err := e.KV.Compact(compactAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestObserveLeaderExpires(t *testing.T) {
 		if waited := time.Since(granted); waited > 5*time.Second+checkInterval {
 			t.Errorf("the next leader was observed %v after the first's lease of 5s was granted, want within one tick of it", waited)
 		}
-		want := e.model(t, "exp", first.Revision, e.kv.Rev())
+		want := e.model(t, "exp", first.Revision, e.KV.Rev())
 		if fmt.Sprint(got) != fmt.Sprint(want) || !strings.Contains(got[0], string(lb.Key)) {
 			t.Fatalf("observed %q, want %q (%s leading)", got, want, lb.Key)
 		}
