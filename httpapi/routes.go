@@ -61,6 +61,18 @@ func (h *Handler) routes() chi.Router {
 			r.Post("/{id}/keepalive", h.keepAliveLease)
 			r.Delete("/{id}", h.revokeLease)
 		})
+		// A name is one path segment; a slash in it is written %2F.
+		r.Route("/locks", func(r chi.Router) {
+			r.Post("/{name}", h.lock)
+			r.Delete("/{name}", h.unlock)
+		})
+		r.Route("/elections/{name}", func(r chi.Router) {
+			r.Post("/campaign", h.campaign)
+			r.Post("/proclaim", h.proclaim)
+			r.Post("/resign", h.resign)
+			r.Get("/leader", h.leader)
+			r.Get("/observe", h.observe)
+		})
 		r.Post("/compact", h.compact)
 		r.Get("/status", h.status)
 		r.Post("/defrag", h.defrag)

@@ -107,30 +107,5 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
 		requestID: middleware.GetReqID(r.Context()),
 	}
-	// Over HTTP/1.x the stream takes the connection over: an idle stream
-	// then costs a small goroutine of its own instead of the server's
-	// connection goroutine, its grown stack and its buffers.
-	if !h.streamStarts() {
-		stream.Close()
-		h.writeError(w, r, watch.ErrClosed)
-		return
-	}
-	if r.ProtoMajor == 1 {
-		sink, taken, err := hijack(w)
-		switch {
-		case err != nil:
-			stream.Close() // the client is gone already
-			h.streams.Done()
-			return
-		case taken:
-			go func() {
-				defer h.streams.Done()
-				h.pump(ws, sink)
-			}()
-			return
-		}
-	}
-	defer h.streams.Done()
-	w.WriteHeader(http.StatusOK)
-	h.pump(ws, &responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
+	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close)
 }
