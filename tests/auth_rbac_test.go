@@ -333,6 +333,26 @@ var rbacOps = []rbacOp{
 	{name: "lease revoke without keys", allowed: rbacEveryone, status: 200, writes: true,
 		prepare: rbacLeaseWith(), do: rbacSendArg("DELETE", "/v1/leases/%s", ""), unchanged: rbacLeaseKept()},
 
+	// Locks and elections: write on name/ to lock, release, campaign,
+	// proclaim and resign; read on it for the leader and observe.
+	{name: "lock app/lk", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLeaseWith(),
+		do: rbacSendArg("POST", "/v1/locks/app%2Flk?timeout=0s", `{"lease":%s}`)},
+	{name: "lock logs/lk", status: 200, writes: true, prepare: rbacLeaseWith(),
+		do: rbacSendArg("POST", "/v1/locks/logs%2Flk?timeout=0s", `{"lease":%s}`)},
+	{name: "unlock app/lk", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLocked("app/lk"),
+		do: rbacSendArg("DELETE", "/v1/locks/app%2Flk?key=%s", ""), unchanged: rbacKeyKept},
+	{name: "campaign app/el", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLeaseWith(),
+		do: rbacSendArg("POST", "/v1/elections/app%2Fel/campaign?timeout=0s", `{"lease":%s,"value":"v"}`)},
+	{name: "proclaim app/el", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacCandidate("app/el"),
+		do: rbacSendArg("POST", "/v1/elections/app%2Fel/proclaim", `{"leader":%s,"value":"v"}`)},
+	{name: "resign app/el", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacCandidate("app/el"),
+		do: rbacSendArg("POST", "/v1/elections/app%2Fel/resign", `{"leader":%s}`)},
+	{name: "leader app/el", allowed: []string{"alice", "bob"}, status: 200, prepare: rbacCandidate("app/el"),
+		do: rbacSendArg("GET", "/v1/elections/app%2Fel/leader", "")},
+	{name: "leader logs/el", allowed: []string{"alice"}, status: 404, do: rbacSend("GET", "/v1/elections/logs%2Fel/leader", "")},
+	{name: "observe app/el", allowed: []string{"alice", "bob"}, status: 200, do: rbacObserve("app/el")},
+	{name: "observe cfg", allowed: []string{}, status: 200, do: rbacObserve("cfg")},
+
 	// Maintenance is root's.
 	{name: "compact", status: 200, writes: true,
 		prepare: func(tb testing.TB, f *rbacFixture) string { return fmt.Sprint(authRev(tb, f.s, f.root)) },

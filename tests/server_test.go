@@ -490,7 +490,7 @@ func checkReply(tb testing.TB, r *reply) {
 func reflectsState(req string) bool {
 	_, path, _ := strings.Cut(req, " ")
 	path, _, _ = strings.Cut(path, "?")
-	for _, p := range []string{"/v1/kv", "/v1/txn", "/v1/history", "/v1/leases", "/v1/compact", "/v1/status", "/v1/defrag", "/v1/alarms"} {
+	for _, p := range []string{"/v1/kv", "/v1/txn", "/v1/history", "/v1/leases", "/v1/compact", "/v1/status", "/v1/defrag", "/v1/alarms", "/v1/locks", "/v1/elections"} {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}
