@@ -345,3 +345,42 @@ func TestLockWakesOnlySuccessor(t *testing.T) {
 		}
 	}
 }
+
+// cancelingBackend cancels a context on its nth read: the caller leaves
+// at that very moment.
+type cancelingBackend struct {
+	concurrency.Backend
+	n      int64
+	reads  atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelingBackend) Range(ctx context.Context, r concurrency.RangeRequest) (concurrency.RangeResult, error) {
+	if c.reads.Add(1) == c.n {
+		c.cancel()
+	}
+	return c.Backend.Range(ctx, r)
+}
+
+// TestLockCallerLeavesAsTurnComes: a waiter whose client leaves just as
+// its turn comes does not take the lock nobody would release.
+func TestLockCallerLeavesAsTurnComes(t *testing.T) {
+	e := newEnv(t)
+	holder := e.lock(t, "turn", e.grant(t, 60))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The waiter's second read is the one after the holder let go.
+	cb := &cancelingBackend{Backend: e.b, n: 2, cancel: cancel}
+	waiter := e.grant(t, 60)
+	done := async(func() (concurrency.Held, error) {
+		return concurrency.Lock(ctx, cb, []byte("turn"), waiter, time.Minute)
+	})
+	e.waitKeys(t, "turn", 2)
+	e.unlock(t, "turn", holder.Key)
+	if r := <-done; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Lock whose caller left as its turn came = %+v, %v; want context.Canceled", r.v, r.err)
+	}
+	if kvs := e.keys(t, "turn"); len(kvs) != 0 {
+		t.Fatalf("after the waiter left: keys %+v, want none", kvs)
+	}
+}

@@ -75,6 +75,10 @@ func (e *entry) wait(ctx context.Context, b Backend, timeout time.Duration) (int
 	wctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
 	defer cancel()
 	rev, err := e.waitTurn(ctx, wctx, b)
+	if err == nil && ctx.Err() != nil {
+		// The turn came as the caller left: nobody would release it.
+		err = context.Cause(ctx)
+	}
 	if err == nil {
 		return rev, nil
 	}
