@@ -216,3 +216,29 @@ func (l lockResponse) leaseOf(tb testing.TB) int64 {
 	}
 	return id
 }
+
+// TestLockShutdown: a server asked to stop ends its waiting locks at
+// once, removing their keys, and its holders' keys survive the restart.
+func TestLockShutdown(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	holder := s.lock(t, "sd", s.grantLease(t, 600))
+	waiter := s.grantLease(t, 600)
+	done := make(chan *reply, 1)
+	go func() {
+		r, err := s.lockRequest(t, context.Background(), "sd", waiter, "5m")
+		if err != nil {
+			r = &reply{req: "lock", body: []byte(err.Error())}
+		}
+		done <- r
+	}()
+	s.waitQueue(t, "sd", 2)
+	s.Stop()
+	if r := <-done; r.status != http.StatusServiceUnavailable {
+		t.Fatalf("the waiting lock at shutdown = %d %s, want 503 unavailable", r.status, r.body)
+	}
+	s.Restart()
+	if q := s.queue(t, "sd"); !slices.Equal(q, []string{holder.Key}) {
+		t.Fatalf("after a restart sd/ holds %q, want the holder's %s alone", q, holder.Key)
+	}
+}
