@@ -67,7 +67,11 @@ func BenchmarkLockHandover(b *testing.B) {
 					if err := m.Lock(ctx); err != nil {
 						return nil, err
 					}
-					return func() error { return m.Unlock(context.Background()) }, nil
+					return func() error {
+						ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+						defer cancel()
+						return m.Unlock(ctx)
+					}, nil
 				}
 			})
 		})
@@ -94,7 +98,11 @@ func benchHandover(b *testing.B, n int, newContender func(i int) contender) {
 	for _, take := range cs {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				release, err := take(ctx)
+				// A lock that does not come within a minute is a failure,
+				// not a slow hand-over.
+				tctx, tcancel := context.WithTimeout(ctx, time.Minute)
+				release, err := take(tctx)
+				tcancel()
 				if err != nil {
 					if ctx.Err() == nil {
 						b.Errorf("lock: %v", err)
@@ -136,6 +144,9 @@ func benchHandover(b *testing.B, n int, newContender func(i int) contender) {
 	b.ReportMetric(us(lat[len(lat)*99/100]), "p99-us")
 	b.ReportMetric(0, "ns/op")
 }
+
+// releaseTimeout bounds a release.
+const releaseTimeout = 30 * time.Second
 
 // postJSON posts body to url and decodes a 200 answer into out.
 func postJSON(ctx context.Context, client *http.Client, method, url string, body, out any) error {
@@ -181,7 +192,9 @@ func httpkvContender(b *testing.B, s *server, client *http.Client, name string) 
 			return nil, err
 		}
 		return func() error {
-			return postJSON(context.Background(), client, "DELETE", s.URL+"/v1/locks/"+name+"?key="+held.Key, nil, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+			defer cancel()
+			return postJSON(ctx, client, "DELETE", s.URL+"/v1/locks/"+name+"?key="+held.Key, nil, nil)
 		}, nil
 	}
 }
@@ -205,7 +218,9 @@ func gatewayContender(b *testing.B, url string, client *http.Client, name string
 			return nil, err
 		}
 		return func() error {
-			return postJSON(context.Background(), client, "POST", url+"/v3/lock/unlock", map[string]string{"key": held.Key}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+			defer cancel()
+			return postJSON(ctx, client, "POST", url+"/v3/lock/unlock", map[string]string{"key": held.Key}, nil)
 		}, nil
 	}
 }
