@@ -67,20 +67,20 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	// The observer outlives the request's context when the stream takes
 	// its connection over; Close ends it.
 	obs, first, err := concurrency.Observe(context.WithoutCancel(r.Context()), b, name, after)
+	if err != nil && !errors.Is(err, concurrency.ErrCompacted) {
+		h.writeError(w, r, err)
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", streamEncoder{}.contentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	if errors.Is(err, concurrency.ErrCompacted) {
+	if err != nil {
+		// Compacted: said in-band, as a watch does, since a browser
+		// cannot read the status of a failed EventSource request.
 		setRevision(w, h.cfg.Store.KV().Rev())
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(h.observeEnd(nil, err))
-		return
-	}
-	if err != nil {
-		hd.Del("Cache-Control")
-		hd.Del("X-Accel-Buffering")
-		h.writeError(w, r, err)
 		return
 	}
 	setRevision(w, first.Revision)
