@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -18,14 +19,24 @@ func (s *Store) dummyHash() []byte {
 }
 
 // Authenticate checks a user's password and returns a new token and its
-// lifetime. Failed attempts are limited per user and per client address
-// (ErrTooManyAttempts).
+// lifetime. A name or password that no user can have is refused at once
+// (ErrInvalid): it reveals nothing and costs nothing. Otherwise the check
+// costs one bcrypt comparison whether the user exists or not, so its
+// timing does not tell which names exist. Failed attempts are limited
+// per user at the client's address and per client address
+// (ErrTooManyAttempts); see limiter.
 func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Duration, error) {
 	if !s.Enabled() {
 		return "", 0, ErrNotEnabled
 	}
-	keys := []string{"user:" + name, "addr:" + clientAddr}
-	if !s.limiter.begin(keys...) {
+	if err := validName("user", name); err != nil {
+		return "", 0, err
+	}
+	if password == "" || len(password) > maxPassword {
+		return "", 0, fmt.Errorf("%w: a password is 1 to %d bytes", ErrInvalid, maxPassword)
+	}
+	a := newAttempt(name, clientAddr)
+	if !s.limiter.begin(&a) {
 		return "", 0, ErrTooManyAttempts
 	}
 	s.mu.RLock()
@@ -36,7 +47,7 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 	}
 	s.mu.RUnlock()
 	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
-	s.limiter.end(!ok || err != nil, keys...)
+	s.limiter.end(&a, !ok || err != nil)
 	if !ok || err != nil {
 		return "", 0, ErrBadCredentials
 	}
@@ -57,20 +68,28 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 
 // UserOf returns the user a token was issued to, if it is still valid.
 func (s *Store) UserOf(token string) (string, error) {
+	name, _, err := s.Session(token)
+	return name, err
+}
+
+// Session returns the user a token was issued to and how long the token
+// has left, if it is still valid. A stream opened with the token ends
+// when that time is up.
+func (s *Store) Session(token string) (user string, left time.Duration, err error) {
 	if token == "" {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
-	name, ok := s.tokens.user(token)
+	name, left, ok := s.tokens.user(token)
 	if !ok {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
 	s.mu.RLock()
 	_, exists := s.users[name]
 	s.mu.RUnlock()
 	if !exists {
-		return "", ErrUnauthenticated
+		return "", 0, ErrUnauthenticated
 	}
-	return name, nil
+	return name, left, nil
 }
 
 // userGrants returns the merged permissions of a user, from the cache

@@ -120,7 +120,7 @@ func New(cfg Config) *Store {
 		grants:  make(map[string]*grants),
 		changed: make(chan struct{}),
 		tokens:  newTokens(cfg.Now),
-		limiter: newLimiter(cfg.Now),
+		limiter: newLimiter(cfg.Now, limiterEntries),
 	}
 }
 

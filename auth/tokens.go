@@ -48,20 +48,22 @@ func (t *tokens) issue(user string, ttl time.Duration) string {
 	return tok
 }
 
-// user returns the user a valid token belongs to.
-func (t *tokens) user(tok string) (string, bool) {
+// user returns the user a valid token belongs to, and how long it has
+// left.
+func (t *tokens) user(tok string) (string, time.Duration, bool) {
 	h := tokenHash(tok)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	info, ok := t.m[h]
 	if !ok {
-		return "", false
+		return "", 0, false
 	}
-	if !t.now().Before(info.expires) {
+	left := info.expires.Sub(t.now())
+	if left <= 0 {
 		delete(t.m, h)
-		return "", false
+		return "", 0, false
 	}
-	return info.user, true
+	return info.user, left, true
 }
 
 // tokenHash is the key of tok. It hashes from a buffer on the stack, so

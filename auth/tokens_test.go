@@ -3,6 +3,8 @@ package auth_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,14 +19,18 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("Authenticate while disabled = %v, want ErrNotEnabled", err)
 	}
 	withRoot(t, s)
-	for _, c := range []struct{ name, password string }{
-		{"u", "wrong"},
-		{"u", ""},
-		{"nobody", "secret"},
-		{"", ""},
+	for _, c := range []struct {
+		name, password string
+		want           error
+	}{
+		{"u", "wrong", auth.ErrBadCredentials},
+		{"nobody", "secret", auth.ErrBadCredentials},
+		// No user has these: refused as invalid at once.
+		{"u", "", auth.ErrInvalid},
+		{"", "", auth.ErrInvalid},
 	} {
-		if tok, _, err := s.Authenticate(c.name, c.password, "a"); !errors.Is(err, auth.ErrBadCredentials) || tok != "" {
-			t.Errorf("Authenticate(%q, %q) = (%q, %v), want ErrBadCredentials", c.name, c.password, tok, err)
+		if tok, _, err := s.Authenticate(c.name, c.password, "a"); !errors.Is(err, c.want) || tok != "" {
+			t.Errorf("Authenticate(%q, %q) = (%q, %v), want %v", c.name, c.password, tok, err, c.want)
 		}
 	}
 	tok := login(t, s, "u", "secret")
@@ -149,48 +155,64 @@ func TestTokenRacingPasswordChange(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	t.Run("per user", func(t *testing.T) {
+	t.Run("per user at an address", func(t *testing.T) {
 		s, c, _ := newStore(t)
 		withRoot(t, s)
 		mustDo(t, "AddUser", s.AddUser("u", "pw"))
-		for i := range 5 {
-			if _, _, err := s.Authenticate("u", "wrong", fmt.Sprintf("addr%d", i)); !errors.Is(err, auth.ErrBadCredentials) {
+		for i := range auth.FailedBurst {
+			if _, _, err := s.Authenticate("u", "wrong", "10.0.0.1"); !errors.Is(err, auth.ErrBadCredentials) {
 				t.Fatalf("failure %d: Authenticate = %v, want ErrBadCredentials", i+1, err)
 			}
 		}
-		// Even the right password from a fresh address is refused now.
-		if _, _, err := s.Authenticate("u", "pw", "fresh"); !errors.Is(err, auth.ErrTooManyAttempts) {
-			t.Fatalf("Authenticate after 5 failures = %v, want ErrTooManyAttempts", err)
+		// Even the right password from that address is refused now...
+		if _, _, err := s.Authenticate("u", "pw", "10.0.0.1"); !errors.Is(err, auth.ErrTooManyAttempts) {
+			t.Fatalf("Authenticate from the address after %d failures = %v, want ErrTooManyAttempts", auth.FailedBurst, err)
 		}
-		// Other users are not affected, from the same addresses.
+		// ...but not from another one: no one can lock a user out.
+		wantUser(t, s, login(t, s, "u", "pw"), "u") // from 127.0.0.1
+		if _, _, err := s.Authenticate("u", "pw", "10.0.0.2"); err != nil {
+			t.Fatalf("Authenticate(u) from another address = %v, want a token", err)
+		}
+		// Other users at the address are not affected.
 		mustDo(t, "AddUser", s.AddUser("v", "pw"))
-		if _, _, err := s.Authenticate("v", "pw", "fresh"); err != nil {
+		if _, _, err := s.Authenticate("v", "pw", "10.0.0.1"); err != nil {
 			t.Fatalf("Authenticate(v) = %v, want a token", err)
 		}
 		c.Advance(2 * time.Second)
-		tok, _, err := s.Authenticate("u", "pw", "fresh")
+		tok, _, err := s.Authenticate("u", "pw", "10.0.0.1")
 		if err != nil {
 			t.Fatalf("Authenticate 2s later = %v, want a token", err)
 		}
 		wantUser(t, s, tok, "u")
 	})
-	t.Run("per address", func(t *testing.T) {
+	t.Run("per address across users", func(t *testing.T) {
 		s, c, _ := newStore(t)
 		withRoot(t, s)
-		for i := range 5 {
+		// A spray: one password tried on many names from one address.
+		for i := range auth.AddrBurst {
 			if _, _, err := s.Authenticate(fmt.Sprintf("nobody%d", i), "x", "10.0.0.1"); !errors.Is(err, auth.ErrBadCredentials) {
 				t.Fatalf("failure %d: Authenticate = %v, want ErrBadCredentials", i+1, err)
 			}
 		}
 		if _, _, err := s.Authenticate("root", "rootpw", "10.0.0.1"); !errors.Is(err, auth.ErrTooManyAttempts) {
-			t.Fatalf("Authenticate from the address after 5 failures = %v, want ErrTooManyAttempts", err)
+			t.Fatalf("Authenticate from the address after %d failures = %v, want ErrTooManyAttempts", auth.AddrBurst, err)
 		}
 		if _, _, err := s.Authenticate("root", "rootpw", "10.0.0.2"); err != nil {
 			t.Fatalf("Authenticate from another address = %v, want a token", err)
 		}
-		c.Advance(2 * time.Second)
+		// An IPv6 client is counted by its /64.
+		for i := range auth.AddrBurst {
+			addr := fmt.Sprintf("2001:db8::%x", i+1)
+			if _, _, err := s.Authenticate(fmt.Sprintf("nobody%d", i), "x", addr); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("failure %d from %s: Authenticate = %v, want ErrBadCredentials", i+1, addr, err)
+			}
+		}
+		if _, _, err := s.Authenticate("root", "rootpw", "2001:db8::ffff"); !errors.Is(err, auth.ErrTooManyAttempts) {
+			t.Fatalf("Authenticate from the same /64 = %v, want ErrTooManyAttempts", err)
+		}
+		c.Advance(auth.AddrEvery)
 		if _, _, err := s.Authenticate("root", "rootpw", "10.0.0.1"); err != nil {
-			t.Fatalf("Authenticate from the address 2s later = %v, want a token", err)
+			t.Fatalf("Authenticate from the address %v later = %v, want a token", auth.AddrEvery, err)
 		}
 	})
 	t.Run("successes are free", func(t *testing.T) {
@@ -204,8 +226,8 @@ func TestRateLimit(t *testing.T) {
 	})
 	t.Run("concurrent failures", func(t *testing.T) {
 		// The clock stands still: no token comes back during the test, so
-		// at most the burst of 5 attempts may reach the password check,
-		// however many run at once.
+		// at most the burst of 5 attempts from one address may reach the
+		// password check, however many run at once.
 		s, _, _ := newStore(t)
 		withRoot(t, s)
 		var (
@@ -213,11 +235,11 @@ func TestRateLimit(t *testing.T) {
 			mu       sync.Mutex
 			bad, far int
 		)
-		for i := range 64 {
+		for range 64 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, err := s.Authenticate("root", "wrong", fmt.Sprintf("addr%d", i))
+				_, _, err := s.Authenticate("root", "wrong", "10.0.0.1")
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -235,4 +257,51 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("64 concurrent wrong passwords: %d checked, %d refused; want 1 to 5 checked, the rest refused", bad, far)
 		}
 	})
+}
+
+// TestLoginNamesBounded sends token requests with names no user can
+// have (1 MiB each, as in a body up to the request limit) and with many
+// distinct unknown names: the first are refused as invalid before
+// anything is kept of them, the second answer as a wrong password would,
+// and the limiter holds no more than a bounded table.
+func TestLoginNamesBounded(t *testing.T) {
+	s, _, _ := newStore(t)
+	withRoot(t, s)
+	before := heapInUse()
+	for i := range 300 {
+		name := strings.Repeat(string(rune('a'+i%26)), 1<<20-1) + fmt.Sprint(i%10)
+		if _, _, err := s.Authenticate(name, "pw", fmt.Sprintf("10.0.%d.%d", i/256, i%256)); !errors.Is(err, auth.ErrInvalid) {
+			t.Fatalf("Authenticate(a 1 MiB name) = %v, want ErrInvalid", err)
+		}
+	}
+	for _, bad := range []struct{ name, password string }{{"", "pw"}, {"\xff", "pw"}, {"root", ""}, {"root", strings.Repeat("p", 73)}} {
+		if _, _, err := s.Authenticate(bad.name, bad.password, "10.0.0.1"); !errors.Is(err, auth.ErrInvalid) {
+			t.Errorf("Authenticate(%q, %d-byte password) = %v, want ErrInvalid", bad.name, len(bad.password), err)
+		}
+	}
+	if n := auth.LimiterLen(s); n != 0 {
+		t.Errorf("the limiter holds %d entries after invalid names only, want 0", n)
+	}
+	const distinct = 200
+	for i := range distinct {
+		name := fmt.Sprintf("%0256d", i)
+		if _, _, err := s.Authenticate(name, "pw", fmt.Sprintf("10.1.%d.%d", i/256, i%256)); !errors.Is(err, auth.ErrBadCredentials) {
+			t.Fatalf("Authenticate(unknown %d) = %v, want ErrBadCredentials", i, err)
+		}
+	}
+	if n := auth.LimiterLen(s); n != 2*distinct {
+		t.Errorf("the limiter holds %d entries after %d failures from as many addresses, want %d", n, distinct, 2*distinct)
+	}
+	if held := heapInUse() - before; held > 4<<20 {
+		t.Errorf("the store holds %d more bytes after the logins, want at most 4 MiB", held)
+	}
+	runtime.KeepAlive(s)
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

@@ -16,12 +16,15 @@ func validName(kind, name string) error {
 	return nil
 }
 
+// maxPassword is the longest password bcrypt reads in full.
+const maxPassword = 72
+
 func (s *Store) hash(password string) ([]byte, error) {
 	if password == "" {
 		return nil, fmt.Errorf("%w: the password must not be empty", ErrInvalid)
 	}
-	if len(password) > 72 {
-		return nil, fmt.Errorf("%w: a password is at most 72 bytes", ErrInvalid)
+	if len(password) > maxPassword {
+		return nil, fmt.Errorf("%w: a password is at most %d bytes", ErrInvalid, maxPassword)
 	}
 	return bcrypt.GenerateFromPassword([]byte(password), s.cfg.BcryptCost)
 }

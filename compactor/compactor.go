@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/httpkv/httpkv/mvcc"
@@ -75,9 +76,10 @@ type Compactor struct {
 	now   func() time.Time
 	// OnError receives compaction failures other than "already
 	// compacted"; nil ignores them.
-	onError func(error)
-	stop    chan struct{}
-	done    chan struct{}
+	onError  func(error)
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 // New starts a compactor; with a config that is not Enabled it does
@@ -89,13 +91,11 @@ func New(cfg Config, s Store, onError func(error)) *Compactor {
 	return c
 }
 
-// Close stops the compactor and waits for it. Idempotent.
+// Close stops the compactor and waits for it. It is idempotent and safe
+// to call from several goroutines at once: each returns once the loop has
+// ended.
 func (c *Compactor) Close() {
-	select {
-	case <-c.stop:
-	default:
-		close(c.stop)
-	}
+	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done
 }
 

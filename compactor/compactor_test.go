@@ -1,6 +1,7 @@
 package compactor
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,5 +48,37 @@ func TestPeriodicTarget(t *testing.T) {
 	}
 	if len(samples) > 6 {
 		t.Fatalf("kept %d samples, want old ones dropped", len(samples))
+	}
+}
+
+// nopStore is a store the compactor never needs to compact.
+type nopStore struct{}
+
+func (nopStore) Rev() int64                          { return 1 }
+func (nopStore) CompactRev() int64                   { return 0 }
+func (nopStore) Compact(int64) (<-chan error, error) { return nil, nil }
+
+// TestCloseConcurrent closes compactors from many goroutines at once:
+// Close is idempotent and safe to call concurrently, so none panics
+// (closing the stop channel twice) and all return once the loop is done.
+func TestCloseConcurrent(t *testing.T) {
+	const closers = 8
+	for range 200 {
+		c := New(Config{Mode: Revision, Revisions: 1}, nopStore{}, nil)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range closers {
+			wg.Go(func() {
+				<-start
+				c.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		select {
+		case <-c.done:
+		default:
+			t.Fatal("Close returned before the compactor's loop ended")
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -33,52 +35,128 @@ type authAuthorizer struct {
 	a *auth.Store
 }
 
+// errQueryToken: a token in the query string of a request that must send
+// it in its Authorization header.
+var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
+
 // requestToken returns the bearer token of r: the Authorization header,
-// or the access_token query parameter where a header cannot be set
-// (a browser's EventSource).
-func requestToken(r *http.Request) string {
+// or, on a stream a browser opens with EventSource (which cannot set
+// headers), the access_token query parameter. Elsewhere a token in the
+// query is refused: URLs end up in logs, histories and Referer headers.
+func requestToken(r *http.Request) (string, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			return strings.TrimSpace(h[7:])
+			return strings.TrimSpace(h[7:]), nil
 		}
-		return ""
+		return "", nil
 	}
-	return r.URL.Query().Get("access_token")
+	q := r.URL.Query()
+	if !q.Has("access_token") {
+		return "", nil
+	}
+	if !queryTokenAllowed(r) {
+		return "", errQueryToken
+	}
+	return q.Get("access_token"), nil
+}
+
+// queryTokenAllowed reports whether r is a stream a browser opens with
+// EventSource: a watch, the stream of a multi-watch stream, or the observe
+// stream of an election. (Paths the router does not have answer 404.)
+func queryTokenAllowed(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/watch":
+		return true
+	case strings.HasPrefix(p, "/v1/watch/streams/"):
+		return !strings.Contains(strings.TrimPrefix(p, "/v1/watch/streams/"), "/")
+	case strings.HasPrefix(p, "/v1/elections/"):
+		return strings.HasSuffix(p, "/observe")
+	}
+	return false
+}
+
+// user returns the user r acts as.
+func (x authAuthorizer) user(r *http.Request) (string, error) {
+	token, err := requestToken(r)
+	if err != nil {
+		return "", err
+	}
+	return x.a.UserOf(token)
+}
+
+// Authenticate checks that r carries a valid token, while auth is on.
+func (x authAuthorizer) Authenticate(r *http.Request) error {
+	_, err := x.Identify(r)
+	return err
 }
 
 func (x authAuthorizer) Authorize(r *http.Request, a Access) error {
 	if !x.a.Enabled() {
 		return nil
 	}
-	user, err := x.a.UserOf(requestToken(r))
+	user, err := x.user(r)
 	if err != nil {
 		return err
 	}
 	return x.check(user, a)
 }
 
-// Identify returns the user r acts as; "" while auth is disabled.
-func (x authAuthorizer) Identify(r *http.Request) (string, error) {
+// Unrestricted reports whether r may do anything: auth is disabled, or
+// r carries a valid token of a root user.
+func (x authAuthorizer) Unrestricted(r *http.Request) bool {
 	if !x.a.Enabled() {
-		return "", nil
+		return true
 	}
-	return x.a.UserOf(requestToken(r))
+	user, err := x.user(r)
+	return err == nil && x.a.Permissions(user).Root()
 }
 
-// Recheck decides a for user as things stand now, whatever became of the
-// token user authenticated with. Once auth is enabled, a caller that had
-// none ("") is refused.
-func (x authAuthorizer) Recheck(user string, a Access) error {
+// Identify returns who r acts as: no one while auth is disabled, else its
+// token's user, the token, and when it expires.
+func (x authAuthorizer) Identify(r *http.Request) (streamCaller, error) {
 	if !x.a.Enabled() {
+		return streamCaller{}, nil
+	}
+	tok, err := requestToken(r)
+	if err != nil {
+		return streamCaller{}, err
+	}
+	user, left, err := x.a.Session(tok)
+	if err != nil {
+		return streamCaller{}, err
+	}
+	return streamCaller{user: user, token: tok, expires: time.Now().Add(left)}, nil
+}
+
+// Recheck decides a for the caller of a stream as things stand now: its
+// token must still be good, and still its user's, and the user must
+// still be allowed a. A stream opened without a token ends once auth is
+// enabled, and one opened with a token ends once auth is disabled (the
+// token is gone with it). The error says why.
+func (x authAuthorizer) Recheck(c streamCaller, a Access) error {
+	if !x.a.Enabled() {
+		if c.token != "" {
+			return errAuthDisabled
+		}
 		return nil
 	}
-	if user == "" {
-		return auth.ErrUnauthenticated
+	if c.token == "" {
+		return errAuthEnabled
 	}
-	if _, err := x.a.GetUser(user); err != nil {
-		return auth.ErrUnauthenticated
+	if _, err := x.a.GetUser(c.user); err != nil {
+		return errUserDeleted
 	}
-	return x.check(user, a)
+	if user, _, err := x.a.Session(c.token); err != nil || user != c.user {
+		if !time.Now().Before(c.expires) {
+			return errTokenExpired
+		}
+		return errTokenRevoked // a password change, or a restart of auth
+	}
+	return x.check(c.user, a)
 }
 
 // check decides a for an authenticated user.
@@ -149,7 +227,6 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/enable [post]
 func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, true) }
 
@@ -167,7 +244,6 @@ func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/disable [post]
 func (h *Handler) authDisable(w http.ResponseWriter, r *http.Request) { h.setAuth(w, r, false) }
 
@@ -186,17 +262,17 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 // authToken serves POST /v1/auth/token; it needs no token.
 //
 //	@Summary		Get a token
-//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+//	@Description	Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //	@Tags			auth
 //	@ID				authToken
 //	@Accept			json
 //	@Produce		json
 //	@Param			credentials	body	credentialsDoc	true	"The user's name and password."
 //	@Success		200	{object}	tokenDoc	"The token."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or a bad field."
+//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8)."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: a bad name or password."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts; try again later."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -256,7 +332,6 @@ type userJSON struct {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users [get]
 func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
@@ -279,11 +354,11 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		409	{object}	errorDoc	"already_exists: a user with that name exists."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users [post]
 func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -321,7 +396,6 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name} [get]
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -356,7 +430,6 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name} [delete]
 func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteUser(chi.URLParam(r, "name")) })
@@ -378,11 +451,11 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		404	{object}	errorDoc	"user_not_found."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/password [put]
 func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -421,7 +494,6 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/roles/{role} [put]
 func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
@@ -447,7 +519,6 @@ func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/users/{name}/roles/{role} [delete]
 func (h *Handler) revokeRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
@@ -482,7 +553,6 @@ func (h *Handler) adminChange(w http.ResponseWriter, r *http.Request, change fun
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles [get]
 func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
@@ -505,11 +575,11 @@ func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		409	{object}	errorDoc	"already_exists: a role with that name exists."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles [post]
 func (h *Handler) addRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -569,7 +639,6 @@ func (p permissionJSON) MarshalJSON() ([]byte, error) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name} [get]
 func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -605,7 +674,6 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name} [delete]
 func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteRole(chi.URLParam(r, "name")) })
@@ -627,11 +695,11 @@ func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		404	{object}	errorDoc	"role_not_found."
 //	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name}/permissions [post]
 func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)
@@ -686,7 +754,6 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
 	a := h.admin(w, r)

@@ -1,6 +1,10 @@
 package httpapi
 
-import "net/http"
+import (
+	"errors"
+	"net/http"
+	"time"
+)
 
 // KeyRange is a set of keys a request touches, as mvcc selects them: End
 // nil for the single key Key, [Key, End) otherwise, and every key >= Key
@@ -31,12 +35,64 @@ type Authorizer interface {
 // streamAuthorizer is an Authorizer whose decisions can change while a
 // stream it allowed is open: the stream waits on Changed and then asks
 // Recheck for the caller Identify named when it began, so that a stream
-// outlives its token but not its permission.
+// outlives neither its permission nor the token it was opened with; and
+// it ends when that token expires.
 type streamAuthorizer interface {
 	Authorizer
 	Changed() <-chan struct{}
-	Identify(r *http.Request) (caller string, err error)
-	Recheck(caller string, a Access) error
+	Identify(r *http.Request) (streamCaller, error)
+	Recheck(c streamCaller, a Access) error
+}
+
+// streamCaller is who opened a stream: the user, the token it came with
+// ("" when auth was off), and when that token expires (zero without one).
+type streamCaller struct {
+	user, token string
+	expires     time.Time
+}
+
+// Why a stream's credentials stopped being good: the reasons of its
+// canceled message.
+var (
+	errTokenExpired = errors.New("token expired")
+	errTokenRevoked = errors.New("token revoked")
+	errUserDeleted  = errors.New("user deleted")
+	errAuthDisabled = errors.New("auth disabled")
+	errAuthEnabled  = errors.New("auth enabled: a token is needed")
+)
+
+// streamEndReason is the canceled message's reason for a Recheck error.
+func streamEndReason(err error) string {
+	for _, e := range []error{errTokenExpired, errTokenRevoked, errUserDeleted, errAuthDisabled, errAuthEnabled} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	return "permission denied"
+}
+
+// authenticator is an Authorizer that can tell whether a request carries
+// valid credentials before anything of it but its head is read.
+type authenticator interface {
+	Authenticate(r *http.Request) error
+}
+
+// authenticate refuses a request without valid credentials before its
+// body is read, so that a client without a token cannot make the server
+// receive and hold bodies. What the request may touch is decided later,
+// by authorize, once the handler knows it.
+func (h *Handler) authenticate(next http.Handler) http.Handler {
+	a, ok := h.cfg.Authorizer.(authenticator)
+	if !ok {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.Authenticate(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // allowAll is the Authorizer when auth is not configured.

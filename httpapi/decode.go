@@ -12,11 +12,30 @@ import (
 // decodeJSON reads a request body into v, strictly: unknown fields and
 // trailing data are errors, so a typo does not pass for a default.
 func decodeJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		return bodyError(err)
+		return err
 	}
 	return decodeJSONBytes(body, v)
+}
+
+// readBody reads a request's body whole. A body with a Content-Length
+// (which limitBody checked and counted in flight) is read into one buffer
+// of that size, so that what it holds is what was counted, not the
+// doubling growth of io.ReadAll.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		return b, nil
+	}
+	b := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		return nil, bodyError(err)
+	}
+	return b, nil
 }
 
 func decodeJSONBytes(body []byte, v any) error {
@@ -36,6 +55,11 @@ func decodeJSONBytes(body []byte, v any) error {
 			return badRequest("field %q must be %v, not %s", te.Field, te.Type, te.Value)
 		}
 		return badRequest("malformed JSON: %v", err)
+	}
+	// Every body is an object: encoding/json takes null for an empty one
+	// (a txn that does nothing, a lease with the default TTL).
+	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("null")) {
+		return badRequest("the request body must be a JSON object, not null")
 	}
 	// Anything but whitespace after the value is an error; dec.More alone
 	// would let a stray ']' or '}' through.

@@ -93,7 +93,9 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	l, rev, err := concurrency.Campaign(r.Context(), b, name, req.Lease, value, timeout)
+	ctx, cancel := h.waitContext(r)
+	defer cancel()
+	l, rev, err := concurrency.Campaign(ctx, b, name, req.Lease, value, timeout)
 	if err != nil {
 		h.writeWaitError(w, r, err)
 		return

@@ -60,9 +60,18 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 		return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
 			message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}, true
 	}
+	var tle *mvcc.TooLargeError
+	if errors.As(err, &tle) {
+		return answerTooLarge(tle), true
+	}
 	for _, m := range append(errorTable, h.extraErrors...) {
 		if errors.Is(err, m.Target) {
 			ae := &apiError{status: m.Status, code: m.Code, message: err.Error()}
+			if m.Status >= 500 {
+				// The server's own trouble: its text may hold internals
+				// (a file's path, an OS error), which go to the log only.
+				ae.message = serverErrorMessage(m)
+			}
 			var ce *mvcc.CompactedError
 			if errors.As(err, &ce) {
 				ae.extra = map[string]any{"compact_revision": ce.CompactRevision}
@@ -73,13 +82,32 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 	return nil, false
 }
 
-// writeError answers with err in the contract's error format. Unexpected
-// errors are logged with the request id and answered without internals.
+// serverErrorMessage is what a client is told of a 5xx error: its
+// meaning, never its text.
+func serverErrorMessage(m ErrorMapping) string {
+	switch {
+	case m.Target == mvcc.ErrClosed || m.Target == watch.ErrClosed:
+		return "the server is shutting down"
+	case m.Target == mvcc.ErrBackendFailed:
+		return "the backend failed; the server takes no more writes until it is restarted"
+	case m.Status == http.StatusInsufficientStorage:
+		return "the backend quota is exceeded (NOSPACE alarm)"
+	case m.Status == http.StatusServiceUnavailable:
+		return "the server cannot serve this now: it is shutting down, or its backend failed"
+	}
+	return "internal error"
+}
+
+// writeError answers with err in the contract's error format. Errors that
+// are the server's (5xx) are logged with the request id and answered
+// without internals.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae, ok := h.toAPIError(err)
 	if !ok {
-		h.log(r).Error().Err(err).Msg("internal error")
 		ae = &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error"}
+	}
+	if ae.status >= 500 {
+		h.log(r).Error().Err(err).Int("status", ae.status).Msg("request failed")
 	}
 	writeAPIError(w, ae)
 }
@@ -93,4 +121,17 @@ func writeAPIError(w http.ResponseWriter, ae *apiError) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
 	writeJSON(w, ae.status, map[string]any{"error": body})
+}
+
+// answerTooLarge says which bound of one answer a read went past, and how
+// to ask for less.
+func answerTooLarge(e *mvcc.TooLargeError) *apiError {
+	if e.MaxKeys > 0 {
+		return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
+			message: fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys),
+			extra:   map[string]any{"max_keys": e.MaxKeys}}
+	}
+	return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
+		message: fmt.Sprintf("the answer would hold more than %d bytes of keys and values (--max-response-bytes): ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes),
+		extra:   map[string]any{"max_response_bytes": e.MaxBytes}}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/concurrency"
@@ -19,8 +20,12 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultMaxRequestBytes   = 3 << 19 // 1.5 MiB
-	DefaultKeepAliveInterval = 15 * time.Second
+	DefaultMaxRequestBytes  = 3 << 19 // 1.5 MiB
+	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxInflightRequestBytes allows about 42 bodies of the
+	// default largest size at once.
+	DefaultMaxInflightRequestBytes = 64 << 20
+	DefaultKeepAliveInterval       = 15 * time.Second
 )
 
 // Config wires a Handler to the stores it serves.
@@ -46,11 +51,27 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// MaxRequestBytes bounds request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxInflightRequestBytes bounds the request bodies being received or
+	// handled at once (each counts for its Content-Length, or
+	// MaxRequestBytes without one); past it requests answer 429.
+	MaxInflightRequestBytes int64
+	// MaxResponseBytes bounds the key and value bytes of one answer (a
+	// list page, or every range of a txn together); past it the request
+	// answers 400 and changes nothing.
+	MaxResponseBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
-	// PageTokenKey signs page tokens, so that clients cannot forge them.
-	// Empty means a random key: tokens then last as long as the process.
+	// PageTokenKey is the key that seals page tokens (see page_token.go).
+	// Handlers that share a key accept each other's tokens; when empty,
+	// each Handler makes a random one.
 	PageTokenKey []byte
+	// Snapshot, if set, opens the backend's snapshot for GET /v1/snapshot;
+	// nil takes it from Store.KV().
+	Snapshot func() (Snapshot, error)
+	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
+	// one that takes nothing for this long is cut off. Zero means
+	// DefaultSnapshotWriteTimeout.
+	SnapshotWriteTimeout time.Duration
 }
 
 // Handler serves the API. Create it with NewHandler.
@@ -59,15 +80,13 @@ type Handler struct {
 	router      chi.Router
 	extraErrors []ErrorMapping
 	metrics     *metrics
-	tokens      tokenSigner
+	tokens      tokenCodec
+	ids         *requestIDs
+	inflight    *semaphore.Weighted
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
-	// stop ends the watch streams, and streams counts them for Close.
-	// streamsMu orders Close against streams starting.
-	stop      chan struct{}
-	streamsMu sync.Mutex
-	closing   bool
-	streams   sync.WaitGroup
+	// streams are the open watch streams, which Close and Shutdown end.
+	streams *streamSet
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error
@@ -78,8 +97,17 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if cfg.MaxInflightRequestBytes <= 0 {
+		cfg.MaxInflightRequestBytes = DefaultMaxInflightRequestBytes
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
+	}
+	if cfg.SnapshotWriteTimeout <= 0 {
+		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout
 	}
 	switch {
 	case cfg.Authorizer != nil:
@@ -88,7 +116,13 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		cfg.Authorizer = allowAll{}
 	}
-	h := &Handler{cfg: cfg, stop: make(chan struct{}), tokens: newTokenSigner(cfg.PageTokenKey)}
+	h := &Handler{
+		cfg:      cfg,
+		streams:  newStreamSet(),
+		tokens:   newTokenCodec(cfg.PageTokenKey),
+		ids:      newRequestIDs(),
+		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+	}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

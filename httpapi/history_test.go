@@ -169,7 +169,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	raw := first.NextPageToken
 	flip := []byte(raw)
 	flip[len(flip)/2] ^= 1
-	other := newTokenSigner(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, KeyRange{Key: []byte("a"), End: []byte("b")})
+	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, KeyRange{Key: []byte("a"), End: []byte("b")})
 	for _, q := range []string{
 		"key=b&prefix=true&filters=nodelete&page_token=" + tok,
 		"key=a&filters=nodelete&page_token=" + tok,
@@ -308,7 +308,7 @@ func TestHistoryAuthorization(t *testing.T) {
 // FuzzHistoryToken: no string opens as a token but one sealed by the same
 // key for the same range, and every sealed token opens to what it holds.
 func FuzzHistoryToken(f *testing.F) {
-	s := newTokenSigner([]byte("fuzz"))
+	s := newTokenCodec([]byte("fuzz"))
 	sel := KeyRange{Key: []byte("a"), End: []byte("b")}
 	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: mvcc.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
 	f.Add("AQ", int64(0), int64(0), int64(0), int64(0), uint8(0))

@@ -2,84 +2,11 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"math"
 
 	"github.com/httpkv/httpkv/mvcc"
 )
-
-// A page token is base64url of
-//
-//	version | kind | payload | HMAC-SHA256(key, version | kind | payload | binding)
-//
-// The kind says which endpoint issued it, so a token of one cannot be
-// played to another; the binding is what the token belongs to but does
-// not carry (the request's key range), so a token presented with any
-// other range fails its MAC instead of being trusted for it.
-const (
-	pageTokenFormat  byte = 1
-	tokenKindHistory byte = 'h'
-	// tokenKeyBytes is the size of a random signing key.
-	tokenKeyBytes = 32
-)
-
-// tokenSigner signs and checks page tokens, so that a client can neither
-// forge one nor alter the position or window of one it was given.
-type tokenSigner struct {
-	key []byte
-}
-
-// newTokenSigner signs with key, or with a random key when key is empty:
-// tokens then stay valid only as long as the process.
-func newTokenSigner(key []byte) tokenSigner {
-	if len(key) == 0 {
-		key = make([]byte, tokenKeyBytes)
-		_, _ = rand.Read(key) // never fails: crypto/rand crashes the program instead
-	}
-	return tokenSigner{key: bytes.Clone(key)}
-}
-
-func (s tokenSigner) mac(msg []byte, binding KeyRange) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(msg)
-	// Length-prefixed, and an absent end told from any present one.
-	var n []byte
-	n = binary.AppendUvarint(n, uint64(len(binding.Key)))
-	m.Write(n)
-	m.Write(binding.Key)
-	if binding.End == nil {
-		m.Write([]byte{0})
-	} else {
-		m.Write(binary.AppendUvarint([]byte{1}, uint64(len(binding.End))))
-		m.Write(binding.End)
-	}
-	return m.Sum(nil)
-}
-
-// seal returns the token of payload, of kind, bound to binding.
-func (s tokenSigner) seal(kind byte, payload []byte, binding KeyRange) string {
-	b := append([]byte{pageTokenFormat, kind}, payload...)
-	b = append(b, s.mac(b, binding)...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// open returns the payload of a token of kind sealed with binding, or
-// false for anything else.
-func (s tokenSigner) open(kind byte, token string, binding KeyRange) ([]byte, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(b) < 2+sha256.Size || b[0] != pageTokenFormat || b[1] != kind {
-		return nil, false
-	}
-	msg, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
-	if !hmac.Equal(sum, s.mac(msg, binding)) {
-		return nil, false
-	}
-	return msg[2:], true
-}
 
 // historyToken is where the next page of a history read starts, and the
 // read it belongs to: the window the first page fixed, the order and the
@@ -92,6 +19,18 @@ type historyToken struct {
 	noDelete   bool
 }
 
+// appendBinding appends sel to b, length-prefixed, an absent end told
+// from any present one.
+func appendBinding(b []byte, sel KeyRange) []byte {
+	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
+	b = append(b, sel.Key...)
+	if sel.End == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(append(b, 1), uint64(len(sel.End)))
+	return append(b, sel.End...)
+}
+
 const (
 	historyDescend byte = 1 << iota
 	historyNoPut
@@ -99,7 +38,10 @@ const (
 	historyFlags = historyDescend | historyNoPut | historyNoDelete
 )
 
-func (s tokenSigner) sealHistory(t historyToken, sel KeyRange) string {
+// sealHistory returns the token of t. The key range it belongs to is
+// sealed in with it but checked, not read, when it comes back: a token
+// presented with any other range is refused.
+func (c tokenCodec) sealHistory(t historyToken, sel KeyRange) string {
 	var b []byte
 	for _, n := range []int64{t.start, t.end, t.next.Main, t.next.Sub} {
 		b = binary.AppendUvarint(b, uint64(n))
@@ -114,12 +56,14 @@ func (s tokenSigner) sealHistory(t historyToken, sel KeyRange) string {
 	if t.noDelete {
 		flags |= historyNoDelete
 	}
-	return s.seal(tokenKindHistory, append(b, flags), sel)
+	return c.seal(tokenKindHistory, appendBinding(append(b, flags), sel))
 }
 
-func (s tokenSigner) openHistory(token string, sel KeyRange) (historyToken, bool) {
-	b, ok := s.open(tokenKindHistory, token, sel)
-	if !ok {
+// openHistory returns the position a token of sealHistory holds, if it
+// was sealed for sel.
+func (c tokenCodec) openHistory(token string, sel KeyRange) (historyToken, bool) {
+	b, err := c.open(tokenKindHistory, token)
+	if err != nil {
 		return historyToken{}, false
 	}
 	var n [4]int64
@@ -130,7 +74,7 @@ func (s tokenSigner) openHistory(token string, sel KeyRange) (historyToken, bool
 		}
 		n[i], b = int64(v), b[size:]
 	}
-	if len(b) != 1 || b[0]&^historyFlags != 0 {
+	if len(b) < 1 || b[0]&^historyFlags != 0 || !bytes.Equal(b[1:], appendBinding(nil, sel)) {
 		return historyToken{}, false
 	}
 	return historyToken{

@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -70,7 +70,6 @@ func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"
 //	@Header			200				{integer}	X-Lease				"With raw=true: the key's lease, 0 when none."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [get]
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -183,18 +182,20 @@ func (p precondition) compares(key []byte) []mvcc.Compare {
 	return nil
 }
 
-// writeKey authorizes and runs a put or a delete of sel, under the
-// precondition if there is one. It answers the request itself when it
-// reports false.
-func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+// writeAccess is what a put or a delete of sel touches.
+func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
 	access := Access{Write: []KeyRange{sel}}
 	// A condition or prev_kv answers with values: that is reading too.
 	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
 		access.Read = access.Write
 	}
-	if !h.authorize(w, r, access) {
-		return nil, false
-	}
+	return access
+}
+
+// writeKey runs a put or a delete of sel, which the caller authorized,
+// under the precondition if there is one. It answers the request itself
+// when it reports false.
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
@@ -202,7 +203,7 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange,
 	var err error
 	if op.Put != nil {
 		var res mvcc.PutResult
-		res, err = h.cfg.Store.Put(*op.Put)
+		res, err = h.put(r, *op.Put)
 		out.Put = &res
 	} else {
 		var res mvcc.DeleteResult
@@ -219,7 +220,7 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange,
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
 func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
-	res, err := h.cfg.Store.Txn(mvcc.TxnRequest{
+	res, err := h.runTxn(r, mvcc.TxnRequest{
 		Compare: p.compares(key),
 		Success: []mvcc.Op{op},
 		Failure: []mvcc.Op{{Range: &mvcc.RangeOp{Key: key}}},
@@ -271,10 +272,11 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 //	@Success		200				{object}	putResponseDoc	"Written; the header's revision is the put's."
 //	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition."
 //	@Failure		401				{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
+//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it."
 //	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
 //	@Failure		412				{object}	errorDoc		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
 //	@Failure		413				{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429				{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500				{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503				{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Failure		507				{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
@@ -282,7 +284,6 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 //	@Header			200,412			{string}	ETag		"The key's new mod revision, quoted; on 412 the current key's."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [put]
 func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -307,13 +308,18 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
-	value, err := io.ReadAll(r.Body)
+	// The body is read once the caller may write the key.
+	op := mvcc.Op{Put: &req}
+	if !h.authorize(w, r, writeAccess(KeyRange{Key: key}, p, op)) {
+		return
+	}
+	value, err := readBody(r)
 	if err != nil {
-		h.writeError(w, r, bodyError(err))
+		h.writeError(w, r, err)
 		return
 	}
 	req.Value = value
-	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, mvcc.Op{Put: &req})
+	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, op)
 	if !ok {
 		return
 	}
@@ -331,8 +337,11 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 // bodyError keeps a too-large body's error and reports others as bad input.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		return err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return badRequest("the request body did not arrive within %v", bodyReadTimeout)
 	}
 	return badRequest("reading the request body: %v", err)
 }
@@ -358,7 +367,6 @@ func bodyError(err error) error {
 //	@Header			412			{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv/{key} [delete]
 func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
@@ -395,7 +403,6 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 //	@Header			412					{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
@@ -423,7 +430,11 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
-	out, ok := h.writeKey(w, r, sel, p, mvcc.Op{Delete: &req})
+	op := mvcc.Op{Delete: &req}
+	if !h.authorize(w, r, writeAccess(sel, p, op)) {
+		return
+	}
+	out, ok := h.writeKey(w, r, sel, p, op)
 	if !ok {
 		return
 	}

@@ -93,13 +93,13 @@ func (h *Handler) header(w http.ResponseWriter) header {
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		409		{object}	errorDoc				"already_exists: a lease with that ID exists."
 //	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		507		{object}	errorDoc				"no_space: the NOSPACE alarm is active."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -146,7 +146,6 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) || !h.authorize(w, r, Access{}) {
@@ -185,7 +184,6 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id} [get]
 func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -258,7 +256,6 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id}/keepalive [post]
 func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {
@@ -295,7 +292,6 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/leases/{id} [delete]
 func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 	if !h.leases(w) {

@@ -2,9 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/binary"
-	"hash/fnv"
 	"net/http"
 
 	"github.com/httpkv/httpkv/mvcc"
@@ -53,47 +50,6 @@ func keyAscending(o mvcc.RangeOptions) bool {
 	return false
 }
 
-// pageToken pins the following page of a list to the first page's
-// revision and names the key it starts from. It is bound to the range's
-// end so it cannot be replayed against another range.
-type pageToken struct {
-	rev   int64
-	start []byte
-	bind  uint64
-}
-
-const pageTokenVersion = 1
-
-func rangeBinding(sel KeyRange) uint64 {
-	h := fnv.New64a()
-	h.Write(sel.Key)
-	h.Write([]byte{0xff})
-	h.Write(sel.End)
-	return h.Sum64()
-}
-
-func (t pageToken) encode() string {
-	b := []byte{pageTokenVersion}
-	b = binary.AppendUvarint(b, uint64(t.rev))
-	b = binary.BigEndian.AppendUint64(b, t.bind)
-	b = append(b, t.start...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodePageToken(s string) (pageToken, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 1 || b[0] != pageTokenVersion {
-		return pageToken{}, false
-	}
-	b = b[1:]
-	rev, n := binary.Uvarint(b)
-	if n <= 0 || rev == 0 || rev > 1<<62 || len(b[n:]) < 8 {
-		return pageToken{}, false
-	}
-	b = b[n:]
-	return pageToken{rev: int64(rev), bind: binary.BigEndian.Uint64(b), start: b[8:]}, true
-}
-
 // listKeys serves GET /v1/kv.
 //
 //	@Summary		Range over keys, with pagination
@@ -110,7 +66,7 @@ func decodePageToken(s string) (pageToken, bool) {
 //	@Param			from_key			query		boolean			false	"Every key >= key."
 //	@Param			revision			query		integer			false	"Read at this revision; 0 or none reads the current one."	minimum(0)	format(int64)
 //	@Param			limit				query		integer			false	"Keys per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
-//	@Param			page_token			query		string			false	"next_page_token of the previous page of the same range."
+//	@Param			page_token			query		string			false	"next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400."
 //	@Param			sort_target			query		string			false	"What to sort by; key by default."	Enums(key, version, create, mod, value)
 //	@Param			sort_order			query		string			false	"Sort order; none (ascending keys) by default."	Enums(none, ascend, descend)
 //	@Param			keys_only			query		boolean			false	"Leave the values out."
@@ -120,7 +76,7 @@ func decodePageToken(s string) (pageToken, bool) {
 //	@Param			min_create_revision	query		integer			false	"Only keys created at or after this revision."	minimum(0)	format(int64)
 //	@Param			max_create_revision	query		integer			false	"Only keys created at or before this revision."	minimum(0)	format(int64)
 //	@Success		200					{object}	listResponseDoc	"One page of the range."
-//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one."
+//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one."
 //	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
 //	@Failure		410					{object}	errorDoc		"compacted: the revision, or the page token's, is below the compact revision."
@@ -129,7 +85,6 @@ func decodePageToken(s string) (pageToken, bool) {
 //	@Header			200					{integer}	X-Revision		"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
@@ -139,19 +94,10 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if q.has("limit") && (opts.Limit < 1 || opts.Limit > maxListLimit) {
 		q.fail("limit must be between 1 and %d", maxListLimit)
 	}
-	var tok pageToken
-	if s := q.v.Get("page_token"); s != "" {
-		var ok bool
-		tok, ok = decodePageToken(s)
-		switch {
-		case !ok || tok.bind != rangeBinding(sel) || bytes.Compare(tok.start, sel.Key) < 0:
-			q.fail("page_token is not a token of this range")
-		case !keyAscending(opts):
-			q.fail("page_token needs ascending key order")
-		case q.has("revision") && opts.Revision != tok.rev:
-			q.fail("page_token is pinned to revision %d", tok.rev)
-		}
-		opts.Revision = tok.rev
+	var page listPage
+	if s := q.v.Get("page_token"); s != "" && q.err == nil {
+		page = h.openListPage(q, s, sel, opts)
+		opts.Revision = page.rev
 	}
 	if q.err != nil {
 		writeAPIError(w, q.err)
@@ -160,31 +106,43 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
 		return
 	}
+	opts.Limits = h.readLimits()
+	b, rev, err := h.listPage(sel, opts, page.start)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	// The read transaction has ended: a client slow to take the answer
+	// holds nothing of the store.
+	setRevision(w, rev)
+	writeRawJSON(w, http.StatusOK, b)
+}
+
+// listPage reads one page of sel, from start when a token gave one, and
+// encodes the answer, with the revision it was served at. The read
+// transaction ends before it returns.
+func (h *Handler) listPage(sel KeyRange, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
 	rt, err := h.cfg.Store.KV().Read()
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, 0, err
 	}
 	defer rt.End()
-	start := sel.Key
-	if tok.start != nil {
-		start = tok.start
+	from := sel.Key
+	if start != nil {
+		from = start
 	}
-	res, err := rt.Range(start, sel.End, opts)
+	res, err := rt.Range(from, sel.End, opts)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, 0, err
 	}
-	if tok.start != nil {
+	if start != nil {
 		// Count the whole range, not what is left of it.
 		all, err := rt.Range(sel.Key, sel.End, mvcc.RangeOptions{Revision: opts.Revision, CountOnly: true})
 		if err != nil {
-			h.writeError(w, r, err)
-			return
+			return nil, 0, err
 		}
 		res.Count = all.Count
 	}
-	setRevision(w, res.Revision)
 	b := appendHeader(nil, res.Revision)
 	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = appendIntField(b, "count", res.Count)
@@ -195,10 +153,17 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 			readAt = res.Revision
 		}
 		last := res.KVs[len(res.KVs)-1].Key
-		next := pageToken{rev: readAt, start: append(bytes.Clone(last), 0), bind: rangeBinding(sel)}
+		next := listPage{rev: readAt, start: append(bytes.Clone(last), 0), binding: listBinding(sel, opts)}
 		b = append(b, `,"next_page_token":"`...)
-		b = append(b, next.encode()...)
+		b = append(b, h.tokens.seal(tokenKindListPage, next.payload())...)
 		b = append(b, '"')
 	}
-	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
+	return append(b, '}', '\n'), res.Revision, nil
+}
+
+// readLimits returns the bounds of one answer's ranges: at most
+// maxListLimit keys for a range without a limit (a txn's), and
+// MaxResponseBytes of keys and values in all.
+func (h *Handler) readLimits() *mvcc.ReadLimits {
+	return &mvcc.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
 }

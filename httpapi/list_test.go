@@ -9,44 +9,97 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/mvcc"
 )
 
-func TestPageTokenRoundTrip(t *testing.T) {
-	tests := []pageToken{
-		{rev: 1, start: []byte{}, bind: 0},
-		{rev: 2, start: []byte("a\x00"), bind: 1<<64 - 1},
-		{rev: 1 << 62, start: []byte{0xff, 0, 0xff}, bind: 12345},
-		{rev: 300, start: bytes.Repeat([]byte("k"), 1000), bind: rangeBinding(KeyRange{Key: []byte("a"), End: []byte("b")})},
+// TestTokenCodec seals and opens tokens: a token opens, for its kind and
+// under its key only, to the payload it was sealed with, and any change
+// to it, its kind, or the key refuses it.
+func TestTokenCodec(t *testing.T) {
+	c := newTokenCodec([]byte("a key shared by gateways"))
+	payloads := [][]byte{{}, []byte("p"), bytes.Repeat([]byte{0xff, 0}, 500)}
+	for _, p := range payloads {
+		tok := c.seal(tokenKindListPage, p)
+		got, err := c.open(tokenKindListPage, tok)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Errorf("open(seal(%q)) = %q, %v; want the payload back", p, got, err)
+		}
+		if url.QueryEscape(tok) != tok {
+			t.Errorf("seal(%q) = %q, which needs escaping in a query", p, tok)
+		}
+		if _, err := c.open(tokenKindListPage+1, tok); err == nil {
+			t.Errorf("open(another kind, seal(%q)) = nil error, want refused", p)
+		}
+		if _, err := newTokenCodec([]byte("another key")).open(tokenKindListPage, tok); err == nil {
+			t.Errorf("open under another key of seal(%q) = nil error, want refused", p)
+		}
+		if _, err := newTokenCodec([]byte("a key shared by gateways")).open(tokenKindListPage, tok); err != nil {
+			t.Errorf("open under the same key in another codec of seal(%q) = %v, want it opened", p, err)
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(tok)
+		for i := range raw {
+			bad := bytes.Clone(raw)
+			bad[i] ^= 0x01
+			if got, err := c.open(tokenKindListPage, base64.RawURLEncoding.EncodeToString(bad)); err == nil {
+				t.Fatalf("open(seal(%q) with byte %d flipped) = %q, want refused", p, i, got)
+			}
+		}
+		for _, cut := range []int{1, 2, len(raw) - 1} {
+			if _, err := c.open(tokenKindListPage, base64.RawURLEncoding.EncodeToString(raw[:cut])); err == nil {
+				t.Errorf("open(seal(%q) cut to %d bytes) = nil error, want refused", p, cut)
+			}
+		}
 	}
-	for _, tok := range tests {
-		s := tok.encode()
-		got, ok := decodePageToken(s)
-		if !ok || got.rev != tok.rev || got.bind != tok.bind || !bytes.Equal(got.start, tok.start) {
-			t.Errorf("decodePageToken(encode(%+v)) = %+v, %v; want the token back", tok, got, ok)
+	for name, s := range map[string]string{
+		"empty": "", "not base64": "!!!", "padded": c.seal(tokenKindListPage, nil) + "=", "std alphabet": "+/+/",
+		// The unkeyed format of earlier versions: version 1, revision 5,
+		// an FNV binding, start key "k".
+		"format 1": "AQUAAAAAAAAAB2s",
+	} {
+		if got, err := c.open(tokenKindListPage, s); err == nil {
+			t.Errorf("open(%s %q) = %q, want refused", name, s, got)
 		}
-		if url.QueryEscape(s) != s {
-			t.Errorf("encode(%+v) = %q, which needs escaping in a query", tok, s)
-		}
+	}
+	if a, b := newTokenCodec(nil), newTokenCodec(nil); bytes.Equal(a.key, b.key) || len(a.key) != tokenKeyBytes {
+		t.Errorf("two codecs without a key got keys %x and %x, want two random %d-byte keys", a.key, b.key, tokenKeyBytes)
 	}
 }
 
-func TestPageTokenGarbage(t *testing.T) {
-	valid := pageToken{rev: 5, start: []byte("k"), bind: 7}.encode()
-	raw, _ := base64.RawURLEncoding.DecodeString(valid)
-	for name, s := range map[string]string{
-		"empty":           "",
-		"not base64":      "!!!",
-		"padded":          valid + "=",
-		"std alphabet":    "+/+/",
-		"version 2":       base64.RawURLEncoding.EncodeToString(append([]byte{2}, raw[1:]...)),
-		"no revision":     base64.RawURLEncoding.EncodeToString([]byte{1}),
-		"revision 0":      base64.RawURLEncoding.EncodeToString(append([]byte{1, 0}, make([]byte, 8)...)),
-		"short binding":   base64.RawURLEncoding.EncodeToString([]byte{1, 5, 0, 0, 0}),
-		"varint overflow": base64.RawURLEncoding.EncodeToString(append([]byte{1}, bytes.Repeat([]byte{0xff}, 11)...)),
-		"revision 2^62+1": pageToken{rev: 1<<62 + 1, bind: 1}.encode(),
+// TestListPagePayload round-trips the payload of a list token and refuses
+// malformed ones.
+func TestListPagePayload(t *testing.T) {
+	for _, p := range []listPage{
+		{rev: 1, start: []byte{}},
+		{rev: 1 << 62, start: []byte("a\x00"), binding: listBinding(KeyRange{Key: []byte("a"), End: []byte("b")}, mvcc.RangeOptions{})},
 	} {
-		if tok, ok := decodePageToken(s); ok {
-			t.Errorf("decodePageToken(%s %q) = %+v, want refused", name, s, tok)
+		got, ok := parseListPage(p.payload())
+		if !ok || got.rev != p.rev || got.binding != p.binding || !bytes.Equal(got.start, p.start) {
+			t.Errorf("parseListPage(payload(%+v)) = %+v, %v", p, got, ok)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"empty": nil, "revision 0": append([]byte{0}, make([]byte, listBindingSize)...),
+		"short binding": {5, 0, 0}, "varint overflow": bytes.Repeat([]byte{0xff}, 11),
+		"revision 2^62+1": listPage{rev: 1<<62 + 1}.payload(),
+	} {
+		if p, ok := parseListPage(b); ok {
+			t.Errorf("parseListPage(%s) = %+v, want refused", name, p)
+		}
+	}
+	a := KeyRange{Key: []byte("a"), End: []byte("b")}
+	for name, other := range map[string]struct {
+		sel KeyRange
+		o   mvcc.RangeOptions
+	}{
+		"another end":         {KeyRange{Key: []byte("a"), End: []byte("c")}, mvcc.RangeOptions{}},
+		"another key":         {KeyRange{Key: []byte("a\x00"), End: []byte("b")}, mvcc.RangeOptions{}},
+		"key and end shifted": {KeyRange{Key: []byte("ab"), End: []byte{}}, mvcc.RangeOptions{}},
+		"a filter":            {a, mvcc.RangeOptions{MinModRevision: 3}},
+		"another filter":      {a, mvcc.RangeOptions{MaxCreateRevision: 3}},
+	} {
+		if listBinding(a, mvcc.RangeOptions{}) == listBinding(other.sel, other.o) {
+			t.Errorf("listBinding(%s) = listBinding([a, b)), want them apart", name)
 		}
 	}
 }
@@ -123,46 +176,40 @@ func TestPagination(t *testing.T) {
 	}
 }
 
-// FuzzPageToken checks that tokens round-trip and that any string given
-// as a token is refused or decodes to a token in bounds, which the list
-// route answers without a 500.
+// FuzzPageToken checks that list tokens round-trip, and that any string
+// given as a token is refused (the server seals its tokens, so a made-up
+// one never opens) without a 500.
 func FuzzPageToken(f *testing.F) {
 	h, _ := newTestHandler(f, Config{})
 	for _, k := range []string{"a", "b", "c"} {
 		mustServe(f, h, http.StatusOK, "PUT", "/v1/kv/"+k, "v")
 	}
-	f.Add(int64(1), uint64(0), []byte("a"), pageToken{rev: 2, start: []byte("b"), bind: rangeBinding(KeyRange{Key: []byte{0}, End: []byte{0}})}.encode())
-	f.Add(int64(1<<62), uint64(1<<64-1), []byte{}, "")
-	f.Add(int64(0), uint64(7), []byte{0xff}, "AQ")
-	f.Add(int64(-5), uint64(7), []byte("k"), "AQUAAAAAAAAAAGs")
-	f.Add(int64(99), uint64(3), []byte("zz"), "!!")
-	f.Fuzz(func(t *testing.T, rev int64, bind uint64, start []byte, garbage string) {
+	// A well-formed token of another server (another key).
+	other := newTokenCodec([]byte("another server's key"))
+	f.Add(int64(1), []byte("a"), other.seal(tokenKindListPage, listPage{rev: 2, start: []byte("b"),
+		binding: listBinding(KeyRange{Key: []byte{0}, End: []byte{0}}, mvcc.RangeOptions{})}.payload()))
+	f.Add(int64(1<<62), []byte{}, "")
+	f.Add(int64(0), []byte{0xff}, "AQ")
+	f.Add(int64(-5), []byte("k"), "AQUAAAAAAAAAAGs")
+	f.Add(int64(99), []byte("zz"), "!!")
+	f.Fuzz(func(t *testing.T, rev int64, start []byte, garbage string) {
 		if rev >= 1 && rev <= 1<<62 {
-			tok := pageToken{rev: rev, start: start, bind: bind}
-			got, ok := decodePageToken(tok.encode())
-			if !ok || got.rev != rev || got.bind != bind || !bytes.Equal(got.start, start) {
-				t.Fatalf("decodePageToken(encode(%+v)) = %+v, %v", tok, got, ok)
+			p := listPage{rev: rev, start: start, binding: listBinding(KeyRange{Key: start, End: []byte{0}}, mvcc.RangeOptions{})}
+			b, err := h.tokens.open(tokenKindListPage, h.tokens.seal(tokenKindListPage, p.payload()))
+			got, ok := parseListPage(b)
+			if err != nil || !ok || got.rev != rev || got.binding != p.binding || !bytes.Equal(got.start, start) {
+				t.Fatalf("open(seal(%+v)) = %+v, %v, %v", p, got, ok, err)
 			}
 		}
-		tok, ok := decodePageToken(garbage)
-		if ok {
-			if tok.rev < 1 || tok.rev > 1<<62 || tok.start == nil {
-				t.Fatalf("decodePageToken(%q) = %+v: out of bounds", garbage, tok)
-			}
-			again, ok := decodePageToken(tok.encode())
-			if !ok || again.rev != tok.rev || again.bind != tok.bind || !bytes.Equal(again.start, tok.start) {
-				t.Fatalf("decodePageToken(%q) = %+v does not round-trip: %+v, %v", garbage, tok, again, ok)
-			}
+		if b, err := h.tokens.open(tokenKindListPage, garbage); err == nil {
+			t.Fatalf("open(%q) = %q: a token the handler did not seal was accepted", garbage, b)
 		}
 		rec := serve(t, h, "GET", "/v1/kv?limit=1&page_token="+url.QueryEscape(garbage), "")
-		switch rec.Code {
-		case http.StatusOK, http.StatusGone:
-		case http.StatusBadRequest:
-			if c := errorCode(t, rec); c != "invalid_argument" && c != "future_revision" {
-				t.Fatalf("GET with page_token %q: 400 with code %q", garbage, c)
-			}
+		switch {
+		case garbage == "" && rec.Code == http.StatusOK:
+		case rec.Code == http.StatusBadRequest && errorCode(t, rec) == "invalid_argument":
 		default:
-			t.Fatalf("GET with page_token %q = %d %s", garbage, rec.Code, rec.Body)
+			t.Fatalf("GET with page_token %q = %d %s, want 400 invalid_argument", garbage, rec.Code, rec.Body)
 		}
 	})
 }

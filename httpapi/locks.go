@@ -3,12 +3,14 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
+	"github.com/httpkv/httpkv/watch"
 )
 
 // Bounds of the timeout query parameter of a lock or a campaign.
@@ -123,6 +125,26 @@ func nameAccess(name []byte, write bool) Access {
 	return Access{Read: r}
 }
 
+// errWaitShutdown ends the waits of locks and campaigns when the handler
+// begins to close; it answers 503.
+var errWaitShutdown = fmt.Errorf("%w: shutting down", watch.ErrClosed)
+
+// waitContext is r's context, canceled also (with errWaitShutdown) when
+// the handler begins to close, so that a lock or a campaign waiting for
+// minutes does not hold the server's shutdown. Call cancel when done: it
+// ends the goroutine that waits for the close.
+func (h *Handler) waitContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	go func() {
+		select {
+		case <-h.streams.stop:
+			cancel(errWaitShutdown)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
 // writeWaitError answers a lock or a campaign that failed, unless the
 // client left while it waited: then nobody reads the answer.
 func (h *Handler) writeWaitError(w http.ResponseWriter, r *http.Request, err error) {
@@ -167,7 +189,9 @@ func (h *Handler) lock(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	held, err := concurrency.Lock(r.Context(), b, name, req.Lease, timeout)
+	ctx, cancel := h.waitContext(r)
+	defer cancel()
+	held, err := concurrency.Lock(ctx, b, name, req.Lease, timeout)
 	if err != nil {
 		h.writeWaitError(w, r, err)
 		return

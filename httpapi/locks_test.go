@@ -181,3 +181,21 @@ func TestLockClientLeaves(t *testing.T) {
 		t.Fatalf("after the waiter left: gone/ holds %q, want the holder's %s alone", listKeys(t, h, "key=gone/&prefix=true"), held.Key)
 	}
 }
+
+// TestLockHandlerCloses: a lock waiting when the handler begins to close
+// answers 503 at once, and leaves no key.
+func TestLockHandlerCloses(t *testing.T) {
+	h, e := newLocksHandler(t)
+	held := lockHTTP(t, h, "sd", e.Grant(t, 60))
+	waiting := goServe(t, h, "POST", lockTarget("sd"), fmt.Sprintf(`{"lease":%d}`, e.Grant(t, 60)))
+	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=sd/&prefix=true")) == 2 }) {
+		t.Fatalf("the waiter is not queued")
+	}
+	h.Close()
+	if rec := <-waiting; rec.Code != http.StatusServiceUnavailable || errorCode(t, rec) != "unavailable" {
+		t.Fatalf("a lock waiting at Close = %d %s, want 503 unavailable", rec.Code, rec.Body)
+	}
+	if keys := listKeys(t, h, "key=sd/&prefix=true"); len(keys) != 1 || keys[0] != held.Key {
+		t.Fatalf("after Close: sd/ holds %q, want the holder's %s alone", keys, held.Key)
+	}
+}

@@ -21,12 +21,12 @@ import (
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		410			{object}	errorDoc			"compacted: the revision is at or below the compact revision."
 //	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429			{object}	errorDoc			"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/compact [post]
 func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -86,7 +86,6 @@ type watcherCounts struct {
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/status [get]
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
@@ -142,7 +141,6 @@ func alarmNames(as []mvcc.Alarm) []string {
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/defrag [post]
 func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
@@ -178,7 +176,6 @@ type alarmsResponse struct {
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/alarms [get]
 func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
@@ -203,7 +200,6 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/alarms [delete]
 func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
@@ -228,21 +224,32 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	healthDoc	"Not healthy: health is false, with the reason."
 //	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	kv := h.cfg.Store.KV()
-	reason := ""
-	switch {
-	case h.shuttingDown.Load():
-		reason = "shutting down"
-	case kv.Failed() != nil:
-		reason = "backend failed"
-	case len(kv.Alarms()) > 0:
-		reason = "ALARM " + string(kv.Alarms()[0])
-	}
-	if reason != "" {
+	if reason := healthReason(h.cfg.Store.KV(), h.shuttingDown.Load()); reason != "" {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"health": false, "reason": reason})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"health": true})
+}
+
+// healthSource is what /health reads of the store.
+type healthSource interface {
+	Failed() error
+	Alarms() []mvcc.Alarm
+}
+
+// healthReason says why the server is not healthy, or "" when it is. It
+// reads the alarms once: the list can empty between two reads.
+func healthReason(kv healthSource, shuttingDown bool) string {
+	switch {
+	case shuttingDown:
+		return "shutting down"
+	case kv.Failed() != nil:
+		return "backend failed"
+	}
+	if alarms := kv.Alarms(); len(alarms) > 0 {
+		return "ALARM " + string(alarms[0])
+	}
+	return ""
 }
 
 func dbSize(kv *mvcc.Store) int64 {

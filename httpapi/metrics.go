@@ -80,9 +80,36 @@ func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) {
 
 func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 
+// observe records a request. Every label comes from a fixed set, so that
+// no client can make new series (a request with a 100 KB method once made
+// one series per request): route is a route pattern of the router or
+// "unmatched", method a methodLabel, status one statusLabel knows.
 func (m *metrics) observe(route, method string, status int, seconds float64) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(route, method, statusLabel(status)).Inc()
 	m.latency.WithLabelValues(route, method).Observe(seconds)
+}
+
+// methodLabel is the method, if it is one of HTTP's, or "other".
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// statusLabel is the status code, if it is one the server answers with,
+// or its class ("5xx").
+func statusLabel(status int) string {
+	switch status {
+	case 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 416, 429, 500, 503, 507:
+		return strconv.Itoa(status)
+	}
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status/100) + "xx"
 }
 
 // handler serves GET /metrics.

@@ -1,17 +1,71 @@
 package httpapi
 
 import (
+	"context"
+	"crypto/rand"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
 
+// maxRequestIDLen bounds a request id a client sends in X-Request-Id: it
+// is logged with every line of the request.
+const maxRequestIDLen = 64
+
+// requestIDs hands out request ids: a random prefix per Handler and a
+// counter, unless the client sent a usable one.
+type requestIDs struct {
+	prefix string
+	next   atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	return &requestIDs{prefix: rand.Text()[:10]}
+}
+
+// requestID puts the request's id in its context (where
+// middleware.GetReqID finds it) and in the X-Request-Id response header.
+// A client's X-Request-Id is kept if it is at most maxRequestIDLen
+// characters of letters, digits and ._:/+=- (it goes to the logs as is);
+// any other is replaced by a new one.
+func (h *Handler) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(middleware.RequestIDHeader)
+		if !validRequestID(id) {
+			id = h.ids.prefix + "-" + strconv.FormatUint(h.ids.next.Add(1), 10)
+		}
+		w.Header().Set(middleware.RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		switch c {
+		case '.', '_', ':', '/', '+', '=', '-':
+			ok = true
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // requestLog writes one line per request: request id, method, route
 // pattern, status, bytes and latency. It never logs the path, the query or
-// bodies, which hold keys, values and tokens.
+// bodies, which hold keys, values and tokens; the method is logged as its
+// metric label, so a client cannot fill the log with one of its own.
 func (h *Handler) requestLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -26,10 +80,11 @@ func (h *Handler) requestLog(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		latency := time.Since(start)
-		h.metrics.observe(route, r.Method, status, latency.Seconds())
+		method := methodLabel(r.Method)
+		h.metrics.observe(route, method, status, latency.Seconds())
 		h.cfg.Logger.Info().
 			Str("request_id", middleware.GetReqID(r.Context())).
-			Str("method", r.Method).
+			Str("method", method).
 			Str("route", route).
 			Int("status", status).
 			Int("bytes", ww.BytesWritten()).
@@ -54,15 +109,45 @@ func (h *Handler) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody bounds request bodies to MaxRequestBytes.
-func (h *Handler) limitBody(next http.Handler) http.Handler {
+// noSniff tells browsers to take every answer for the type it says it is.
+func noSniff(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > h.cfg.MaxRequestBytes {
-			writeAPIError(w, &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-				message: "request body larger than the server's limit"})
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkQuery refuses a malformed query string (a bad percent escape, a
+// semicolon) with 400, where url.Values would drop the parameter and the
+// request would run as if it had not been given: a list without its key
+// lists every key.
+func checkQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := malformedQuery(r.URL.RawQuery); msg != "" {
+			writeAPIError(w, badRequest("malformed query string: %s", msg))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// malformedQuery says what url.ParseQuery would refuse in raw, or ""
+// when it parses, without building the values: a semicolon, or a percent
+// sign not followed by two hex digits.
+func malformedQuery(raw string) string {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ';':
+			return "a semicolon separator"
+		case '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return "a bad percent escape at byte " + strconv.Itoa(i)
+			}
+		}
+	}
+	return ""
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

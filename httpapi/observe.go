@@ -113,7 +113,7 @@ type observeStream struct {
 	first       *concurrency.Observation // nil when resuming
 	auth        streamAuthorizer
 	authChanged <-chan struct{}
-	caller      string
+	caller      streamCaller
 	access      Access
 }
 
@@ -161,23 +161,39 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
 	defer keepAlive.Stop()
+	// The stream ends when the token it was opened with expires, as a
+	// watch does.
+	var expired <-chan time.Time
+	if !st.caller.expires.IsZero() {
+		t := time.NewTimer(time.Until(st.caller.expires))
+		defer t.Stop()
+		expired = t.C
+	}
+	canceled := func(reason string) []byte {
+		b, _, _ := enc.response(nil, nil, &watch.Response{Canceled: true, CancelReason: reason})
+		return b
+	}
 	for {
 		out, final := []byte(nil), false
 		select {
 		case <-sink.gone():
 			return
-		case <-h.stop:
-			out, _, final = enc.response(nil, nil, &watch.Response{Canceled: true, CancelReason: "shutting down"})
+		case <-h.streams.stop:
+			out, final = canceled("shutting down"), true
 		case <-keepAlive.C:
 			out = enc.keepAlive(nil)
+		case <-expired:
+			out, final = canceled(errTokenExpired.Error()), true
 		case <-st.authChanged:
-			// Users or roles changed: end the stream if its caller may no
-			// longer read the election.
+			// Users, roles or the enabled flag changed: end the stream if
+			// its token is no longer good or its caller may no longer
+			// read the election.
 			st.authChanged = st.auth.Changed()
-			if st.auth.Recheck(st.caller, st.access) == nil {
+			err := st.auth.Recheck(st.caller, st.access)
+			if err == nil {
 				continue
 			}
-			out, _, final = enc.response(nil, nil, &watch.Response{Canceled: true, CancelReason: "permission denied"})
+			out, final = canceled(streamEndReason(err)), true
 		case <-st.obs.Ready():
 			obs, err := st.obs.Next()
 			for _, o := range obs {

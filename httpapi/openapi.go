@@ -21,7 +21,7 @@ import (
 // @description
 // @description     Every error is {"error": {"code", "message", ...}}.
 // @description
-// @description     When auth is enabled, every /v1 call but POST /v1/auth/token and GET /v1/auth/status needs a token from POST /v1/auth/token, as "Authorization: Bearer <token>" or, where a header cannot be set (a browser's EventSource), as the access_token query parameter. While auth is disabled no token is needed.
+// @description     When auth is enabled, every /v1 call but POST /v1/auth/token and GET /v1/auth/status needs a token from POST /v1/auth/token, as "Authorization: Bearer <token>" or, on GET /v1/watch only (a browser's EventSource cannot set a header), as the access_token query parameter; elsewhere a token in the query answers 401. While auth is disabled no token is needed.
 // @BasePath        /
 // @accept          json
 // @produce         json
@@ -34,7 +34,7 @@ import (
 // @securityDefinitions.apikey AccessToken
 // @in                         query
 // @name                       access_token
-// @description                The token as a query parameter, for clients that cannot set a header (a browser's EventSource).
+// @description                The token as a query parameter, on GET /v1/watch only, for clients that cannot set a header (a browser's EventSource).
 
 // @tag.name        kv
 // @tag.description Keys: read, range, put and delete.

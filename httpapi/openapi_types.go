@@ -56,6 +56,10 @@ type errorBodyDoc struct {
 	Revision int64 `json:"revision,omitempty" format:"int64"`
 	// With precondition_failed: the key as it is now, if it exists.
 	KV *keyValueDoc `json:"kv,omitempty"`
+	// With an answer too large: the bound on its key and value bytes.
+	MaxResponseBytes int64 `json:"max_response_bytes,omitempty" format:"int64"`
+	// With a txn range without a limit that matched too many keys: the bound.
+	MaxKeys int64 `json:"max_keys,omitempty" format:"int64"`
 } // @name ErrorBody
 
 // getResponseDoc answers GET /v1/kv/{key}.
@@ -177,12 +181,16 @@ type rangeOpDoc struct {
 	Key       string `json:"key,omitempty" example:"a"`
 	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
 	// At most one of range_end, prefix and from_key.
-	RangeEnd          string `json:"range_end,omitempty"`
-	RangeEndBase64    string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix            bool   `json:"prefix,omitempty"`
-	FromKey           bool   `json:"from_key,omitempty"`
-	Revision          int64  `json:"revision,omitempty" format:"int64" minimum:"0"`
-	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0"`
+	RangeEnd       string `json:"range_end,omitempty"`
+	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix         bool   `json:"prefix,omitempty"`
+	FromKey        bool   `json:"from_key,omitempty"`
+	Revision       int64  `json:"revision,omitempty" format:"int64" minimum:"0"`
+	// At most this many keys; 0 or none: every key, as in etcd, but a range
+	// that then matches more than 10000 keys fails the txn (400). The ranges
+	// of one txn together return at most --max-response-bytes of keys and
+	// values.
+	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0" maximum:"10000"`
 	SortTarget        string `json:"sort_target,omitempty" enums:"key,version,create,mod,value"`
 	SortOrder         string `json:"sort_order,omitempty" enums:"none,ascend,descend"`
 	KeysOnly          bool   `json:"keys_only,omitempty"`

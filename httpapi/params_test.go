@@ -203,6 +203,18 @@ func TestQueryThroughRouter(t *testing.T) {
 		{"GET", "/v1/watch?key=a&start_revision=-2"},
 		{"GET", "/v1/watch?key=a&filters=noput,bogus"},
 		{"GET", "/v1/watch?key=a&progress_notify=sometimes"},
+		// A malformed query string is refused whole, not read without the
+		// pair that does not parse.
+		{"GET", "/v1/kv?key=%ZZ"},
+		{"GET", "/v1/kv?page_token=%%%"},
+		{"GET", "/v1/kv?key=a;b"},
+		{"GET", "/v1/kv/a?revision=%ZZ"},
+		{"PUT", "/v1/kv/a?lease=%ZZ"},
+		{"PUT", "/v1/kv/a?%"},
+		{"DELETE", "/v1/kv/a?prev_kv=true&x=%ZZ"},
+		{"DELETE", "/v1/kv?key=a&prefix=true&%ZZ"},
+		{"GET", "/v1/watch?key=%ZZ"},
+		{"POST", "/v1/txn?x=%ZZ"},
 	}
 	for _, b := range bad {
 		rec := serve(t, h, b.method, b.target, "")
@@ -214,9 +226,13 @@ func TestQueryThroughRouter(t *testing.T) {
 			t.Errorf("%s %s: code %q, want invalid_argument", b.method, b.target, code)
 		}
 	}
-	// Nothing was deleted by the refused deletes.
+	// Nothing was deleted by the refused deletes, nor put by the refused
+	// puts.
 	if got := listKeys(t, h, ""); len(got) != 4 {
 		t.Errorf("after refused deletes, keys %q, want all 4", got)
+	}
+	if rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/a?raw=true", ""); rec.Body.String() != "v" || rec.Header().Get("X-Version") != "1" {
+		t.Errorf("after refused puts, a = %q at version %s, want \"v\" at version 1", rec.Body, rec.Header().Get("X-Version"))
 	}
 	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/a?raw=1", "")
 	if ct := rec.Header().Get("Content-Type"); ct != "application/octet-stream" {
@@ -279,6 +295,20 @@ func FuzzQuery(f *testing.F) {
 			default:
 				t.Fatalf("%s %s = %d %s", target.method, u, rec.Code, rec.Body)
 			}
+		}
+	})
+}
+
+// FuzzMalformedQuery checks that malformedQuery refuses exactly what
+// url.ParseQuery refuses.
+func FuzzMalformedQuery(f *testing.F) {
+	for _, s := range []string{"", "a=b", "a=%zz", "a=%4", "a=%41", "%", "a;b", "a=b;c", "%GG=1", "k=%e2%82%ac", "&&=", "a=b&%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		_, err := url.ParseQuery(raw)
+		if got := malformedQuery(raw); (got != "") != (err != nil) {
+			t.Fatalf("malformedQuery(%q) = %q, url.ParseQuery error %v", raw, got, err)
 		}
 	})
 }

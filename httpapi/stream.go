@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"runtime"
@@ -10,9 +12,10 @@ import (
 	"github.com/httpkv/httpkv/watch"
 )
 
-// streamWriteTimeout bounds one write to a hijacked watch connection: a
-// client that takes no bytes for this long is treated as gone, so that a
-// stuck client cannot hold a stream (or shutdown) forever.
+// streamWriteTimeout bounds each send on a watch stream, over a hijacked
+// HTTP/1 connection or an HTTP/2 stream: a client that takes no bytes for
+// this long is treated as gone, so that a stuck client cannot hold a
+// stream forever. (Shutdown does not wait for it: see Handler.Shutdown.)
 const streamWriteTimeout = 30 * time.Second
 
 // streamSink is where a watch stream writes.
@@ -33,11 +36,17 @@ type responseSink struct {
 	done <-chan struct{}
 }
 
+// send writes under a deadline, and lifts it once the bytes are out: an
+// HTTP/2 stream whose deadline passes while it is idle is reset.
 func (s *responseSink) send(b []byte) bool {
-	if _, err := s.w.Write(b); err != nil {
+	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return false
 	}
-	return s.rc.Flush() == nil
+	if _, err := s.w.Write(b); err != nil || s.rc.Flush() != nil {
+		return false
+	}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return true
 }
 
 func (s *responseSink) gone() <-chan struct{} { return s.done }
@@ -118,7 +127,7 @@ type watchStream struct {
 	rev         int64 // the store's revision when the watch began
 	auth        streamAuthorizer
 	authChanged <-chan struct{}
-	caller      string
+	caller      streamCaller
 	access      Access
 	requestID   string
 }
@@ -144,6 +153,13 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
 	defer keepAlive.Stop()
+	// The stream ends when the token it was opened with expires.
+	var expired <-chan time.Time
+	if !ws.caller.expires.IsZero() {
+		t := time.NewTimer(time.Until(ws.caller.expires))
+		defer t.Stop()
+		expired = t.C
+	}
 	// final writes a last message; the stream ends after it.
 	final := func(r *watch.Response) {
 		sb := getStreamBuffer()
@@ -157,18 +173,22 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 		select {
 		case <-sink.gone():
 			return
-		case <-h.stop:
+		case <-h.streams.stop:
 			final(&watch.Response{Canceled: true, CancelReason: "shutting down"})
 			return
 		case <-keepAlive.C:
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
+		case <-expired:
+			final(&watch.Response{Canceled: true, CancelReason: errTokenExpired.Error()})
+			return
 		case <-ws.authChanged:
-			// Users or roles changed: end the stream if its caller may no
-			// longer read it. (Its token expiring does not end it.)
+			// Users, roles or the enabled flag changed: end the stream if
+			// its token is no longer good or its caller may no longer
+			// read it.
 			ws.authChanged = ws.auth.Changed()
-			if ws.auth.Recheck(ws.caller, ws.access) != nil {
-				final(&watch.Response{Canceled: true, CancelReason: "permission denied"})
+			if err := ws.auth.Recheck(ws.caller, ws.access); err != nil {
+				final(&watch.Response{Canceled: true, CancelReason: streamEndReason(err)})
 				return
 			}
 			continue
@@ -180,20 +200,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// this write instead of costing a write each; with nothing
 			// else to run it returns at once. (With 1,000 watchers and 64
 			// writers it cut writes 2.5x and server CPU per event 1.4 to
-			// 1.7x: docs/performance.md.)
+			// 1.7x: docs/performance.md.) One take per write: what it
+			// holds counts against the watcher's byte bound until the
+			// write is done and released, so a client that stops reading
+			// holds at most that bound here.
 			runtime.Gosched()
 			sb = getStreamBuffer()
 			ended := false
-			for !ended {
-				rs := ws.stream.Next()
-				if len(rs) == 0 {
+			for _, r := range ws.stream.Next() {
+				sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &r)
+				if ended {
 					break
-				}
-				for i := range rs {
-					sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &rs[i])
-					if ended {
-						break
-					}
 				}
 			}
 			if ended {
@@ -203,40 +220,35 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
+				ws.stream.Release()
 				continue
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
 		putStreamBuffer(sb)
+		ws.stream.Release()
 		if !ok {
 			return
 		}
 	}
 }
 
-// streamStarts counts a new watch stream in, unless the handler is
-// closing.
-func (h *Handler) streamStarts() bool {
-	h.streamsMu.Lock()
-	defer h.streamsMu.Unlock()
-	if h.closing {
-		return false
-	}
-	h.streams.Add(1)
-	return true
-}
-
 // Close ends every open watch stream with a canceled message ("shutting
 // down") and waits for them all, those that took their connection over
 // included. New watches answer 503 from then on. It is safe to call more
-// than once.
+// than once, and after Shutdown.
 func (h *Handler) Close() {
-	h.streamsMu.Lock()
-	if !h.closing {
-		h.closing = true
-		close(h.stop)
-	}
-	h.streamsMu.Unlock()
-	h.streams.Wait()
+	h.streams.beginClose()
+	_ = h.streams.wait(context.Background())
+}
+
+// Shutdown is Close with a grace period: it waits for the streams until
+// ctx is done, then closes the HTTP/1 connections streams took over, so
+// that they end whatever their clients do, and returns ctx's error. A
+// stream over HTTP/2 still sending then is cut by closing the server
+// (http.Server.Close), after which Close returns promptly.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.streams.beginClose()
+	return h.streams.wait(ctx)
 }

@@ -215,6 +215,9 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			if err != nil {
 				return nil, err
 			}
+			if rj.Limit < 0 || rj.Limit > maxListLimit {
+				return nil, badRequest("a range's limit must be between 0 (every key, at most %d) and %d", maxListLimit, maxListLimit)
+			}
 			o := mvcc.RangeOptions{Revision: rj.Revision, Limit: rj.Limit, KeysOnly: rj.KeysOnly, CountOnly: rj.CountOnly,
 				MinModRevision: rj.MinModRevision, MaxModRevision: rj.MaxModRevision,
 				MinCreateRevision: rj.MinCreateRevision, MaxCreateRevision: rj.MaxCreateRevision}
@@ -253,19 +256,19 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 //	@Produce		json
 //	@Param			txn	body		txnRequestDoc	true	"The compares and the ops of each branch."
 //	@Success		200	{object}	txnResponseDoc	"Which branch ran, and the answer to each of its ops."
-//	@Failure		400	{object}	errorDoc		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one."
+//	@Failure		400	{object}	errorDoc		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one."
 //	@Failure		401	{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch."
+//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names."
 //	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
 //	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
 //	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Failure		507	{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200	{integer}	X-Revision		"The store's revision after the txn."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
-//	@Security		AccessToken
 //	@Router			/v1/txn [post]
 func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	var j txnRequestJSON
@@ -282,7 +285,8 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, a) {
 		return
 	}
-	res, err := h.cfg.Store.Txn(req)
+	limitRanges(&req, h.readLimits())
+	res, err := h.runTxn(r, req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -290,6 +294,23 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	setRevision(w, res.Revision)
 	b := appendTxnResult(nil, &res, &req)
 	writeRawJSON(w, http.StatusOK, append(b, '\n'))
+}
+
+// limitRanges puts every range of t, nested txns' included, under one
+// set of limits: together they return at most MaxResponseBytes, and a
+// range without a limit at most maxListLimit keys (a larger one fails the
+// txn, which then changes nothing).
+func limitRanges(t *mvcc.TxnRequest, l *mvcc.ReadLimits) {
+	for _, ops := range [][]mvcc.Op{t.Success, t.Failure} {
+		for i := range ops {
+			switch {
+			case ops[i].Range != nil:
+				ops[i].Range.Options.Limits = l
+			case ops[i].Txn != nil:
+				limitRanges(ops[i].Txn, l)
+			}
+		}
+	}
 }
 
 // appendTxnResult writes a txn result; req tells which options shaped

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -277,4 +279,60 @@ func FuzzTxnRequest(f *testing.F) {
 			errorCode(t, rec)
 		}
 	})
+}
+
+// TestAnswerBounds checks the bounds of one answer: a list page or a
+// txn's ranges over more than MaxResponseBytes of keys and values answer
+// 400 naming the bound, and a txn range without a limit answers all of
+// its keys up to 10000 and 400 past them; keys_only, count_only and
+// limits keep answers within the bounds.
+func TestAnswerBounds(t *testing.T) {
+	h, store := newTestHandler(t, Config{MaxResponseBytes: 1 << 20})
+	value := strings.Repeat("v", 256<<10)
+	for i := range 10 {
+		mustServe(t, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/big%%2F%d", i), value)
+	}
+	tooLarge := func(rec *httptest.ResponseRecorder, field string, want int64) {
+		t.Helper()
+		var e struct {
+			Error map[string]any `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusBadRequest ||
+			e.Error["code"] != "invalid_argument" || e.Error[field] != float64(want) {
+			t.Errorf("answer = %d %s, want 400 invalid_argument with %s %d", rec.Code, rec.Body, field, want)
+		}
+	}
+	tooLarge(serve(t, h, "GET", "/v1/kv?key=big/&prefix=true", ""), "max_response_bytes", 1<<20)
+	tooLarge(serve(t, h, "POST", "/v1/txn", `{"success":[{"range":{"key":"big/","prefix":true,"limit":2}},{"range":{"key":"big/","prefix":true,"limit":2}}]}`),
+		"max_response_bytes", 1<<20)
+	for _, ok := range []string{
+		"/v1/kv?key=big/&prefix=true&limit=3",
+		"/v1/kv?key=big/&prefix=true&keys_only=true",
+		"/v1/kv?key=big/&prefix=true&count_only=true",
+	} {
+		mustServe(t, h, http.StatusOK, "GET", ok, "")
+	}
+
+	// 10001 small keys: a range without a limit may return 10000.
+	for i := 0; i < 10001; i += 100 {
+		var ops []mvcc.Op
+		for j := i; j < min(i+100, 10001); j++ {
+			ops = append(ops, mvcc.Op{Put: &mvcc.PutRequest{Key: fmt.Appendf(nil, "many/%05d", j)}})
+		}
+		if _, err := store.Txn(mvcc.TxnRequest{Success: ops}); err != nil {
+			t.Fatalf("Txn(puts %d..) = %v", i, err)
+		}
+	}
+	rec := serve(t, h, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","prefix":true,"keys_only":true}}]}`)
+	tooLarge(rec, "max_keys", 10000)
+	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","range_end":"many/10000","keys_only":true}}]}`)
+	var res struct {
+		Responses []struct {
+			Range listBody `json:"range"`
+		} `json:"responses"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || len(res.Responses) != 1 || len(res.Responses[0].Range.KVs) != 10000 || res.Responses[0].Range.More {
+		t.Errorf("txn range of 10000 keys without a limit = %.200s, want all 10000 keys", rec.Body)
+	}
+	mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","prefix":true,"count_only":true}},{"range":{"key":"many/","prefix":true,"keys_only":true,"limit":10000}}]}`)
 }

@@ -20,7 +20,7 @@ import (
 //	@Description	- the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 //	@Description	- event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 //	@Description	- event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-//	@Description	- event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+//	@Description	- event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 //	@Description	Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //	@Tags			watch
 //	@ID				watch
@@ -74,7 +74,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	// Take the change signal before checking, so no change slips between.
 	var authChanged <-chan struct{}
-	var caller string
+	var caller streamCaller
 	streamAuth, _ := h.cfg.Authorizer.(streamAuthorizer)
 	if streamAuth != nil {
 		authChanged = streamAuth.Changed()
@@ -91,12 +91,14 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
-	rev := h.cfg.Store.KV().Rev()
 	stream, err := h.cfg.Store.Watch(req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
+	// The revision watchers had seen when this one began: start_revision
+	// - 1 for a watch from now. The store's may be ahead of it.
+	rev := stream.Revision()
 	hd := w.Header()
 	hd.Set("Content-Type", enc.contentType())
 	hd.Set("Cache-Control", "no-cache")

@@ -2,23 +2,14 @@ package lease
 
 import "fmt"
 
-// Lookup reports whether the lease exists, expired or not: the store
-// refuses a put with a lease it does not know.
-func (l *Lessor) Lookup(id int64) bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	_, ok := l.leases[id]
-	return ok
-}
-
 // Attach records that key is now put with the lease. The store calls it
-// once the write is applied, after Detach from the key's earlier lease.
+// once the write is committed, after Detach from the key's earlier lease.
 //
 // Before Restore, an unknown ID is remembered for Restore: mvcc.Open
 // attaches every leased key before the lease records are loaded. After
-// Restore an unknown ID is ignored: the store checked it with Lookup
-// earlier in the same write, so the write also revoked the lease, which
-// Revoke's documentation rules out.
+// Restore an unknown ID is ignored. It does not happen: the store looked
+// the lease up when the key was put, and a revoke later in the same batch
+// is applied after the attachment.
 func (l *Lessor) Attach(id int64, key []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,7 +33,7 @@ func (l *Lessor) Attach(id int64, key []byte) {
 
 // Detach records that key is no longer put with the lease: it was put
 // with another lease or none, or deleted. The store calls it once the
-// write is applied; for a lease already revoked it does nothing.
+// write is committed; for a lease already revoked it does nothing.
 func (l *Lessor) Detach(id int64, key []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -53,8 +44,9 @@ func (l *Lessor) Detach(id int64, key []byte) {
 	delete(l.pending[id], string(key))
 }
 
-// Keys returns copies of the keys attached to the lease, sorted: the keys
-// a revoke deletes.
+// Keys returns copies of the keys attached to the lease by committed
+// writes, sorted. Inside a write, Status (through the store's LeaseKeys)
+// also sees what the open batch attached and detached.
 func (l *Lessor) Keys(id int64) ([][]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

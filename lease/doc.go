@@ -5,9 +5,19 @@
 // the keys attached to it. Grant and Revoke also write the lease's record
 // (ID and granted TTL) to the "lease" bucket through the store's write
 // transaction, so they commit atomically with that write. lease imports
-// nothing of httpkv's: it declares what it needs (Bucket, ForEachFunc),
-// and *Lessor satisfies mvcc.Lessor, through which the store reports
-// which keys are put with which lease.
+// nothing of httpkv's: it declares what it needs (Txn, ForEachFunc), and
+// *Lessor satisfies mvcc.Lessor, through which the store reports which
+// keys are put with which lease.
+//
+// # Memory follows the disk
+//
+// What readers see (TimeToLive, KeepAlive, Leases, Keys) changes only
+// once the write that makes it true is committed: Grant and Revoke stage
+// their change in the write (Txn.Stage), and the store applies it after
+// the commit, or undoes it if the commit or the write fails. Until then
+// only the store's committer sees it, so that a later request of the
+// same batch finds a lease granted before it, and not one revoked before
+// it (Lookup, Status).
 //
 // # Keys
 //
@@ -15,7 +25,8 @@
 // lease; a put with an unknown lease fails in the store (Lookup) and
 // writes nothing; a put that ignores the lease keeps the current one; a
 // delete detaches. The store calls Attach and Detach once the write is
-// applied.
+// committed; inside a write, Status reports the keys as that write sees
+// them, attachments of the open batch included.
 //
 // # Revoke
 //
@@ -25,11 +36,11 @@
 // deletes become events:
 //
 //	_, err := w.Write(func(tx *mvcc.WriteTxn) error {
-//		keys, err := lessor.Keys(id)
+//		st, err := lessor.Status(tx, id)
 //		if err != nil {
 //			return err
 //		}
-//		for _, k := range keys {
+//		for _, k := range st.Keys {
 //			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
 //				return err
 //			}
@@ -37,8 +48,8 @@
 //		return lessor.Revoke(tx, id)
 //	})
 //
-// Revoke comes last: if anything before it fails the store undoes the
-// deletes and the lease is untouched.
+// If anything in the write fails, the store undoes the deletes and the
+// lease is untouched.
 //
 // # Expiry
 //
@@ -49,7 +60,7 @@
 // that the lease is still expired, since a client may have revoked it and
 // granted its ID again since the report:
 //
-//	st, err := lessor.TimeToLive(id, true)
+//	st, err := lessor.Status(tx, id)
 //	if err != nil || st.Remaining > 0 {
 //		return err // revoked already, or granted again
 //	}

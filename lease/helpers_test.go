@@ -15,7 +15,7 @@ import (
 // The types the store and the lessor exchange fit each other.
 var (
 	_ mvcc.Lessor       = (*lease.Lessor)(nil)
-	_ lease.Bucket      = (*mvcc.WriteTxn)(nil)
+	_ lease.Txn         = (*mvcc.WriteTxn)(nil)
 	_ lease.ForEachFunc = (*mvcc.ReadTxn)(nil).UnsafeForEach
 )
 
@@ -34,8 +34,14 @@ type env struct {
 // the leases, and closes both when the test ends.
 func openEnv(tb testing.TB, path string, cfg lease.Config) *env {
 	tb.Helper()
+	return openEnvWith(tb, path, cfg, nil)
+}
+
+// openEnvWith is openEnv with the store's commits going through c.
+func openEnvWith(tb testing.TB, path string, cfg lease.Config, c mvcc.Committer) *env {
+	tb.Helper()
 	l := lease.New(cfg)
-	s, err := mvcc.Open(path, mvcc.Options{NoFsync: true, Lessor: l})
+	s, err := mvcc.Open(path, mvcc.Options{NoFsync: true, Lessor: l, Committer: c})
 	if err != nil {
 		l.Close()
 		tb.Fatalf("mvcc.Open(%q) = %v", path, err)
@@ -93,11 +99,11 @@ func mustGrant(tb testing.TB, e *env, id, ttl int64) lease.Lease {
 // revoke request and for every lease the lessor reports expired.
 func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
 	return w.Write(func(tx *mvcc.WriteTxn) error {
-		keys, err := l.Keys(id)
+		st, err := l.Status(tx, id)
 		if err != nil {
 			return err
 		}
-		return deleteAndRevoke(tx, l, id, keys)
+		return deleteAndRevoke(tx, l, id, st.Keys)
 	})
 }
 
@@ -106,7 +112,7 @@ func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
 // revoked it and granted the ID again after the report.
 func revokeExpired(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
 	return w.Write(func(tx *mvcc.WriteTxn) error {
-		st, err := l.TimeToLive(id, true)
+		st, err := l.Status(tx, id)
 		if err != nil || st.Remaining > 0 {
 			return err
 		}

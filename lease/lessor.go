@@ -69,12 +69,20 @@ type Status struct {
 	Keys [][]byte
 }
 
-// Bucket is where Grant and Revoke write lease records: the store's write
-// transaction (*mvcc.WriteTxn), so that a grant or a revoke commits
-// atomically with the rest of that write.
-type Bucket interface {
+// Txn is the store write a grant, a revoke or a look at a lease's keys
+// runs in (*mvcc.WriteTxn): Grant and Revoke write the lease's record in
+// it, so they commit atomically with the rest of that write, and stage
+// the change of memory, which the store applies only once the write is
+// durable (or undoes if it is not).
+type Txn interface {
 	UnsafePut(bucket, key, value []byte) error
 	UnsafeDelete(bucket, key []byte) error
+	// Stage registers apply, run once the write is committed, and undo,
+	// run instead if it fails.
+	Stage(apply, undo func())
+	// LeaseKeys returns the keys attached to the lease as the write sees
+	// them.
+	LeaseKeys(id int64) ([][]byte, error)
 }
 
 // Lessor grants, renews, expires and revokes leases and tracks the keys
@@ -87,12 +95,20 @@ type Lessor struct {
 	retry    time.Duration
 
 	// mu guards the fields below. It is taken after any lock of the
-	// caller (the store calls Lookup, Attach and Detach from its committer
-	// goroutine) and nothing is called while holding it except the Bucket
-	// given to Grant and Revoke, which must not call back into the Lessor.
-	mu     sync.RWMutex
+	// caller (the store calls Lookup, Keys, Attach and Detach from its
+	// committer goroutine) and nothing is called while holding it except
+	// the Txn's UnsafePut and UnsafeDelete, which must not call back into
+	// the Lessor.
+	mu sync.RWMutex
+	// leases are the leases of committed writes: what every reader sees.
 	leases map[int64]*entry
 	heap   expiryHeap
+	// staged is the open write batch's view: the leases its writes granted
+	// (an entry) or revoked (nil), not yet committed. Only the store's
+	// committer reads it (Lookup, Status) and changes it (Grant, Revoke,
+	// and the applies and undos they stage).
+	staged map[int64]stagedLease
+	seq    uint64 // numbers staged changes
 	// pending holds the keys Attach was given for IDs it did not know
 	// before Restore: mvcc.Open reports leased keys before the records
 	// are loaded. Restore hands them to their leases.
@@ -156,6 +172,7 @@ func New(cfg Config) *Lessor {
 		perSec:  max(1, cfg.RevokeRate-cfg.RevokeRate/4),
 		retry:   cfg.RetryInterval,
 		leases:  make(map[int64]*entry),
+		staged:  make(map[int64]stagedLease),
 		pending: make(map[int64]map[string]struct{}),
 		// One batch waits while the consumer revokes the previous one;
 		// the loop reports nothing more until it is taken.
@@ -175,14 +192,14 @@ func (l *Lessor) Close() {
 	<-l.done
 }
 
-// Grant creates a lease with ttl seconds to live, raised to MinTTL, and
-// writes its record to b. With id 0 the Lessor picks an unused random ID
-// in [1, MaxID]; otherwise id is used, or ErrExists if a lease has it.
-//
-// The lease exists once Grant returns. Call it as the last step of a
-// store write and return its error: if the write failed after a
-// successful Grant, the store would undo the record but not the lease.
-func (l *Lessor) Grant(b Bucket, id, ttl int64) (Lease, error) {
+// Grant creates a lease with ttl seconds to live, raised to MinTTL, in
+// the store write tx: it writes the lease's record there and stages the
+// lease, which exists for later requests of the same batch at once and
+// for everyone once the write is committed; its TTL counts from then. If
+// the write fails, the lease was never granted. With id 0 the Lessor
+// picks an unused random ID in [1, MaxID]; otherwise id is used, or
+// ErrExists if a lease has it.
+func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if ttl <= 0 || ttl > MaxTTL {
 		return Lease{}, fmt.Errorf("%w: %d seconds, want 1 to %d", ErrInvalidTTL, ttl, MaxTTL)
 	}
@@ -195,49 +212,54 @@ func (l *Lessor) Grant(b Bucket, id, ttl int64) (Lease, error) {
 	defer l.mu.Unlock()
 	if id == 0 {
 		id = l.unusedID()
-	} else if _, ok := l.leases[id]; ok {
+	} else if l.exists(id) {
 		return Lease{}, fmt.Errorf("%w (ID %d)", ErrExists, id)
 	}
 	r := record{id: id, ttl: ttl}
-	if err := b.UnsafePut(bucketName, r.key(), r.value()); err != nil {
+	if err := tx.UnsafePut(bucketName, r.key(), r.value()); err != nil {
 		return Lease{}, fmt.Errorf("lease: grant %d: %w", id, err)
 	}
 	e := &entry{id: id, ttl: ttl}
-	e.renew(l.now())
-	heap.Push(&l.heap, e)
-	l.leases[id] = e
+	l.stage(tx, id, e, func() {
+		e.renew(l.now())
+		heap.Push(&l.heap, e)
+		l.leases[id] = e
+	})
 	return Lease{ID: id, TTL: ttl}, nil
 }
 
-// unusedID picks a random ID no lease has. With far fewer leases than
-// MaxID the first pick almost always does.
+// unusedID picks a random ID no lease has, committed or staged. With far
+// fewer leases than MaxID the first pick almost always does.
 func (l *Lessor) unusedID() int64 {
 	for {
 		id := rand.Int64N(MaxID) + 1
-		if _, ok := l.leases[id]; !ok {
+		if !l.exists(id) {
 			return id
 		}
 	}
 }
 
-// Revoke deletes the lease's record from b and forgets the lease. It does
-// not delete the attached keys: the caller deletes them in the same store
-// write, before calling Revoke (see the package documentation); that write
-// must not put keys with the lease, since the store attaches them only
-// after the write function returns. Revoke of an unknown lease fails with
-// ErrNotFound and changes nothing.
-func (l *Lessor) Revoke(b Bucket, id int64) error {
+// Revoke deletes the lease's record in the store write tx and stages
+// forgetting the lease: later requests of the batch no longer find it,
+// and once the write is committed no one does. It does not delete the
+// attached keys: the caller deletes them in the same write, before
+// calling Revoke (see the package documentation). Revoke of an unknown
+// lease fails with ErrNotFound and changes nothing.
+func (l *Lessor) Revoke(tx Txn, id int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.leases[id]
-	if !ok {
+	if !l.exists(id) {
 		return fmt.Errorf("%w (ID %d)", ErrNotFound, id)
 	}
-	if err := b.UnsafeDelete(bucketName, record{id: id}.key()); err != nil {
+	if err := tx.UnsafeDelete(bucketName, record{id: id}.key()); err != nil {
 		return fmt.Errorf("lease: revoke %d: %w", id, err)
 	}
-	heap.Remove(&l.heap, e.index)
-	delete(l.leases, id)
+	l.stage(tx, id, nil, func() {
+		if e, ok := l.leases[id]; ok {
+			heap.Remove(&l.heap, e.index)
+			delete(l.leases, id)
+		}
+	})
 	return nil
 }
 

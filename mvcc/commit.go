@@ -39,6 +39,9 @@ func (s *Store) Write(fn func(*WriteTxn) error) (Changes, error) {
 }
 
 func (s *Store) submit(req *request) (reply, error) {
+	if s.opts.ReadOnly {
+		return reply{}, ErrReadOnly
+	}
 	if err := s.Failed(); err != nil {
 		return reply{}, err
 	}
@@ -92,6 +95,8 @@ func (s *Store) commitLoop() {
 }
 
 // runBatch applies write requests in one bbolt transaction and commits it.
+// What the requests staged (see Stage) is applied only once the commit
+// has succeeded, and undone if it failed.
 func (s *Store) runBatch(batch []*request) {
 	if err := s.Failed(); err != nil {
 		for _, r := range batch {
@@ -108,7 +113,9 @@ func (s *Store) runBatch(batch []*request) {
 		return
 	}
 	s.batchBytes = 0
+	defer s.endBatch()
 	replies := make([]reply, len(batch))
+	var stages []stage
 	dirty := false
 	for i, r := range batch {
 		wt := newWriteTxn(s, tx)
@@ -120,20 +127,23 @@ func (s *Store) runBatch(batch []*request) {
 			continue
 		}
 		replies[i] = reply{changes: wt.finish()}
+		stages = append(stages, wt.stages...)
 		dirty = dirty || wt.metaWritten || wt.mustCommit || len(replies[i].changes.Events) > 0
 	}
 	if dirty {
-		err = tx.Commit()
+		err = s.commitBatch(tx.Commit, tx.Rollback)
 	} else {
 		err = tx.Rollback()
 	}
 	if err != nil {
+		undoStages(stages)
 		err = s.fail(err)
 		for _, r := range batch {
 			r.reply <- reply{err: err}
 		}
 		return
 	}
+	applyStages(stages)
 	s.committedRev.Store(s.currentRev)
 	if dirty {
 		s.updateSize()
@@ -141,6 +151,14 @@ func (s *Store) runBatch(batch []*request) {
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}
+}
+
+// endBatch forgets the open batch's view of staged state, applied or
+// undone by now.
+func (s *Store) endBatch() {
+	clear(s.batchMoves) // their keys point into the batch's records
+	s.batchMoves = s.batchMoves[:0]
+	s.stagedCompactRev = 0
 }
 
 // updateSize refreshes the backend size figures after a commit.

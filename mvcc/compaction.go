@@ -29,24 +29,7 @@ func newCompactionJob(rev int64) compactionJob {
 // rev must be above the compact revision (else *CompactedError) and not
 // above the current revision (else ErrFutureRev).
 func (s *Store) Compact(rev int64) (<-chan error, error) {
-	_, err := s.Write(func(tx *WriteTxn) error {
-		if rev <= s.compactRev {
-			return &CompactedError{CompactRevision: s.compactRev}
-		}
-		if cur := tx.Rev(); rev > cur {
-			return fmt.Errorf("%w: compact revision %d, current %d", ErrFutureRev, rev, cur)
-		}
-		// Readers hold mu.RLock from their revision check to their last
-		// lookup: once this returns, no read below rev is in flight.
-		s.mu.Lock()
-		s.compactRev = rev
-		s.mu.Unlock()
-		if err := putInt64(tx.tx.Bucket(metaBucket), metaScheduledCompact, rev); err != nil {
-			return err
-		}
-		tx.mustCommit = true // the schedule must be committed
-		return nil
-	})
+	_, err := s.Write(func(tx *WriteTxn) error { return s.compactIn(tx, rev) })
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +41,35 @@ func (s *Store) Compact(rev int64) (<-chan error, error) {
 		close(job.done)
 	}
 	return job.done, nil
+}
+
+// compactIn schedules a compaction at rev in tx: it writes the schedule
+// and stages the raise of the compact revision, applied once tx is
+// committed.
+func (s *Store) compactIn(tx *WriteTxn, rev int64) error {
+	// An earlier request of the batch may have compacted already.
+	cur := max(s.compactRev, s.stagedCompactRev)
+	if rev <= cur {
+		return &CompactedError{CompactRevision: cur}
+	}
+	if cur := tx.Rev(); rev > cur {
+		return fmt.Errorf("%w: compact revision %d, current %d", ErrFutureRev, rev, cur)
+	}
+	if err := putInt64(tx.tx.Bucket(metaBucket), metaScheduledCompact, rev); err != nil {
+		return err
+	}
+	tx.mustCommit = true // the schedule must be committed
+	prev := s.stagedCompactRev
+	s.stagedCompactRev = rev
+	tx.Stage(func() {
+		// Readers hold mu.RLock from their revision check to their last
+		// lookup: once this returns, no read below rev is in flight, and
+		// the history below it can go.
+		s.mu.Lock()
+		s.compactRev = rev
+		s.mu.Unlock()
+	}, func() { s.stagedCompactRev = prev })
+	return nil
 }
 
 // compactLoop removes compacted history, one compaction at a time.

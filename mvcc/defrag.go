@@ -10,7 +10,8 @@ import (
 
 // Defrag rewrites the backend file without its free pages, so the space
 // deletes and compactions freed goes back to the file system. Reads and
-// writes wait while it runs.
+// writes wait while it runs; snapshots do not hold it up: they go on
+// reading the old file, which is closed when the last of them ends.
 func (s *Store) Defrag() error {
 	_, err := s.submit(&request{exclusive: s.defrag})
 	return err
@@ -22,7 +23,13 @@ func (s *Store) defrag() error {
 	defer s.mu.Unlock()
 	tmp := s.path + ".defrag"
 	_ = os.Remove(tmp)
-	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{NoSync: true, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	// Mapped as large as the store's file will be, so that the copy does
+	// not map it again (and copy its open transaction's pages to the heap)
+	// each time it grows.
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{
+		NoSync: true, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
+		InitialMmapSize: mmapSize(s.opts.QuotaBytes),
+	})
 	if err != nil {
 		return fmt.Errorf("mvcc: defrag: %w", err)
 	}
@@ -40,24 +47,43 @@ func (s *Store) defrag() error {
 		os.Remove(tmp)
 		return fmt.Errorf("mvcc: defrag close: %w", err)
 	}
-	// From here on the old file is closed: any failure leaves the store
-	// failed until restart, when the rename has happened or not in full.
-	if err := s.db.Close(); err != nil {
-		return s.fail(fmt.Errorf("defrag: close: %w", err))
-	}
+	// Nothing writes to the old file while the committer is here. The
+	// rename replaces its name, not the file: the open handle, and any
+	// snapshot reading it, still see the old one.
 	if err := os.Rename(tmp, s.path); err != nil {
-		return s.fail(fmt.Errorf("defrag: rename: %w", err))
+		os.Remove(tmp)
+		return fmt.Errorf("mvcc: defrag rename: %w", err)
 	}
+	// From here on the name is the new file's: writing on to the old one
+	// would lose the writes, so any failure leaves the store failed until
+	// restart, which finds the rename made in full or not at all.
 	if err := syncDir(filepath.Dir(s.path)); err != nil {
 		return s.fail(fmt.Errorf("defrag: %w", err))
 	}
-	db, err := openBolt(s.path, s.opts.NoFsync)
+	db, err := openBolt(s.path, s.opts)
 	if err != nil {
 		return s.fail(fmt.Errorf("defrag: reopen: %w", err))
 	}
+	old := s.db
 	s.db = db
 	s.updateSize()
+	if err := s.retire(old); err != nil {
+		return fmt.Errorf("mvcc: defrag: close the old file: %w", err)
+	}
 	return nil
+}
+
+// retire closes a bbolt handle that is no longer the store's, or, while
+// snapshots still read it, leaves that to the last of them.
+func (s *Store) retire(db *bolt.DB) error {
+	s.snapMu.Lock()
+	if s.pinned[db] > 0 {
+		s.retired[db] = true
+		s.snapMu.Unlock()
+		return nil
+	}
+	s.snapMu.Unlock()
+	return db.Close()
 }
 
 func syncDir(dir string) error {

@@ -17,6 +17,18 @@
 // commits once (one fsync for the whole batch) and only then answers each
 // caller. Readers never see a revision before it is durable.
 //
+// Memory that mirrors the file — the compact revision, a lease manager's
+// leases and the keys attached to them — changes only once the commit
+// that makes it true has succeeded: a write stages such a change
+// (WriteTxn.Stage), and the committer applies it after the commit, or
+// undoes it if the write or the commit fails. A Committer in Options
+// wraps the commit itself, the point where fault tests make it fail.
+//
+// Snapshot copies the whole file as one read transaction sees it, for
+// backups; it holds no lock while it streams, so writers never wait for it
+// (see Snapshot for how). CheckFile verifies such a copy before it is
+// trusted, and InstallFile puts one in place.
+//
 // mvcc knows nothing of HTTP or JSON; the watch package wraps a Store to turn
 // committed changes into events.
 package mvcc

@@ -27,8 +27,14 @@ var (
 	ErrNoSpace = errors.New("mvcc: database space exceeded")
 	// ErrClosed: the store is closed or closing.
 	ErrClosed = errors.New("mvcc: store closed")
-	// ErrCorrupt: the data file holds something this version cannot read.
+	// ErrReadOnly: a write to a store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("mvcc: store opened read-only")
+	// ErrCorrupt: the data file holds something this version cannot read,
+	// or is shorter than its own meta page says.
 	ErrCorrupt = errors.New("mvcc: corrupt data")
+	// ErrLocked: another process (or another Store in this one) has the
+	// data file open.
+	ErrLocked = errors.New("mvcc: data file locked by another process")
 	// ErrBackendFailed: a commit to the data file failed. The store refuses
 	// every further write; nothing after the last successful commit was
 	// acknowledged. Restart to recover.

@@ -30,6 +30,19 @@ func (l *fakeLessor) Lookup(id int64) bool {
 	return l.exists[id]
 }
 
+func (l *fakeLessor) Keys(id int64) ([][]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.exists[id] {
+		return nil, ErrLeaseNotFound
+	}
+	var keys [][]byte
+	for _, k := range slices.Sorted(maps.Keys(l.attached[id])) {
+		keys = append(keys, []byte(k))
+	}
+	return keys, nil
+}
+
 func (l *fakeLessor) Attach(id int64, key []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -128,7 +128,7 @@ func (t *WriteTxn) put(r PutRequest) (PutResult, error) {
 		from = prev.Lease
 	}
 	if from != 0 || kv.Lease != 0 {
-		t.leases = append(t.leases, leaseMove{key: kv.Key, from: from, to: kv.Lease})
+		t.moveLease(kv.Key, from, kv.Lease)
 	}
 	res := PutResult{Revision: t.rev}
 	if r.PrevKV {
@@ -160,7 +160,7 @@ func (t *WriteTxn) DeleteRange(r DeleteRequest) (DeleteResult, error) {
 			return DeleteResult{}, err
 		}
 		if prev.Lease != 0 {
-			t.leases = append(t.leases, leaseMove{key: kr.key, from: prev.Lease})
+			t.moveLease(kr.key, prev.Lease, 0)
 		}
 		if r.PrevKV {
 			res.PrevKVs = append(res.PrevKVs, prev)

@@ -6,8 +6,9 @@ import "fmt"
 type Alarm string
 
 // AlarmNoSpace is raised when a write would take the backend past its
-// quota. While it is active, writes that add data (puts, txns with writes)
-// fail with ErrNoSpace; reads, deletes and compaction work. It stays until
+// quota. While it is active, writes that add data (puts, txns with puts)
+// fail with ErrNoSpace; reads, deletes (txns of deletes too) and
+// compaction work. It stays until
 // disarmed, even across restarts, as in etcd.
 const AlarmNoSpace Alarm = "NOSPACE"
 

@@ -1,10 +1,7 @@
 package mvcc
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -47,6 +44,10 @@ type RangeOptions struct {
 	MaxModRevision    int64
 	MinCreateRevision int64
 	MaxCreateRevision int64
+
+	// Limits, if set, bounds what the range may copy out of the store; the
+	// ranges of one answer (a txn's) share one. Nil: no bound.
+	Limits *ReadLimits
 }
 
 // RangeResult is what a range found.
@@ -113,11 +114,31 @@ func (v view) checkRev(rev int64) (int64, error) {
 
 // get reads the version of kr from the history.
 func (v view) get(kr keyRev) (KeyValue, error) {
-	raw := v.keys.Get(revBytes(kr.rev, false))
-	if raw == nil {
-		return KeyValue{}, fmt.Errorf("%w: revision %v of %q missing from history", ErrCorrupt, kr.rev, kr.key)
+	raw, err := v.raw(kr)
+	if err != nil {
+		return KeyValue{}, err
 	}
 	return decodeKeyValue(raw)
+}
+
+// raw returns the record of the version kr names, aliasing the pages of
+// the view's transaction.
+func (v view) raw(kr keyRev) ([]byte, error) {
+	raw := v.keys.Get(revBytes(kr.rev, false))
+	if raw == nil {
+		return nil, fmt.Errorf("%w: revision %v of %q missing from history", ErrCorrupt, kr.rev, kr.key)
+	}
+	return raw, nil
+}
+
+// record returns the header and the value of the version kr names, both
+// aliasing the pages of the view's transaction.
+func (v view) record(kr keyRev) (recordHeader, []byte, error) {
+	raw, err := v.raw(kr)
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	return decodeHeader(raw)
 }
 
 // current returns the key's version at the view's revision, if it exists.
@@ -146,7 +167,10 @@ func (v view) keysIn(key, end []byte, rev int64, limit int) ([]keyRev, int64) {
 }
 
 // rangeKV serves a range as etcd's server does: the filters and sorts work
-// on the whole range, the limit applies last.
+// on the whole range, the limit applies last. It reads only what it
+// returns: filters and sorts by key, version or revision work on the
+// index, values are copied for the keys returned and no others, and
+// keys_only and count_only copy no value at all.
 func (v view) rangeKV(key, end []byte, o RangeOptions) (RangeResult, error) {
 	if len(key) == 0 {
 		return RangeResult{}, invalidf("empty key")
@@ -158,73 +182,65 @@ func (v view) rangeKV(key, end []byte, o RangeOptions) (RangeResult, error) {
 	if err != nil {
 		return RangeResult{}, err
 	}
-	filtered := o.MinModRevision != 0 || o.MaxModRevision != 0 ||
-		o.MinCreateRevision != 0 || o.MaxCreateRevision != 0
-	fetch := int(o.Limit)
-	if o.SortOrder != SortNone || filtered {
-		fetch = 0 // sort and filter everything, then cut
-	} else if fetch > 0 {
-		fetch++ // one more to learn whether there are more
-	}
-	krs, count := v.keysIn(key, end, rev, fetch)
-	res := RangeResult{Count: count, Revision: v.rev}
+	res := RangeResult{Revision: v.rev}
+	sel := newSelection(&o)
+	v.s.index.visit(key, normalizeRange(end), rev, func(kr keyRev) bool {
+		res.Count++
+		if !o.CountOnly && o.matches(kr) {
+			sel.offer(kr)
+		}
+		return true
+	})
 	if o.CountOnly {
 		return res, nil
 	}
+	krs, more, err := sel.result(v)
+	if err != nil {
+		return RangeResult{}, err
+	}
+	res.More = more
 	res.KVs = make([]KeyValue, 0, len(krs))
 	for _, kr := range krs {
-		if !inBounds(kr.rev.Main, o.MinModRevision, o.MaxModRevision) ||
-			!inBounds(kr.created.Main, o.MinCreateRevision, o.MaxCreateRevision) {
-			continue
-		}
-		kv, err := v.get(kr)
+		kv, err := v.load(kr, !o.KeysOnly, o.Limits)
 		if err != nil {
 			return RangeResult{}, err
 		}
 		res.KVs = append(res.KVs, kv)
 	}
-	sortKVs(res.KVs, o.SortTarget, o.SortOrder)
-	if o.Limit > 0 && int64(len(res.KVs)) > o.Limit {
-		res.KVs = res.KVs[:o.Limit]
-		res.More = true
-	}
-	if o.KeysOnly {
-		for i := range res.KVs {
-			res.KVs[i].Value = nil
-		}
-	}
 	return res, nil
+}
+
+// matches reports whether kr passes the revision filters.
+func (o *RangeOptions) matches(kr keyRev) bool {
+	return inBounds(kr.rev.Main, o.MinModRevision, o.MaxModRevision) &&
+		inBounds(kr.created.Main, o.MinCreateRevision, o.MaxCreateRevision)
 }
 
 func inBounds(n, lo, hi int64) bool {
 	return (lo == 0 || n >= lo) && (hi == 0 || n <= hi)
 }
 
-// sortKVs sorts key-ordered kvs as etcd does: a target other than the key
-// sorts ascending by default, and ties keep key order.
-func sortKVs(kvs []KeyValue, target SortTarget, order SortOrder) {
-	if target != SortByKey && order == SortNone {
-		order = SortAscend
+// load copies the version kr names out of the history: the key and its
+// metadata, and the value when withValue is set. limits is charged before
+// anything is copied.
+func (v view) load(kr keyRev, withValue bool, limits *ReadLimits) (KeyValue, error) {
+	hdr, value, err := v.record(kr)
+	if err != nil {
+		return KeyValue{}, err
 	}
-	if order == SortNone || (target == SortByKey && order == SortAscend) {
-		return
+	if !withValue {
+		value = nil
 	}
-	var by func(a, b *KeyValue) int
-	switch target {
-	case SortByKey:
-		by = func(a, b *KeyValue) int { return bytes.Compare(a.Key, b.Key) }
-	case SortByVersion:
-		by = func(a, b *KeyValue) int { return cmp.Compare(a.Version, b.Version) }
-	case SortByCreate:
-		by = func(a, b *KeyValue) int { return cmp.Compare(a.CreateRevision, b.CreateRevision) }
-	case SortByMod:
-		by = func(a, b *KeyValue) int { return cmp.Compare(a.ModRevision, b.ModRevision) }
-	case SortByValue:
-		by = func(a, b *KeyValue) int { return bytes.Compare(a.Value, b.Value) }
+	if err := limits.charge(len(hdr.key) + len(value)); err != nil {
+		return KeyValue{}, err
 	}
-	if order == SortDescend {
-		asc := by
-		by = func(a, b *KeyValue) int { return asc(b, a) }
+	kv := KeyValue{CreateRevision: hdr.create, ModRevision: hdr.mod, Version: hdr.version, Lease: hdr.lease}
+	buf := make([]byte, len(hdr.key)+len(value))
+	n := copy(buf, hdr.key)
+	copy(buf[n:], value)
+	kv.Key = buf[:n:n]
+	if withValue {
+		kv.Value = buf[n:]
 	}
-	slices.SortStableFunc(kvs, func(a, b KeyValue) int { return by(&a, &b) })
+	return kv, nil
 }

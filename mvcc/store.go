@@ -2,14 +2,17 @@ package mvcc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Defaults for Options fields left zero.
@@ -31,12 +34,19 @@ var (
 	metaAlarmNoSpace     = []byte("alarmNoSpace")
 )
 
-// Lessor is what the store needs from a lease manager. The store calls it
-// from its committer goroutine: Lookup while validating a put, Attach and
-// Detach once the write that moves a key between leases is applied, and
-// Attach for every leased key when it recovers on Open.
+// Lessor is what the store needs from a lease manager. The store calls
+// Lookup and Keys from its committer goroutine, while a write runs, and
+// Attach and Detach from the same goroutine once the batch that moved a
+// key between leases has been committed (see Stage), and for every leased
+// key when it recovers on Open.
 type Lessor interface {
+	// Lookup reports whether the lease exists as the open batch sees it:
+	// granted by a committed write or by an earlier write of the batch,
+	// and not revoked by one.
 	Lookup(id int64) bool
+	// Keys returns the keys attached to the lease by committed writes;
+	// LeaseKeys adds what the open batch changed.
+	Keys(id int64) ([][]byte, error)
 	Attach(id int64, key []byte)
 	Detach(id int64, key []byte)
 }
@@ -58,6 +68,15 @@ type Options struct {
 	// Lessor, if set, validates and tracks the leases keys are put with.
 	// Without one, a put with a lease fails with ErrLeaseNotFound.
 	Lessor Lessor
+	// Committer, if set, commits each batch: the fault-injection point
+	// around the data file's commit and fsync (see Committer). Nil
+	// commits directly.
+	Committer Committer
+	// ReadOnly opens an existing file without changing it (not even to
+	// finish a compaction a crash cut short): reads, Check and Snapshot
+	// work, every write fails with ErrReadOnly. Tools inspecting a file
+	// use it; several read-only stores may share one file.
+	ReadOnly bool
 }
 
 // Store is the multi-version key-value store. All methods are safe for
@@ -74,7 +93,20 @@ type Store struct {
 	// defrag can swap db under Lock. Lock order: mu, then index.mu.
 	mu         sync.RWMutex
 	db         *bolt.DB // guarded by mu; replaced by Defrag
-	compactRev int64    // guarded by mu; written only by the committer
+	compactRev int64    // guarded by mu; written only by the committer, after the commit that makes it durable
+
+	// snapMu guards the bookkeeping of open snapshots, which read a
+	// bbolt handle without holding mu: pinned counts them per handle, and
+	// retired holds the handles Defrag replaced while snapshots still
+	// read them; the last snapshot of a retired handle closes it. Lock
+	// order: mu, then snapMu.
+	snapMu  sync.Mutex
+	pinned  map[*bolt.DB]int
+	retired map[*bolt.DB]bool
+	// snapshots counts open snapshots so that Close can wait for them;
+	// stopSnapshots, closed by Close, makes those still streaming stop.
+	snapshots     sync.WaitGroup
+	stopSnapshots chan struct{}
 
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
@@ -97,6 +129,12 @@ type Store struct {
 	// batchBytes approximates what the open batch adds to the backend;
 	// owned by the committer.
 	batchBytes int64
+	// The open batch's view of staged state (see Stage), owned by the
+	// committer and reset after each batch: the lease moves of its
+	// successful requests, and the compact revision one of them set (0
+	// for none).
+	batchMoves       []leaseMove
+	stagedCompactRev int64
 
 	compactions chan compactionJob
 	stopCompact chan struct{}
@@ -117,23 +155,28 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.CompactionBatchLimit <= 0 {
 		opts.CompactionBatchLimit = DefaultCompactionBatchLimit
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("mvcc: create data dir: %w", err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("mvcc: create data dir: %w", err)
+		}
 	}
-	db, err := openBolt(path, opts.NoFsync)
+	db, err := openBolt(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{
-		opts:        opts,
-		path:        path,
-		index:       newTreeIndex(),
-		db:          db,
-		queue:       make(chan *request, 1024),
-		compactions: make(chan compactionJob, 16),
-		stopCompact: make(chan struct{}),
-		compactDone: make(chan struct{}),
-		commitDone:  make(chan struct{}),
+		opts:          opts,
+		path:          path,
+		index:         newTreeIndex(),
+		db:            db,
+		pinned:        make(map[*bolt.DB]int),
+		retired:       make(map[*bolt.DB]bool),
+		stopSnapshots: make(chan struct{}),
+		queue:         make(chan *request, 1024),
+		compactions:   make(chan compactionJob, 16),
+		stopCompact:   make(chan struct{}),
+		compactDone:   make(chan struct{}),
+		commitDone:    make(chan struct{}),
 	}
 	scheduled, err := s.restore()
 	if err != nil {
@@ -143,24 +186,72 @@ func Open(path string, opts Options) (*Store, error) {
 	s.updateSize()
 	go s.commitLoop()
 	go s.compactLoop()
-	if scheduled > 0 {
+	if scheduled > 0 && !opts.ReadOnly {
 		// A compaction was scheduled but not finished: finish it.
 		s.compactions <- newCompactionJob(scheduled)
 	}
 	return s, nil
 }
 
-func openBolt(path string, noFsync bool) (*bolt.DB, error) {
+// mmapSize is how much address space bbolt maps the file into when it
+// opens it. bbolt must map the file again to grow it past that, and that
+// waits for every open read transaction to end: a snapshot streaming a
+// large file to a slow client for minutes would hold every commit up.
+// Mapping more than the file can grow to, the quota with as much again
+// of room for the pages a long snapshot keeps from reuse, means that wait
+// never comes. Address space is cheap on 64-bit systems and the mapping
+// costs memory only as the file grows; etcd maps 10 GiB for the same
+// reason. 32-bit systems keep bbolt's default, growing the mapping as the
+// file grows.
+func mmapSize(quota int64) int {
+	if strconv.IntSize < 64 {
+		return 0
+	}
+	return int(max(10<<30, 2*quota))
+}
+
+func openBolt(path string, opts Options) (*bolt.DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	_, statErr := os.Stat(path)
 	created := os.IsNotExist(statErr)
+	if opts.ReadOnly && created {
+		return nil, fmt.Errorf("mvcc: open %s: %w", path, statErr)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:        5 * time.Second,
-		NoSync:         noFsync,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		Timeout:         5 * time.Second,
+		NoSync:          opts.NoFsync,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		ReadOnly:        opts.ReadOnly,
+		InitialMmapSize: mmapSize(opts.QuotaBytes),
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		// Taken between checkFile's look and bbolt's.
+		if f, ferr := os.Open(path); ferr == nil {
+			err = lockedError(f)
+			f.Close()
+		}
+		return nil, fmt.Errorf("%w: %s", err, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
+	}
+	if opts.ReadOnly {
+		err := db.View(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{keyBucket, metaBucket} {
+				if tx.Bucket(b) == nil {
+					return fmt.Errorf("%w: no %q bucket", ErrCorrupt, b)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
+		}
+		return db, nil
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{keyBucket, metaBucket} {
@@ -174,7 +265,7 @@ func openBolt(path string, noFsync bool) (*bolt.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("mvcc: create buckets: %w", err)
 	}
-	if created && !noFsync {
+	if created && !opts.NoFsync {
 		// Make the new file's directory entry durable too, or a crash
 		// could lose the whole file and everything acknowledged in it.
 		if err := syncDir(filepath.Dir(path)); err != nil {
@@ -194,13 +285,15 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		scheduled := readInt64(meta, metaScheduledCompact)
 		finished := readInt64(meta, metaFinishedCompact)
 		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
-		s.compactRev = max(scheduled, finished)
 		if scheduled > finished {
 			unfinishedCompact = scheduled
 		}
+		var err error
+		if s.currentRev, s.compactRev, err = storedRevisions(tx); err != nil {
+			return err
+		}
 
 		cache := make(map[string]*keyIndex)
-		last := Revision{Main: 1}
 		c := tx.Bucket(keyBucket).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rev, tomb, err := parseRevBytes(k)
@@ -211,7 +304,6 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			if err != nil {
 				return fmt.Errorf("revision %v: %w", rev, err)
 			}
-			last = rev
 			ki, ok := cache[string(hdr.key)]
 			switch {
 			case ok && tomb:
@@ -239,7 +331,6 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 				cache[string(ki.key)] = ki
 			}
 		}
-		s.currentRev = max(last.Main, s.compactRev, 1)
 		for _, ki := range cache {
 			s.index.insertRestored(ki)
 		}
@@ -273,6 +364,23 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 	return unfinishedCompact, nil
 }
 
+// storedRevisions reads the revision and the compact revision of the
+// state in tx: the newest revision in the history, but not below the
+// compact revision, and at least 1 (the empty store's).
+func storedRevisions(tx *bolt.Tx) (rev, compactRev int64, err error) {
+	meta := tx.Bucket(metaBucket)
+	compactRev = max(readInt64(meta, metaScheduledCompact), readInt64(meta, metaFinishedCompact))
+	rev = max(compactRev, 1)
+	if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
+		last, _, err := parseRevBytes(k)
+		if err != nil {
+			return 0, 0, err
+		}
+		rev = max(rev, last.Main)
+	}
+	return rev, compactRev, nil
+}
+
 func readInt64(b *bolt.Bucket, key []byte) int64 {
 	v := b.Get(key)
 	if len(v) != 8 {
@@ -299,18 +407,22 @@ func (s *Store) CompactRev() int64 {
 func (s *Store) Path() string { return s.path }
 
 // Close stops accepting requests, finishes those already queued, stops the
-// compactor (an unfinished compaction resumes on the next Open), and closes
-// the file. It is safe to call more than once.
+// compactor (an unfinished compaction resumes on the next Open), makes
+// open snapshots fail with ErrClosed at their next chunk and waits until
+// they are closed, and closes the file. It is safe to call more than once.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closeMu.Lock()
 		s.closed = true
 		s.closeMu.Unlock()
+		close(s.stopSnapshots)
 		close(s.stopCompact)
 		<-s.compactDone
 		close(s.queue)
 		<-s.commitDone
+		// Snapshots stop at their next chunk; their owners close them.
+		s.snapshots.Wait()
 		s.mu.Lock()
 		err = s.db.Close()
 		s.mu.Unlock()

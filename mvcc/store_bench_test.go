@@ -103,7 +103,7 @@ func benchStorePut(b *testing.B, writers int, opts Options) {
 }
 
 func benchBoltPut(b *testing.B, writers int) {
-	db, err := openBolt(filepath.Join(b.TempDir(), "db"), false)
+	db, err := openBolt(filepath.Join(b.TempDir(), "db"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

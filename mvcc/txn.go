@@ -383,8 +383,10 @@ func (t *WriteTxn) Txn(r TxnRequest) (TxnResult, error) {
 	if err := r.validate(t.s.opts.MaxTxnOps); err != nil {
 		return TxnResult{}, err
 	}
-	if r.HasWrites() {
-		if err := t.CheckSpace(txnCost(&r)); err != nil {
+	// As in etcd, only puts cost space: a txn that only deletes runs
+	// under NOSPACE, as a plain delete does, so that space can be freed.
+	if cost := txnCost(&r); cost > 0 {
+		if err := t.CheckSpace(cost); err != nil {
 			return TxnResult{}, err
 		}
 	}

@@ -17,7 +17,8 @@ type WriteTxn struct {
 	rev    int64 // the revision this request's writes get
 	events []Event
 	undo   []undoEntry
-	leases []leaseMove
+	leases []leaseMove // this request's moves of keys between leases
+	stages []stage     // memory changes to apply once committed
 
 	// metaWritten is set by writes outside the key history (other
 	// buckets) that must be committed even if no revision is made.
@@ -37,13 +38,6 @@ type undoEntry struct {
 	// when the key did not exist).
 	bucket []byte
 	prev   []byte
-}
-
-// leaseMove is a change of a key's lease, told to the Lessor once the
-// request has succeeded.
-type leaseMove struct {
-	key      []byte
-	from, to int64
 }
 
 func newWriteTxn(s *Store, tx *bolt.Tx) *WriteTxn {
@@ -154,8 +148,10 @@ func (t *WriteTxn) UnsafeGet(bucket, key []byte) []byte {
 	return bytes.Clone(b.Get(key))
 }
 
-// rollback undoes every write of a failed request, newest first.
+// rollback undoes every write of a failed request, newest first, and
+// what it staged.
 func (t *WriteTxn) rollback() {
+	undoStages(t.stages)
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		u := t.undo[i]
 		if u.bucket != nil {
@@ -170,22 +166,13 @@ func (t *WriteTxn) rollback() {
 		_ = t.keys.Delete(revBytes(u.rev, u.tombstone))
 		t.s.index.unput(u.key, u.rev, u.tombstone)
 	}
-	t.undo, t.events, t.leases = nil, nil, nil
+	t.undo, t.events, t.leases, t.stages = nil, nil, nil, nil
 	t.metaWritten = false
 }
 
 // finish makes a successful request's writes part of the batch.
 func (t *WriteTxn) finish() Changes {
-	if lessor := t.s.opts.Lessor; lessor != nil {
-		for _, m := range t.leases {
-			if m.from != 0 {
-				lessor.Detach(m.from, m.key)
-			}
-			if m.to != 0 {
-				lessor.Attach(m.to, m.key)
-			}
-		}
-	}
+	t.s.batchMoves = append(t.s.batchMoves, t.leases...)
 	if len(t.events) == 0 {
 		return Changes{Revision: t.rev - 1}
 	}

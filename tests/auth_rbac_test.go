@@ -81,6 +81,16 @@ func authRev(tb testing.TB, s *server, root authCaller) int64 {
 	return st.Revision
 }
 
+// enableAuth creates the root user with the password, gives it the root
+// role and enables auth.
+func enableAuth(tb testing.TB, s *server, rootPassword string) {
+	tb.Helper()
+	none := authCaller{}
+	authDo(tb, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":"root","password":%q}`, rootPassword))
+	authDo(tb, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+	authDo(tb, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+}
+
 // rbacFixture is a server with auth enabled and the users of the matrix:
 //
 //	root   the root role
@@ -371,6 +381,7 @@ var rbacOps = []rbacOp{
 	{name: "status", status: 200, do: rbacSend("GET", "/v1/status", "")},
 	{name: "alarms", status: 200, do: rbacSend("GET", "/v1/alarms", "")},
 	{name: "disarm alarms", status: 200, do: rbacSend("DELETE", "/v1/alarms", "")},
+	{name: "snapshot", status: 200, do: rbacSend("GET", "/v1/snapshot", "")},
 
 	// Auth administration is root's; status and token need no token.
 	{name: "auth status", allowed: append([]string{"anonymous", "forged"}, rbacEveryone...), status: 200, do: rbacSend("GET", "/v1/auth/status", "")},
@@ -543,15 +554,26 @@ func TestAuthRBACDetails(t *testing.T) {
 	})
 
 	t.Run("access_token query", func(t *testing.T) {
+		// A watch, which a browser opens with EventSource, takes the token
+		// in the query.
 		alice := caller("alice")
-		q := "?access_token=" + url.QueryEscape(alice.token)
-		f.s.do(t, "GET", keyPath("app/a")+q, nil).want(t, http.StatusOK)
-		wantRefused(t, f.s.do(t, "GET", keyPath("etc")+q, nil), false)
-		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+"?access_token=nope", nil), true)
+		q := "access_token=" + url.QueryEscape(alice.token)
+		rbacWatch(t, f, authCaller{name: "alice in the query"}, "key=app/&prefix=true&"+q, true)
+		wantRefused(t, rbacWatch(t, f, authCaller{name: "alice in the query"}, "key=etc&"+q, false), false)
+		wantRefused(t, rbacWatch(t, f, authCaller{name: "a bad query token"}, "key=app/&prefix=true&access_token=nope", false), true)
 		// The header, when given, is the token: the query does not
 		// override a bad one.
-		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+q, nil, "Authorization", "Bearer nope"), true)
-		wantRefused(t, f.s.do(t, "GET", keyPath("app/a")+q, nil, "Authorization", "Basic "+alice.token), true)
+		wantRefused(t, rbacWatch(t, f, authCaller{name: "a bad header", token: "nope"}, "key=app/&prefix=true&"+q, false), true)
+		// Nothing else does: a URL ends up in logs and histories.
+		for _, path := range []string{keyPath("app/a") + "?" + q, "/v1/kv?key=app/&prefix=true&" + q} {
+			r := f.s.do(t, "GET", path, nil)
+			wantRefused(t, r, true)
+			if e := r.wantError(t, http.StatusUnauthorized, "unauthenticated"); !strings.Contains(e.Message, "access_token") {
+				t.Errorf("%s: message %q does not say where access_token is accepted", r.req, e.Message)
+			}
+		}
+		r := f.s.do(t, "PUT", keyPath("app/a")+"?"+q, []byte("v"))
+		wantRefused(t, r, true)
 	})
 
 	t.Run("watch canceled when permission revoked", func(t *testing.T) {
@@ -580,10 +602,7 @@ func TestAuthRBACDetails(t *testing.T) {
 func TestAuthTokenExpiry(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, authBcryptCost, "--auth-token-ttl=1s")
-	none := authCaller{}
-	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	enableAuth(t, s, "pw")
 
 	var tok struct {
 		Token string `json:"token"`
@@ -682,9 +701,10 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")
 	alice = login("alice", secrets[2])
 	works(alice)
-	// The token in the query is looked up like the header's, so it is
-	// never logged either.
-	s.do(t, "GET", keyPath("app/alice")+"?access_token="+url.QueryEscape(alice.token), nil).want(t, http.StatusOK)
+	// The token in a watch's query is looked up like the header's, so it
+	// is never logged either.
+	w := openWatch(t, s, "key=app/alice&access_token="+url.QueryEscape(alice.token))
+	w.close()
 
 	// Deleting a user ends its tokens; it cannot log in again.
 	authDo(t, s, root, http.StatusOK, "DELETE", "/v1/auth/users/bob", "")

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,4 +80,35 @@ func parseMetrics(b []byte) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// TestMetricsLabelsBounded sends 50 requests with methods of 20 KB and
+// paths the API does not have: they count under the labels "other" and
+// "unmatched", so /metrics stays small instead of growing a series, and
+// 20 KB, per request.
+func TestMetricsLabelsBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for i := range 50 {
+		method := strings.Repeat("M", 20<<10) + strconv.Itoa(i)
+		r := s.do(t, method, "/v1/kv/k", nil)
+		if r.status != http.StatusMethodNotAllowed {
+			t.Fatalf("%.20s... /v1/kv/k = %d, want 405", method, r.status)
+		}
+		s.do(t, "GET", "/no/such/route/"+strconv.Itoa(i), nil).want(t, http.StatusNotFound)
+	}
+	r := s.do(t, "GET", "/metrics", nil).want(t, http.StatusOK)
+	t.Logf("GET /metrics is %d KiB after 100 odd requests", len(r.body)>>10)
+	if len(r.body) > 256<<10 {
+		t.Errorf("GET /metrics is %d KiB after 100 odd requests, want at most 256", len(r.body)>>10)
+	}
+	samples := parseMetrics(r.body)
+	for name, want := range map[string]float64{
+		`httpkv_http_requests_total{method="other",route="unmatched",status="405"}`: 50,
+		`httpkv_http_requests_total{method="GET",route="unmatched",status="404"}`:   50,
+	} {
+		if got := samples[name]; got != want {
+			t.Errorf("GET /metrics: %s = %v, want %v", name, got, want)
+		}
+	}
 }

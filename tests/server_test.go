@@ -139,8 +139,15 @@ var serverLine = regexp.MustCompile(`^httpkv \S+ serving on (http://\S+)$`)
 // then does not exit cleanly or reported a data race.
 func startServer(tb testing.TB, extraArgs ...string) *server {
 	tb.Helper()
+	return startServerIn(tb, tb.TempDir(), extraArgs...)
+}
+
+// startServerIn is startServer on the data directory dir, which may
+// already hold a store.
+func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
+	tb.Helper()
 	s := &server{
-		DataDir: tb.TempDir(),
+		DataDir: dir,
 		tb:      tb,
 		args:    append([]string{"--unsafe-no-fsync", "--log-level=warn"}, extraArgs...),
 		client:  &http.Client{Timeout: requestTimeout},

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -30,37 +29,11 @@ import (
 // SIGTERM ends both streams with a canceled message.
 func TestTLS(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	certFile, keyFile, pool := writeTestCert(t, dir)
-	cmd := exec.Command(serverBinary(t), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-		"--unsafe-no-fsync", "--log-level=warn", "--tls-cert-file", certFile, "--tls-key-file", keyFile)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start httpkv with TLS: %v", err)
-	}
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	lines := bufio.NewReader(stdout)
-	first, err := lines.ReadString('\n')
-	go func() { _, _ = io.Copy(io.Discard, lines); exited <- cmd.Wait() }()
-	m := regexp.MustCompile(`serving on (https://\S+)`).FindStringSubmatch(first)
-	if err != nil || m == nil {
-		t.Fatalf("httpkv printed %q (%v), want \"... serving on https://<addr>\"; stderr: %s", first, err, stderr.String())
-	}
-	base := m[1]
-	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
-	h1 := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}}
+	srv := startTLSServer(t)
+	base, cmd := srv.base, srv.cmd
+	h2 := srv.client(true)
+	h2.Timeout = 10 * time.Second
+	h1 := srv.client(false)
 
 	eventually(t, 15*time.Second, func() (bool, string) {
 		resp, err := h2.Get(base + "/health")
@@ -82,6 +55,19 @@ func TestTLS(t *testing.T) {
 	resp.Body.Close()
 	if string(body) != "yes" || resp.ProtoMajor != 2 {
 		t.Fatalf("GET over %s = %q, want \"yes\" over HTTP/2", resp.Proto, body)
+	}
+	// A backup over HTTP/2, trusting the certificate with --cacert, and
+	// refused without it.
+	dir := t.TempDir()
+	backup := filepath.Join(dir, "backup.snapshot")
+	if out := mustRunHTTPKV(t, nil, "snapshot", "save", "--url", base, "--cacert", srv.certFile, backup); !strings.Contains(out, "saved revision") {
+		t.Errorf("snapshot save over HTTPS printed %q, want \"saved revision ...\"", out)
+	}
+	if info := snapshotStatus(t, backup); info.Keys != 1 {
+		t.Errorf("snapshot saved over HTTPS holds %d keys, want 1", info.Keys)
+	}
+	if _, _, err := runHTTPKV(t, nil, "snapshot", "save", "--url", base, filepath.Join(dir, "untrusted.snapshot")); err == nil {
+		t.Error("snapshot save over HTTPS without --cacert succeeded, want the certificate refused")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,6 +100,68 @@ func TestTLS(t *testing.T) {
 	for name, r := range streams {
 		waitLine(t, name, r, `event: canceled`)
 	}
+}
+
+// tlsServer is httpkv serving HTTPS with a certificate made for the test.
+type tlsServer struct {
+	base     string // https://127.0.0.1:port
+	pool     *x509.CertPool
+	certFile string // the server's certificate, PEM
+	cmd      *exec.Cmd
+	exited   chan error // receives the process's exit once it has exited
+}
+
+// startTLSServer starts httpkv over HTTPS with extraArgs; it is killed on
+// cleanup if it still runs.
+func startTLSServer(t *testing.T, extraArgs ...string) *tlsServer {
+	t.Helper()
+	dir := t.TempDir()
+	certFile, keyFile, pool := writeTestCert(t, dir)
+	args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--unsafe-no-fsync", "--log-level=warn", "--tls-cert-file", certFile, "--tls-key-file", keyFile}, extraArgs...)
+	cmd := exec.Command(serverBinary(t), args...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &tailBuffer{max: 64 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start httpkv with TLS: %v", err)
+	}
+	exited := make(chan error, 1)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("httpkv stderr (the end of it):\n%s", stderr)
+		}
+	})
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	go func() {
+		_, _ = io.Copy(io.Discard, lines)
+		exited <- cmd.Wait()
+		close(done)
+	}()
+	m := regexp.MustCompile(`serving on (https://\S+)`).FindStringSubmatch(first)
+	if err != nil || m == nil {
+		t.Fatalf("httpkv printed %q (%v), want \"... serving on https://<addr>\"; stderr: %s", first, err, stderr)
+	}
+	return &tlsServer{base: m[1], pool: pool, certFile: certFile, cmd: cmd, exited: exited}
+}
+
+// client returns a client of the server over HTTP/2, or HTTP/1.1 only,
+// without a timeout.
+func (s *tlsServer) client(http2 bool) *http.Client {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.pool}, ForceAttemptHTTP2: true}
+	if !http2 {
+		tr.ForceAttemptHTTP2 = false
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return &http.Client{Transport: tr}
 }
 
 // waitLine reads r until a line contains want.

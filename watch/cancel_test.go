@@ -35,12 +35,15 @@ func TestCancelRemovesFromEveryGroup(t *testing.T) {
 			h := newHistory()
 			st := tc.setup(t, s, h, tc.req)
 			got := s.Stats()
-			got.EventsSent = 0
+			if (got.PendingBytes > 0) != (got.PendingEvents > 0) {
+				t.Fatalf("Stats() before Close = %+v: bytes pending without events or the other way round", got)
+			}
+			got.EventsSent, got.PendingBytes = 0, 0
 			if got != tc.want {
 				t.Fatalf("Stats() before Close = %+v, want %+v", got, tc.want)
 			}
 			st.Close()
-			if got := s.Stats(); got.Synced+got.Unsynced+got.Victims != 0 || got.PendingEvents != 0 {
+			if got := s.Stats(); got.Synced+got.Unsynced+got.Victims != 0 || got.PendingEvents != 0 || got.PendingBytes != 0 {
 				t.Errorf("Stats() after Close = %+v, want no watchers and nothing pending", got)
 			}
 			s.mu.Lock()

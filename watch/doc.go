@@ -7,8 +7,11 @@
 // through a map of single keys and an interval tree of ranges), unsynced
 // (behind: the sync loop replays it from history), or a victim (its queue
 // was full when the write path offered a revision: the victim loop
-// retries). Each watcher's queue is bounded; past it, the watcher holds
-// nothing in memory and is replayed from history once its reader catches
-// up. A watcher that needs history below the compact revision ends with a
+// retries). What the store holds for each watcher is bounded, in events
+// and in bytes (1 MiB by default): its queue, what its reader took and
+// has not released (an HTTP stream still writing it to a slow client),
+// and a victim's revision. Past the bound the watcher holds nothing more
+// and is replayed from history once its reader catches up, so a reader
+// stalled across a compaction ends with a compacted response. A watcher that needs history below the compact revision ends with a
 // compacted response, whenever the compaction happens.
 package watch

@@ -23,9 +23,10 @@ const (
 	DefaultVictimInterval   = 10 * time.Millisecond
 	DefaultMaxSyncWatchers  = 512
 	DefaultQueueLimit       = 4096
+	DefaultQueueBytes       = 1 << 20
 	// victimBatchLimit: a victim holds the revision it could not take in
-	// memory only up to this many events; a larger one is dropped and
-	// replayed from history instead.
+	// memory only up to this many events (and within QueueBytes); a
+	// larger one is dropped and replayed from history instead.
 	victimBatchLimit = 1024
 )
 
@@ -45,6 +46,15 @@ type Options struct {
 	// it, a watcher stops holding events in memory and is replayed from
 	// history once its reader catches up.
 	QueueLimit int
+	// QueueBytes bounds the bytes of events held per watcher: queued,
+	// taken by its reader and not yet released (see Stream.Release), and
+	// held for it as a victim. Past it, as past QueueLimit, the watcher
+	// is replayed from history, so that a reader stalled across a
+	// compaction ends with a compacted response instead of the store
+	// holding every revision for it. One revision larger than the bound
+	// still goes through to a watcher holding nothing. Zero means
+	// DefaultQueueBytes.
+	QueueBytes int64
 }
 
 // Store is the watchable store: it wraps an mvcc.Store, performs every
@@ -84,6 +94,7 @@ type Store struct {
 	closed  bool
 
 	pendingEvents atomic.Int64
+	pendingBytes  atomic.Int64 // queued and held by readers; victims apart
 	eventsSent    atomic.Int64
 
 	syncKick chan struct{}
@@ -117,6 +128,9 @@ func New(kv *mvcc.Store, opts Options) *Store {
 	}
 	if opts.QueueLimit <= 0 {
 		opts.QueueLimit = DefaultQueueLimit
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
 	}
 	s := &Store{
 		kv:              kv,
@@ -200,21 +214,23 @@ func (s *Store) notify(ch mvcc.Changes) {
 		if w.next > rev {
 			return // a watcher starting in the future
 		}
-		if w.offer(Response{Revision: rev, Events: evs}, s.opts.QueueLimit) {
-			s.pendingEvents.Add(int64(len(evs)))
+		r := Response{Revision: rev, Events: evs}
+		n, ok := w.offer(r, s.limits())
+		if ok {
+			s.queued(len(evs), n)
 			w.next, w.lastSent = rev+1, now
 			return
 		}
 		s.synced.remove(w)
 		w.next = rev
-		if len(evs) > victimBatchLimit {
+		if !w.canHold(len(evs), n, s.limits()) {
 			// Too large to hold: replay it from history later.
 			w.group = groupUnsynced
 			s.unsynced[w] = struct{}{}
 			return
 		}
 		w.group = groupVictim
-		s.victims[w] = Response{Revision: rev, Events: evs}
+		s.victims[w] = r
 	}
 	if len(ch.Events) == 1 {
 		ev := &ch.Events[0]
@@ -295,7 +311,7 @@ func (s *Store) Watch(r Request) (*Stream, error) {
 	if w.progress {
 		s.progressing[w] = struct{}{}
 	}
-	return &Stream{s: s, w: w, start: start}, nil
+	return &Stream{s: s, w: w, start: start, rev: s.notifiedRev}, nil
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
@@ -368,30 +384,6 @@ func (s *Store) kickSync() {
 	case s.syncKick <- struct{}{}:
 	default:
 	}
-}
-
-// Stats are watcher figures for status pages and metrics.
-type Stats struct {
-	Synced, Unsynced, Victims int
-	PendingEvents             int64 // events queued or held, not yet read
-	EventsSent                int64 // events read by watchers since start
-}
-
-// Stats returns current figures.
-func (s *Store) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Stats{
-		Synced:        s.synced.len(),
-		Unsynced:      len(s.unsynced),
-		Victims:       len(s.victims),
-		PendingEvents: s.pendingEvents.Load(),
-		EventsSent:    s.eventsSent.Load(),
-	}
-	for _, r := range s.victims {
-		st.PendingEvents += int64(len(r.Events))
-	}
-	return st
 }
 
 // Close stops the loops and ends every watcher with a canceled response

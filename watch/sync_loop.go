@@ -37,7 +37,6 @@ func (s *Store) syncLoop() {
 type syncTarget struct {
 	w    *watcher
 	next int64
-	room int
 }
 
 // syncPass serves up to MaxSyncWatchers unsynced watchers: it reads the
@@ -59,20 +58,21 @@ func (s *Store) syncPass() bool {
 	s.mu.Lock()
 	upTo := s.notifiedRev
 	var targets []syncTarget
-	from, maxRoom := int64(-1), 0
+	from := int64(-1)
+	var most limits // the most room any target has
 	for w := range s.unsynced {
 		if len(targets) == s.opts.MaxSyncWatchers {
 			break
 		}
-		room := w.room(s.opts.QueueLimit)
-		if room <= 0 {
+		events, bytes := w.room(s.limits())
+		if events <= 0 || bytes <= 0 {
 			continue // its reader is not reading: do not read for it
 		}
-		targets = append(targets, syncTarget{w: w, next: w.next, room: room})
+		targets = append(targets, syncTarget{w: w, next: w.next})
 		if from < 0 || w.next < from {
 			from = w.next
 		}
-		maxRoom = max(maxRoom, room)
+		most.events, most.bytes = max(most.events, events), max(most.bytes, bytes)
 	}
 	s.mu.Unlock()
 	if len(targets) == 0 {
@@ -81,7 +81,7 @@ func (s *Store) syncPass() bool {
 	callHook(s.hooks.afterChoose)
 
 	// Read.
-	events, readTo, compactRev, err := s.readHistory(targets, from, upTo, maxRoom)
+	events, readTo, compactRev, err := s.readHistory(targets, from, upTo, most)
 	if err != nil {
 		// The store is closed or broken; the watchers stay unsynced.
 		return false
@@ -122,10 +122,11 @@ func callHook(f func()) {
 }
 
 // readHistory reads the events of revisions [from, upTo] from one snapshot,
-// stopping after the first whole revision that reaches limit events. It
-// returns them, the last revision read in full, and the snapshot's compact
-// revision; watchers needing history below that one get nothing from it.
-func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit int) ([]mvcc.Event, int64, int64, error) {
+// stopping after the first whole revision that reaches limit's events or
+// bytes. It returns them, the last revision read in full, and the
+// snapshot's compact revision; watchers needing history below that one get
+// nothing from it.
+func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits) ([]mvcc.Event, int64, int64, error) {
 	rt, err := s.kv.Read()
 	if err != nil {
 		return nil, 0, 0, err
@@ -149,16 +150,18 @@ func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit int) (
 		return nil, readTo, compactRev, nil
 	}
 	var events []mvcc.Event
+	var size int64
 	err = rt.History(from, func(ev mvcc.Event) bool {
 		rev := ev.KV.ModRevision
 		if rev > upTo {
 			return false
 		}
-		if len(events) >= limit && rev != events[len(events)-1].KV.ModRevision {
+		if (len(events) >= limit.events || size >= limit.bytes) && rev != events[len(events)-1].KV.ModRevision {
 			readTo = events[len(events)-1].KV.ModRevision
 			return false
 		}
 		events = append(events, ev)
+		size += eventSize(&Event{Event: ev})
 		return true
 	})
 	if errors.Is(err, mvcc.ErrCompacted) {
@@ -183,10 +186,11 @@ func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool 
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
-		if !w.offer(Response{Revision: rev, Events: batch}, s.opts.QueueLimit) {
+		n, ok := w.offer(Response{Revision: rev, Events: batch}, s.limits())
+		if !ok {
 			return false
 		}
-		s.pendingEvents.Add(int64(len(batch)))
+		s.queued(len(batch), n)
 		w.lastSent = time.Now().UnixNano()
 		w.next = rev + 1
 		batch = nil
@@ -246,10 +250,11 @@ func (s *Store) retryVictims() {
 	defer s.mu.Unlock()
 	kick := false
 	for w, r := range s.victims {
-		if !w.offer(r, s.opts.QueueLimit) {
+		n, ok := w.offer(r, s.limits())
+		if !ok {
 			continue
 		}
-		s.pendingEvents.Add(int64(len(r.Events)))
+		s.queued(len(r.Events), n)
 		delete(s.victims, w)
 		w.next, w.lastSent = r.Revision+1, time.Now().UnixNano()
 		if w.next > s.notifiedRev {
@@ -305,6 +310,12 @@ func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
 		return []Response{{Canceled: true, CancelReason: "store closed"}}
 	}
 	defer rt.End()
+	// The previous versions are held by the reader with the events.
+	var held int64
+	defer func() {
+		w.hold(held)
+		s.pendingBytes.Add(held)
+	}()
 	for i := range rs {
 		for j := range rs[i].Events {
 			ev := &rs[i].Events[j]
@@ -315,6 +326,7 @@ func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
 			}
 			if err == nil && len(res.KVs) == 1 {
 				ev.PrevKV = &res.KVs[0]
+				held += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
 			}
 		}
 	}

@@ -78,11 +78,16 @@ type watcher struct {
 
 	// mu guards the queue between the store and the reader. Lock order:
 	// Store.mu, then watcher.mu.
-	mu     sync.Mutex
-	queue  []Response
-	queued int // events in queue
-	done   bool
-	ready  chan struct{} // signalled when queue becomes non-empty or done
+	mu          sync.Mutex
+	queue       []Response
+	queued      int   // events in queue
+	queuedBytes int64 // their size (see eventSize)
+	// heldBytes is the size of what the reader took with Next and has not
+	// released: still in memory (an HTTP stream writing it to a slow
+	// client), so still counted against the bound.
+	heldBytes int64
+	done      bool
+	ready     chan struct{} // signalled when queue becomes non-empty or done
 }
 
 // matches reports whether ev is for this watcher.
@@ -96,32 +101,55 @@ func (w *watcher) matches(ev *mvcc.Event) bool {
 	return w.r.contains(ev.KV.Key)
 }
 
-// offer queues r unless that would take the queue past limit events. An
-// empty queue always takes r, so that a revision larger than the limit
-// still gets through.
-func (w *watcher) offer(r Response, limit int) bool {
+// offer queues r unless that would take the watcher past lim. A watcher
+// holding nothing (nothing queued, nothing held by its reader) always
+// takes r, so that a revision larger than the bound still gets through.
+// It returns r's size and whether it was queued.
+func (w *watcher) offer(r Response, lim limits) (int64, bool) {
+	n := responseSize(&r)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
-		return true // nobody reads any more; drop silently
+		return 0, true // nobody reads any more; drop silently
 	}
-	if w.queued > 0 && w.queued+len(r.Events) > limit {
-		return false
+	if !w.fits(len(r.Events), n, lim) {
+		return n, false
 	}
 	w.queue = append(w.queue, r)
 	w.queued += len(r.Events)
+	w.queuedBytes += n
 	w.signal()
-	return true
+	return n, true
 }
 
-// room reports how many events the queue can take before limit.
-func (w *watcher) room(limit int) int {
+// fits reports whether events of n bytes more stay within lim. The caller
+// holds mu.
+func (w *watcher) fits(events int, n int64, lim limits) bool {
+	charge := w.queuedBytes + w.heldBytes
+	if w.queued == 0 && charge == 0 {
+		return true
+	}
+	return w.queued+events <= lim.events && charge+n <= lim.bytes
+}
+
+// canHold reports whether the store may hold a revision of this many
+// events and bytes for the watcher as a victim: within lim, counting what
+// it holds already.
+func (w *watcher) canHold(events int, n int64, lim limits) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.queued == 0 {
-		return limit
+	return events <= victimBatchLimit && w.queuedBytes+w.heldBytes+n <= lim.bytes
+}
+
+// room reports how many events and bytes the watcher can take before lim.
+func (w *watcher) room(lim limits) (int, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	charge := w.queuedBytes + w.heldBytes
+	if w.queued == 0 && charge == 0 {
+		return lim.events, lim.bytes
 	}
-	return limit - w.queued
+	return lim.events - w.queued, lim.bytes - charge
 }
 
 // empty reports whether nothing is queued, events or otherwise.
@@ -144,17 +172,18 @@ func (w *watcher) finish(r Response) {
 	w.signal()
 }
 
-// drop empties the queue of a canceled watcher but for its final response,
-// and returns how many events it held.
-func (w *watcher) drop() int {
+// drop empties the queue of a canceled watcher but for its final
+// response, and returns how many events and bytes it held, queued or
+// taken.
+func (w *watcher) drop() (int, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := w.queued
+	n, b := w.queued, w.queuedBytes+w.heldBytes
 	if len(w.queue) > 0 {
 		w.queue = w.queue[len(w.queue)-1:]
 	}
-	w.queued = 0
-	return n
+	w.queued, w.queuedBytes, w.heldBytes = 0, 0, 0
+	return n, b
 }
 
 func (w *watcher) signal() {
@@ -164,13 +193,33 @@ func (w *watcher) signal() {
 	}
 }
 
-// take empties the queue.
+// take empties the queue. What it returns counts as held by the reader
+// until release.
 func (w *watcher) take() []Response {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.queue
-	w.queue, w.queued = nil, 0
+	w.heldBytes += w.queuedBytes
+	w.queue, w.queued, w.queuedBytes = nil, 0, 0
 	return q
+}
+
+// hold counts n more bytes as held by the reader (previous versions
+// loaded for what it took).
+func (w *watcher) hold(n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.heldBytes += n
+}
+
+// release stops counting what the reader took; it returns how much that
+// was.
+func (w *watcher) release() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.heldBytes
+	w.heldBytes = 0
+	return n
 }
 
 // Stream is a reader's handle on one watcher.
@@ -178,12 +227,21 @@ type Stream struct {
 	s     *Store
 	w     *watcher
 	start int64
+	rev   int64
 	once  sync.Once
 	ended bool
 }
 
 // StartRevision is the first revision the stream reports.
 func (st *Stream) StartRevision() int64 { return st.start }
+
+// Revision is the store's revision as watchers saw it when the watch
+// began: every revision up to it had been delivered to the synced
+// watchers, none after it. For a watch from now it is exactly
+// StartRevision - 1, the revision the stream is consistent with; the
+// header of the watch's first message. (The store's own revision may be
+// ahead of it: a revision is durable before it is delivered.)
+func (st *Stream) Revision() int64 { return st.rev }
 
 // Ready is signalled when responses may be waiting; call Next to take them.
 func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
@@ -192,12 +250,21 @@ func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
 // final one (compacted or canceled) it returns nil. Events carry their
 // previous versions when the watch asked for them: if one of those is no
 // longer in the history, the watch ends with a compacted response instead.
+//
+// What Next returns counts against the watcher's byte bound until the
+// reader calls Release, or Next again: a reader that writes responses out
+// (to a slow client) calls Release once it has, so that the store does
+// not queue more for it meanwhile than the bound allows.
 func (st *Stream) Next() []Response {
 	if st.ended {
 		return nil
 	}
+	released := st.release()
 	rs := st.w.take()
 	if len(rs) == 0 {
+		if released > 0 {
+			st.s.kickSync() // room was made
+		}
 		return nil
 	}
 	n := 0
@@ -218,6 +285,20 @@ func (st *Stream) Next() []Response {
 	// Taking made room: catching up may go on.
 	st.s.kickSync()
 	return rs
+}
+
+// Release tells the store the reader is done with what Next returned: it
+// no longer counts against the watcher's bound, so catching up may go on.
+func (st *Stream) Release() {
+	if st.release() > 0 {
+		st.s.kickSync()
+	}
+}
+
+func (st *Stream) release() int64 {
+	n := st.w.release()
+	st.s.pendingBytes.Add(-n)
+	return n
 }
 
 // Recv waits for responses and returns them; it returns ctx's error when
@@ -247,6 +328,8 @@ func (st *Stream) RequestProgress() { st.s.requestProgress(st.w) }
 func (st *Stream) Close() {
 	st.once.Do(func() {
 		st.s.cancel(st.w)
-		st.s.pendingEvents.Add(-int64(st.w.drop()))
+		n, b := st.w.drop()
+		st.s.pendingEvents.Add(-int64(n))
+		st.s.pendingBytes.Add(-b)
 	})
 }

@@ -16,7 +16,8 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{"defaults", nil, nil, func(c config) bool {
 			return c.listen == "127.0.0.1:2378" && c.dataDir == "./httpkv.data" && c.quotaBackendBytes == 2<<30 &&
-				c.maxRequestBytes == 3<<19 && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
+				c.maxRequestBytes == 3<<19 && c.maxResponseBytes == 64<<20 && c.maxInflightRequestBytes == 64<<20 &&
+				c.maxConnections == 20000 && c.shutdownGrace == 10*time.Second && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
 				c.autoCompactionRetention == "0" && c.watchProgressNotifyInterval == 10*time.Minute &&
 				c.authTokenTTL == 5*time.Minute && c.logLevel == "info" && c.logFormat == "json" && !c.unsafeNoFsync
 		}, false},
@@ -32,6 +33,10 @@ func TestParseConfig(t *testing.T) {
 		{"bad environment value", nil, map[string]string{"HTTPKV_MAX_TXN_OPS": "many"}, nil, true},
 		{"tls needs both files", []string{"--tls-cert-file", "c.pem"}, nil, nil, true},
 		{"non-positive quota", []string{"--quota-backend-bytes", "0"}, nil, nil, true},
+		{"no connections", []string{"--max-connections", "0"}, nil, nil, true},
+		{"in-flight bytes below one body", []string{"--max-inflight-request-bytes", "1000"}, nil, nil, true},
+		{"max connections from the environment", nil, map[string]string{"HTTPKV_MAX_CONNECTIONS": "50", "HTTPKV_SHUTDOWN_GRACE": "2s"},
+			func(c config) bool { return c.maxConnections == 50 && c.shutdownGrace == 2*time.Second }, false},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"--nope"}, nil, nil, true},
 	}

@@ -4,5 +4,6 @@
 // With no arguments it serves on 127.0.0.1:2378 with its data in
 // ./httpkv.data; every flag is also read from the environment (HTTPKV_
 // and the flag's name in upper snake case). Subcommands: "httpkv bench"
-// is the load tool, "httpkv health" checks a running server.
+// is the load tool, "httpkv health" checks a running server, "httpkv
+// snapshot" saves, describes and restores backups.
 package main

@@ -48,7 +48,9 @@ func (l *leases) Revoke(id int64, allowed func(keys [][]byte) error) (int64, err
 // left alone. allowed, if not nil, may refuse the keys about to go.
 func (l *leases) revoke(id int64, onlyExpired bool, allowed func([][]byte) error) (int64, error) {
 	ch, err := l.store.Write(func(tx *mvcc.WriteTxn) error {
-		st, err := l.lessor.TimeToLive(id, true)
+		// As this write sees the lease: keys attached by earlier writes
+		// of the same batch are deleted too.
+		st, err := l.lessor.Status(tx, id)
 		if err != nil {
 			return err
 		}

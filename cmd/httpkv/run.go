@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/net/netutil"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/compactor"
@@ -25,16 +26,15 @@ import (
 // version is reported by /v1/status.
 const version = "0.1.0"
 
-// shutdownGrace bounds how long in-flight requests may take once the
-// server is asked to stop.
-const shutdownGrace = 10 * time.Second
-
 // run opens the store, serves until ctx is done, then shuts down as the
 // contract says: stop accepting, end watch streams with a canceled event,
 // finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "health" {
 		return runHealth(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "snapshot" {
+		return runSnapshot(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -103,16 +103,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Version:            version,
 		CORSAllowedOrigins: cfg.corsOrigins(),
 		MaxRequestBytes:    cfg.maxRequestBytes,
+		MaxResponseBytes:   cfg.maxResponseBytes,
+
+		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
 	})
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
 	}
+	// Past --max-connections, new connections wait in the kernel's
+	// backlog until one closes: each accepted one costs a goroutine and
+	// its buffers.
+	ln = netutil.LimitListener(ln, cfg.maxConnections)
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: watch streams last as long as their clients.
+		// No ReadTimeout or WriteTimeout: watch streams last as long as
+		// their clients. The handler sets deadlines per request instead:
+		// on bodies and answers of requests that are not streams, and on
+		// each send of a stream.
 	}
 	scheme := "http"
 	if cfg.tlsCertFile != "" {
@@ -138,20 +148,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log.Info().Msg("shutting down")
 	handler.ShuttingDown()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
-	// Shutdown stops accepting at once, then waits for requests to end;
-	// closing the handler ends the watch streams (with "shutting down"),
-	// those on connections they took over included, which Shutdown does
-	// not track.
-	go func() { shutdownDone <- srv.Shutdown(shutdownCtx) }()
+	// srv.Shutdown stops accepting at once, then waits for requests to
+	// end; the handler ends the watch streams (with "shutting down"),
+	// those on connections they took over included, which srv does not
+	// track. Both wait --shutdown-grace at most, whatever clients do:
+	// past it, the handler closes the connections streams took over, and
+	// srv.Close the others, which ends every send still blocked on a
+	// client that stopped reading.
+	go func() { shutdownDone <- srv.Shutdown(graceCtx) }()
+	streamsErr := handler.Shutdown(graceCtx)
+	if err := <-shutdownDone; err != nil || streamsErr != nil {
+		srv.Close()
+		log.Warn().Dur("grace", cfg.shutdownGrace).Msg("requests and streams still running at shutdown were cut")
+	}
 	handler.Close()
 	store.Close()
-	if err := <-shutdownDone; err != nil {
-		srv.Close()
-		log.Warn().Err(err).Msg("requests still running at shutdown were cut")
-	}
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

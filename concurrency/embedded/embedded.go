@@ -112,6 +112,9 @@ func (w *watcher) Ready() <-chan struct{} { return w.st.Ready() }
 func (w *watcher) Close()                 { w.st.Close() }
 
 func (w *watcher) Next() ([]concurrency.Event, error) {
+	// What Next takes counts against the watcher's byte bound until
+	// released; the events are used at once, so release it on return.
+	defer w.st.Release()
 	var out []concurrency.Event
 	for _, r := range w.st.Next() {
 		switch {

@@ -542,6 +542,12 @@ type ErrorBody struct {
 	// Kv With precondition_failed: the key as it is now, if it exists.
 	Kv *KeyValue `json:"kv,omitempty"`
 
+	// MaxKeys With a txn range without a limit that matched too many keys: the bound.
+	MaxKeys *int64 `json:"max_keys,omitempty"`
+
+	// MaxResponseBytes With an answer too large: the bound on its key and value bytes.
+	MaxResponseBytes *int64 `json:"max_response_bytes,omitempty"`
+
 	// Message Human-readable text; it never names other users' keys or permissions.
 	//
 	// Example: key not found
@@ -869,15 +875,20 @@ type RangeOp struct {
 	// Key key or key_base64 is required.
 	//
 	// Example: a
-	Key               *string `json:"key,omitempty"`
-	KeyBase64         *[]byte `json:"key_base64,omitempty"`
-	KeysOnly          *bool   `json:"keys_only,omitempty"`
-	Limit             *int64  `json:"limit,omitempty"`
-	MaxCreateRevision *int64  `json:"max_create_revision,omitempty"`
-	MaxModRevision    *int64  `json:"max_mod_revision,omitempty"`
-	MinCreateRevision *int64  `json:"min_create_revision,omitempty"`
-	MinModRevision    *int64  `json:"min_mod_revision,omitempty"`
-	Prefix            *bool   `json:"prefix,omitempty"`
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+	KeysOnly  *bool   `json:"keys_only,omitempty"`
+
+	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range
+	// that then matches more than 10000 keys fails the txn (400). The ranges
+	// of one txn together return at most --max-response-bytes of keys and
+	// values.
+	Limit             *int64 `json:"limit,omitempty"`
+	MaxCreateRevision *int64 `json:"max_create_revision,omitempty"`
+	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
+	MinCreateRevision *int64 `json:"min_create_revision,omitempty"`
+	MinModRevision    *int64 `json:"min_mod_revision,omitempty"`
+	Prefix            *bool  `json:"prefix,omitempty"`
 
 	// RangeEnd At most one of range_end, prefix and from_key.
 	RangeEnd       *string            `json:"range_end,omitempty"`
@@ -1179,7 +1190,7 @@ type ListKeysParams struct {
 	// Limit Keys per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// PageToken next_page_token of the previous page of the same range.
+	// PageToken next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400.
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 
 	// SortTarget What to sort by; key by default.
@@ -1427,7 +1438,7 @@ type ClientInterface interface {
 
 	// Console The web console
 	//
-	// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Corresponds with GET / (the `Console` operationId).
 	Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1561,7 +1572,7 @@ type ClientInterface interface {
 
 	// AuthTokenWithBody Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1570,7 +1581,7 @@ type ClientInterface interface {
 
 	// AuthToken Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1870,6 +1881,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
 	LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Snapshot Snapshot the store
+	//
+	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+	// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+	//
+	// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+	Snapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Status Server status
 	//
 	// The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
@@ -1902,7 +1921,7 @@ type ClientInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -1911,7 +1930,7 @@ type ClientInterface interface {
 
 // Console The web console
 //
-// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Corresponds with GET / (the `Console` operationId).
 func (c *Client) Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2225,7 +2244,7 @@ func (c *Client) AuthStatus(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // AuthTokenWithBody Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2244,7 +2263,7 @@ func (c *Client) AuthTokenWithBody(ctx context.Context, contentType string, body
 
 // AuthToken Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2904,6 +2923,24 @@ func (c *Client) LockAcquire(ctx context.Context, name string, params *LockAcqui
 	return c.Client.Do(req)
 }
 
+// Snapshot Snapshot the store
+//
+// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+//
+// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+func (c *Client) Snapshot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSnapshotRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Status Server status
 //
 // The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
@@ -2966,7 +3003,7 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -5394,6 +5431,33 @@ func NewLockAcquireRequestWithBody(server string, name string, params *LockAcqui
 	return req, nil
 }
 
+// NewSnapshotRequest constructs an http.Request for the Snapshot method
+func NewSnapshotRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshot")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStatusRequest constructs an http.Request for the Status method
 func NewStatusRequest(server string) (*http.Request, error) {
 	var err error
@@ -5695,7 +5759,7 @@ type ClientWithResponsesInterface interface {
 
 	// ConsoleWithResponse The web console
 	//
-	// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5857,7 +5921,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithBodyWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5866,7 +5930,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthTokenWithResponse Get a token
 	//
-	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+	// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6202,6 +6266,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
 	LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
 
+	// SnapshotWithResponse Snapshot the store
+	//
+	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+	// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+	SnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SnapshotResponse, error)
+
 	// StatusWithResponse Server status
 	//
 	// The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
@@ -6236,7 +6310,7 @@ type ClientWithResponsesInterface interface {
 	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6871,6 +6945,8 @@ type AddRoleResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6907,6 +6983,11 @@ func (r AddRoleResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AddRoleResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddRoleResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7231,6 +7312,8 @@ type GrantPermissionResponse struct {
 	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7267,6 +7350,11 @@ func (r GrantPermissionResponse) GetJSON404() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GrantPermissionResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GrantPermissionResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7549,6 +7637,8 @@ type AddUserResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7585,6 +7675,11 @@ func (r AddUserResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AddUserResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddUserResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7819,6 +7914,8 @@ type ChangePasswordResponse struct {
 	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7855,6 +7952,11 @@ func (r ChangePasswordResponse) GetJSON404() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ChangePasswordResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ChangePasswordResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8101,6 +8203,8 @@ type CompactResponse struct {
 	JSON410 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8139,6 +8243,11 @@ func (r CompactResponse) GetJSON410() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CompactResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CompactResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -9338,6 +9447,8 @@ type PutKeyResponse struct {
 	JSON412 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -9385,6 +9496,11 @@ func (r PutKeyResponse) GetJSON412() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PutKeyResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutKeyResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -9530,6 +9646,8 @@ type GrantLeaseResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -9565,6 +9683,11 @@ func (r GrantLeaseResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GrantLeaseResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GrantLeaseResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -10096,6 +10219,83 @@ func (r LockAcquireResponse) ContentType() string {
 	return ""
 }
 
+// SnapshotResponse200Headers the declared response headers of an HTTP 200 response for Snapshot
+type SnapshotResponse200Headers struct {
+	ContentLength *int
+	XRevision     *int
+}
+
+// SnapshotResponse401Headers the declared response headers of an HTTP 401 response for Snapshot
+type SnapshotResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type SnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SnapshotResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SnapshotResponse401Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SnapshotResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SnapshotResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SnapshotResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SnapshotResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StatusResponse200Headers the declared response headers of an HTTP 200 response for Status
 type StatusResponse200Headers struct {
 	XRevision *int
@@ -10206,6 +10406,8 @@ type RunTxnResponse struct {
 	JSON410 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -10251,6 +10453,11 @@ func (r RunTxnResponse) GetJSON410() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r RunTxnResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RunTxnResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -10383,7 +10590,7 @@ func (r WatchResponse) ContentType() string {
 
 // ConsoleWithResponse The web console
 //
-// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10653,7 +10860,7 @@ func (c *ClientWithResponses) AuthStatusWithResponse(ctx context.Context, reqEdi
 
 // AuthTokenWithBodyWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10668,7 +10875,7 @@ func (c *ClientWithResponses) AuthTokenWithBodyWithResponse(ctx context.Context,
 
 // AuthTokenWithResponse Get a token
 //
-// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+// Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11220,6 +11427,22 @@ func (c *ClientWithResponses) LockAcquireWithResponse(ctx context.Context, name 
 	return ParseLockAcquireResponse(rsp)
 }
 
+// SnapshotWithResponse Snapshot the store
+//
+// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+// It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/snapshot (the `Snapshot` operationId).
+func (c *ClientWithResponses) SnapshotWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SnapshotResponse, error) {
+	rsp, err := c.Snapshot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSnapshotResponse(rsp)
+}
+
 // StatusWithResponse Server status
 //
 // The server's version, revisions, backend size, counts of keys, leases and watchers, and active alarms.
@@ -11272,7 +11495,7 @@ func (c *ClientWithResponses) RunTxnWithResponse(ctx context.Context, body RunTx
 // - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
 // - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
 // - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -11828,6 +12051,13 @@ func ParseAddRoleResponse(rsp *http.Response) (*AddRoleResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12152,6 +12382,13 @@ func ParseGrantPermissionResponse(rsp *http.Response) (*GrantPermissionResponse,
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12428,6 +12665,13 @@ func ParseAddUserResponse(rsp *http.Response) (*AddUserResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12670,6 +12914,13 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -12920,6 +13171,13 @@ func ParseCompactResponse(rsp *http.Response) (*CompactResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -14150,6 +14408,13 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14341,6 +14606,13 @@ func ParseGrantLeaseResponse(rsp *http.Response) (*GrantLeaseResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
@@ -14846,6 +15118,83 @@ func ParseLockAcquireResponse(rsp *http.Response) (*LockAcquireResponse, error) 
 	return response, nil
 }
 
+// ParseSnapshotResponse parses an HTTP response from a SnapshotWithResponse call
+func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SnapshotResponse200Headers
+		if values := rsp.Header.Values("Content-Length"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Length", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLength = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers SnapshotResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStatusResponse parses an HTTP response from a StatusWithResponse call
 func ParseStatusResponse(rsp *http.Response) (*StatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14985,6 +15334,13 @@ func ParseRunTxnResponse(rsp *http.Response) (*RunTxnResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error

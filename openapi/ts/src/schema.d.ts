@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+         * @description The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
          */
         get: operations["console"];
         put?: never;
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Get a token
-         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Repeated failures from one address answer 429 for a while.
+         * @description Trades a user's name and password for a token that expires after --auth-token-ttl. It needs no token. Failures are limited per user and client address (5, then one every 2 seconds) and per client address across users (20, then one a second); past either, requests answer 429 for a while. The right password from another address still works.
          */
         post: operations["authToken"];
         delete?: never;
@@ -688,6 +688,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Snapshot the store
+         * @description A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+         *     It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+         */
+        get: operations["snapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/status": {
         parameters: {
             query?: never;
@@ -742,7 +763,7 @@ export interface paths {
          *     - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
          *     - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
          *     - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-         *     - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+         *     - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
          *     Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
          */
         get: operations["watch"];
@@ -909,6 +930,16 @@ export interface components {
             compact_revision?: number;
             /** @description With precondition_failed: the key as it is now, if it exists. */
             kv?: components["schemas"]["KeyValue"];
+            /**
+             * Format: int64
+             * @description With a txn range without a limit that matched too many keys: the bound.
+             */
+            max_keys?: number;
+            /**
+             * Format: int64
+             * @description With an answer too large: the bound on its key and value bytes.
+             */
+            max_response_bytes?: number;
             /**
              * @description Human-readable text; it never names other users' keys or permissions.
              * @example key not found
@@ -1217,7 +1248,13 @@ export interface components {
             /** Format: byte */
             key_base64?: string;
             keys_only?: boolean;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description At most this many keys; 0 or none: every key, as in etcd, but a range
+             *     that then matches more than 10000 keys fails the txn (400). The ranges
+             *     of one txn together return at most --max-response-bytes of keys and
+             *     values.
+             */
             limit?: number;
             /** Format: int64 */
             max_create_revision?: number;
@@ -1870,6 +1907,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -2112,6 +2158,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -2285,7 +2340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description invalid_argument: malformed JSON or a bad field. */
+            /** @description invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2314,7 +2369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too_many_requests: too many failed attempts; try again later. */
+            /** @description too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2464,6 +2519,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2706,6 +2770,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2960,6 +3033,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3644,7 +3726,7 @@ export interface operations {
                 revision?: number;
                 /** @description Keys per page. */
                 limit?: number;
-                /** @description next_page_token of the previous page of the same range. */
+                /** @description next_page_token of the previous page of the same list: the same range and revision filters. Tokens are sealed by the server; one it did not issue for this list, or on a single key, answers 400. */
                 page_token?: string;
                 /** @description What to sort by; key by default. */
                 sort_target?: "key" | "version" | "create" | "mod" | "value";
@@ -3680,7 +3762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListResponse"];
                 };
             };
-            /** @description invalid_argument: a bad selector, parameter or page token; future_revision: a revision above the current one. */
+            /** @description invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4022,7 +4104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv). */
+            /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4055,6 +4137,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4289,6 +4380,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4746,6 +4846,68 @@ export interface operations {
             };
         };
     };
+    snapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot: the bbolt file, then its SHA-256. */
+            200: {
+                headers: {
+                    /** @description The size of the file with its hash. */
+                    "Content-Length"?: number;
+                    /** @description The revision of the state the snapshot holds. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: only the root role may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     status: {
         parameters: {
             query?: never;
@@ -4831,7 +4993,7 @@ export interface operations {
                     "application/json": components["schemas"]["TxnResponse"];
                 };
             };
-            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops; future_revision: a range at a revision above the current one. */
+            /** @description invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4851,7 +5013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description permission_denied: the caller may not read or write every key the txn can touch. */
+            /** @description permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4880,6 +5042,15 @@ export interface operations {
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

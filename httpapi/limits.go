@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"time"
+)
+
+// Deadlines of requests that are not streams. A client that sends its body
+// or takes its answer slower than these is cut off, so that it holds a
+// connection, a goroutine and its buffers for a bounded time. Streams set
+// a deadline on each of their own sends instead (streamWriteTimeout).
+const (
+	// bodyReadTimeout bounds the time to receive a request's body, from the
+	// end of its headers (ReadHeaderTimeout bounds those): 1.5 MiB, the
+	// default largest body, at 50 KiB/s.
+	bodyReadTimeout = 30 * time.Second
+	// answerChunk and answerChunkTimeout bound the time to send an answer:
+	// each answerChunk bytes of it must be taken within answerChunkTimeout
+	// (a large answer gets longer, at a rate of at least 2 KiB/s).
+	answerChunk        = 64 << 10
+	answerChunkTimeout = 30 * time.Second
+)
+
+// limitBody bounds request bodies: one to MaxRequestBytes (413 past it),
+// and all those being received or handled at once to
+// MaxInflightRequestBytes (429 past it). A body counts for its
+// Content-Length, or for MaxRequestBytes when it has none, from before it
+// is read until its handler returns.
+func (h *Handler) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > h.cfg.MaxRequestBytes {
+			writeAPIError(w, &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+				message: "request body larger than the server's limit"})
+			return
+		}
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			n := r.ContentLength
+			if n < 0 {
+				n = h.cfg.MaxRequestBytes
+			}
+			if !h.inflight.TryAcquire(n) {
+				w.Header().Set("Retry-After", "1")
+				writeAPIError(w, &apiError{status: http.StatusTooManyRequests, code: "too_many_requests",
+					message: "too many request bytes in flight (--max-inflight-request-bytes); retry later"})
+				return
+			}
+			defer h.inflight.Release(n)
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlines gives a request that is not a stream its deadlines: its body
+// must arrive within bodyReadTimeout, and its answer be taken at the rate
+// answerChunk says. They are set through http.ResponseController, so they
+// hold for HTTP/1 connections and HTTP/2 streams alike.
+func deadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc}, r)
+	})
+}
+
+// deadlineBody lifts the read deadline once the body has been read
+// whole: an HTTP/1 server then reads the connection in the background,
+// and a deadline passing there would cancel the request's context. After
+// any other error the deadline stays: the server may still try to read
+// what is left of the body, and must not wait for it.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// deadlineWriter sets a write deadline before each answerChunk bytes of
+// the answer (and before its head), so that a client that stops reading
+// is cut off and one that reads slowly is not. It replaces whatever
+// deadline an earlier request on the same connection left.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (d *deadlineWriter) WriteHeader(status int) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))
+	d.ResponseWriter.WriteHeader(status)
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), answerChunk)]
+		_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))
+		n, err := d.ResponseWriter.Write(chunk)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/httpkv/httpkv/snapshot"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// DefaultSnapshotWriteTimeout bounds each write of a snapshot to its
+// client when Config.SnapshotWriteTimeout is zero.
+const DefaultSnapshotWriteTimeout = 30 * time.Second
+
+// Snapshot is a backend's consistent point-in-time copy, open until
+// Close: a file of Size bytes, written by WriteTo, holding the state at
+// Revision. A backend makes one without holding up its writers.
+// *mvcc.Snapshot is one.
+type Snapshot interface {
+	Revision() int64
+	Size() int64
+	WriteTo(w io.Writer) (int64, error)
+	Close() error
+}
+
+// Errors that end a snapshot's response early; the client sees a body
+// shorter than its Content-Length.
+var (
+	errClientGone   = errors.New("the client went away")
+	errShuttingDown = errors.New("the server is shutting down")
+)
+
+// snapshot serves GET /v1/snapshot.
+//
+//	@Summary		Snapshot the store
+//	@Description	A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
+//	@Description	It is taken from one read transaction and holds up no writer. `httpkv snapshot save` downloads and verifies one, `httpkv snapshot status` describes it, `httpkv snapshot restore` makes a data directory of it.
+//	@Tags			maintenance
+//	@ID				snapshot
+//	@Produce		octet-stream
+//	@Success		200	{file}		file		"The snapshot: the bbolt file, then its SHA-256."
+//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
+//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Header			200	{integer}	X-Revision		"The revision of the state the snapshot holds."
+//	@Header			200	{integer}	Content-Length	"The size of the file with its hash."
+//	@Header			401	{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/snapshot [get]
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Admin: true}) {
+		return
+	}
+	// Counted as a stream: Close ends it, and waits for it.
+	if !h.streams.start() {
+		h.writeError(w, r, watch.ErrClosed)
+		return
+	}
+	defer h.streams.end()
+	snap, err := h.openSnapshot()
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	defer snap.Close()
+	start := time.Now()
+	hd := w.Header()
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Content-Length", strconv.FormatInt(snap.Size()+snapshot.HashSize, 10))
+	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="httpkv-%d.snapshot"`, snap.Revision()))
+	setRevision(w, snap.Revision())
+	w.WriteHeader(http.StatusOK)
+
+	sw := &snapshotWriter{
+		w: w, rc: http.NewResponseController(w), timeout: h.cfg.SnapshotWriteTimeout,
+		gone: r.Context().Done(), stop: h.streams.stop,
+	}
+	// The connection may serve further requests: no deadline of this
+	// response may linger on it.
+	defer sw.rc.SetWriteDeadline(time.Time{})
+	n, err := snapshot.Write(sw, snap)
+	if err == nil {
+		err = sw.flush()
+	}
+	l := h.log(r).Info().Int64("revision", snap.Revision()).Int64("bytes", n).Dur("duration", time.Since(start))
+	if err != nil {
+		l.AnErr("cause", err).Msg("snapshot cut short")
+		return
+	}
+	l.Msg("snapshot sent")
+}
+
+// openSnapshot opens the configured backend's snapshot, or the embedded
+// store's.
+func (h *Handler) openSnapshot() (Snapshot, error) {
+	if h.cfg.Snapshot != nil {
+		return h.cfg.Snapshot()
+	}
+	sn, err := h.cfg.Store.KV().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return sn, nil
+}
+
+// snapshotWriter writes a snapshot's response with a deadline on each
+// write, so that a client that stops reading is cut off instead of
+// holding the snapshot open (and the backend's file growing) forever. It
+// stops when the client leaves or the handler closes.
+type snapshotWriter struct {
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	gone    <-chan struct{}
+	stop    <-chan struct{}
+}
+
+func (sw *snapshotWriter) Write(p []byte) (int, error) {
+	if err := sw.ready(); err != nil {
+		return 0, err
+	}
+	return sw.w.Write(p)
+}
+
+// flush sends what the response still buffers, under a deadline too.
+func (sw *snapshotWriter) flush() error {
+	if err := sw.ready(); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}
+
+// ready checks that the response should go on and sets the deadline of
+// the next write.
+func (sw *snapshotWriter) ready() error {
+	select {
+	case <-sw.gone:
+		return errClientGone
+	case <-sw.stop:
+		return errShuttingDown
+	default:
+	}
+	err := sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}

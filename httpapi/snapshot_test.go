@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/snapshot"
+)
+
+// TestSnapshotServed answers the store's file with its hash appended, its
+// length and its revision; the file holds the keys.
+func TestSnapshotServed(t *testing.T) {
+	h, store := newTestHandler(t, Config{})
+	for i := range 50 {
+		mustServe(t, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/k%02d", i), "v")
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/snapshot", "")
+	body := rec.Body.Bytes()
+	if ct := rec.Header().Get("Content-Type"); ct != "application/octet-stream" {
+		t.Errorf("GET /v1/snapshot: Content-Type %q, want application/octet-stream", ct)
+	}
+	if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(len(body)) {
+		t.Errorf("GET /v1/snapshot: Content-Length %q, body of %d bytes", cl, len(body))
+	}
+	rev := store.KV().Rev()
+	if got := rec.Header().Get("X-Revision"); got != strconv.FormatInt(rev, 10) {
+		t.Errorf("GET /v1/snapshot: X-Revision %q, want %d", got, rev)
+	}
+	c := snapshot.NewChecker()
+	c.Write(body)
+	if _, err := c.Check(); err != nil {
+		t.Fatalf("GET /v1/snapshot: body does not verify: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "snap.db")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := snapshot.Examine(path)
+	if err != nil || info.Revision != rev || info.Keys != 50 {
+		t.Fatalf("Examine(the snapshot) = %+v, %v, want revision %d and 50 keys", info, err, rev)
+	}
+}
+
+// fakeSnapshot is a backend's snapshot that is not an mvcc store's.
+type fakeSnapshot struct {
+	data   []byte
+	closed bool
+}
+
+func (f *fakeSnapshot) Revision() int64 { return 42 }
+func (f *fakeSnapshot) Size() int64     { return int64(len(f.data)) }
+func (f *fakeSnapshot) Close() error    { f.closed = true; return nil }
+func (f *fakeSnapshot) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(f.data)
+	return int64(n), err
+}
+
+// TestSnapshotOtherBackend streams what Config.Snapshot gives, in the same
+// format, and closes it.
+func TestSnapshotOtherBackend(t *testing.T) {
+	fake := &fakeSnapshot{data: []byte("another backend's file")}
+	h, _ := newTestHandler(t, Config{Snapshot: func() (Snapshot, error) { return fake, nil }})
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/snapshot", "")
+	sum := sha256.Sum256(fake.data)
+	if want := append(bytes.Clone(fake.data), sum[:]...); !bytes.Equal(rec.Body.Bytes(), want) {
+		t.Errorf("GET /v1/snapshot = %q, want the backend's bytes and their SHA-256", rec.Body)
+	}
+	if got := rec.Header().Get("X-Revision"); got != "42" {
+		t.Errorf("GET /v1/snapshot: X-Revision %q, want the backend's 42", got)
+	}
+	if !fake.closed {
+		t.Error("GET /v1/snapshot left the backend's snapshot open")
+	}
+}
+
+// TestSnapshotStalledClient: a client that stops reading is cut off once
+// a write has waited SnapshotWriteTimeout, and then holds nothing of the
+// store while its connection stays open.
+func TestSnapshotStalledClient(t *testing.T) {
+	h, store := newTestHandler(t, Config{SnapshotWriteTimeout: 100 * time.Millisecond})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	// Larger than what the socket buffers of both ends hold.
+	value := bytes.Repeat([]byte("v"), 64<<10)
+	for i := 0; ; i++ {
+		if size, _ := store.KV().DBSize(); size > 48<<20 {
+			break
+		}
+		if _, err := store.KV().Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "k%05d", i), Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/snapshot HTTP/1.1\r\nHost: httpkv\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/snapshot = %v, %v, want 200", resp, err)
+	}
+	// Read nothing more, and keep the connection open.
+	for store.KV().Snapshots() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The server goes on serving.
+	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/after", "v")
+}

@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// metric returns one sample of the server's /metrics, which must be
+// there.
+func (s *server) metric(tb testing.TB, name string) float64 {
+	tb.Helper()
+	v, ok := parseMetrics(s.do(tb, "GET", "/metrics", nil).want(tb, http.StatusOK).body)[name]
+	if !ok {
+		tb.Fatalf("GET /metrics has no sample %s", name)
+	}
+	return v
+}
+
+// allocatedBy returns the bytes the server allocated on its heap while fn
+// ran (with a scrape of /metrics on each side).
+func (s *server) allocatedBy(tb testing.TB, fn func()) float64 {
+	tb.Helper()
+	before := s.metric(tb, "go_memstats_alloc_bytes_total")
+	fn()
+	return s.metric(tb, "go_memstats_alloc_bytes_total") - before
+}
+
+// TestTxnRangesBounded is one small txn of 8 ranges over a prefix of 24
+// MiB of values: the answer would be 192 MiB. The server refuses it with
+// 400 naming --max-response-bytes (64 MiB by default) and allocates about
+// that bound, not the answer; the same ranges with keys_only allocate
+// next to nothing, since they read no value; and a txn that writes and
+// reads too much changes nothing.
+func TestTxnRangesBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	const mib = 1 << 20
+	value := bytes.Repeat([]byte("v"), mib)
+	for i := range 24 {
+		s.do(t, "PUT", keyPath(fmt.Sprintf("big/%02d", i)), value).want(t, http.StatusOK)
+	}
+	ranges := func(opts string) string {
+		var ops []string
+		for range 8 {
+			ops = append(ops, `{"range":{"key":"big/","prefix":true`+opts+`}}`)
+		}
+		return strings.Join(ops, ",")
+	}
+
+	var r *reply
+	got := s.allocatedBy(t, func() { r = s.txn(t, `{"success":[`+ranges("")+`]}`) })
+	e := r.wantError(t, http.StatusBadRequest, "invalid_argument")
+	if !strings.Contains(e.Message, "max-response-bytes") {
+		t.Errorf("%s: message %q does not name --max-response-bytes", r.req, e.Message)
+	}
+	t.Logf("8 ranges over 24 MiB: refused after allocating %.1f MiB", got/mib)
+	if got > 100*mib {
+		t.Errorf("%s allocated %.0f MiB on the server, want at most 100 (the bound is 64 MiB, the answer 192)", r.req, got/mib)
+	}
+
+	var res txnResponse
+	got = s.allocatedBy(t, func() {
+		s.txn(t, `{"success":[`+ranges(`,"keys_only":true`)+`]}`).ok(t, http.StatusOK, &res)
+	})
+	if len(res.Responses) != 8 || len(res.Responses[7].Range.KVs) != 24 {
+		t.Fatalf("keys_only txn = %+v, want 8 ranges of 24 keys", res)
+	}
+	t.Logf("8 keys_only ranges over 24 MiB: allocated %.1f MiB", got/mib)
+	if got > 8*mib {
+		t.Errorf("8 keys_only ranges over 24 MiB of values allocated %.0f MiB on the server, want at most 8", got/mib)
+	}
+
+	before := s.status(t).Revision
+	r = s.txn(t, `{"success":[{"put":{"key":"written","value":"x"}},`+ranges("")+`]}`)
+	r.wantError(t, http.StatusBadRequest, "invalid_argument")
+	if after := s.status(t).Revision; after != before {
+		t.Errorf("a refused txn that also wrote moved the revision from %d to %d", before, after)
+	}
+	s.do(t, "GET", "/v1/kv/written", nil).wantError(t, http.StatusNotFound, "key_not_found")
+
+	// A range's limit is the list's: at most 10000.
+	s.txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":10001}}]}`).wantError(t, http.StatusBadRequest, "invalid_argument")
+	s.txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":60}}]}`).want(t, http.StatusOK)
+}

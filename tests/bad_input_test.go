@@ -1,0 +1,103 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMalformedQuery sends requests whose query string does not parse (a
+// bad percent escape, a semicolon): each answers 400 invalid_argument and
+// changes nothing, where the parameter used to be dropped and the request
+// run without it (a list of one key listing every key, a put with a lease
+// made without it, a delete of a prefix deleting one key).
+func TestMalformedQuery(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, k := range []string{"a", "p/1", "p/2"} {
+		s.put(t, k, "v")
+	}
+	rev := s.status(t).Revision
+	for _, tt := range []struct{ method, path string }{
+		{"GET", "/v1/kv?key=%ZZ"},
+		{"GET", "/v1/kv?key=p/&prefix=true&page_token=%%%"},
+		{"GET", "/v1/kv?key=p/;prefix=true"},
+		{"GET", "/v1/kv/a?revision=%ZZ"},
+		{"PUT", "/v1/kv/a?lease=%ZZ"},
+		{"PUT", "/v1/kv/a?prev_kv=true&%"},
+		{"DELETE", "/v1/kv/a?x=%ZZ"},
+		{"DELETE", "/v1/kv?key=p/&prefix=%ZZ"},
+		{"POST", "/v1/txn?%ZZ"},
+		{"GET", "/v1/watch?key=%ZZ"},
+	} {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			var body []byte
+			if tt.method == "PUT" {
+				body = []byte("changed")
+			} else if tt.method == "POST" {
+				body = []byte(`{"success":[{"put":{"key":"a","value":"changed"}}]}`)
+			}
+			s.do(t, tt.method, tt.path, body).wantError(t, http.StatusBadRequest, "invalid_argument")
+		})
+	}
+	if got := s.status(t).Revision; got != rev {
+		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
+	}
+	var l listResponse
+	s.do(t, "GET", "/v1/kv?key=%00&from_key=true", nil).ok(t, http.StatusOK, &l)
+	a := s.get(t, "a")
+	if got := listKeys(l); len(got) != 3 || a.value() != "v" {
+		t.Errorf("after the refused requests the keys are %q and a = %q, want a, p/1, p/2 unchanged", got, a.value())
+	}
+}
+
+// TestRequestIDBounded: a client's X-Request-Id goes to the log with every
+// line of its request, so a long or odd one is replaced by the server's
+// own; a short plain one is kept. Either is echoed.
+func TestRequestIDBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, tt := range []struct {
+		sent string
+		kept bool
+	}{
+		{"trace-0af7651916cd43dd", true},
+		{strings.Repeat("x", 64<<10), false},
+		{"two words", false},
+	} {
+		r := s.do(t, "GET", "/health", nil, "X-Request-Id", tt.sent)
+		got := r.header.Get("X-Request-Id")
+		if tt.kept != (got == tt.sent) || got == "" || len(got) > 64 {
+			t.Errorf("X-Request-Id %.40q (%d bytes) answered as %q, want it kept: %v", tt.sent, len(tt.sent), got, tt.kept)
+		}
+	}
+}
+
+// TestSlowBodyCutOff sends the head of a PUT and a part of its body, then
+// nothing: the server answers 400 once the body has not arrived within
+// its read deadline (30 s), rather than holding the request forever.
+func TestSlowBodyCutOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const deadline, margin = 30 * time.Second, 15 * time.Second
+	_ = conn.SetDeadline(time.Now().Add(deadline + margin))
+	fmt.Fprintf(conn, "PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\npart of it", s.addr)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a PUT whose body stalls: no answer within %v: %v", deadline+margin, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a PUT whose body stalls = %s, want 400", resp.Status)
+	}
+	s.do(t, "GET", "/v1/kv/slow", nil).wantError(t, http.StatusNotFound, "key_not_found")
+}

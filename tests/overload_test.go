@@ -1,0 +1,210 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stalledPut is a PUT whose client sent its body but the last byte.
+type stalledPut struct {
+	conn   net.Conn
+	status chan int // the answer's status, once it comes; 0 for none
+}
+
+// startStalledPut opens a connection to s and sends a PUT with header
+// and a body of size bytes but its last one. It returns once those bytes
+// are written, or refused (a server that refuses a body answers and
+// closes the connection).
+func startStalledPut(tb testing.TB, s *server, size int, header string) *stalledPut {
+	tb.Helper()
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		tb.Errorf("dial %s: %v", s.addr, err)
+		return nil
+	}
+	tb.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	p := &stalledPut{conn: conn, status: make(chan int, 1)}
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			p.status <- 0
+			return
+		}
+		resp.Body.Close()
+		p.status <- resp.StatusCode
+	}()
+	head := fmt.Sprintf("PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n", s.addr, header, size)
+	if _, err := io.WriteString(conn, head); err == nil {
+		_, _ = conn.Write(make([]byte, size-1))
+	}
+	return p
+}
+
+// finish returns the status of the answer: the one already given, or the
+// one given once the last byte is sent.
+func (p *stalledPut) finish() int {
+	select {
+	case st := <-p.status:
+		return st
+	default:
+	}
+	_, _ = p.conn.Write([]byte{0})
+	return <-p.status
+}
+
+// TestSlowBodiesBounded sends 150 PUTs of bodies one byte short of the
+// 1.5 MiB limit and stalls each before its last byte, as a client that
+// wants the server to hold its memory would (225 MiB in all). Without a
+// token, while auth is enabled, no body is read at all; with auth off,
+// bodies are taken until --max-inflight-request-bytes (16 MiB here) and
+// the others answered 429 at once. Either way the server's heap grows by
+// about the bound, not by the bodies.
+func TestSlowBodiesBounded(t *testing.T) {
+	t.Parallel()
+	const (
+		n        = 150
+		size     = 3 << 19 // --max-request-bytes
+		inflight = 16 << 20
+		mib      = 1 << 20
+	)
+	for _, tt := range []struct {
+		name  string
+		auth  bool
+		bound float64 // most the heap may grow, in bytes
+	}{
+		{"unauthenticated, auth on", true, 16 * mib},
+		{"auth off", false, inflight + 16*mib},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, authBcryptCost, fmt.Sprintf("--max-inflight-request-bytes=%d", inflight))
+			if tt.auth {
+				none := authCaller{name: "setup"}
+				authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
+				authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+				authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+			}
+			before := s.metric(t, "go_memstats_heap_inuse_bytes")
+
+			puts := make([]*stalledPut, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					puts[i] = startStalledPut(t, s, size, "Authorization: Bearer not-a-token\r\n")
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			// Every body is written but its last byte, or refused: those
+			// the server took are in its memory now.
+			grown := s.metric(t, "go_memstats_heap_inuse_bytes") - before
+			counts := map[int]int{}
+			for _, p := range puts {
+				counts[p.finish()]++
+			}
+			t.Logf("%d stalled PUTs of %d bytes: the heap grew %.1f MiB; answers %v", n, size, grown/mib, counts)
+			if grown > tt.bound {
+				t.Errorf("%d stalled PUTs of %d bytes grew the heap by %.1f MiB, want at most %.1f", n, size, grown/mib, tt.bound/mib)
+			}
+			want, wantAtLeast := http.StatusTooManyRequests, n-inflight/size
+			if tt.auth {
+				want, wantAtLeast = http.StatusUnauthorized, n
+			}
+			if counts[want] < wantAtLeast {
+				t.Errorf("%d stalled PUTs: answers %v, want at least %d answered %d", n, counts, wantAtLeast, want)
+			}
+		})
+	}
+}
+
+// TestMaxConnections serves at most --max-connections connections: with
+// two streams open on a server that takes two, a third client is not
+// answered until one of them leaves.
+func TestMaxConnections(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-connections=2")
+	// The client of the start-up checks keeps a connection: let it go.
+	s.client.CloseIdleConnections()
+	// Each is created once it returns.
+	w1 := openWatch(t, s, "key=a")
+	openWatch(t, s, "key=b")
+
+	third := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := third.Get(s.URL + "/health"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("GET /health on a third connection = %s while two streams hold both, want no answer", resp.Status)
+	} else if !strings.Contains(err.Error(), "Client.Timeout") {
+		t.Fatalf("GET /health on a third connection: %v, want a timeout", err)
+	}
+	w1.close()
+	third.Timeout = requestTimeout
+	resp, err := third.Get(s.URL + "/health")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /health once a stream left = %v, %v; want 200", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestStalledListReader asks for a list of 32 MiB (more than the sockets'
+// buffers hold) and stops reading after the status line, as a client that wants to freeze the store would. The
+// server builds the answer and ends its read transaction before writing
+// it: while the client stalls, a physical compaction, puts and gets
+// complete (each within a deadline; they waited for the client before),
+// and the client, once it reads on, gets the whole answer.
+func TestStalledListReader(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	const n = 32
+	value := strings.Repeat("v", 1<<20)
+	for i := range n {
+		s.put(t, fmt.Sprintf("big/%02d", i), value)
+	}
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(2 * requestTimeout))
+	fmt.Fprintf(conn, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
+	br := bufio.NewReaderSize(conn, 16)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Fatalf("GET /v1/kv?key=big/&prefix=true: status line %q, %v", status, err)
+	}
+
+	// The answer is on its way, and the client takes no more of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rev := s.put(t, "other", "x")
+	s.doContext(t, ctx, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, rev))).want(t, http.StatusOK)
+	for i := range 5 {
+		s.doContext(t, ctx, "PUT", keyPath(fmt.Sprintf("during/%d", i)), []byte("v")).want(t, http.StatusOK)
+		s.doContext(t, ctx, "GET", keyPath("other"), nil).want(t, http.StatusOK)
+	}
+	s.doContext(t, ctx, "GET", "/v1/kv?key=during/&prefix=true&count_only=true", nil).want(t, http.StatusOK)
+
+	// The client reads on: the answer is whole.
+	resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(status), br)), nil)
+	if err != nil {
+		t.Fatalf("reading the rest of the answer: %v", err)
+	}
+	var l listResponse
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || json.Unmarshal(body, &l) != nil || len(l.KVs) != n || l.KVs[n-1].value() != value {
+		t.Fatalf("the stalled list, read on: %d bytes (%v), want %d keys of 1 MiB", len(body), err, n)
+	}
+}

@@ -1,0 +1,396 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/snapshot"
+)
+
+// commandTimeout bounds one run of an httpkv subcommand.
+const commandTimeout = 2 * time.Minute
+
+// runHTTPKV runs the httpkv binary with args (and env added to this
+// process's environment) and returns its stdout and stderr, and its
+// error when it did not exit 0.
+func runHTTPKV(tb testing.TB, env []string, args ...string) (stdout, stderr string, err error) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, serverBinary(tb), args...)
+	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if strings.Contains(errOut.String(), "WARNING: DATA RACE") {
+		tb.Errorf("httpkv %s reported a data race:\n%s", strings.Join(args, " "), errOut.String())
+	}
+	return out.String(), errOut.String(), err
+}
+
+// mustRunHTTPKV is runHTTPKV that fails unless the command succeeds.
+func mustRunHTTPKV(tb testing.TB, env []string, args ...string) string {
+	tb.Helper()
+	stdout, stderr, err := runHTTPKV(tb, env, args...)
+	if err != nil {
+		tb.Fatalf("httpkv %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// snapshotStatus returns what `httpkv snapshot status --json` says of
+// file.
+func snapshotStatus(tb testing.TB, file string) snapshot.Info {
+	tb.Helper()
+	out := mustRunHTTPKV(tb, nil, "snapshot", "status", "--json", file)
+	var info snapshot.Info
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		tb.Fatalf("httpkv snapshot status --json %s = %q: %v", file, out, err)
+	}
+	return info
+}
+
+// snapshotSource is a server with auth on, history, a compaction and
+// leases: everything a snapshot must carry.
+type snapshotSource struct {
+	s      *server
+	root   authCaller
+	leases map[int64][]string // lease ID: its keys
+}
+
+func newSnapshotSource(t *testing.T) *snapshotSource {
+	t.Helper()
+	s := startServer(t, authBcryptCost)
+	none := authCaller{name: "setup"}
+	for _, u := range []string{"root", "alice"} {
+		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"%s-secret"}`, u, u))
+	}
+	for _, r := range []string{"root", "app"} {
+		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r))
+	}
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	src := &snapshotSource{s: s, root: authCaller{name: "root", token: authLogin(t, s, "root", "root-secret")}, leases: map[int64][]string{}}
+
+	put := func(key, value string) {
+		s.do(t, "PUT", keyPath(key), []byte(value), src.root.header()...).want(t, http.StatusOK)
+	}
+	for round := range 4 {
+		for i := range 30 {
+			put(fmt.Sprintf("app/k%02d", i), fmt.Sprintf("round %d of app/k%02d", round, i))
+		}
+		if round == 1 {
+			authDo(t, s, src.root, http.StatusOK, "DELETE", "/v1/kv?key=app/k0&prefix=true", "")
+			var st statusResponse
+			s.do(t, "GET", "/v1/status", nil, src.root.header()...).ok(t, http.StatusOK, &st)
+			authDo(t, s, src.root, http.StatusOK, "POST", "/v1/compact", fmt.Sprintf(`{"revision":%d}`, st.Revision-5))
+		}
+	}
+	authDo(t, s, src.root, http.StatusOK, "POST", "/v1/txn",
+		`{"success":[{"put":{"key":"app/txn1","value":"a"}},{"put":{"key":"app/txn2","value":"b"}},{"delete":{"key":"app/k10"}}]}`)
+	for i := range 50 {
+		put(fmt.Sprintf("blob/%02d", i), strings.Repeat(string(rune('a'+i%26)), 2048))
+	}
+	for _, l := range []struct {
+		ttl  int64
+		keys []string
+	}{{600, []string{"lease/a", "lease/b"}}, {900, []string{"lease/c"}}} {
+		var g leaseGrantResponse
+		authDo(t, s, src.root, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"ttl":%d}`, l.ttl)).decode(t, &g)
+		for _, k := range l.keys {
+			s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), g.ID), []byte("leased"), src.root.header()...).want(t, http.StatusOK)
+		}
+		src.leases[g.ID] = l.keys
+	}
+	return src
+}
+
+// status returns the server's status, read as root.
+func (c authCaller) status(tb testing.TB, s *server) statusResponse {
+	tb.Helper()
+	var st statusResponse
+	s.do(tb, "GET", "/v1/status", nil, c.header()...).ok(tb, http.StatusOK, &st)
+	return st
+}
+
+// TestSnapshotSaveRestore saves a snapshot of a server under concurrent
+// writes, restores it into a new data directory and starts a server on
+// it: that server is at the snapshot's revision, with every key at every
+// revision still readable, the leases (with their full TTL again) and
+// the users, roles and auth switch of the source at that revision.
+func TestSnapshotSaveRestore(t *testing.T) {
+	t.Parallel()
+	src := newSnapshotSource(t)
+	s := src.s
+	dir := t.TempDir()
+	file := filepath.Join(dir, "backup.snapshot")
+
+	// Root only.
+	alice := authLogin(t, s, "alice", "alice-secret")
+	for _, tc := range []struct{ name, token, want string }{
+		{"no token", "", "401"}, {"alice", alice, "403"}, {"a forged token", "forged", "401"},
+	} {
+		_, stderr, err := runHTTPKV(t, []string{"HTTPKV_TOKEN=" + tc.token}, "snapshot", "save", "--url", s.URL, file)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("snapshot save with %s: %v, stderr %q; want a failure saying %s", tc.name, err, stderr, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("snapshot save with %s left %d files, want none", tc.name, len(entries))
+		}
+	}
+
+	// Writers go on while the snapshot is taken; every write they made
+	// before it began must be in it.
+	before := src.root.status(t, s).Revision
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := range 2 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r, err := s.send(context.Background(), "PUT", keyPath(fmt.Sprintf("busy/%d/%04d", w, i)), []byte("v"), src.root.header()...)
+				if err != nil || r.status != http.StatusOK {
+					t.Errorf("a write during the snapshot failed: %v %+v", err, r)
+					return
+				}
+				acked.Add(1)
+			}
+		}()
+	}
+	for acked.Load() < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	started := src.root.status(t, s).Revision
+	out := mustRunHTTPKV(t, []string{"HTTPKV_TOKEN=" + src.root.token}, "snapshot", "save", "--url", s.URL, file)
+	for n := acked.Load(); acked.Load() < n+20; {
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	writers.Wait()
+	if t.Failed() {
+		return
+	}
+	info := snapshotStatus(t, file)
+	after := src.root.status(t, s)
+	if info.Revision < started || info.Revision >= after.Revision || info.Revision <= before {
+		t.Fatalf("the snapshot is at revision %d; the writers were at %d when it was asked for and %d after: want it in between", info.Revision, started, after.Revision)
+	}
+	if !strings.Contains(out, fmt.Sprintf("revision %d", info.Revision)) {
+		t.Errorf("snapshot save printed %q, want it to name revision %d", out, info.Revision)
+	}
+	if info.CompactRevision != after.CompactRevision || info.Leases != 2 || info.Users != 2 || info.Roles != 2 || !info.AuthEnabled {
+		t.Errorf("snapshot status = %+v, want compact revision %d, 2 leases, 2 users, 2 roles, auth enabled", info, after.CompactRevision)
+	}
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	mustRunHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored)
+	if _, _, err := runHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
+		t.Error("snapshot restore into the restored, non-empty directory succeeded, want it refused")
+	}
+	d := startServerIn(t, restored, authBcryptCost)
+	// Tokens live in memory: the source's mean nothing to the new server.
+	wantRefused(t, d.do(t, "GET", "/v1/status", nil, src.root.header()...), true)
+	root := authCaller{name: "root", token: authLogin(t, d, "root", "root-secret")}
+	st := root.status(t, d)
+	if st.Revision != info.Revision || st.CompactRevision != info.CompactRevision {
+		t.Fatalf("restored server at revision %d compact %d, want the snapshot's %d and %d", st.Revision, st.CompactRevision, info.Revision, info.CompactRevision)
+	}
+	compareRevisions(t, s, src.root, d, root, info.CompactRevision, info.Revision)
+	d.do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", info.CompactRevision-1), nil, root.header()...).
+		wantError(t, http.StatusGone, "compacted")
+	compareLeases(t, src, d, root)
+	compareAuth(t, s, src.root, d, root)
+	// The restored server goes on from the snapshot's revision.
+	if rev := d.do(t, "PUT", keyPath("app/new"), []byte("x"), root.header()...).revision(t); rev != info.Revision+1 {
+		t.Errorf("first write on the restored server at revision %d, want %d", rev, info.Revision+1)
+	}
+}
+
+// compareRevisions fails unless the two servers hold the same keys at
+// every revision from compact to rev: each key's metadata at each
+// revision, and the value of every write, read at the revision it made.
+func compareRevisions(tb testing.TB, a *server, ac authCaller, b *server, bc authCaller, compact, rev int64) {
+	tb.Helper()
+	list := func(s *server, c authCaller, query string) string {
+		var l listResponse
+		s.do(tb, "GET", "/v1/kv?limit=10000&"+query, nil, c.header()...).ok(tb, http.StatusOK, &l)
+		if l.More {
+			tb.Fatalf("GET /v1/kv?%s: more than 10000 keys", query)
+		}
+		var out []string
+		for _, kv := range l.KVs {
+			out = append(out, kv.String())
+		}
+		return strings.Join(out, "\n")
+	}
+	for r := compact; r <= rev; r++ {
+		queries := []string{fmt.Sprintf("revision=%d&keys_only=true", r), fmt.Sprintf("revision=%d&min_mod_revision=%d&max_mod_revision=%d", r, r, r)}
+		if r == compact {
+			queries = []string{fmt.Sprintf("revision=%d", r)}
+		}
+		for _, q := range queries {
+			if got, want := list(b, bc, q), list(a, ac, q); got != want {
+				tb.Fatalf("GET /v1/kv?%s on the restored server:\n%s\nwant the source's:\n%s", q, got, want)
+			}
+		}
+	}
+}
+
+// compareLeases fails unless the restored server has the source's leases
+// with their keys, each with its full TTL again.
+func compareLeases(tb testing.TB, src *snapshotSource, d *server, root authCaller) {
+	tb.Helper()
+	var list leaseListResponse
+	d.do(tb, "GET", "/v1/leases", nil, root.header()...).ok(tb, http.StatusOK, &list)
+	if len(list.Leases) != len(src.leases) {
+		tb.Fatalf("restored server has %d leases, want %d", len(list.Leases), len(src.leases))
+	}
+	for id, keys := range src.leases {
+		var want, got leaseTTLResponse
+		src.s.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, src.root.header()...).ok(tb, http.StatusOK, &want)
+		d.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, root.header()...).ok(tb, http.StatusOK, &got)
+		if got.GrantedTTL != want.GrantedTTL || !slices.Equal(got.Keys, keys) || !slices.Equal(got.Keys, want.Keys) {
+			tb.Errorf("restored lease %d = %+v, want granted TTL %d and keys %q", id, got, want.GrantedTTL, keys)
+		}
+		// The TTL starts again with the server: close to full, well above
+		// what a lease granted long before would have left were it not.
+		if got.TTL < got.GrantedTTL-60 || got.TTL > got.GrantedTTL {
+			tb.Errorf("restored lease %d has %ds left of %d, want its full TTL from the restart", id, got.TTL, got.GrantedTTL)
+		}
+	}
+}
+
+// compareAuth fails unless the restored server has the source's auth
+// switch, users and roles, and enforces them.
+func compareAuth(tb testing.TB, a *server, ac authCaller, b *server, bc authCaller) {
+	tb.Helper()
+	for _, path := range []string{"/v1/auth/status", "/v1/auth/users", "/v1/auth/roles", "/v1/auth/users/alice", "/v1/auth/roles/app", "/v1/auth/users/root"} {
+		want := a.do(tb, "GET", path, nil, ac.header()...).want(tb, http.StatusOK)
+		got := b.do(tb, "GET", path, nil, bc.header()...).want(tb, http.StatusOK)
+		if !bytes.Equal(got.body, want.body) {
+			tb.Errorf("GET %s on the restored server = %s, want the source's %s", path, got.body, want.body)
+		}
+	}
+	alice := authCaller{name: "alice", token: authLogin(tb, b, "alice", "alice-secret")}
+	b.do(tb, "GET", keyPath("app/k20"), nil, alice.header()...).want(tb, http.StatusOK)
+	wantRefused(tb, b.do(tb, "GET", keyPath("blob/00"), nil, alice.header()...), false)
+	wantRefused(tb, b.do(tb, "GET", "/v1/snapshot", nil, alice.header()...), false)
+}
+
+// TestSnapshotRefusesDamage: `snapshot save` refuses a download cut
+// short, damaged or stalled, and a refusal, leaving no file behind (an
+// earlier backup of the name stays as it was); `status` and `restore`
+// refuse damaged files, and restore leaves no directory behind.
+func TestSnapshotRefusesDamage(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for i := range 200 {
+		s.put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 512))
+	}
+	good := s.do(t, "GET", "/v1/snapshot", nil).want(t, http.StatusOK).body
+	n := len(good)
+	flipped := bytes.Clone(good)
+	flipped[n/2] ^= 1
+	cases := []struct {
+		name string
+		// serve answers the download.
+		serve func(w http.ResponseWriter, r *http.Request)
+	}{
+		{"cut short", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(n))
+			w.Write(good[:n/2])
+		}},
+		{"hash cut off", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(n-32))
+			w.Write(good[:n-32])
+		}},
+		{"a byte flipped", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(n))
+			w.Write(flipped)
+		}},
+		{"a byte flipped, no Content-Length", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(flipped) // chunked, as through a proxy that drops the length
+		}},
+		{"stalled", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(n))
+			w.Write(good[:n/2])
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+		}},
+		{"refused", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"code":"unavailable","message":"shutting down"}}`))
+		}},
+	}
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "earlier.snapshot")
+	mustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, earlier)
+	earlierBytes, err := os.ReadFile(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := httptest.NewServer(http.HandlerFunc(tc.serve))
+			defer fake.Close()
+			for _, name := range []string{"new.snapshot", "earlier.snapshot"} {
+				_, stderr, err := runHTTPKV(t, nil, "snapshot", "save", "--url", fake.URL, "--idle-timeout", "1s", filepath.Join(dir, name))
+				if err == nil {
+					t.Fatalf("snapshot save of a download %s into %s succeeded, want it refused", tc.name, name)
+				}
+				entries, _ := os.ReadDir(dir)
+				b, _ := os.ReadFile(earlier)
+				if len(entries) != 1 || !bytes.Equal(b, earlierBytes) {
+					t.Fatalf("after snapshot save refused (%s): %d files, earlier backup changed: %v; want the earlier one alone, unchanged",
+						strings.TrimSpace(stderr), len(entries), !bytes.Equal(b, earlierBytes))
+				}
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{{"cut short", good[:n/2]}, {"hash cut off", good[:n-32]}, {"a byte flipped", flipped}} {
+		t.Run("file "+tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "damaged.snapshot")
+			if err := os.WriteFile(file, tc.b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := runHTTPKV(t, nil, "snapshot", "status", file); err == nil {
+				t.Error("snapshot status of a damaged file succeeded, want it refused")
+			}
+			restored := filepath.Join(t.TempDir(), "restored")
+			if _, _, err := runHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
+				t.Error("snapshot restore of a damaged file succeeded, want it refused")
+			}
+			if _, err := os.Stat(restored); !os.IsNotExist(err) {
+				t.Errorf("a refused restore left its data directory: %v", err)
+			}
+		})
+	}
+}

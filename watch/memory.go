@@ -1,0 +1,74 @@
+package watch
+
+// What the store holds for watchers, and how it is counted against each
+// watcher's bounds (Options.QueueLimit events, Options.QueueBytes bytes).
+
+// limits bound what the store holds for one watcher: events queued, and
+// bytes queued, held by the reader or held as a victim.
+type limits struct {
+	events int
+	bytes  int64
+}
+
+// eventOverhead approximates what an event costs beyond its key and
+// value: the Event itself, its place in a response's slice.
+const eventOverhead = 128
+
+// eventSize is what the store counts an event as holding.
+func eventSize(ev *Event) int64 {
+	n := int64(eventOverhead + len(ev.KV.Key) + len(ev.KV.Value))
+	if ev.PrevKV != nil {
+		n += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
+	}
+	return n
+}
+
+// responseSize is the size of a response's events.
+func responseSize(r *Response) int64 {
+	var n int64
+	for i := range r.Events {
+		n += eventSize(&r.Events[i])
+	}
+	return n
+}
+
+// limits returns the bounds of one watcher.
+func (s *Store) limits() limits {
+	return limits{events: s.opts.QueueLimit, bytes: s.opts.QueueBytes}
+}
+
+// queued counts a response newly queued for a watcher.
+func (s *Store) queued(events int, n int64) {
+	s.pendingEvents.Add(int64(events))
+	s.pendingBytes.Add(n)
+}
+
+// Stats are watcher figures for status pages and metrics.
+type Stats struct {
+	Synced, Unsynced, Victims int
+	PendingEvents             int64 // events queued or held, not yet read
+	// PendingBytes is what the store holds for watchers, as counted
+	// against QueueBytes: events queued, held by victims, and taken by
+	// readers not yet released.
+	PendingBytes int64
+	EventsSent   int64 // events read by watchers since start
+}
+
+// Stats returns current figures.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{
+		Synced:        s.synced.len(),
+		Unsynced:      len(s.unsynced),
+		Victims:       len(s.victims),
+		PendingEvents: s.pendingEvents.Load(),
+		PendingBytes:  s.pendingBytes.Load(),
+		EventsSent:    s.eventsSent.Load(),
+	}
+	for _, r := range s.victims {
+		st.PendingEvents += int64(len(r.Events))
+		st.PendingBytes += responseSize(&r)
+	}
+	return st
+}
