@@ -69,6 +69,13 @@ type Op struct {
 type Txn struct {
 	If         []Compare
 	Then, Else []Op
+	// CheckLeases, if set, is called inside the txn's write, before its
+	// ops, with the keys then attached to the leases its puts name (in
+	// either branch; a lease that does not exist adds none). Its error
+	// aborts the txn, which writes nothing. It lets the caller refuse a
+	// put that would tie a key to a lease whose keys it may not write, as
+	// etcd's auth does, with no key attached meanwhile escaping the check.
+	CheckLeases func(keys [][]byte) error
 }
 
 // TxnResult is what a Txn did.

@@ -384,3 +384,42 @@ func TestLockCallerLeavesAsTurnComes(t *testing.T) {
 		t.Fatalf("after the waiter left: keys %+v, want none", kvs)
 	}
 }
+
+// checkingBackend sets every txn's CheckLeases, as the HTTP layer does
+// for a caller who may not write everything.
+type checkingBackend struct {
+	concurrency.Backend
+	check func(keys [][]byte) error
+}
+
+func (c checkingBackend) Txn(ctx context.Context, t concurrency.Txn) (concurrency.TxnResult, error) {
+	t.CheckLeases = c.check
+	return c.Backend.Txn(ctx, t)
+}
+
+// TestLockCheckLeases: the put of a lock's key is checked, inside its
+// write, against the keys its lease holds already; a refusal writes
+// nothing.
+func TestLockCheckLeases(t *testing.T) {
+	e := newEnv(t)
+	id := e.grant(t, 60)
+	if _, err := e.Store.Put(mvcc.PutRequest{Key: []byte("elsewhere"), Lease: id}); err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("may not write the lease's keys")
+	var seen [][]byte
+	cb := checkingBackend{Backend: e.b, check: func(keys [][]byte) error { seen = keys; return refused }}
+	if _, err := concurrency.Lock(context.Background(), cb, []byte("chk"), id, 0); !errors.Is(err, refused) {
+		t.Fatalf("Lock with a lease holding a key the check refuses = %v, want the check's error", err)
+	}
+	if len(seen) != 1 || string(seen[0]) != "elsewhere" {
+		t.Errorf("the check saw %q, want the lease's key elsewhere", seen)
+	}
+	if kvs := e.keys(t, "chk"); len(kvs) != 0 {
+		t.Fatalf("after a refused lock: keys %+v, want none", kvs)
+	}
+	cb.check = func([][]byte) error { return nil }
+	if _, err := concurrency.Lock(context.Background(), cb, []byte("chk"), id, 0); err != nil {
+		t.Fatalf("Lock with a check that allows = %v", err)
+	}
+}

@@ -84,7 +84,42 @@ func (h *Handler) nameRequest(w http.ResponseWriter, r *http.Request, prefix, su
 	if !h.authorize(w, r, nameAccess(name, write)) {
 		return nil, nil, false
 	}
+	if check := h.leaseKeysCheck(r); check != nil {
+		b = leaseChecked{Backend: b, check: check}
+	}
 	return b, name, true
+}
+
+// leaseChecked is the backend of one request whose caller is not
+// unrestricted: its puts with a lease need write access to the keys
+// already attached to the lease, checked inside their write, as for
+// PUT /v1/kv (lease_authz.go).
+type leaseChecked struct {
+	concurrency.Backend
+	check func(keys [][]byte) error
+}
+
+func (b leaseChecked) Txn(ctx context.Context, t concurrency.Txn) (concurrency.TxnResult, error) {
+	t.CheckLeases = b.check
+	return b.Backend.Txn(ctx, t)
+}
+
+// leaseKeysCheck returns what refuses a put with a lease whose keys r's
+// caller may not all write; nil when the caller may write anything.
+func (h *Handler) leaseKeysCheck(r *http.Request) func(keys [][]byte) error {
+	if u, ok := h.cfg.Authorizer.(unrestricted); ok && u.Unrestricted(r) {
+		return nil
+	}
+	return func(keys [][]byte) error {
+		if len(keys) == 0 {
+			return nil
+		}
+		a := Access{Write: make([]KeyRange, len(keys))}
+		for i, k := range keys {
+			a.Write[i] = KeyRange{Key: k}
+		}
+		return h.cfg.Authorizer.Authorize(r, a)
+	}
 }
 
 // waitRequest is nameRequest for a lock or a campaign, which read the

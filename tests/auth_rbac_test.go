@@ -347,6 +347,10 @@ var rbacOps = []rbacOp{
 	// proclaim and resign; read on it for the leader and observe.
 	{name: "lock app/lk", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLeaseWith(),
 		do: rbacSendArg("POST", "/v1/locks/app%2Flk?timeout=0s", `{"lease":%s}`)},
+	{name: "lock app/lk with a lease holding app/l", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
+		prepare: rbacLeaseWith("app/l"), do: rbacSendArg("POST", "/v1/locks/app%2Flk?timeout=0s", `{"lease":%s}`)},
+	{name: "lock app/lk with a lease holding etc", status: 200, writes: true, prepare: rbacLeaseWith("etc"),
+		do: rbacSendArg("POST", "/v1/locks/app%2Flk?timeout=0s", `{"lease":%s}`)},
 	{name: "lock logs/lk", status: 200, writes: true, prepare: rbacLeaseWith(),
 		do: rbacSendArg("POST", "/v1/locks/logs%2Flk?timeout=0s", `{"lease":%s}`)},
 	{name: "unlock app/lk", allowed: []string{"alice", "wendy"}, status: 200, writes: true, prepare: rbacLocked("app/lk"),

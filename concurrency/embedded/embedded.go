@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/mvcc"
@@ -33,7 +34,7 @@ func (b *Backend) Txn(_ context.Context, t concurrency.Txn) (concurrency.TxnResu
 		}
 		req.Compare[i] = mvcc.Compare{Key: c.Key, Target: target, Result: mvcc.CompareEqual, Number: c.Value}
 	}
-	res, err := b.store.Txn(req)
+	res, err := b.txn(req, t)
 	if err != nil {
 		return concurrency.TxnResult{}, convert(err)
 	}
@@ -49,6 +50,30 @@ func (b *Backend) Txn(_ context.Context, t concurrency.Txn) (concurrency.TxnResu
 		out.Gets = append(out.Gets, kv)
 	}
 	return out, nil
+}
+
+// txn runs req, calling t.CheckLeases, if set, inside the same write.
+func (b *Backend) txn(req mvcc.TxnRequest, t concurrency.Txn) (mvcc.TxnResult, error) {
+	if t.CheckLeases == nil {
+		return b.store.Txn(req)
+	}
+	return mvcc.Apply(b.store, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) {
+		var keys [][]byte
+		for _, op := range slices.Concat(t.Then, t.Else) {
+			if op.Type != concurrency.OpPut || op.Lease == 0 {
+				continue
+			}
+			ks, err := tx.LeaseKeys(op.Lease)
+			if err != nil && !errors.Is(err, mvcc.ErrLeaseNotFound) {
+				return mvcc.TxnResult{}, err
+			}
+			keys = append(keys, ks...)
+		}
+		if err := t.CheckLeases(keys); err != nil {
+			return mvcc.TxnResult{}, err
+		}
+		return tx.Txn(req)
+	})
 }
 
 func ops(in []concurrency.Op) []mvcc.Op {
