@@ -38,7 +38,7 @@ func (l wireLeader) json() string {
 // campaign posts a campaign and returns the answer, or the transport's
 // error; it may run off the test's goroutine.
 func (s *server) campaign(ctx context.Context, name string, lease int64, value string) (*reply, error) {
-	return s.send(ctx, "POST", "/v1/elections/"+name+"/campaign?timeout=2m", fmt.Appendf(nil, `{"lease":%d,"value":%q}`, lease, value))
+	return s.sendWaiting(ctx, "POST", "/v1/elections/"+name+"/campaign?timeout=2m", fmt.Appendf(nil, `{"lease":%d,"value":%q}`, lease, value))
 }
 
 // campaignAsync campaigns on a goroutine of its own; the channel yields
@@ -223,13 +223,13 @@ func (s *server) leadership(tb testing.TB, name string, from int64) []string {
 	return out
 }
 
-// keepAlive renews a lease every second until stop is closed; the
+// keepAlive renews a lease twice a second until stop is closed; the
 // returned channel is closed once it has stopped.
 func (s *server) keepAlive(lease int64, stop <-chan struct{}) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {

@@ -24,9 +24,21 @@ func (s *server) grantLease(tb testing.TB, ttl int64) int64 {
 	return l.ID
 }
 
+// waitTimeout bounds a request that waits for a lock or a leadership: a
+// bound on the test, not an assertion on timing.
+const waitTimeout = 2 * time.Minute
+
+// sendWaiting sends a request that may wait (a lock, a campaign), bounded
+// by ctx and waitTimeout rather than the usual request timeout.
+func (s *server) sendWaiting(ctx context.Context, method, path string, body []byte) (*reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
+	defer cancel()
+	return s.sendWith(s.streams, ctx, method, path, body)
+}
+
 // lockRequest posts a lock of name for lease, waiting up to timeout.
 func (s *server) lockRequest(tb testing.TB, ctx context.Context, name string, lease int64, timeout string) (*reply, error) {
-	r, err := s.send(ctx, "POST", "/v1/locks/"+name+"?timeout="+timeout, fmt.Appendf(nil, `{"lease":%d}`, lease))
+	r, err := s.sendWaiting(ctx, "POST", "/v1/locks/"+name+"?timeout="+timeout, fmt.Appendf(nil, `{"lease":%d}`, lease))
 	if err == nil {
 		checkReply(tb, r)
 	}
@@ -36,8 +48,12 @@ func (s *server) lockRequest(tb testing.TB, ctx context.Context, name string, le
 // lock acquires name for lease and returns the answer.
 func (s *server) lock(tb testing.TB, name string, lease int64) lockResponse {
 	tb.Helper()
+	r, err := s.lockRequest(tb, context.Background(), name, lease, "1m")
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var l lockResponse
-	s.do(tb, "POST", "/v1/locks/"+name+"?timeout=1m", fmt.Appendf(nil, `{"lease":%d}`, lease)).ok(tb, http.StatusOK, &l)
+	r.ok(tb, http.StatusOK, &l)
 	if want := fmt.Sprintf("%s/%x", name, lease); l.Key != want {
 		tb.Fatalf("lock %s for lease %x: key %q, want %q", name, lease, l.Key, want)
 	}
