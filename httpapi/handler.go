@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/openapi"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -34,6 +35,8 @@ type Config struct {
 	Store *watch.Store
 	// Leases serves the lease endpoints; nil answers them 503.
 	Leases Leases
+	// Concurrency serves locks and elections; nil answers them 503.
+	Concurrency concurrency.Backend
 	// Auth serves the auth endpoints and, once enabled, authorizes every
 	// request; nil serves no auth and allows everything.
 	Auth *auth.Store

@@ -109,32 +109,5 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
 		requestID: middleware.GetReqID(r.Context()),
 	}
-	// Over HTTP/1.x the stream takes the connection over: an idle stream
-	// then costs a small goroutine of its own instead of the server's
-	// connection goroutine, its grown stack and its buffers.
-	if !h.streams.start() {
-		stream.Close()
-		h.writeError(w, r, watch.ErrClosed)
-		return
-	}
-	if r.ProtoMajor == 1 {
-		sink, taken, err := hijack(w)
-		switch {
-		case err != nil:
-			stream.Close() // the client is gone already
-			h.streams.end()
-			return
-		case taken:
-			h.streams.take(sink.conn)
-			go func() {
-				defer h.streams.end()
-				defer h.streams.release(sink.conn)
-				h.pump(ws, sink)
-			}()
-			return
-		}
-	}
-	defer h.streams.end()
-	w.WriteHeader(http.StatusOK)
-	h.pump(ws, &responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
+	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/compactor"
+	"github.com/httpkv/httpkv/concurrency/embedded"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
@@ -94,9 +95,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	comp := compactor.New(compaction, kv, func(err error) { log.Error().Err(err).Msg("auto-compaction") })
 	defer comp.Close()
 
+	locks := embedded.New(store, func(id int64) bool {
+		_, err := lessor.TimeToLive(id, false)
+		return err == nil
+	})
 	handler := httpapi.NewHandler(httpapi.Config{
 		Store:              store,
 		Leases:             ls,
+		Concurrency:        locks,
 		Auth:               authStore,
 		Logger:             log,
 		Version:            version,

@@ -92,9 +92,12 @@ const (
 	ErrorBodyCodeInvalidArgument    ErrorBodyCode = "invalid_argument"
 	ErrorBodyCodeKeyNotFound        ErrorBodyCode = "key_not_found"
 	ErrorBodyCodeLeaseNotFound      ErrorBodyCode = "lease_not_found"
+	ErrorBodyCodeLockTimeout        ErrorBodyCode = "lock_timeout"
 	ErrorBodyCodeMethodNotAllowed   ErrorBodyCode = "method_not_allowed"
+	ErrorBodyCodeNoLeader           ErrorBodyCode = "no_leader"
 	ErrorBodyCodeNoSpace            ErrorBodyCode = "no_space"
 	ErrorBodyCodeNotFound           ErrorBodyCode = "not_found"
+	ErrorBodyCodeNotLeader          ErrorBodyCode = "not_leader"
 	ErrorBodyCodePermissionDenied   ErrorBodyCode = "permission_denied"
 	ErrorBodyCodePermissionNotFound ErrorBodyCode = "permission_not_found"
 	ErrorBodyCodePreconditionFailed ErrorBodyCode = "precondition_failed"
@@ -123,11 +126,17 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeLeaseNotFound:
 		return true
+	case ErrorBodyCodeLockTimeout:
+		return true
 	case ErrorBodyCodeMethodNotAllowed:
+		return true
+	case ErrorBodyCodeNoLeader:
 		return true
 	case ErrorBodyCodeNoSpace:
 		return true
 	case ErrorBodyCodeNotFound:
+		return true
+	case ErrorBodyCodeNotLeader:
 		return true
 	case ErrorBodyCodePermissionDenied:
 		return true
@@ -430,6 +439,28 @@ type AuthStatus struct {
 	Enabled bool `json:"enabled"`
 }
 
+// CampaignRequest defines model for CampaignRequest.
+type CampaignRequest struct {
+	// Lease The candidate's lease; the candidacy ends when it expires or is revoked.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+
+	// Value The value the leader proclaims (or value_base64); none is the empty value.
+	//
+	// Example: 10.0.0.7:8080
+	Value       *string `json:"value,omitempty"`
+	ValueBase64 *[]byte `json:"value_base64,omitempty"`
+}
+
+// CampaignResponse defines model for CampaignResponse.
+type CampaignResponse struct {
+	Header ResponseHeader `json:"header"`
+
+	// Leader The candidacy that leads: what proclaim and resign take.
+	Leader LeaderKey `json:"leader"`
+}
+
 // CompactRequest defines model for CompactRequest.
 type CompactRequest struct {
 	// Physical Wait until the compaction is done on disk.
@@ -654,6 +685,31 @@ type KeyValue struct {
 	Version int64 `json:"version"`
 }
 
+// LeaderKey defines model for LeaderKey.
+type LeaderKey struct {
+	// Key The candidate's key, name/<lease ID in lowercase hex> (or key_base64).
+	//
+	// Example: db-primary/4d2
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+
+	// Lease The candidate's lease.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+
+	// Name The election's name (or name_base64); optional in requests, where it must be the name in the path.
+	//
+	// Example: db-primary
+	Name       *string `json:"name,omitempty"`
+	NameBase64 *[]byte `json:"name_base64,omitempty"`
+
+	// Revision The key's create revision: the candidacy, which a key put again later is not.
+	//
+	// Example: 42
+	Revision int64 `json:"revision"`
+}
+
 // LeaseGrantRequest defines model for LeaseGrantRequest.
 type LeaseGrantRequest struct {
 	// Id The lease ID to use, in [1, 2^53-1]; 0 or none lets the server choose.
@@ -724,6 +780,40 @@ type ListResponse struct {
 	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
+// LockRequest defines model for LockRequest.
+type LockRequest struct {
+	// Lease The lease that is to hold the lock; the lock is released when it expires or is revoked.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+}
+
+// LockResponse defines model for LockResponse.
+type LockResponse struct {
+	Header ResponseHeader `json:"header"`
+
+	// Key The owner key, name/<lease ID in lowercase hex>: pass it to DELETE /v1/locks/{name} to release the lock. key_base64 instead when the name is not valid UTF-8.
+	//
+	// Example: jobs/4d2
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+}
+
+// ObserveMessage defines model for ObserveMessage.
+type ObserveMessage struct {
+	// CompactRevision compacted: the compact revision; the history needed to resume is gone and the stream ends.
+	CompactRevision *int64 `json:"compact_revision,omitempty"`
+
+	// Header Every message but canceled: the revision of the change (for compacted, the store's revision).
+	Header *ResponseHeader `json:"header,omitempty"`
+
+	// Kv The default message: the leader's key and value from header.revision on.
+	Kv *KeyValue `json:"kv,omitempty"`
+
+	// Reason canceled: why the server ended the stream (permission denied, shutting down).
+	Reason *string `json:"reason,omitempty"`
+}
+
 // Password defines model for Password.
 type Password struct {
 	Password string `json:"password"`
@@ -765,6 +855,18 @@ type PermissionRequest struct {
 
 // PermissionRequestType Example: readwrite
 type PermissionRequestType string
+
+// ProclaimRequest defines model for ProclaimRequest.
+type ProclaimRequest struct {
+	// Leader The leader, as campaign answered it.
+	Leader LeaderKey `json:"leader"`
+
+	// Value The new value (or value_base64); none is the empty value.
+	//
+	// Example: 10.0.0.8:8080
+	Value       *string `json:"value,omitempty"`
+	ValueBase64 *[]byte `json:"value_base64,omitempty"`
+}
 
 // PutOp defines model for PutOp.
 type PutOp struct {
@@ -849,6 +951,12 @@ type RequestOp struct {
 	Put    *PutOp      `json:"put,omitempty"`
 	Range  *RangeOp    `json:"range,omitempty"`
 	Txn    *TxnRequest `json:"txn,omitempty"`
+}
+
+// ResignRequest defines model for ResignRequest.
+type ResignRequest struct {
+	// Leader The leader, as campaign answered it.
+	Leader LeaderKey `json:"leader"`
 }
 
 // ResponseHeader defines model for ResponseHeader.
@@ -1058,6 +1166,18 @@ type RevokePermissionParams struct {
 	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
 }
 
+// ElectionCampaignParams defines parameters for ElectionCampaign.
+type ElectionCampaignParams struct {
+	// Timeout How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent.
+	Timeout *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// ElectionObserveParams defines parameters for ElectionObserve.
+type ElectionObserveParams struct {
+	// LastEventID Resume after this revision, as a browser does on reconnecting: only the changes after it are sent.
+	LastEventID *int64 `json:"Last-Event-ID,omitempty"`
+}
+
 // ReadHistoryParams defines parameters for ReadHistory.
 type ReadHistoryParams struct {
 	// Key The key, or the start of the range; none means every key.
@@ -1238,6 +1358,21 @@ type LeaseTimeToLiveParams struct {
 	Keys *bool `form:"keys,omitempty" json:"keys,omitempty"`
 }
 
+// LockReleaseParams defines parameters for LockRelease.
+type LockReleaseParams struct {
+	// Key The owner key the lock returned; it must start with name/. key or key_base64 is required.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
+
+	// KeyBase64 The owner key in standard base64, for bytes that are not UTF-8.
+	KeyBase64 *[]byte `form:"key_base64,omitempty" json:"key_base64,omitempty"`
+}
+
+// LockAcquireParams defines parameters for LockAcquire.
+type LockAcquireParams struct {
+	// Timeout How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent.
+	Timeout *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
 // WatchParams defines parameters for Watch.
 type WatchParams struct {
 	// Key The key, or the start of the range; none means every key.
@@ -1295,8 +1430,20 @@ type ChangePasswordJSONRequestBody = Password
 // CompactJSONRequestBody defines body for Compact for application/json ContentType.
 type CompactJSONRequestBody = CompactRequest
 
+// ElectionCampaignJSONRequestBody defines body for ElectionCampaign for application/json ContentType.
+type ElectionCampaignJSONRequestBody = CampaignRequest
+
+// ElectionProclaimJSONRequestBody defines body for ElectionProclaim for application/json ContentType.
+type ElectionProclaimJSONRequestBody = ProclaimRequest
+
+// ElectionResignJSONRequestBody defines body for ElectionResign for application/json ContentType.
+type ElectionResignJSONRequestBody = ResignRequest
+
 // GrantLeaseJSONRequestBody defines body for GrantLease for application/json ContentType.
 type GrantLeaseJSONRequestBody = LeaseGrantRequest
+
+// LockAcquireJSONRequestBody defines body for LockAcquire for application/json ContentType.
+type LockAcquireJSONRequestBody = LockRequest
 
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
@@ -1832,6 +1979,81 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	Defragment(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ElectionCampaignWithBody Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithBody(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionCampaign Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaign(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionLeader The current leader
+	//
+	// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+	//
+	// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+	ElectionLeader(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionObserve Observe the leader as Server-Sent Events
+	//
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
+	// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
+	// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+	//
+	// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+	ElectionObserve(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionProclaimWithBody Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionProclaim Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaim(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionResignWithBody Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionResign Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResign(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReadHistory What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -1926,6 +2148,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLease(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LockRelease Release a lock
+	//
+	// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+	//
+	// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+	LockRelease(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LockAcquireWithBody Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithBody(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LockAcquire Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Snapshot Snapshot the store
 	//
@@ -2542,6 +2791,161 @@ func (c *Client) Defragment(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// ElectionCampaignWithBody Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *Client) ElectionCampaignWithBody(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionCampaignRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionCampaign Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *Client) ElectionCampaign(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionCampaignRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionLeader The current leader
+//
+// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+//
+// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+func (c *Client) ElectionLeader(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionLeaderRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionObserve Observe the leader as Server-Sent Events
+//
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
+// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
+// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+//
+// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+func (c *Client) ElectionObserve(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionObserveRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionProclaimWithBody Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionProclaimRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionProclaim Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *Client) ElectionProclaim(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionProclaimRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionResignWithBody Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *Client) ElectionResignWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionResignRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionResign Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *Client) ElectionResign(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionResignRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReadHistory What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -2747,6 +3151,63 @@ func (c *Client) LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTim
 // Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 func (c *Client) KeepAliveLease(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewKeepAliveLeaseRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LockRelease Release a lock
+//
+// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+//
+// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+func (c *Client) LockRelease(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockReleaseRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LockAcquireWithBody Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *Client) LockAcquireWithBody(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockAcquireRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LockAcquire Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *Client) LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockAcquireRequest(c.Server, name, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3793,6 +4254,257 @@ func NewDefragmentRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewElectionCampaignRequest calls the generic ElectionCampaign builder with application/json body
+func NewElectionCampaignRequest(server string, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionCampaignRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewElectionCampaignRequestWithBody constructs an http.Request for the ElectionCampaign method, with any body, and a specified content type
+func NewElectionCampaignRequestWithBody(server string, name string, params *ElectionCampaignParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/campaign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewElectionLeaderRequest constructs an http.Request for the ElectionLeader method
+func NewElectionLeaderRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/leader", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewElectionObserveRequest constructs an http.Request for the ElectionObserve method
+func NewElectionObserveRequest(server string, name string, params *ElectionObserveParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/observe", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewElectionProclaimRequest calls the generic ElectionProclaim builder with application/json body
+func NewElectionProclaimRequest(server string, name string, body ElectionProclaimJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionProclaimRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewElectionProclaimRequestWithBody constructs an http.Request for the ElectionProclaim method, with any body, and a specified content type
+func NewElectionProclaimRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/proclaim", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewElectionResignRequest calls the generic ElectionResign builder with application/json body
+func NewElectionResignRequest(server string, name string, body ElectionResignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionResignRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewElectionResignRequestWithBody constructs an http.Request for the ElectionResign method, with any body, and a specified content type
+func NewElectionResignRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/resign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4867,6 +5579,153 @@ func NewKeepAliveLeaseRequest(server string, id int64) (*http.Request, error) {
 	return req, nil
 }
 
+// NewLockReleaseRequest constructs an http.Request for the LockRelease method
+func NewLockReleaseRequest(server string, name string, params *LockReleaseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/locks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.KeyBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key_base64", *params.KeyBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLockAcquireRequest calls the generic LockAcquire builder with application/json body
+func NewLockAcquireRequest(server string, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLockAcquireRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewLockAcquireRequestWithBody constructs an http.Request for the LockAcquire method, with any body, and a specified content type
+func NewLockAcquireRequestWithBody(server string, name string, params *LockAcquireParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/locks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSnapshotRequest constructs an http.Request for the Snapshot method
 func NewSnapshotRequest(server string) (*http.Request, error) {
 	var err error
@@ -5481,6 +6340,85 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	DefragmentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DefragmentResponse, error)
 
+	// ElectionCampaignWithBodyWithResponse Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithBodyWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error)
+
+	// ElectionCampaignWithResponse Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error)
+
+	// ElectionLeaderWithResponse The current leader
+	//
+	// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+	ElectionLeaderWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*ElectionLeaderResponse, error)
+
+	// ElectionObserveWithResponse Observe the leader as Server-Sent Events
+	//
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
+	// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
+	// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+	ElectionObserveWithResponse(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*ElectionObserveResponse, error)
+
+	// ElectionProclaimWithBodyWithResponse Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error)
+
+	// ElectionProclaimWithResponse Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithResponse(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error)
+
+	// ElectionResignWithBodyWithResponse Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error)
+
+	// ElectionResignWithResponse Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithResponse(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error)
+
 	// ReadHistoryWithResponse What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -5593,6 +6531,35 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLeaseWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*KeepAliveLeaseResponse, error)
+
+	// LockReleaseWithResponse Release a lock
+	//
+	// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+	LockReleaseWithResponse(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*LockReleaseResponse, error)
+
+	// LockAcquireWithBodyWithResponse Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithBodyWithResponse(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
+
+	// LockAcquireWithResponse Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
 
 	// SnapshotWithResponse Snapshot the store
 	//
@@ -7700,6 +8667,520 @@ func (r DefragmentResponse) ContentType() string {
 	return ""
 }
 
+// ElectionCampaignResponse200Headers the declared response headers of an HTTP 200 response for ElectionCampaign
+type ElectionCampaignResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionCampaignResponse401Headers the declared response headers of an HTTP 401 response for ElectionCampaign
+type ElectionCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionCampaignResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionCampaignResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionCampaignResponse) GetJSON200() *CampaignResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionCampaignResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionCampaignResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionCampaignResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ElectionCampaignResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ElectionCampaignResponse) GetJSON408() *Error {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionCampaignResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionCampaignResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionCampaignResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ElectionCampaignResponse) GetJSON507() *Error {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionLeaderResponse200Headers the declared response headers of an HTTP 200 response for ElectionLeader
+type ElectionLeaderResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionLeaderResponse401Headers the declared response headers of an HTTP 401 response for ElectionLeader
+type ElectionLeaderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionLeaderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionLeaderResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionLeaderResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionLeaderResponse) GetJSON200() *GetResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionLeaderResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionLeaderResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionLeaderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ElectionLeaderResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionLeaderResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionLeaderResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionLeaderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionLeaderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionLeaderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionLeaderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionObserveResponse200Headers the declared response headers of an HTTP 200 response for ElectionObserve
+type ElectionObserveResponse200Headers struct {
+	CacheControl *string
+	XRevision    *int
+}
+
+// ElectionObserveResponse401Headers the declared response headers of an HTTP 401 response for ElectionObserve
+type ElectionObserveResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionObserveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionObserveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionObserveResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionObserveResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionObserveResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionObserveResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionObserveResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionObserveResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionObserveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionObserveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionObserveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionObserveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionProclaimResponse200Headers the declared response headers of an HTTP 200 response for ElectionProclaim
+type ElectionProclaimResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionProclaimResponse401Headers the declared response headers of an HTTP 401 response for ElectionProclaim
+type ElectionProclaimResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionProclaimResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionProclaimResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionProclaimResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionProclaimResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionProclaimResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionProclaimResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionProclaimResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ElectionProclaimResponse) GetJSON412() *Error {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionProclaimResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionProclaimResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionProclaimResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ElectionProclaimResponse) GetJSON507() *Error {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionProclaimResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionProclaimResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionProclaimResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionProclaimResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionResignResponse200Headers the declared response headers of an HTTP 200 response for ElectionResign
+type ElectionResignResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionResignResponse401Headers the declared response headers of an HTTP 401 response for ElectionResign
+type ElectionResignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionResignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionResignResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionResignResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionResignResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionResignResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionResignResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionResignResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ElectionResignResponse) GetJSON412() *Error {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionResignResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionResignResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionResignResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionResignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionResignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionResignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionResignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadHistoryResponse200Headers the declared response headers of an HTTP 200 response for ReadHistory
 type ReadHistoryResponse200Headers struct {
 	XRevision *int
@@ -8825,6 +10306,214 @@ func (r KeepAliveLeaseResponse) ContentType() string {
 	return ""
 }
 
+// LockReleaseResponse200Headers the declared response headers of an HTTP 200 response for LockRelease
+type LockReleaseResponse200Headers struct {
+	XRevision *int
+}
+
+// LockReleaseResponse401Headers the declared response headers of an HTTP 401 response for LockRelease
+type LockReleaseResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type LockReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LockReleaseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LockReleaseResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LockReleaseResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LockReleaseResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LockReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LockReleaseResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LockReleaseResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LockReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r LockReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LockReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LockReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LockReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LockAcquireResponse200Headers the declared response headers of an HTTP 200 response for LockAcquire
+type LockAcquireResponse200Headers struct {
+	XRevision *int
+}
+
+// LockAcquireResponse401Headers the declared response headers of an HTTP 401 response for LockAcquire
+type LockAcquireResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type LockAcquireResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LockResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LockAcquireResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LockAcquireResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LockAcquireResponse) GetJSON200() *LockResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LockAcquireResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LockAcquireResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LockAcquireResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LockAcquireResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r LockAcquireResponse) GetJSON408() *Error {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LockAcquireResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LockAcquireResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LockAcquireResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r LockAcquireResponse) GetJSON507() *Error {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r LockAcquireResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LockAcquireResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LockAcquireResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LockAcquireResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SnapshotResponse200Headers the declared response headers of an HTTP 200 response for Snapshot
 type SnapshotResponse200Headers struct {
 	ContentLength *int
@@ -9674,6 +11363,133 @@ func (c *ClientWithResponses) DefragmentWithResponse(ctx context.Context, reqEdi
 	return ParseDefragmentResponse(rsp)
 }
 
+// ElectionCampaignWithBodyWithResponse Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *ClientWithResponses) ElectionCampaignWithBodyWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error) {
+	rsp, err := c.ElectionCampaignWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionCampaignResponse(rsp)
+}
+
+// ElectionCampaignWithResponse Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *ClientWithResponses) ElectionCampaignWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error) {
+	rsp, err := c.ElectionCampaign(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionCampaignResponse(rsp)
+}
+
+// ElectionLeaderWithResponse The current leader
+//
+// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+func (c *ClientWithResponses) ElectionLeaderWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*ElectionLeaderResponse, error) {
+	rsp, err := c.ElectionLeader(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionLeaderResponse(rsp)
+}
+
+// ElectionObserveWithResponse Observe the leader as Server-Sent Events
+//
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
+// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
+// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*ElectionObserveResponse, error) {
+	rsp, err := c.ElectionObserve(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionObserveResponse(rsp)
+}
+
+// ElectionProclaimWithBodyWithResponse Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error) {
+	rsp, err := c.ElectionProclaimWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionProclaimResponse(rsp)
+}
+
+// ElectionProclaimWithResponse Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error) {
+	rsp, err := c.ElectionProclaim(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionProclaimResponse(rsp)
+}
+
+// ElectionResignWithBodyWithResponse Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error) {
+	rsp, err := c.ElectionResignWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionResignResponse(rsp)
+}
+
+// ElectionResignWithResponse Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *ClientWithResponses) ElectionResignWithResponse(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error) {
+	rsp, err := c.ElectionResign(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionResignResponse(rsp)
+}
+
 // ReadHistoryWithResponse What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -9857,6 +11673,53 @@ func (c *ClientWithResponses) KeepAliveLeaseWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseKeepAliveLeaseResponse(rsp)
+}
+
+// LockReleaseWithResponse Release a lock
+//
+// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+func (c *ClientWithResponses) LockReleaseWithResponse(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*LockReleaseResponse, error) {
+	rsp, err := c.LockRelease(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockReleaseResponse(rsp)
+}
+
+// LockAcquireWithBodyWithResponse Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *ClientWithResponses) LockAcquireWithBodyWithResponse(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error) {
+	rsp, err := c.LockAcquireWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockAcquireResponse(rsp)
+}
+
+// LockAcquireWithResponse Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *ClientWithResponses) LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error) {
+	rsp, err := c.LockAcquire(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockAcquireResponse(rsp)
 }
 
 // SnapshotWithResponse Snapshot the store
@@ -11730,6 +13593,496 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 	return response, nil
 }
 
+// ParseElectionCampaignResponse parses an HTTP response from a ElectionCampaignWithResponse call
+func ParseElectionCampaignResponse(rsp *http.Response) (*ElectionCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionCampaignResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionLeaderResponse parses an HTTP response from a ElectionLeaderWithResponse call
+func ParseElectionLeaderResponse(rsp *http.Response) (*ElectionLeaderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionLeaderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionLeaderResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionLeaderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionObserveResponse parses an HTTP response from a ElectionObserveWithResponse call
+func ParseElectionObserveResponse(rsp *http.Response) (*ElectionObserveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionObserveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionObserveResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionObserveResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionProclaimResponse parses an HTTP response from a ElectionProclaimWithResponse call
+func ParseElectionProclaimResponse(rsp *http.Response) (*ElectionProclaimResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionProclaimResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionProclaimResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionProclaimResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionResignResponse parses an HTTP response from a ElectionResignWithResponse call
+func ParseElectionResignResponse(rsp *http.Response) (*ElectionResignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionResignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionResignResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionResignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReadHistoryResponse parses an HTTP response from a ReadHistoryWithResponse call
 func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12851,6 +15204,202 @@ func ParseKeepAliveLeaseResponse(rsp *http.Response) (*KeepAliveLeaseResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers KeepAliveLeaseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLockReleaseResponse parses an HTTP response from a LockReleaseWithResponse call
+func ParseLockReleaseResponse(rsp *http.Response) (*LockReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LockReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LockReleaseResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers LockReleaseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLockAcquireResponse parses an HTTP response from a LockAcquireWithResponse call
+func ParseLockAcquireResponse(rsp *http.Response) (*LockAcquireResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LockAcquireResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LockAcquireResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers LockAcquireResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -412,6 +412,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/elections/{name}/campaign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Campaign for leader
+         * @description Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+         *     If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+         */
+        post: operations["electionCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/leader": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current leader
+         * @description Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+         */
+        get: operations["electionLeader"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/observe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Observe the leader as Server-Sent Events
+         * @description Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
+         *     - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+         *     - event no_leader, with id the revision: {header}, the office is empty from that revision on.
+         *     - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+         *     - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+         *     Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+         */
+        get: operations["electionObserve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/proclaim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Proclaim a new value
+         * @description Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+         */
+        post: operations["electionProclaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/resign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resign
+         * @description Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+         */
+        post: operations["electionResign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/history": {
         parameters: {
             query?: never;
@@ -557,6 +663,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/locks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acquire a lock
+         * @description Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+         *     If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+         */
+        post: operations["lockAcquire"];
+        /**
+         * Release a lock
+         * @description Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+         */
+        delete: operations["lockRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/snapshot": {
         parameters: {
             query?: never;
@@ -654,6 +785,26 @@ export interface components {
         };
         AuthStatus: {
             enabled: boolean;
+        };
+        CampaignRequest: {
+            /**
+             * Format: int64
+             * @description The candidate's lease; the candidacy ends when it expires or is revoked.
+             * @example 1234
+             */
+            lease: number;
+            /**
+             * @description The value the leader proclaims (or value_base64); none is the empty value.
+             * @example 10.0.0.7:8080
+             */
+            value?: string;
+            /** Format: byte */
+            value_base64?: string;
+        };
+        CampaignResponse: {
+            header: components["schemas"]["ResponseHeader"];
+            /** @description The candidacy that leads: what proclaim and resign take. */
+            leader: components["schemas"]["LeaderKey"];
         };
         CompactRequest: {
             /** @description Wait until the compaction is done on disk. */
@@ -768,7 +919,7 @@ export interface components {
              * @example key_not_found
              * @enum {string}
              */
-            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space";
+            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader";
             /**
              * Format: int64
              * @description With compacted: the store's compact revision.
@@ -872,6 +1023,34 @@ export interface components {
              */
             version: number;
         };
+        LeaderKey: {
+            /**
+             * @description The candidate's key, name/<lease ID in lowercase hex> (or key_base64).
+             * @example db-primary/4d2
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+            /**
+             * Format: int64
+             * @description The candidate's lease.
+             * @example 1234
+             */
+            lease: number;
+            /**
+             * @description The election's name (or name_base64); optional in requests, where it must be the name in the path.
+             * @example db-primary
+             */
+            name?: string;
+            /** Format: byte */
+            name_base64?: string;
+            /**
+             * Format: int64
+             * @description The key's create revision: the candidacy, which a key put again later is not.
+             * @example 42
+             */
+            revision: number;
+        };
         LeaseGrantRequest: {
             /**
              * Format: int64
@@ -941,6 +1120,37 @@ export interface components {
             /** @description Present when more is true and the order is key-ascending: pass it as page_token to read the next page at this page's revision. */
             next_page_token?: string;
         };
+        LockRequest: {
+            /**
+             * Format: int64
+             * @description The lease that is to hold the lock; the lock is released when it expires or is revoked.
+             * @example 1234
+             */
+            lease: number;
+        };
+        LockResponse: {
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description The owner key, name/<lease ID in lowercase hex>: pass it to DELETE /v1/locks/{name} to release the lock. key_base64 instead when the name is not valid UTF-8.
+             * @example jobs/4d2
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+        };
+        ObserveMessage: {
+            /**
+             * Format: int64
+             * @description compacted: the compact revision; the history needed to resume is gone and the stream ends.
+             */
+            compact_revision?: number;
+            /** @description Every message but canceled: the revision of the change (for compacted, the store's revision). */
+            header?: components["schemas"]["ResponseHeader"];
+            /** @description The default message: the leader's key and value from header.revision on. */
+            kv?: components["schemas"]["KeyValue"];
+            /** @description canceled: why the server ended the stream (permission denied, shutting down). */
+            reason?: string;
+        };
         Password: {
             password: string;
         };
@@ -975,6 +1185,17 @@ export interface components {
              * @enum {string}
              */
             type: "read" | "write" | "readwrite";
+        };
+        ProclaimRequest: {
+            /** @description The leader, as campaign answered it. */
+            leader: components["schemas"]["LeaderKey"];
+            /**
+             * @description The new value (or value_base64); none is the empty value.
+             * @example 10.0.0.8:8080
+             */
+            value?: string;
+            /** Format: byte */
+            value_base64?: string;
         };
         PutOp: {
             /** @description Keep the current lease (the key must exist). */
@@ -1056,6 +1277,10 @@ export interface components {
             put?: components["schemas"]["PutOp"];
             range?: components["schemas"]["RangeOp"];
             txn?: components["schemas"]["TxnRequest"];
+        };
+        ResignRequest: {
+            /** @description The leader, as campaign answered it. */
+            leader: components["schemas"]["LeaderKey"];
         };
         ResponseHeader: {
             /**
@@ -2936,6 +3161,479 @@ export interface operations {
             };
         };
     };
+    electionCampaign: {
+        parameters: {
+            query?: {
+                /** @description How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent. */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The candidate's lease and value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignRequest"];
+            };
+        };
+        responses: {
+            /** @description Leading; leader is what proclaim and resign take. */
+            200: {
+                headers: {
+                    /** @description The revision at which the candidate was seen leading. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the candidate's key was deleted by someone else. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description lock_timeout: not leading within timeout; the candidate's key was removed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    electionLeader: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The leader's key. */
+            200: {
+                headers: {
+                    /** @description The revision read. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetResponse"];
+                };
+            };
+            /** @description invalid_argument: an empty name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_leader: the election has no candidate. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    electionObserve: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this revision, as a browser does on reconnecting: only the changes after it are sent. */
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of observations. Compaction is reported in-band, still with 200. */
+            200: {
+                headers: {
+                    /** @description no-cache */
+                    "Cache-Control"?: string;
+                    /** @description The revision the stream starts after. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    electionProclaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The leader, as campaign answered it, and the new value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProclaimRequest"];
+            };
+        };
+        responses: {
+            /** @description Proclaimed; the header's revision is the put's. */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a leader missing or not of this election. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    electionResign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The leader, as campaign answered it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResignRequest"];
+            };
+        };
+        responses: {
+            /** @description Resigned; the header's revision is the delete's. */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a leader missing or not of this election. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     readHistory: {
         parameters: {
             query?: {
@@ -3983,6 +4681,199 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    lockAcquire: {
+        parameters: {
+            query?: {
+                /** @description How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent. */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The lease that is to hold the lock. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockRequest"];
+            };
+        };
+        responses: {
+            /** @description Held; the header's revision is the one at which it was seen held. */
+            200: {
+                headers: {
+                    /** @description The revision at which the lock was seen held. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the waiting key was deleted by someone else. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description lock_timeout: not held within timeout; the waiting key was removed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    lockRelease: {
+        parameters: {
+            query?: {
+                /** @description The owner key the lock returned; it must start with name/. key or key_base64 is required. */
+                key?: string;
+                /** @description The owner key in standard base64, for bytes that are not UTF-8. */
+                key_base64?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released; the header's revision is the delete's (or the current one when there was nothing to delete). */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: an empty name, no key, or a key that is not under name/. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
