@@ -203,7 +203,7 @@ func TestObserveHTTP(t *testing.T) {
 			h.Close()
 			for _, st := range []*sseReader{s, r} {
 				m := st.next(t, streamTimeout)
-				if m.Event != "canceled" || m.Data != `{"reason":"shutting down"}` {
+				if m.Event != "canceled" || m.Data != `{"type":"canceled","reason":"shutting down"}` {
 					t.Fatalf("after Close: %q, want event: canceled, shutting down", m.Raw)
 				}
 			}

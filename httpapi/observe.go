@@ -17,11 +17,11 @@ import (
 // leadership as Server-Sent Events.
 //
 //	@Summary		Observe the leader as Server-Sent Events
-//	@Description	Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-//	@Description	- the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-//	@Description	- event no_leader, with id the revision: {header}, the office is empty from that revision on.
-//	@Description	- event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-//	@Description	- event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+//	@Description	Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+//	@Description	- the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+//	@Description	- event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+//	@Description	- event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+//	@Description	- event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
 //	@Description	Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
 //	@Tags			elections
 //	@ID				electionObserve
@@ -126,7 +126,7 @@ func appendObservation(b []byte, o concurrency.Observation) []byte {
 	}
 	kv := mvcc.KeyValue(*o.Leader)
 	p = appendKV(append(p, `,"kv":`...), &kv, true)
-	return streamEncoder{}.frame(b, "", o.Revision, append(p, '}'))
+	return streamEncoder{}.frameTyped(b, "", "leader", o.Revision, append(p, '}'))
 }
 
 // observeEnd appends the last message of a stream that err ended:

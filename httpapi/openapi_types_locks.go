@@ -62,15 +62,30 @@ type resignRequestDoc struct {
 	Leader leaderKeyDoc `json:"leader"`
 } // @name ResignRequest
 
-// observeMessageDoc is the JSON of one observe message: the data of an
-// SSE message.
+// observeMessageDoc is one message of an observe stream: the data of a
+// Server-Sent Event, or one NDJSON line. It is exactly one of the schemas
+// its fields name, told apart by their type (see watchMessageDoc).
 type observeMessageDoc struct {
-	// Every message but canceled: the revision of the change (for compacted, the store's revision).
-	Header *responseHeaderDoc `json:"header,omitempty"`
-	// The default message: the leader's key and value from header.revision on.
-	KV *keyValueDoc `json:"kv,omitempty"`
-	// compacted: the compact revision; the history needed to resume is gone and the stream ends.
-	CompactRevision int64 `json:"compact_revision,omitempty" format:"int64"`
-	// canceled: why the server ended the stream (permission denied, shutting down).
-	Reason string `json:"reason,omitempty"`
+	Leader    observeLeaderDoc   `json:"leader" extensions:"x-variant"`
+	NoLeader  observeNoLeaderDoc `json:"no_leader" extensions:"x-variant"`
+	Compacted watchCompactedDoc  `json:"compacted" extensions:"x-variant"`
+	Canceled  watchCanceledDoc   `json:"canceled" extensions:"x-variant"`
 } // @name ObserveMessage
+
+// observeLeaderDoc names the leader from a revision on (SSE's default
+// event, whose id is the revision).
+type observeLeaderDoc struct {
+	Type string `json:"type" enums:"leader"`
+	// The revision of the change: a new leader, or the leader proclaiming a value.
+	Header responseHeaderDoc `json:"header"`
+	// The leader's key and value from header.revision on.
+	KV keyValueDoc `json:"kv"`
+} // @name ObserveLeader
+
+// observeNoLeaderDoc says the office is empty from a revision on (SSE
+// event no_leader, whose id is the revision).
+type observeNoLeaderDoc struct {
+	Type string `json:"type" enums:"no_leader"`
+	// The revision from which no one leads.
+	Header responseHeaderDoc `json:"header"`
+} // @name ObserveNoLeader

@@ -21,7 +21,8 @@ import (
 // operation, told apart by their "type" (every stream must be such a
 // union; these must be exactly so).
 var streamMessages = map[string][]string{
-	"GET /v1/watch": {"canceled", "compacted", "created", "events", "progress"},
+	"GET /v1/watch":                    {"canceled", "compacted", "created", "events", "progress"},
+	"GET /v1/elections/{name}/observe": {"canceled", "compacted", "leader", "no_leader"},
 }
 
 // TestStreamsAreTyped: an operation answering text/event-stream lists it

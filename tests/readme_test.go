@@ -36,8 +36,8 @@ import (
 //     answer exactly that, so an announced failure cannot go stale.
 //   - A curl with -N reads a stream: the test cuts it after
 //     readmeStreamSeconds and checks that it printed a created message
-//     and, when it starts from a past revision (start_revision=), data
-//     messages.
+//     (an election's observe: a leader or no_leader one) and, when it
+//     starts from a past revision (start_revision=), data messages.
 //
 // The test replaces curl with a shell function that runs the real one,
 // notes the status of each call with the README line it was made on
@@ -296,6 +296,13 @@ func checkStream(t *testing.T, dir string, n int, line string) {
 		return
 	}
 	out := string(b)
+	if strings.Contains(line, "/observe") {
+		// An election's observe opens with who leads now, not created.
+		if !strings.Contains(out, `"type":"leader"`) && !strings.Contains(out, `"type":"no_leader"`) {
+			t.Errorf("README.md:%d: %s\nprinted no leader or no_leader message:\n%s", n, line, out)
+		}
+		return
+	}
 	created := strings.Contains(out, "event: created") || strings.Contains(out, `"type":"created"`)
 	if !created {
 		t.Errorf("README.md:%d: %s\nprinted no created message:\n%s", n, line, out)

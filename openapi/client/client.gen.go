@@ -161,6 +161,36 @@ func (e ErrorBodyCode) Valid() bool {
 	}
 }
 
+// Defines values for ObserveLeaderType.
+const (
+	Leader ObserveLeaderType = "leader"
+)
+
+// Valid indicates whether the value is a known member of the ObserveLeaderType enum.
+func (e ObserveLeaderType) Valid() bool {
+	switch e {
+	case Leader:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObserveNoLeaderType.
+const (
+	ObserveNoLeaderTypeNoLeader ObserveNoLeaderType = "no_leader"
+)
+
+// Valid indicates whether the value is a known member of the ObserveNoLeaderType enum.
+func (e ObserveNoLeaderType) Valid() bool {
+	switch e {
+	case ObserveNoLeaderTypeNoLeader:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PermissionType.
 const (
 	PermissionTypeRead      PermissionType = "read"
@@ -799,20 +829,33 @@ type LockResponse struct {
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
 }
 
+// ObserveLeader defines model for ObserveLeader.
+type ObserveLeader struct {
+	// Header The revision of the change: a new leader, or the leader proclaiming a value.
+	Header ResponseHeader `json:"header"`
+
+	// Kv The leader's key and value from header.revision on.
+	Kv   KeyValue          `json:"kv"`
+	Type ObserveLeaderType `json:"type"`
+}
+
+// ObserveLeaderType defines model for ObserveLeader.Type.
+type ObserveLeaderType string
+
 // ObserveMessage defines model for ObserveMessage.
 type ObserveMessage struct {
-	// CompactRevision compacted: the compact revision; the history needed to resume is gone and the stream ends.
-	CompactRevision *int64 `json:"compact_revision,omitempty"`
-
-	// Header Every message but canceled: the revision of the change (for compacted, the store's revision).
-	Header *ResponseHeader `json:"header,omitempty"`
-
-	// Kv The default message: the leader's key and value from header.revision on.
-	Kv *KeyValue `json:"kv,omitempty"`
-
-	// Reason canceled: why the server ended the stream (permission denied, shutting down).
-	Reason *string `json:"reason,omitempty"`
+	union json.RawMessage
 }
+
+// ObserveNoLeader defines model for ObserveNoLeader.
+type ObserveNoLeader struct {
+	// Header The revision from which no one leads.
+	Header ResponseHeader      `json:"header"`
+	Type   ObserveNoLeaderType `json:"type"`
+}
+
+// ObserveNoLeaderType defines model for ObserveNoLeader.Type.
+type ObserveNoLeaderType string
 
 // Password defines model for Password.
 type Password struct {
@@ -1448,6 +1491,179 @@ type LockAcquireJSONRequestBody = LockRequest
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
 
+// AsWatchCanceled returns the union data inside the ObserveMessage as a WatchCanceled
+func (t ObserveMessage) AsWatchCanceled() (WatchCanceled, error) {
+	var body WatchCanceled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCanceled overwrites any union data inside the ObserveMessage as the provided WatchCanceled
+func (t *ObserveMessage) FromWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCanceled performs a merge with any union data inside the ObserveMessage, using the provided WatchCanceled
+func (t *ObserveMessage) MergeWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCompacted returns the union data inside the ObserveMessage as a WatchCompacted
+func (t ObserveMessage) AsWatchCompacted() (WatchCompacted, error) {
+	var body WatchCompacted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCompacted overwrites any union data inside the ObserveMessage as the provided WatchCompacted
+func (t *ObserveMessage) FromWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCompacted performs a merge with any union data inside the ObserveMessage, using the provided WatchCompacted
+func (t *ObserveMessage) MergeWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObserveLeader returns the union data inside the ObserveMessage as a ObserveLeader
+func (t ObserveMessage) AsObserveLeader() (ObserveLeader, error) {
+	var body ObserveLeader
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObserveLeader overwrites any union data inside the ObserveMessage as the provided ObserveLeader
+func (t *ObserveMessage) FromObserveLeader(v ObserveLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"leader"}`))
+	t.union = b
+	return err
+}
+
+// MergeObserveLeader performs a merge with any union data inside the ObserveMessage, using the provided ObserveLeader
+func (t *ObserveMessage) MergeObserveLeader(v ObserveLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"leader"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObserveNoLeader returns the union data inside the ObserveMessage as a ObserveNoLeader
+func (t ObserveMessage) AsObserveNoLeader() (ObserveNoLeader, error) {
+	var body ObserveNoLeader
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObserveNoLeader overwrites any union data inside the ObserveMessage as the provided ObserveNoLeader
+func (t *ObserveMessage) FromObserveNoLeader(v ObserveNoLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"no_leader"}`))
+	t.union = b
+	return err
+}
+
+// MergeObserveNoLeader performs a merge with any union data inside the ObserveMessage, using the provided ObserveNoLeader
+func (t *ObserveMessage) MergeObserveNoLeader(v ObserveNoLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"no_leader"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ObserveMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ObserveMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "canceled":
+		return t.AsWatchCanceled()
+	case "compacted":
+		return t.AsWatchCompacted()
+	case "leader":
+		return t.AsObserveLeader()
+	case "no_leader":
+		return t.AsObserveNoLeader()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ObserveMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ObserveMessage) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsWatchCanceled returns the union data inside the WatchMessage as a WatchCanceled
 func (t WatchMessage) AsWatchCanceled() (WatchCanceled, error) {
 	var body WatchCanceled
@@ -2008,11 +2224,11 @@ type ClientInterface interface {
 
 	// ElectionObserve Observe the leader as Server-Sent Events
 	//
-	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-	// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-	// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+	// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+	// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
 	//
 	// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
@@ -2850,11 +3066,11 @@ func (c *Client) ElectionLeader(ctx context.Context, name string, reqEditors ...
 
 // ElectionObserve Observe the leader as Server-Sent Events
 //
-// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
 //
 // Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
@@ -6371,11 +6587,11 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionObserveWithResponse Observe the leader as Server-Sent Events
 	//
-	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-	// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-	// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-	// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+	// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+	// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8683,23 +8899,23 @@ type ElectionCampaignResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CampaignResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *Error
+	JSON408 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectionCampaignResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8712,47 +8928,47 @@ func (r ElectionCampaignResponse) GetJSON200() *CampaignResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectionCampaignResponse) GetJSON400() *Error {
+func (r ElectionCampaignResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectionCampaignResponse) GetJSON401() *Error {
+func (r ElectionCampaignResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectionCampaignResponse) GetJSON403() *Error {
+func (r ElectionCampaignResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ElectionCampaignResponse) GetJSON404() *Error {
+func (r ElectionCampaignResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r ElectionCampaignResponse) GetJSON408() *Error {
+func (r ElectionCampaignResponse) GetJSON408() *ErrorResponse {
 	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ElectionCampaignResponse) GetJSON413() *Error {
+func (r ElectionCampaignResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectionCampaignResponse) GetJSON500() *Error {
+func (r ElectionCampaignResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectionCampaignResponse) GetJSON503() *Error {
+func (r ElectionCampaignResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r ElectionCampaignResponse) GetJSON507() *Error {
+func (r ElectionCampaignResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8801,17 +9017,17 @@ type ElectionLeaderResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectionLeaderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8824,32 +9040,32 @@ func (r ElectionLeaderResponse) GetJSON200() *GetResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectionLeaderResponse) GetJSON400() *Error {
+func (r ElectionLeaderResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectionLeaderResponse) GetJSON401() *Error {
+func (r ElectionLeaderResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectionLeaderResponse) GetJSON403() *Error {
+func (r ElectionLeaderResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ElectionLeaderResponse) GetJSON404() *Error {
+func (r ElectionLeaderResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectionLeaderResponse) GetJSON500() *Error {
+func (r ElectionLeaderResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectionLeaderResponse) GetJSON503() *Error {
+func (r ElectionLeaderResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8897,15 +9113,15 @@ type ElectionObserveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectionObserveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8913,27 +9129,27 @@ type ElectionObserveResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectionObserveResponse) GetJSON400() *Error {
+func (r ElectionObserveResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectionObserveResponse) GetJSON401() *Error {
+func (r ElectionObserveResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectionObserveResponse) GetJSON403() *Error {
+func (r ElectionObserveResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectionObserveResponse) GetJSON500() *Error {
+func (r ElectionObserveResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectionObserveResponse) GetJSON503() *Error {
+func (r ElectionObserveResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8982,21 +9198,21 @@ type ElectionProclaimResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectionProclaimResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9009,42 +9225,42 @@ func (r ElectionProclaimResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectionProclaimResponse) GetJSON400() *Error {
+func (r ElectionProclaimResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectionProclaimResponse) GetJSON401() *Error {
+func (r ElectionProclaimResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectionProclaimResponse) GetJSON403() *Error {
+func (r ElectionProclaimResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r ElectionProclaimResponse) GetJSON412() *Error {
+func (r ElectionProclaimResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ElectionProclaimResponse) GetJSON413() *Error {
+func (r ElectionProclaimResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectionProclaimResponse) GetJSON500() *Error {
+func (r ElectionProclaimResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectionProclaimResponse) GetJSON503() *Error {
+func (r ElectionProclaimResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r ElectionProclaimResponse) GetJSON507() *Error {
+func (r ElectionProclaimResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -9093,19 +9309,19 @@ type ElectionResignResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectionResignResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9118,37 +9334,37 @@ func (r ElectionResignResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectionResignResponse) GetJSON400() *Error {
+func (r ElectionResignResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectionResignResponse) GetJSON401() *Error {
+func (r ElectionResignResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectionResignResponse) GetJSON403() *Error {
+func (r ElectionResignResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r ElectionResignResponse) GetJSON412() *Error {
+func (r ElectionResignResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ElectionResignResponse) GetJSON413() *Error {
+func (r ElectionResignResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectionResignResponse) GetJSON500() *Error {
+func (r ElectionResignResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectionResignResponse) GetJSON503() *Error {
+func (r ElectionResignResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -10322,15 +10538,15 @@ type LockReleaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LockReleaseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10343,27 +10559,27 @@ func (r LockReleaseResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LockReleaseResponse) GetJSON400() *Error {
+func (r LockReleaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LockReleaseResponse) GetJSON401() *Error {
+func (r LockReleaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LockReleaseResponse) GetJSON403() *Error {
+func (r LockReleaseResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LockReleaseResponse) GetJSON500() *Error {
+func (r LockReleaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LockReleaseResponse) GetJSON503() *Error {
+func (r LockReleaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -10412,23 +10628,23 @@ type LockAcquireResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LockResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *Error
+	JSON408 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LockAcquireResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10441,47 +10657,47 @@ func (r LockAcquireResponse) GetJSON200() *LockResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LockAcquireResponse) GetJSON400() *Error {
+func (r LockAcquireResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LockAcquireResponse) GetJSON401() *Error {
+func (r LockAcquireResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LockAcquireResponse) GetJSON403() *Error {
+func (r LockAcquireResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LockAcquireResponse) GetJSON404() *Error {
+func (r LockAcquireResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r LockAcquireResponse) GetJSON408() *Error {
+func (r LockAcquireResponse) GetJSON408() *ErrorResponse {
 	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LockAcquireResponse) GetJSON413() *Error {
+func (r LockAcquireResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LockAcquireResponse) GetJSON500() *Error {
+func (r LockAcquireResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LockAcquireResponse) GetJSON503() *Error {
+func (r LockAcquireResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r LockAcquireResponse) GetJSON507() *Error {
+func (r LockAcquireResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -11412,11 +11628,11 @@ func (c *ClientWithResponses) ElectionLeaderWithResponse(ctx context.Context, na
 
 // ElectionObserveWithResponse Observe the leader as Server-Sent Events
 //
-// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-// - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-// - event no_leader, with id the revision: {header}, the office is empty from that revision on.
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-// - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -13615,63 +13831,63 @@ func ParseElectionCampaignResponse(rsp *http.Response) (*ElectionCampaignRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13727,42 +13943,42 @@ func ParseElectionLeaderResponse(rsp *http.Response) (*ElectionLeaderResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13811,35 +14027,35 @@ func ParseElectionObserveResponse(rsp *http.Response) (*ElectionObserveResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13902,56 +14118,56 @@ func ParseElectionProclaimResponse(rsp *http.Response) (*ElectionProclaimRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -14007,49 +14223,49 @@ func ParseElectionResignResponse(rsp *http.Response) (*ElectionResignResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15239,35 +15455,35 @@ func ParseLockReleaseResponse(rsp *http.Response) (*LockReleaseResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15323,63 +15539,63 @@ func ParseLockAcquireResponse(rsp *http.Response) (*LockAcquireResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

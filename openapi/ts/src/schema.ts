@@ -462,11 +462,11 @@ export interface paths {
         };
         /**
          * Observe the leader as Server-Sent Events
-         * @description Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages:
-         *     - the default event (message), with id the revision: {header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
-         *     - event no_leader, with id the revision: {header}, the office is empty from that revision on.
-         *     - event compacted: {header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
-         *     - event canceled: {reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+         * @description Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+         *     - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+         *     - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+         *     - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+         *     - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
          *     Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
          */
         get: operations["electionObserve"];
@@ -1138,18 +1138,26 @@ export interface components {
             /** Format: byte */
             key_base64?: string;
         };
-        ObserveMessage: {
+        ObserveLeader: {
+            /** @description The revision of the change: a new leader, or the leader proclaiming a value. */
+            header: components["schemas"]["ResponseHeader"];
+            /** @description The leader's key and value from header.revision on. */
+            kv: components["schemas"]["KeyValue"];
             /**
-             * Format: int64
-             * @description compacted: the compact revision; the history needed to resume is gone and the stream ends.
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            compact_revision?: number;
-            /** @description Every message but canceled: the revision of the change (for compacted, the store's revision). */
-            header?: components["schemas"]["ResponseHeader"];
-            /** @description The default message: the leader's key and value from header.revision on. */
-            kv?: components["schemas"]["KeyValue"];
-            /** @description canceled: why the server ended the stream (permission denied, shutting down). */
-            reason?: string;
+            type: "leader";
+        };
+        ObserveMessage: components["schemas"]["WatchCanceled"] | components["schemas"]["WatchCompacted"] | components["schemas"]["ObserveLeader"] | components["schemas"]["ObserveNoLeader"];
+        ObserveNoLeader: {
+            /** @description The revision from which no one leads. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "no_leader";
         };
         Password: {
             password: string;
@@ -3198,7 +3206,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3209,7 +3217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key with the prefix name/. */
@@ -3218,7 +3226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the candidate's key was deleted by someone else. */
@@ -3227,7 +3235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lock_timeout: not leading within timeout; the candidate's key was removed. */
@@ -3236,7 +3244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -3245,7 +3253,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3254,7 +3262,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3263,7 +3271,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
@@ -3272,7 +3280,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3306,7 +3314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3317,7 +3325,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read every key with the prefix name/. */
@@ -3326,7 +3334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_leader: the election has no candidate. */
@@ -3335,7 +3343,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3344,7 +3352,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3353,7 +3361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3373,7 +3381,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of observations. Compaction is reported in-band, still with 200. */
+            /** @description The stream of observations. Compaction is reported in-band, still with 200. As text/event-stream: Server-Sent Events, blocks of `field: value` lines ended by an empty line. A message's data line holds one message of the schema as JSON, whose type field says which message it is; its event line, when there is one, names it too, and its id line is the revision it brings the client to. Comment lines keep an idle connection open. */
             200: {
                 headers: {
                     /** @description no-cache */
@@ -3383,7 +3391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["ObserveMessage"];
                 };
             };
             /** @description invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision. */
@@ -3392,7 +3400,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3403,7 +3411,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read every key with the prefix name/. */
@@ -3412,7 +3420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3421,7 +3429,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down. */
@@ -3430,7 +3438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3469,7 +3477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3480,7 +3488,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key with the prefix name/. */
@@ -3489,7 +3497,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended). */
@@ -3498,7 +3506,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -3507,7 +3515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3516,7 +3524,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3525,7 +3533,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
@@ -3534,7 +3542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3573,7 +3581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3584,7 +3592,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key with the prefix name/. */
@@ -3593,7 +3601,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended). */
@@ -3602,7 +3610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -3611,7 +3619,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3620,7 +3628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3629,7 +3637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4722,7 +4730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -4733,7 +4741,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key with the prefix name/. */
@@ -4742,7 +4750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the waiting key was deleted by someone else. */
@@ -4751,7 +4759,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lock_timeout: not held within timeout; the waiting key was removed. */
@@ -4760,7 +4768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -4769,7 +4777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4778,7 +4786,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -4787,7 +4795,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
@@ -4796,7 +4804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4835,7 +4843,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -4846,7 +4854,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key with the prefix name/. */
@@ -4855,7 +4863,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4864,7 +4872,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -4873,7 +4881,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
