@@ -25,7 +25,11 @@ const (
 	// DefaultMaxInflightRequestBytes allows about 42 bodies of the
 	// default largest size at once.
 	DefaultMaxInflightRequestBytes = 64 << 20
-	DefaultKeepAliveInterval       = 15 * time.Second
+	// DefaultMaxHeldAnswerBytes holds about two answers of the default
+	// largest size (JSON at most doubles keys and values) for slow
+	// clients at once.
+	DefaultMaxHeldAnswerBytes = 4 * DefaultMaxResponseBytes
+	DefaultKeepAliveInterval  = 15 * time.Second
 )
 
 // Config wires a Handler to the stores it serves.
@@ -59,6 +63,12 @@ type Config struct {
 	// list page, or every range of a txn together); past it the request
 	// answers 400 and changes nothing.
 	MaxResponseBytes int64
+	// MaxHeldAnswerBytes bounds the bytes of large answers (past
+	// answerChunk) that are being sent at once: built, and waiting for
+	// their clients to take them. Past it a request answers 429 rather
+	// than hold one more, so that clients that ask for large answers and
+	// stop reading cannot fill the server's memory.
+	MaxHeldAnswerBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
 	// PageTokenKey is the key that seals page tokens (see page_token.go).
@@ -83,6 +93,7 @@ type Handler struct {
 	tokens      tokenCodec
 	ids         *requestIDs
 	inflight    *semaphore.Weighted
+	held        *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// streams are the open watch streams, which Close and Shutdown end.
@@ -103,6 +114,9 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.MaxHeldAnswerBytes <= 0 {
+		cfg.MaxHeldAnswerBytes = DefaultMaxHeldAnswerBytes
+	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
 	}
@@ -122,6 +136,7 @@ func NewHandler(cfg Config) *Handler {
 		tokens:   newTokenCodec(cfg.PageTokenKey),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
 	}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()

@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Deadlines of requests that are not streams. A client that sends its body
@@ -55,15 +58,18 @@ func (h *Handler) limitBody(next http.Handler) http.Handler {
 // deadlines gives a request that is not a stream its deadlines: its body
 // must arrive within bodyReadTimeout, and its answer be taken at the rate
 // answerChunk says. They are set through http.ResponseController, so they
-// hold for HTTP/1 connections and HTTP/2 streams alike.
-func deadlines(next http.Handler) http.Handler {
+// hold for HTTP/1 connections and HTTP/2 streams alike. It also counts
+// large answers against MaxHeldAnswerBytes while they are sent.
+func (h *Handler) deadlines(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		if r.Body != nil && r.Body != http.NoBody {
 			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 		}
-		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc}, r)
+		dw := &deadlineWriter{ResponseWriter: w, rc: rc, held: h.held, maxHeld: h.cfg.MaxHeldAnswerBytes}
+		defer dw.finish()
+		next.ServeHTTP(dw, r)
 	})
 }
 
@@ -91,17 +97,57 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // the answer (and before its head), so that a client that stops reading
 // is cut off and one that reads slowly is not. It replaces whatever
 // deadline an earlier request on the same connection left.
+//
+// It also holds back the head of the answer until its first write: an
+// answer whose first write is larger than answerChunk must first get its
+// size from held (all of it when larger than the whole bound), or it is
+// replaced by a 429. Those bytes are counted until the handler returns,
+// when the answer has been taken or its client cut off. A deadline alone
+// would not do: many clients that each ask for a large answer and stop
+// reading hold all of theirs for as long as their deadlines allow.
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc *http.ResponseController
+	rc      *http.ResponseController
+	held    *semaphore.Weighted
+	maxHeld int64
+
+	status   int   // the head held back; 0 once sent or when none yet
+	headSent bool  // the head went to the client
+	refused  bool  // the answer was replaced by a 429: drop the handler's
+	holding  int64 // bytes counted against held
 }
 
 func (d *deadlineWriter) WriteHeader(status int) {
+	if d.headSent || d.status != 0 || d.refused {
+		return
+	}
+	if status < http.StatusOK {
+		// An informational head (103 Early Hints) goes at once.
+		d.ResponseWriter.WriteHeader(status)
+		return
+	}
+	d.status = status
+}
+
+// sendHead sends a head with its deadline.
+func (d *deadlineWriter) sendHead(status int) {
 	_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))
 	d.ResponseWriter.WriteHeader(status)
+	d.headSent = true
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
+	if d.refused {
+		return len(p), nil
+	}
+	if !d.headSent {
+		if len(p) > answerChunk && !d.hold(int64(len(p))) {
+			d.refuse()
+			return len(p), nil
+		}
+		d.sendHead(cmp.Or(d.status, http.StatusOK))
+		d.status = 0
+	}
 	written := 0
 	for len(p) > 0 {
 		chunk := p[:min(len(p), answerChunk)]
@@ -114,6 +160,49 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 		p = p[n:]
 	}
 	return written, nil
+}
+
+// hold counts n bytes against held, or all of held when n is larger.
+func (d *deadlineWriter) hold(n int64) bool {
+	n = min(n, d.maxHeld)
+	if !d.held.TryAcquire(n) {
+		return false
+	}
+	d.holding = n
+	return true
+}
+
+// refuse replaces the answer held back by a 429.
+func (d *deadlineWriter) refuse() {
+	d.refused = true
+	hdr := d.ResponseWriter.Header()
+	for _, k := range []string{"Etag", "Content-Length", "Content-Disposition", "Last-Modified"} {
+		hdr.Del(k)
+	}
+	hdr.Set("Retry-After", "1")
+	d.headSent = true // writeAPIError writes through the server's writer
+	writeAPIError(d.ResponseWriter, &apiError{status: http.StatusTooManyRequests, code: "too_many_requests",
+		message: "too many large answers are being sent to clients (--max-held-answer-bytes); retry later"})
+}
+
+// Flush sends the head held back, if any, before flushing.
+func (d *deadlineWriter) Flush() {
+	if !d.headSent && d.status != 0 {
+		d.sendHead(d.status)
+		d.status = 0
+	}
+	_ = d.rc.Flush()
+}
+
+// finish sends a head still held back (an answer without a body) and
+// gives back what the answer held.
+func (d *deadlineWriter) finish() {
+	if !d.headSent && d.status != 0 {
+		d.sendHead(d.status)
+	}
+	if d.holding > 0 {
+		d.held.Release(d.holding)
+	}
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.

@@ -13,7 +13,7 @@ import (
 //
 // Every request gets an id, a log line, metrics and panic recovery.
 // Requests that are not streams also get read and write deadlines
-// (deadlines); streams set a deadline on each of their sends instead.
+// (deadlines), and the bytes of large answers being sent are bounded; streams set a deadline on each of their sends instead.
 // Under /v1, a malformed query string is refused first, then a request
 // without valid credentials (before its body is read: only the token
 // and auth status endpoints need none), then a body over the limits.
@@ -41,7 +41,7 @@ func (h *Handler) routes() chi.Router {
 	})
 
 	r.Group(func(r chi.Router) {
-		r.Use(deadlines)
+		r.Use(h.deadlines)
 		r.Get("/health", h.health)
 		r.Method(http.MethodGet, "/metrics", h.metrics.handler())
 		r.Get("/openapi.json", h.openAPI)
@@ -65,13 +65,13 @@ func (h *Handler) routes() chi.Router {
 		})
 		// What needs no token.
 		r.Group(func(r chi.Router) {
-			r.Use(deadlines, h.limitBody)
+			r.Use(h.deadlines, h.limitBody)
 			r.Get("/auth/status", h.authStatus)
 			r.Post("/auth/token", h.authToken)
 		})
 		// Everything else.
 		r.Group(func(r chi.Router) {
-			r.Use(deadlines, h.authenticate, h.limitBody)
+			r.Use(h.deadlines, h.authenticate, h.limitBody)
 			// /v1/kv is the whole key space; /v1/kv/ names the empty key,
 			// which the key handlers refuse.
 			r.Get("/kv", h.listKeys)

@@ -208,3 +208,70 @@ func TestStalledListReader(t *testing.T) {
 		t.Fatalf("the stalled list, read on: %d bytes (%v), want %d keys of 1 MiB", len(body), err, n)
 	}
 }
+
+// TestHeldAnswersBounded has clients ask for a 12 MiB list and stop
+// reading, as a client that wants the server to hold its memory would
+// (24 of them: 288 MiB of answers). The answers being sent count against
+// --max-held-answer-bytes (32 MiB here), so two are held and the others
+// answer 429 at once; the heap grows by about twice the bound (an answer
+// held, and the keys and values it was built from), not by the answers. Small answers go on, and
+// once the stalled clients leave, large ones are served again.
+func TestHeldAnswersBounded(t *testing.T) {
+	t.Parallel()
+	const (
+		n     = 24
+		held  = 32 << 20
+		value = 256 << 10
+		keys  = 48 // a 12 MiB answer
+		mib   = 1 << 20
+	)
+	s := startServer(t, fmt.Sprintf("--max-held-answer-bytes=%d", held))
+	v := strings.Repeat("v", value)
+	for i := range keys {
+		s.put(t, fmt.Sprintf("big/%02d", i), v)
+	}
+	before := s.metric(t, "go_memstats_heap_inuse_bytes")
+
+	statuses := map[string]int{}
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		_ = c.SetDeadline(time.Now().Add(2 * requestTimeout))
+		fmt.Fprintf(c, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
+		line, err := bufio.NewReaderSize(c, 16).ReadString('\n')
+		if err != nil {
+			t.Fatalf("stalled list %d: %v", len(conns), err)
+		}
+		statuses[strings.TrimSpace(line)]++
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	grown := s.metric(t, "go_memstats_heap_inuse_bytes") - before
+	t.Logf("%d stalled lists of 12 MiB: the heap grew %.1f MiB; answers %v", n, grown/mib, statuses)
+	if ok := statuses["HTTP/1.1 200 OK"]; ok < 1 || ok > held/(keys*value) {
+		t.Errorf("answers %v: want 1 to %d held and sent, the others 429", statuses, held/(keys*value))
+	}
+	if statuses["HTTP/1.1 429 Too Many Requests"] < n-held/(keys*value) {
+		t.Errorf("answers %v: want at least %d answered 429", statuses, n-held/(keys*value))
+	}
+	if bound := float64(2*held + 32*mib); grown > bound {
+		t.Errorf("%d stalled lists grew the heap by %.1f MiB, want at most %.1f", n, grown/mib, bound/mib)
+	}
+
+	s.do(t, "GET", keyPath("big/00"), nil).want(t, http.StatusOK)
+	for _, c := range conns {
+		c.Close()
+	}
+	eventually(t, requestTimeout, func() (bool, string) {
+		r := s.do(t, "GET", "/v1/kv?key=big/&prefix=true", nil)
+		return r.status == http.StatusOK, fmt.Sprintf("a large list after the stalled clients left: %d", r.status)
+	})
+}

@@ -111,6 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxResponseBytes:   cfg.maxResponseBytes,
 
 		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
+		MaxHeldAnswerBytes:      cfg.maxHeldAnswerBytes,
 	})
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
