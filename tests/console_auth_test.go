@@ -31,6 +31,16 @@ func asRoot(t *testing.T, s *server) authCaller {
 	return authCaller{name: "root", token: authLogin(t, s, "root", "root-pw")}
 }
 
+// signIn signs in on the sign-in form the page shows.
+func (p *consolePage) signIn(name, password string) {
+	p.tb.Helper()
+	p.waitText(".login h2", "Sign in")
+	p.markLabels()
+	p.fillLabelled("Name", name)
+	p.fillLabelled("Password", password)
+	p.click(".login button", "Sign in")
+}
+
 // TestConsoleLoginReadOnly signs in as a user who may only read app/: the
 // page shows no edit controls, a 403 says which permission is missing,
 // live updates come through the token in the stream's URL, the token is
@@ -56,8 +66,8 @@ func TestConsoleLoginReadOnly(t *testing.T) {
 
 	// The top level needs read on every key: the page says so.
 	p.waitText(".browse .problem", "Permission denied: to list the top level you need read permission on every key")
-	if n := p.count("#sections a"); n != 2 {
-		t.Errorf("alice sees %d section links, want 2 (Keys, Leases: the others need root)", n)
+	if n := p.count("#sections a"); n != 3 {
+		t.Errorf("alice sees %d section links, want 3 (Keys, Leases, Locks and elections: the others need root)", n)
 	}
 
 	// Her folder: readable, with nothing to change it.
@@ -126,11 +136,7 @@ func TestConsoleAdminRole(t *testing.T) {
 	s := startAuthServer(t)
 
 	p := openConsole(t, s, "#/access", 1280, 800)
-	p.waitText(".login h2", "Sign in")
-	p.markLabels()
-	p.fillLabelled("Name", "root")
-	p.fillLabelled("Password", "root-pw")
-	p.click(".login button", "Sign in")
+	p.signIn("root", "root-pw")
 	p.waitText("#who", "Signed in as root (root)")
 	p.waitText(".access h2", "Users and roles")
 	p.waitText(".auth-state", "Auth is on")

@@ -101,11 +101,18 @@ const consoleModuleChecks = `(async () => {
 // the browser that runs them, against brute force on random inputs.
 func TestConsoleModules(t *testing.T) {
 	t.Parallel()
+	runModuleChecks(t, consoleModuleChecks)
+}
+
+// runModuleChecks evaluates script, which imports the console's modules
+// and resolves to a list of failures, in a console page; each is an error.
+func runModuleChecks(t *testing.T, script string) {
+	t.Helper()
 	s := startServer(t)
 	p := openConsole(t, s, "#/leases", 1280, 800)
 	ctx, cancel := context.WithTimeout(p.ctx, consoleTimeout)
 	defer cancel()
-	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](consoleModuleChecks, chromedp.EvalAwaitPromise))
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](script, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("running the module checks: %v", err)
 	}

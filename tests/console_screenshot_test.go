@@ -90,6 +90,22 @@ func TestConsoleScreenshots(t *testing.T) {
 	p.waitText(".users .detail", "User alice")
 	shots["access"] = p.screenshot()
 
+	none = authCaller{}
+	worker := s.grantLease(t, 600)
+	granted(t, s.lockAsync(t, none, "jobs/nightly-report", worker))
+	for i := range 2 {
+		s.lockAsync(t, none, "jobs/nightly-report", s.grantLease(t, 600))
+		s.waitQueue(t, "jobs/nightly-report", i+2)
+	}
+	granted(t, s.campaignFor(t, none, "services/api/leader", s.grantLease(t, 600), "10.0.0.1:8080"))
+	s.campaignFor(t, none, "services/api/leader", s.grantLease(t, 600), "10.0.0.2:8080")
+	s.waitQueue(t, "services/api/leader", 2)
+	p.goTo("#/locks?name=jobs/nightly-report")
+	p.waitText(".lock-list", "services/api/leader")
+	p.waitText(".lock-pane .queue tbody", "expires in")
+	p.waitText(`.lock-pane dd[data-field="Held since"]`, "revision")
+	shots["locks"] = p.screenshot()
+
 	phone := openConsole(t, s, "#/keys?f=app/db/&k=app/db/pool", 390, 844)
 	phone.waitText(".key-pane .value", "max_open")
 	phone.eval(`(document.getElementById("pane").scrollIntoView(), true)`, nil)

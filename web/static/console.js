@@ -3,8 +3,8 @@
 // Each section is a module under console/ with mount(container, app,
 // params) returning {dispose(), update?(params)}.
 //
-// The section list is the nav in index.html; a new section (locks and
-// elections, say) is one more entry there and in sections below.
+// The section list is the nav in index.html; a new section is one more
+// entry there and in sections below.
 
 import { mountAccess } from "./console/access.js";
 import { createApi } from "./console/api.js";
@@ -14,6 +14,7 @@ import { h, clear } from "./console/dom.js";
 import { mountKeys } from "./console/keys.js";
 import { mountLeases } from "./console/leases.js";
 import { Live } from "./console/live.js";
+import { mountLocks } from "./console/locks.js";
 import { mountLogin } from "./console/login.js";
 import { Permissions } from "./console/permissions.js";
 import { parse } from "./console/router.js";
@@ -23,6 +24,7 @@ import { createStore } from "./console/store.js";
 const sections = {
   keys: { mount: mountKeys, title: "Keys" },
   leases: { mount: mountLeases, title: "Leases" },
+  locks: { mount: mountLocks, title: "Locks and elections" },
   cluster: { mount: mountCluster, title: "Cluster", admin: true },
   access: { mount: mountAccess, title: "Users and roles", admin: true },
 };

@@ -155,8 +155,17 @@ export function successor(k) {
 
 /** pathOf returns the /v1/kv/ path of a key, every byte but the unreserved ones percent-encoded. */
 export function pathOf(key) {
-  let s = "/v1/kv/";
-  for (const x of key) {
+  return "/v1/kv/" + segment(key);
+}
+
+/**
+ * segment percent-encodes bytes as one path segment: every byte but the
+ * unreserved ones, a slash too (as %2F), so that the name of a lock or an
+ * election stays one segment.
+ */
+export function segment(b) {
+  let s = "";
+  for (const x of b) {
     const c = String.fromCharCode(x);
     s += /[A-Za-z0-9\-._~]/.test(c) ? c : "%" + x.toString(16).toUpperCase().padStart(2, "0");
   }

@@ -2,11 +2,12 @@
 // in the page and read again from the server every few seconds; its keys;
 // grant, keep-alive and revoke.
 
-import { display, fromBase64, utf8 } from "./bytes.js";
+import { display } from "./bytes.js";
 import { confirm, notify } from "./dialog.js";
 import { h, clear, duration, field, focusHeading, num, table } from "./dom.js";
 import { remaining } from "./leasebadge.js";
 import { href } from "./router.js";
+import { leaseKeys } from "./store.js";
 
 const SHOWN = 200; // leases shown at once; each is read on its own
 const REFRESH = 10000;
@@ -15,11 +16,6 @@ const REFRESH = 10000;
 function folderOf(k) {
   const i = k.lastIndexOf(0x2f); // "/"
   return k.subarray(0, i + 1);
-}
-
-function keysOf(l) {
-  if (l.keys_base64) return l.keys_base64.map(fromBase64);
-  return (l.keys || []).map(utf8);
 }
 
 export function mountLeases(container, app, params) {
@@ -80,7 +76,7 @@ export function mountLeases(container, app, params) {
     const l = leases.get(id);
     try {
       const res = await store.lease(id, true);
-      const keys = keysOf(res);
+      const keys = leaseKeys(res);
       clear(l.keysCell, keys.length
         ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.map((k) => h("li", {}, h("a", { href: href("keys", { f: folderOf(k), k }) }, display(k)))))
         : h("p", {}, "No keys (or none you may read) are attached."));
@@ -116,7 +112,7 @@ export function mountLeases(container, app, params) {
   async function revoke(id) {
     let keys = [];
     try {
-      keys = keysOf(await store.lease(id, true));
+      keys = leaseKeys(await store.lease(id, true));
     } catch (e) {
       notify(e.explain(), "error");
       refresh();

@@ -4,7 +4,7 @@
 
 import { fromBase64, text, toBase64 } from "./bytes.js";
 
-export const VIEWS = ["keys", "leases", "cluster", "access"];
+export const VIEWS = ["keys", "leases", "locks", "cluster", "access"];
 
 /** parse reads a location hash: {view, params}. */
 export function parse(hash) {

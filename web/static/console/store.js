@@ -2,8 +2,16 @@
 // values as bytes, and with what each call is for, so that a refusal can
 // say which permission was missing.
 
-import { display, pathOf, text, toBase64 } from "./bytes.js";
-import { TO_END, isPrefix, param, rangeQuery } from "./range.js";
+import { display, fromBase64, pathOf, segment, text, toBase64, utf8 } from "./bytes.js";
+import { TO_END, isPrefix, param, prefix, rangeQuery } from "./range.js";
+
+/** ownerRange is the range of a lock or an election called name: every key under name/. */
+export function ownerRange(name) {
+  const p = new Uint8Array(name.length + 1);
+  p.set(name);
+  p[name.length] = 0x2f; // "/"
+  return prefix(p);
+}
 
 /** describe names a range in words: "the key a", "every key under a/", "every key". */
 export function describe(r) {
@@ -13,6 +21,12 @@ export function describe(r) {
   if (isPrefix(r)) return `every key under ${display(r.key)}`;
   if (toEnd) return `every key from ${display(r.key)} on`;
   return `the keys from ${display(r.key)} to ${display(r.end)}`;
+}
+
+/** leaseKeys returns the keys of an answer of GET /v1/leases/{id}?keys=true, as bytes. */
+export function leaseKeys(l) {
+  if (l.keys_base64) return l.keys_base64.map(fromBase64);
+  return (l.keys || []).map(utf8);
 }
 
 /** wire sets name (or name_base64 for bytes that are not UTF-8) on a JSON object. */
@@ -64,8 +78,11 @@ export function createStore(call) {
         throw e;
       }
     },
-    list(r, { revision, limit, keysOnly, countOnly, pageToken, what } = {}) {
-      const q = options(rangeQuery(r), { revision, limit, keys_only: keysOnly, count_only: countOnly, page_token: pageToken });
+    list(r, { revision, limit, keysOnly, countOnly, pageToken, sortTarget, sortOrder, what } = {}) {
+      const q = options(rangeQuery(r), {
+        revision, limit, keys_only: keysOnly, count_only: countOnly, page_token: pageToken,
+        sort_target: sortTarget, sort_order: sortOrder,
+      });
       return call("GET", "/v1/kv", { query: q, what: what || read(r) });
     },
     put(key, value, { ifMatch, ifNoneMatch, lease, verb = "save" } = {}) {
@@ -104,6 +121,20 @@ export function createStore(call) {
     keepAlive: (id) => call("POST", `/v1/leases/${id}/keepalive`, { what: { action: `keep lease ${id} alive` } }),
     revokeLease: (id) =>
       call("DELETE", `/v1/leases/${id}`, { what: { action: `revoke lease ${id}`, need: "write", on: "every key attached to it" } }),
+
+    /** unlock releases the lock called name held (or waited for) by the owner key key. */
+    unlock(name, key) {
+      const q = new URLSearchParams();
+      param(q, "key", key);
+      const what = { action: `release the lock ${display(name)}`, need: "write", on: describe(ownerRange(name)) };
+      return call("DELETE", `/v1/locks/${segment(name)}`, { query: q, what });
+    },
+    /** resign ends the leadership of leader {key, revision (its create revision), lease} in the election called name. */
+    resign(name, { key, revision, lease }) {
+      const leader = wire(wire({ revision, lease }, "name", name), "key", key);
+      const what = { action: `resign the leader of ${display(name)}`, need: "write", on: describe(ownerRange(name)) };
+      return call("POST", `/v1/elections/${segment(name)}/resign`, { json: { leader }, what });
+    },
 
     status: () => call("GET", "/v1/status", { what: admin("read the cluster status") }),
     compact: (revision, physical) =>
