@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -61,10 +62,10 @@ func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 		must(a.GrantRole("u", role))
 		for p := range 8 {
 			key := fmt.Sprintf("r%d/p%d/", r, p)
-			must(a.GrantPermission(role, auth.Permission{Key: []byte(key), End: prefixEnd([]byte(key)), Access: auth.Access(1 + p%3)}))
+			must(a.GrantPermission(role, auth.Permission{Key: []byte(key), End: keyrange.PrefixEnd([]byte(key)), Access: auth.Access(1 + p%3)}))
 		}
 	}
-	must(a.GrantPermission("role2", auth.Permission{Key: []byte("bench/"), End: prefixEnd([]byte("bench/")), Access: auth.ReadWrite}))
+	must(a.GrantPermission("role2", auth.Permission{Key: []byte("bench/"), End: keyrange.PrefixEnd([]byte("bench/")), Access: auth.ReadWrite}))
 	must(a.SetEnabled(true))
 	tok, _, err := a.Authenticate("u", "pw", "bench")
 	must(err)
@@ -190,8 +191,8 @@ func BenchmarkAuthorize(b *testing.B) {
 		name string
 		a    Access
 	}{
-		{"key", Access{Read: []KeyRange{{Key: []byte("bench/key")}}}},
-		{"prefix", Access{Read: []KeyRange{{Key: []byte("bench/"), End: []byte("bench0")}}}},
+		{"key", Access{Read: []keyrange.Range{{Key: []byte("bench/key")}}}},
+		{"prefix", Access{Read: []keyrange.Range{{Key: []byte("bench/"), End: []byte("bench0")}}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -49,7 +50,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
 	page, err := h.cfg.Store.KV().HistoryPage(req)
@@ -84,7 +85,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 // historyRequest reads the query of GET /v1/history over the range sel.
 // A page token must come with the range, order and filters it was issued
 // for, and with no other window: it carries where to go on, they do not.
-func (h *Handler) historyRequest(q *query, sel KeyRange) mvcc.HistoryRequest {
+func (h *Handler) historyRequest(q *query, sel keyrange.Range) mvcc.HistoryRequest {
 	req := mvcc.HistoryRequest{
 		Key:           sel.Key,
 		End:           sel.End,

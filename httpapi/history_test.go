@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -169,7 +170,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	raw := first.NextPageToken
 	flip := []byte(raw)
 	flip[len(flip)/2] ^= 1
-	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, KeyRange{Key: []byte("a"), End: []byte("b")})
+	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
 	for _, q := range []string{
 		"key=b&prefix=true&filters=nodelete&page_token=" + tok,
 		"key=a&filters=nodelete&page_token=" + tok,
@@ -285,12 +286,12 @@ func TestHistoryAuthorization(t *testing.T) {
 	h, _ := newTestHandler(t, Config{Authorizer: authz})
 	tests := []struct {
 		query string
-		want  KeyRange
+		want  keyrange.Range
 	}{
-		{"key=a", KeyRange{Key: []byte("a")}},
-		{"key=a%2F&prefix=true", KeyRange{Key: []byte("a/"), End: []byte("a0")}},
-		{"key=a&range_end=c", KeyRange{Key: []byte("a"), End: []byte("c")}},
-		{"", KeyRange{Key: []byte{0}, End: []byte{0}}},
+		{"key=a", keyrange.Range{Key: []byte("a")}},
+		{"key=a%2F&prefix=true", keyrange.Range{Key: []byte("a/"), End: []byte("a0")}},
+		{"key=a&range_end=c", keyrange.Range{Key: []byte("a"), End: []byte("c")}},
+		{"", keyrange.Range{Key: []byte{0}, End: []byte{0}}},
 	}
 	for _, tt := range tests {
 		authz.asked = nil
@@ -298,7 +299,7 @@ func TestHistoryAuthorization(t *testing.T) {
 		if rec.Code != http.StatusForbidden || errorCode(t, rec) != "permission_denied" {
 			t.Errorf("GET /v1/history?%s = %d %s, want 403 permission_denied", tt.query, rec.Code, rec.Body)
 		}
-		want := []Access{{Read: []KeyRange{tt.want}}}
+		want := []Access{{Read: []keyrange.Range{tt.want}}}
 		if fmt.Sprint(authz.asked) != fmt.Sprint(want) {
 			t.Errorf("GET /v1/history?%s asked %v, want %v", tt.query, authz.asked, want)
 		}
@@ -309,7 +310,7 @@ func TestHistoryAuthorization(t *testing.T) {
 // key for the same range, and every sealed token opens to what it holds.
 func FuzzHistoryToken(f *testing.F) {
 	s := newTokenCodec([]byte("fuzz"))
-	sel := KeyRange{Key: []byte("a"), End: []byte("b")}
+	sel := keyrange.Range{Key: []byte("a"), End: []byte("b")}
 	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: mvcc.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
 	f.Add("AQ", int64(0), int64(0), int64(0), int64(0), uint8(0))
 	f.Add("", int64(5), int64(1<<62), int64(7), int64(1<<62), uint8(7))
@@ -328,7 +329,7 @@ func FuzzHistoryToken(f *testing.F) {
 		if got, ok := s.openHistory(sealed, sel); !ok || got != tok {
 			t.Fatalf("openHistory(sealHistory(%+v)) = %+v, %v", tok, got, ok)
 		}
-		if _, ok := s.openHistory(sealed, KeyRange{Key: []byte("a")}); ok {
+		if _, ok := s.openHistory(sealed, keyrange.Range{Key: []byte("a")}); ok {
 			t.Fatalf("a token of [a, b) opened for the key a")
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -21,7 +22,7 @@ type historyToken struct {
 
 // appendBinding appends sel to b, length-prefixed, an absent end told
 // from any present one.
-func appendBinding(b []byte, sel KeyRange) []byte {
+func appendBinding(b []byte, sel keyrange.Range) []byte {
 	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
 	b = append(b, sel.Key...)
 	if sel.End == nil {
@@ -41,7 +42,7 @@ const (
 // sealHistory returns the token of t. The key range it belongs to is
 // sealed in with it but checked, not read, when it comes back: a token
 // presented with any other range is refused.
-func (c tokenCodec) sealHistory(t historyToken, sel KeyRange) string {
+func (c tokenCodec) sealHistory(t historyToken, sel keyrange.Range) string {
 	var b []byte
 	for _, n := range []int64{t.start, t.end, t.next.Main, t.next.Sub} {
 		b = binary.AppendUvarint(b, uint64(n))
@@ -61,7 +62,7 @@ func (c tokenCodec) sealHistory(t historyToken, sel KeyRange) string {
 
 // openHistory returns the position a token of sealHistory holds, if it
 // was sealed for sel.
-func (c tokenCodec) openHistory(token string, sel KeyRange) (historyToken, bool) {
+func (c tokenCodec) openHistory(token string, sel keyrange.Range) (historyToken, bool) {
 	b, err := c.open(tokenKindHistory, token)
 	if err != nil {
 		return historyToken{}, false

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -84,7 +85,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{{Key: key}}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
 		return
 	}
 	res, err := h.cfg.Store.KV().Range(key, nil, mvcc.RangeOptions{Revision: rev})
@@ -183,8 +184,8 @@ func (p precondition) compares(key []byte) []mvcc.Compare {
 }
 
 // writeAccess is what a put or a delete of sel touches.
-func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
-	access := Access{Write: []KeyRange{sel}}
+func writeAccess(sel keyrange.Range, p precondition, op mvcc.Op) Access {
+	access := Access{Write: []keyrange.Range{sel}}
 	// A condition or prev_kv answers with values: that is reading too.
 	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
 		access.Read = access.Write
@@ -195,7 +196,7 @@ func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
 // writeKey runs a put or a delete of sel, which the caller authorized,
 // under the precondition if there is one. It answers the request itself
 // when it reports false.
-func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
@@ -310,7 +311,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body is read once the caller may write the key.
 	op := mvcc.Op{Put: &req}
-	if !h.authorize(w, r, writeAccess(KeyRange{Key: key}, p, op)) {
+	if !h.authorize(w, r, writeAccess(keyrange.Range{Key: key}, p, op)) {
 		return
 	}
 	value, err := readBody(r)
@@ -319,7 +320,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Value = value
-	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, op)
+	out, ok := h.writeKey(w, r, keyrange.Range{Key: key}, p, op)
 	if !ok {
 		return
 	}
@@ -374,7 +375,7 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
-	h.doDelete(w, r, KeyRange{Key: key}, true)
+	h.doDelete(w, r, keyrange.Range{Key: key}, true)
 }
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
@@ -414,7 +415,7 @@ func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	h.doDelete(w, r, sel, sel.End == nil)
 }
 
-func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange, single bool) {
+func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, single bool) {
 	q := newQuery(r)
 	req := mvcc.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
 	if q.err != nil {

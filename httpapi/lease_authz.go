@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -85,7 +86,7 @@ func (h *Handler) leaseCheck(r *http.Request, leases []int64) func(*mvcc.WriteTx
 				return err
 			}
 			for _, k := range keys {
-				a.Write = append(a.Write, KeyRange{Key: k})
+				a.Write = append(a.Write, keyrange.Range{Key: k})
 			}
 		}
 		if len(a.Write) == 0 {

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // Leases is what the lease endpoints need from the server: a lease manager
@@ -211,7 +213,7 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if withKeys {
 		var readable [][]byte
 		for _, k := range st.Keys {
-			if h.cfg.Authorizer.Authorize(r, Access{Read: []KeyRange{{Key: k}}}) == nil {
+			if h.cfg.Authorizer.Authorize(r, Access{Read: []keyrange.Range{{Key: k}}}) == nil {
 				readable = append(readable, k)
 			}
 		}
@@ -308,9 +310,9 @@ func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev, err := h.cfg.Leases.Revoke(id, func(keys [][]byte) error {
-		a := Access{Write: make([]KeyRange, len(keys))}
+		a := Access{Write: make([]keyrange.Range, len(keys))}
 		for i, k := range keys {
-			a.Write[i] = KeyRange{Key: k}
+			a.Write[i] = keyrange.Range{Key: k}
 		}
 		return h.cfg.Authorizer.Authorize(r, a)
 	})

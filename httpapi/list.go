@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -103,7 +104,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
 	opts.Limits = h.readLimits()
@@ -121,7 +122,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 // listPage reads one page of sel, from start when a token gave one, and
 // encodes the answer, with the revision it was served at. The read
 // transaction ends before it returns.
-func (h *Handler) listPage(sel KeyRange, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
+func (h *Handler) listPage(sel keyrange.Range, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
 	rt, err := h.cfg.Store.KV().Read()
 	if err != nil {
 		return nil, 0, err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -71,7 +72,7 @@ func TestTokenCodec(t *testing.T) {
 func TestListPagePayload(t *testing.T) {
 	for _, p := range []listPage{
 		{rev: 1, start: []byte{}},
-		{rev: 1 << 62, start: []byte("a\x00"), binding: listBinding(KeyRange{Key: []byte("a"), End: []byte("b")}, mvcc.RangeOptions{})},
+		{rev: 1 << 62, start: []byte("a\x00"), binding: listBinding(keyrange.Range{Key: []byte("a"), End: []byte("b")}, mvcc.RangeOptions{})},
 	} {
 		got, ok := parseListPage(p.payload())
 		if !ok || got.rev != p.rev || got.binding != p.binding || !bytes.Equal(got.start, p.start) {
@@ -87,14 +88,14 @@ func TestListPagePayload(t *testing.T) {
 			t.Errorf("parseListPage(%s) = %+v, want refused", name, p)
 		}
 	}
-	a := KeyRange{Key: []byte("a"), End: []byte("b")}
+	a := keyrange.Range{Key: []byte("a"), End: []byte("b")}
 	for name, other := range map[string]struct {
-		sel KeyRange
+		sel keyrange.Range
 		o   mvcc.RangeOptions
 	}{
-		"another end":         {KeyRange{Key: []byte("a"), End: []byte("c")}, mvcc.RangeOptions{}},
-		"another key":         {KeyRange{Key: []byte("a\x00"), End: []byte("b")}, mvcc.RangeOptions{}},
-		"key and end shifted": {KeyRange{Key: []byte("ab"), End: []byte{}}, mvcc.RangeOptions{}},
+		"another end":         {keyrange.Range{Key: []byte("a"), End: []byte("c")}, mvcc.RangeOptions{}},
+		"another key":         {keyrange.Range{Key: []byte("a\x00"), End: []byte("b")}, mvcc.RangeOptions{}},
+		"key and end shifted": {keyrange.Range{Key: []byte("ab"), End: []byte{}}, mvcc.RangeOptions{}},
 		"a filter":            {a, mvcc.RangeOptions{MinModRevision: 3}},
 		"another filter":      {a, mvcc.RangeOptions{MaxCreateRevision: 3}},
 	} {
@@ -187,14 +188,14 @@ func FuzzPageToken(f *testing.F) {
 	// A well-formed token of another server (another key).
 	other := newTokenCodec([]byte("another server's key"))
 	f.Add(int64(1), []byte("a"), other.seal(tokenKindListPage, listPage{rev: 2, start: []byte("b"),
-		binding: listBinding(KeyRange{Key: []byte{0}, End: []byte{0}}, mvcc.RangeOptions{})}.payload()))
+		binding: listBinding(keyrange.Range{Key: []byte{0}, End: []byte{0}}, mvcc.RangeOptions{})}.payload()))
 	f.Add(int64(1<<62), []byte{}, "")
 	f.Add(int64(0), []byte{0xff}, "AQ")
 	f.Add(int64(-5), []byte("k"), "AQUAAAAAAAAAAGs")
 	f.Add(int64(99), []byte("zz"), "!!")
 	f.Fuzz(func(t *testing.T, rev int64, start []byte, garbage string) {
 		if rev >= 1 && rev <= 1<<62 {
-			p := listPage{rev: rev, start: start, binding: listBinding(KeyRange{Key: start, End: []byte{0}}, mvcc.RangeOptions{})}
+			p := listPage{rev: rev, start: start, binding: listBinding(keyrange.Range{Key: start, End: []byte{0}}, mvcc.RangeOptions{})}
 			b, err := h.tokens.open(tokenKindListPage, h.tokens.seal(tokenKindListPage, p.payload()))
 			got, ok := parseListPage(b)
 			if err != nil || !ok || got.rev != rev || got.binding != p.binding || !bytes.Equal(got.start, start) {

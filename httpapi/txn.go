@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -82,15 +83,15 @@ var (
 )
 
 // selection resolves key, range_end, prefix and from_key.
-func (j *selectorJSON) selection() (KeyRange, error) {
+func (j *selectorJSON) selection() (keyrange.Range, error) {
 	prefix, fromKey := j.Prefix, j.FromKey
 	k, err := requireKey(twin{j.Key, j.KeyBase64}, "key")
 	if err != nil {
-		return KeyRange{}, err
+		return keyrange.Range{}, err
 	}
 	e, hasEnd, err := twin{j.RangeEnd, j.RangeEndBase64}.get("range_end")
 	if err != nil {
-		return KeyRange{}, err
+		return keyrange.Range{}, err
 	}
 	n := 0
 	for _, set := range []bool{hasEnd, prefix, fromKey} {
@@ -100,17 +101,17 @@ func (j *selectorJSON) selection() (KeyRange, error) {
 	}
 	switch {
 	case n > 1:
-		return KeyRange{}, badRequest("give at most one of range_end, prefix and from_key")
+		return keyrange.Range{}, badRequest("give at most one of range_end, prefix and from_key")
 	case prefix:
-		return KeyRange{Key: k, End: prefixEnd(k)}, nil
+		return keyrange.Prefix(k), nil
 	case fromKey:
-		return KeyRange{Key: k, End: []byte{0}}, nil
+		return keyrange.FromKey(k), nil
 	case hasEnd && len(e) == 0:
-		return KeyRange{}, badRequest("range_end must not be empty")
+		return keyrange.Range{}, badRequest("range_end must not be empty")
 	case hasEnd:
-		return KeyRange{Key: k, End: e}, nil
+		return keyrange.Between(k, e), nil
 	}
-	return KeyRange{Key: k}, nil
+	return keyrange.Single(k), nil
 }
 
 // toTxn converts the wire txn, and collects what it can touch into a.
@@ -194,9 +195,9 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			}
 			out = append(out, mvcc.Op{Put: &mvcc.PutRequest{Key: k, Value: v, Lease: p.Lease,
 				PrevKV: p.PrevKV, IgnoreValue: p.IgnoreValue, IgnoreLease: p.IgnoreLease}})
-			a.Write = append(a.Write, KeyRange{Key: k})
+			a.Write = append(a.Write, keyrange.Range{Key: k})
 			if p.PrevKV {
-				a.Read = append(a.Read, KeyRange{Key: k})
+				a.Read = append(a.Read, keyrange.Range{Key: k})
 			}
 		case op.Delete != nil:
 			d := op.Delete

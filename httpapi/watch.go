@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -79,7 +80,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	if streamAuth != nil {
 		authChanged = streamAuth.Changed()
 	}
-	access := Access{Read: []KeyRange{sel}}
+	access := Access{Read: []keyrange.Range{sel}}
 	if !h.authorize(w, r, access) {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // Defaults and bounds of a history page.
@@ -31,9 +33,7 @@ const (
 // window of revisions: the events a watch of the range starting at
 // StartRevision would have delivered up to EndRevision.
 type HistoryRequest struct {
-	// Key and End select keys as RangeOptions do: End nil for the single
-	// key, [Key, End) otherwise, every key >= Key when End is the single
-	// byte 0.
+	// Key and End select the keys, as a keyrange.Range.
 	Key, End []byte
 	// StartRevision is the window's first revision; 0 means the oldest
 	// still held: the compact revision, or 1.
@@ -167,7 +167,7 @@ func (r *ReadTxn) HistoryPage(q HistoryRequest) (HistoryPage, error) {
 		sc.lo = max(start, compact)
 	}
 	run := sc.scan
-	if normalizeRange(q.End) == nil {
+	if (keyrange.Range{Key: q.Key, End: q.End}).IsSingle() {
 		run = sc.walkKey // a single key: its revisions are in the index
 	}
 	if err := run(pos, &page); err != nil {
@@ -194,7 +194,7 @@ type historyScan struct {
 // fills the page with those of the range.
 func (sc *historyScan) scan(pos Revision, page *HistoryPage) error {
 	q := sc.q
-	key, end := q.Key, normalizeRange(q.End)
+	r := keyrange.Range{Key: q.Key, End: q.End}
 	c := sc.r.tx.Bucket(keyBucket).Cursor()
 	step := c.Next
 	k, v := c.Seek(revBytes(pos, false))
@@ -226,7 +226,7 @@ func (sc *historyScan) scan(pos Revision, page *HistoryPage) error {
 		if err != nil {
 			return err
 		}
-		if tomb && q.NoDelete || !tomb && q.NoPut || !keyInRange(hdr.key, key, end) {
+		if tomb && q.NoDelete || !tomb && q.NoPut || !r.Contains(hdr.key) {
 			continue
 		}
 		if len(page.Events) == q.Limit {
@@ -339,16 +339,6 @@ func (sc *historyScan) event(rev Revision, tomb bool, record, key []byte) (Histo
 
 func futureRev(what string, rev, cur int64) error {
 	return fmt.Errorf("%w: %s %d, current %d", ErrFutureRev, what, rev, cur)
-}
-
-// keyInRange reports whether key lies in the range of start and end as
-// normalizeRange gives it: end nil for the key start alone, empty for no
-// upper bound.
-func keyInRange(key, start, end []byte) bool {
-	if end == nil {
-		return bytes.Equal(key, start)
-	}
-	return bytes.Compare(key, start) >= 0 && (len(end) == 0 || bytes.Compare(key, end) < 0)
 }
 
 // validate checks q and fills in its defaults.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // historyLog records every event written to a store with the key's
@@ -66,7 +68,7 @@ func (l *historyLog) want(q HistoryRequest, compact, start, end int64) []History
 	var out []HistoryEvent
 	for _, ev := range l.events {
 		rev := ev.KV.ModRevision
-		if rev < start || rev > end || !keyInRange(ev.KV.Key, q.Key, normalizeRange(q.End)) ||
+		if rev < start || rev > end || !(keyrange.Range{Key: q.Key, End: q.End}).Contains(ev.KV.Key) ||
 			ev.Type == EventPut && q.NoPut || ev.Type == EventDelete && q.NoDelete {
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/google/btree"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // treeIndex maps user keys to their keyIndex, ordered by key.
@@ -81,21 +83,22 @@ func (ti *treeIndex) get(key []byte, atRev int64) (keyRev, error) {
 	return keyRev{key: ki.key, rev: mod, created: created, version: ver}, nil
 }
 
-// visit calls fn, in key order, for every key of [key, end) alive at atRev
-// (see normalizeRange for end) until fn returns false.
-func (ti *treeIndex) visit(key, end []byte, atRev int64, fn func(keyRev) bool) {
+// visit calls fn, in key order, for every key of r alive at atRev until
+// fn returns false.
+func (ti *treeIndex) visit(r keyrange.Range, atRev int64, fn func(keyRev) bool) {
 	ti.mu.RLock()
 	defer ti.mu.RUnlock()
-	if end == nil {
-		if ki, ok := ti.tree.Get(&keyIndex{key: key}); ok {
+	if r.IsSingle() {
+		if ki, ok := ti.tree.Get(&keyIndex{key: r.Key}); ok {
 			if mod, created, ver, err := ki.get(atRev); err == nil {
 				fn(keyRev{key: ki.key, rev: mod, created: created, version: ver})
 			}
 		}
 		return
 	}
-	ti.tree.AscendGreaterOrEqual(&keyIndex{key: key}, func(ki *keyIndex) bool {
-		if len(end) > 0 && bytes.Compare(ki.key, end) >= 0 {
+	limit := r.Limit() // nil: no upper bound
+	ti.tree.AscendGreaterOrEqual(&keyIndex{key: r.Key}, func(ki *keyIndex) bool {
+		if !keyrange.AboveKey(limit, ki.key) {
 			return false
 		}
 		mod, created, ver, err := ki.get(atRev)

@@ -1,9 +1,10 @@
 package mvcc
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // modelGen makes TestModel's random requests. The keyspace, values,
@@ -80,23 +81,11 @@ func (g *modelGen) span() (key, end []byte) {
 		return g.pick(g.bounds), g.pick(g.bounds)
 	case 7:
 		p := g.pick(g.prefixes)
-		return p, prefixRangeEnd(p)
+		return p, keyrange.PrefixEnd(p)
 	case 8:
 		return g.key(), []byte{0}
 	}
 	return []byte{0}, []byte{0}
-}
-
-// prefixRangeEnd is the end of the range of keys starting with p.
-func prefixRangeEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return []byte{0}
 }
 
 func (g *modelGen) put() PutRequest {

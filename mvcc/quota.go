@@ -1,6 +1,10 @@
 package mvcc
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/httpkv/httpkv/keyrange"
+)
 
 // Alarm names an alarm the store can raise.
 type Alarm string
@@ -80,7 +84,7 @@ func (s *Store) DBSize() (size, inUse int64) {
 func (s *Store) Stats() Stats {
 	rev := s.committedRev.Load()
 	var keys int64
-	s.index.visit([]byte{0}, []byte{}, rev, func(keyRev) bool { keys++; return true })
+	s.index.visit(keyrange.All(), rev, func(keyRev) bool { keys++; return true })
 	return Stats{
 		Revision:        rev,
 		CompactRevision: s.CompactRev(),

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // SortTarget is the field a range sorts by.
@@ -26,11 +28,8 @@ const (
 	SortDescend
 )
 
-// RangeOptions select and shape the result of a range.
-//
-// A range covers one key when end is nil or empty, [key, end) otherwise,
-// and every key >= key when end is the single byte 0 (etcd's convention,
-// so key "\x00" with end "\x00" is the whole keyspace).
+// RangeOptions select and shape the result of a range. The keys a range
+// reads, a key and an end, are a keyrange.Range.
 type RangeOptions struct {
 	Revision   int64 // read at this revision; 0 for the current one
 	Limit      int64 // at most this many keys; 0 for no limit
@@ -77,18 +76,6 @@ func (o *RangeOptions) validate() error {
 		return invalidf("negative revision %d", o.Revision)
 	}
 	return nil
-}
-
-// normalizeRange turns etcd's range end convention into the index's: nil
-// for a single key, empty for no upper bound.
-func normalizeRange(end []byte) []byte {
-	switch {
-	case len(end) == 0:
-		return nil
-	case len(end) == 1 && end[0] == 0:
-		return []byte{}
-	}
-	return end
 }
 
 // view reads the store at one revision through one bbolt transaction.
@@ -156,7 +143,7 @@ func (v view) current(key []byte) (KeyValue, bool, error) {
 func (v view) keysIn(key, end []byte, rev int64, limit int) ([]keyRev, int64) {
 	var krs []keyRev
 	var count int64
-	v.s.index.visit(key, normalizeRange(end), rev, func(kr keyRev) bool {
+	v.s.index.visit(keyrange.Range{Key: key, End: end}, rev, func(kr keyRev) bool {
 		count++
 		if limit <= 0 || len(krs) < limit {
 			krs = append(krs, kr)
@@ -184,7 +171,7 @@ func (v view) rangeKV(key, end []byte, o RangeOptions) (RangeResult, error) {
 	}
 	res := RangeResult{Revision: v.rev}
 	sel := newSelection(&o)
-	v.s.index.visit(key, normalizeRange(end), rev, func(kr keyRev) bool {
+	v.s.index.visit(keyrange.Range{Key: key, End: end}, rev, func(kr keyRev) bool {
 		res.Count++
 		if !o.CountOnly && o.matches(kr) {
 			sel.offer(kr)

@@ -3,6 +3,8 @@ package mvcc
 import (
 	"bytes"
 	"cmp"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // CompareTarget is the field a txn compare looks at.
@@ -149,31 +151,20 @@ func (op *Op) validate(maxOps int) error {
 	}
 }
 
-// keyInterval is [start, end) in key space; end nil means the single key
-// start, and an empty non-nil end means no upper bound.
-type keyInterval struct{ start, end []byte }
-
-func (iv keyInterval) contains(key []byte) bool {
-	if iv.end == nil {
-		return bytes.Equal(iv.start, key)
-	}
-	return bytes.Compare(key, iv.start) >= 0 && (len(iv.end) == 0 || bytes.Compare(key, iv.end) < 0)
-}
-
 // checkIntervals reports a key written twice in ops: two puts of one key,
 // or a put of a key a delete of the same or an enclosing level covers. The
 // two branches of a nested txn may write the same key, as only one runs.
 // It returns the puts and deletes ops can make, for the enclosing level.
-func checkIntervals(ops []Op) (map[string]struct{}, []keyInterval, error) {
-	var dels []keyInterval
+func checkIntervals(ops []Op) (map[string]struct{}, []keyrange.Range, error) {
+	var dels []keyrange.Range
 	for _, op := range ops {
 		if op.Delete != nil {
-			dels = append(dels, keyInterval{op.Delete.Key, normalizeRange(op.Delete.End)})
+			dels = append(dels, keyrange.Range{Key: op.Delete.Key, End: op.Delete.End})
 		}
 	}
 	deleted := func(k []byte) bool {
 		for _, iv := range dels {
-			if iv.contains(k) {
+			if iv.Contains(k) {
 				return true
 			}
 		}

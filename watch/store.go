@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -279,14 +280,9 @@ func (s *Store) Watch(r Request) (*Stream, error) {
 		progress: r.ProgressNotify,
 		ready:    make(chan struct{}, 1),
 	}
-	switch {
-	case len(r.End) == 0:
-		w.single = true
-		w.r = keyRange{start: clone(r.Key)}
-	case len(r.End) == 1 && r.End[0] == 0:
-		w.r = keyRange{start: clone(r.Key), end: []byte{}}
-	default:
-		w.r = keyRange{start: clone(r.Key), end: clone(r.End)}
+	w.r = keyrange.Range{Key: clone(r.Key)}
+	if len(r.End) > 0 {
+		w.r.End = clone(r.End)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

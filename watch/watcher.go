@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -64,8 +65,7 @@ const (
 // watcher is the store's side of one watch. Fields above mu are fixed at
 // creation or guarded by the store's mu; those below by the watcher's own.
 type watcher struct {
-	r        keyRange
-	single   bool
+	r        keyrange.Range
 	prevKV   bool
 	noPut    bool
 	noDelete bool
@@ -95,10 +95,7 @@ func (w *watcher) matches(ev *mvcc.Event) bool {
 	if ev.Type == mvcc.EventPut && w.noPut || ev.Type == mvcc.EventDelete && w.noDelete {
 		return false
 	}
-	if w.single {
-		return string(ev.KV.Key) == string(w.r.start)
-	}
-	return w.r.contains(ev.KV.Key)
+	return w.r.Contains(ev.KV.Key)
 }
 
 // offer queues r unless that would take the watcher past lim. A watcher
