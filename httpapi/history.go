@@ -4,8 +4,7 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // history serves GET /v1/history.
@@ -66,7 +65,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, &watch.Event{Event: page.Events[i].Event, PrevKV: page.Events[i].PrevKV})
+		b = appendEvent(b, &page.Events[i])
 	}
 	b = append(b, ']')
 	b = appendBoolField(b, "more", page.More)
@@ -85,8 +84,8 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 // historyRequest reads the query of GET /v1/history over the range sel.
 // A page token must come with the range, order and filters it was issued
 // for, and with no other window: it carries where to go on, they do not.
-func (h *Handler) historyRequest(q *query, sel keyrange.Range) mvcc.HistoryRequest {
-	req := mvcc.HistoryRequest{
+func (h *Handler) historyRequest(q *query, sel keyrange.Range) kv.HistoryRequest {
+	req := kv.HistoryRequest{
 		Key:           sel.Key,
 		End:           sel.End,
 		StartRevision: q.int64("start_revision", 0),

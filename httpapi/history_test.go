@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // historyBody is GET /v1/history's answer.
@@ -170,7 +170,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	raw := first.NextPageToken
 	flip := []byte(raw)
 	flip[len(flip)/2] ^= 1
-	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
+	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: kv.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
 	for _, q := range []string{
 		"key=b&prefix=true&filters=nodelete&page_token=" + tok,
 		"key=a&filters=nodelete&page_token=" + tok,
@@ -311,7 +311,7 @@ func TestHistoryAuthorization(t *testing.T) {
 func FuzzHistoryToken(f *testing.F) {
 	s := newTokenCodec([]byte("fuzz"))
 	sel := keyrange.Range{Key: []byte("a"), End: []byte("b")}
-	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: mvcc.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
+	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: kv.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
 	f.Add("AQ", int64(0), int64(0), int64(0), int64(0), uint8(0))
 	f.Add("", int64(5), int64(1<<62), int64(7), int64(1<<62), uint8(7))
 	f.Fuzz(func(t *testing.T, raw string, start, end, main, sub int64, flags uint8) {
@@ -323,7 +323,7 @@ func FuzzHistoryToken(f *testing.F) {
 		if start < 0 || end < 0 || main < 0 || sub < 0 {
 			return
 		}
-		tok := historyToken{start: start, end: end, next: mvcc.Revision{Main: main, Sub: sub},
+		tok := historyToken{start: start, end: end, next: kv.Revision{Main: main, Sub: sub},
 			descend: flags&1 != 0, noPut: flags&2 != 0, noDelete: flags&4 != 0}
 		sealed := s.sealHistory(tok, sel)
 		if got, ok := s.openHistory(sealed, sel); !ok || got != tok {

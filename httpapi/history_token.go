@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // historyToken is where the next page of a history read starts, and the
@@ -14,7 +14,7 @@ import (
 // filters. The key range is the token's binding.
 type historyToken struct {
 	start, end int64
-	next       mvcc.Revision
+	next       kv.Revision
 	descend    bool
 	noPut      bool
 	noDelete   bool
@@ -79,7 +79,7 @@ func (c tokenCodec) openHistory(token string, sel keyrange.Range) (historyToken,
 		return historyToken{}, false
 	}
 	return historyToken{
-		start: n[0], end: n[1], next: mvcc.Revision{Main: n[2], Sub: n[3]},
+		start: n[0], end: n[1], next: kv.Revision{Main: n[2], Sub: n[3]},
 		descend: b[0]&historyDescend != 0, noPut: b[0]&historyNoPut != 0, noDelete: b[0]&historyNoDelete != 0,
 	}, true
 }

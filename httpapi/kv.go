@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 const (
@@ -88,7 +88,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
 		return
 	}
-	res, err := h.cfg.Store.KV().Range(key, nil, mvcc.RangeOptions{Revision: rev})
+	res, err := h.cfg.Store.KV().Range(key, nil, kv.RangeOptions{Revision: rev})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -99,27 +99,27 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 			message: "key not found", extra: map[string]any{"revision": res.Revision}})
 		return
 	}
-	kv := &res.KVs[0]
-	tag := etag(kv.ModRevision)
+	cur := &res.KVs[0]
+	tag := etag(cur.ModRevision)
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || matchETag(inm, kv.ModRevision)) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || matchETag(inm, cur.ModRevision)) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	if raw {
 		hd := w.Header()
 		hd.Set("Content-Type", "application/octet-stream")
-		hd.Set("X-Create-Revision", strconv.FormatInt(kv.CreateRevision, 10))
-		hd.Set("X-Version", strconv.FormatInt(kv.Version, 10))
-		hd.Set("X-Lease", strconv.FormatInt(kv.Lease, 10))
-		hd.Set("Content-Length", strconv.Itoa(len(kv.Value)))
+		hd.Set("X-Create-Revision", strconv.FormatInt(cur.CreateRevision, 10))
+		hd.Set("X-Version", strconv.FormatInt(cur.Version, 10))
+		hd.Set("X-Lease", strconv.FormatInt(cur.Lease, 10))
+		hd.Set("Content-Length", strconv.Itoa(len(cur.Value)))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(kv.Value)
+		_, _ = w.Write(cur.Value)
 		return
 	}
 	b := appendHeader(nil, res.Revision)
 	b = append(b, `,"kv":`...)
-	b = appendKV(b, kv, true)
+	b = appendKV(b, cur, true)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
 
@@ -170,21 +170,21 @@ func parsePrecondition(r *http.Request) (precondition, *apiError) {
 }
 
 // compares turns the precondition on key into txn compares.
-func (p precondition) compares(key []byte) []mvcc.Compare {
+func (p precondition) compares(key []byte) []kv.Compare {
 	switch {
 	case p.ifNoneMatch:
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareCreate, Result: mvcc.CompareEqual, Number: 0}}
+		return []kv.Compare{{Key: key, Target: kv.CompareCreate, Result: kv.CompareEqual, Number: 0}}
 	case p.ifMatch == "*":
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareVersion, Result: mvcc.CompareGreater, Number: 0}}
+		return []kv.Compare{{Key: key, Target: kv.CompareVersion, Result: kv.CompareGreater, Number: 0}}
 	case p.ifMatch != "":
 		rev, _ := strconv.ParseInt(p.ifMatch[1:len(p.ifMatch)-1], 10, 64)
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareMod, Result: mvcc.CompareEqual, Number: rev}}
+		return []kv.Compare{{Key: key, Target: kv.CompareMod, Result: kv.CompareEqual, Number: rev}}
 	}
 	return nil
 }
 
 // writeAccess is what a put or a delete of sel touches.
-func writeAccess(sel keyrange.Range, p precondition, op mvcc.Op) Access {
+func writeAccess(sel keyrange.Range, p precondition, op kv.Op) Access {
 	access := Access{Write: []keyrange.Range{sel}}
 	// A condition or prev_kv answers with values: that is reading too.
 	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
@@ -196,18 +196,18 @@ func writeAccess(sel keyrange.Range, p precondition, op mvcc.Op) Access {
 // writeKey runs a put or a delete of sel, which the caller authorized,
 // under the precondition if there is one. It answers the request itself
 // when it reports false.
-func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op kv.Op) (*kv.OpResult, bool) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
-	var out mvcc.OpResult
+	var out kv.OpResult
 	var err error
 	if op.Put != nil {
-		var res mvcc.PutResult
+		var res kv.PutResult
 		res, err = h.put(r, *op.Put)
 		out.Put = &res
 	} else {
-		var res mvcc.DeleteResult
+		var res kv.DeleteResult
 		res, err = h.cfg.Store.DeleteRange(*op.Delete)
 		out.Delete = &res
 	}
@@ -220,11 +220,11 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.
 
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
-func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
-	res, err := h.runTxn(r, mvcc.TxnRequest{
+func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, bool) {
+	res, err := h.runTxn(r, kv.TxnRequest{
 		Compare: p.compares(key),
-		Success: []mvcc.Op{op},
-		Failure: []mvcc.Op{{Range: &mvcc.RangeOp{Key: key}}},
+		Success: []kv.Op{op},
+		Failure: []kv.Op{{Range: &kv.RangeOp{Key: key}}},
 	})
 	if err != nil {
 		h.writeError(w, r, err)
@@ -247,7 +247,7 @@ func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte
 
 // jsonKV lets encoding/json write a KeyValue with its base64 twins.
 type jsonKV struct {
-	kv        *mvcc.KeyValue
+	kv        *kv.KeyValue
 	withValue bool
 }
 
@@ -293,7 +293,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r)
-	req := mvcc.PutRequest{
+	req := kv.PutRequest{
 		Key:         key,
 		Lease:       q.int64("lease", 0),
 		PrevKV:      q.boolean("prev_kv"),
@@ -310,7 +310,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The body is read once the caller may write the key.
-	op := mvcc.Op{Put: &req}
+	op := kv.Op{Put: &req}
 	if !h.authorize(w, r, writeAccess(keyrange.Range{Key: key}, p, op)) {
 		return
 	}
@@ -417,7 +417,7 @@ func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, single bool) {
 	q := newQuery(r)
-	req := mvcc.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
+	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
 	if q.err != nil {
 		writeAPIError(w, q.err)
 		return
@@ -431,7 +431,7 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
-	op := mvcc.Op{Delete: &req}
+	op := kv.Op{Delete: &req}
 	if !h.authorize(w, r, writeAccess(sel, p, op)) {
 		return
 	}
@@ -443,7 +443,7 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.
 	writeRawJSON(w, http.StatusOK, append(appendDeleteResult(nil, out.Delete, req.PrevKV), '\n'))
 }
 
-func appendDeleteResult(b []byte, res *mvcc.DeleteResult, prevKV bool) []byte {
+func appendDeleteResult(b []byte, res *kv.DeleteResult, prevKV bool) []byte {
 	b = appendHeader(b, res.Revision)
 	b = appendIntField(b, "deleted", res.Deleted)
 	if prevKV {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -25,14 +26,14 @@ type unrestricted interface {
 func (allowAll) Unrestricted(*http.Request) bool { return true }
 
 // put runs a put, checking its lease's keys inside its write.
-func (h *Handler) put(r *http.Request, req mvcc.PutRequest) (mvcc.PutResult, error) {
+func (h *Handler) put(r *http.Request, req kv.PutRequest) (kv.PutResult, error) {
 	if req.Lease == 0 {
 		return h.cfg.Store.Put(req)
 	}
 	check := h.leaseCheck(r, []int64{req.Lease})
-	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (mvcc.PutResult, error) {
+	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (kv.PutResult, error) {
 		if err := check(tx); err != nil {
-			return mvcc.PutResult{}, err
+			return kv.PutResult{}, err
 		}
 		return tx.Put(req)
 	})
@@ -40,15 +41,15 @@ func (h *Handler) put(r *http.Request, req mvcc.PutRequest) (mvcc.PutResult, err
 
 // runTxn runs a txn, checking inside its write the keys of every lease a
 // put names, in every branch whichever runs (as etcd does).
-func (h *Handler) runTxn(r *http.Request, req mvcc.TxnRequest) (mvcc.TxnResult, error) {
+func (h *Handler) runTxn(r *http.Request, req kv.TxnRequest) (kv.TxnResult, error) {
 	leases := txnLeases(nil, &req)
 	if len(leases) == 0 {
 		return h.cfg.Store.Txn(req)
 	}
 	check := h.leaseCheck(r, leases)
-	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) {
+	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (kv.TxnResult, error) {
 		if err := check(tx); err != nil {
-			return mvcc.TxnResult{}, err
+			return kv.TxnResult{}, err
 		}
 		return tx.Txn(req)
 	})
@@ -56,7 +57,7 @@ func (h *Handler) runTxn(r *http.Request, req mvcc.TxnRequest) (mvcc.TxnResult, 
 
 // txnLeases appends to ids the leases named by the puts of r, nested txns
 // included, each once.
-func txnLeases(ids []int64, r *mvcc.TxnRequest) []int64 {
+func txnLeases(ids []int64, r *kv.TxnRequest) []int64 {
 	for _, op := range slices.Concat(r.Success, r.Failure) {
 		switch {
 		case op.Put != nil && op.Put.Lease != 0 && !slices.Contains(ids, op.Put.Lease):
@@ -79,7 +80,7 @@ func (h *Handler) leaseCheck(r *http.Request, leases []int64) func(*mvcc.WriteTx
 		var a Access
 		for _, id := range leases {
 			keys, err := tx.LeaseKeys(id)
-			if errors.Is(err, mvcc.ErrLeaseNotFound) {
+			if errors.Is(err, kv.ErrLeaseNotFound) {
 				continue
 			}
 			if err != nil {

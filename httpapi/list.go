@@ -5,20 +5,20 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 var (
-	sortTargets = map[string]mvcc.SortTarget{
-		"key": mvcc.SortByKey, "version": mvcc.SortByVersion, "create": mvcc.SortByCreate,
-		"mod": mvcc.SortByMod, "value": mvcc.SortByValue,
+	sortTargets = map[string]kv.SortTarget{
+		"key": kv.SortByKey, "version": kv.SortByVersion, "create": kv.SortByCreate,
+		"mod": kv.SortByMod, "value": kv.SortByValue,
 	}
-	sortOrders = map[string]mvcc.SortOrder{"": mvcc.SortNone, "none": mvcc.SortNone, "ascend": mvcc.SortAscend, "descend": mvcc.SortDescend}
+	sortOrders = map[string]kv.SortOrder{"": kv.SortNone, "none": kv.SortNone, "ascend": kv.SortAscend, "descend": kv.SortDescend}
 )
 
 // rangeOptions reads the options a list shares with a txn range.
-func (q *query) rangeOptions() mvcc.RangeOptions {
-	o := mvcc.RangeOptions{
+func (q *query) rangeOptions() kv.RangeOptions {
+	o := kv.RangeOptions{
 		Revision:          q.int64("revision", 0),
 		KeysOnly:          q.boolean("keys_only"),
 		CountOnly:         q.boolean("count_only"),
@@ -44,9 +44,9 @@ func (q *query) rangeOptions() mvcc.RangeOptions {
 
 // keyAscending reports whether results come in ascending key order, the
 // only order pages can follow.
-func keyAscending(o mvcc.RangeOptions) bool {
-	if o.SortTarget == mvcc.SortByKey {
-		return o.SortOrder != mvcc.SortDescend
+func keyAscending(o kv.RangeOptions) bool {
+	if o.SortTarget == kv.SortByKey {
+		return o.SortOrder != kv.SortDescend
 	}
 	return false
 }
@@ -122,7 +122,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 // listPage reads one page of sel, from start when a token gave one, and
 // encodes the answer, with the revision it was served at. The read
 // transaction ends before it returns.
-func (h *Handler) listPage(sel keyrange.Range, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
+func (h *Handler) listPage(sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
 	rt, err := h.cfg.Store.KV().Read()
 	if err != nil {
 		return nil, 0, err
@@ -138,7 +138,7 @@ func (h *Handler) listPage(sel keyrange.Range, opts mvcc.RangeOptions, start []b
 	}
 	if start != nil {
 		// Count the whole range, not what is left of it.
-		all, err := rt.Range(sel.Key, sel.End, mvcc.RangeOptions{Revision: opts.Revision, CountOnly: true})
+		all, err := rt.Range(sel.Key, sel.End, kv.RangeOptions{Revision: opts.Revision, CountOnly: true})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -165,6 +165,6 @@ func (h *Handler) listPage(sel keyrange.Range, opts mvcc.RangeOptions, start []b
 // readLimits returns the bounds of one answer's ranges: at most
 // maxListLimit keys for a range without a limit (a txn's), and
 // MaxResponseBytes of keys and values in all.
-func (h *Handler) readLimits() *mvcc.ReadLimits {
-	return &mvcc.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
+func (h *Handler) readLimits() *kv.ReadLimits {
+	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // listPage is what a list's next_page_token holds, sealed by the
@@ -42,7 +42,7 @@ func parseListPage(b []byte) (listPage, bool) {
 // the range and the revision filters. The order needs no place: tokens
 // are issued and taken for ascending keys only. Limits and keys_only may
 // change from page to page.
-func listBinding(sel keyrange.Range, o mvcc.RangeOptions) [listBindingSize]byte {
+func listBinding(sel keyrange.Range, o kv.RangeOptions) [listBindingSize]byte {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
 	b = append(b, sel.Key...)
@@ -59,7 +59,7 @@ func listBinding(sel keyrange.Range, o mvcc.RangeOptions) [listBindingSize]byte 
 // returns what it holds; a token that does not fit is a bad parameter.
 // A page never leaves the range asked for (which is what is authorized):
 // its start key must lie inside it.
-func (h *Handler) openListPage(q *query, token string, sel keyrange.Range, opts mvcc.RangeOptions) listPage {
+func (h *Handler) openListPage(q *query, token string, sel keyrange.Range, opts kv.RangeOptions) listPage {
 	if sel.End == nil {
 		q.fail("page_token applies to ranges, not to a single key")
 		return listPage{}

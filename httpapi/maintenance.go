@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -118,7 +119,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func alarmNames(as []mvcc.Alarm) []string {
+func alarmNames(as []kv.Alarm) []string {
 	names := make([]string, 0, len(as))
 	for _, a := range as {
 		names = append(names, string(a))
@@ -234,25 +235,25 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 // healthSource is what /health reads of the store.
 type healthSource interface {
 	Failed() error
-	Alarms() []mvcc.Alarm
+	Alarms() []kv.Alarm
 }
 
 // healthReason says why the server is not healthy, or "" when it is. It
 // reads the alarms once: the list can empty between two reads.
-func healthReason(kv healthSource, shuttingDown bool) string {
+func healthReason(src healthSource, shuttingDown bool) string {
 	switch {
 	case shuttingDown:
 		return "shutting down"
-	case kv.Failed() != nil:
+	case src.Failed() != nil:
 		return "backend failed"
 	}
-	if alarms := kv.Alarms(); len(alarms) > 0 {
+	if alarms := src.Alarms(); len(alarms) > 0 {
 		return "ALARM " + string(alarms[0])
 	}
 	return ""
 }
 
-func dbSize(kv *mvcc.Store) int64 {
-	size, _ := kv.DBSize()
+func dbSize(src *mvcc.Store) int64 {
+	size, _ := src.DBSize()
 	return size
 }

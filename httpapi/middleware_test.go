@@ -13,7 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // newLoggedHandler is newTestHandler with the handler's log kept in a
@@ -123,9 +123,9 @@ func TestServerErrorsHideInternals(t *testing.T) {
 	h, log := newLoggedHandler(t)
 	const secret = "/var/lib/httpkv/httpkv.db"
 	for _, err := range []error{
-		fmt.Errorf("%w: write %s: input/output error", mvcc.ErrBackendFailed, secret),
-		fmt.Errorf("mvcc: commit: %w (%s)", mvcc.ErrClosed, secret),
-		fmt.Errorf("%w: quota of %s", mvcc.ErrNoSpace, secret),
+		fmt.Errorf("%w: write %s: input/output error", kv.ErrBackendFailed, secret),
+		fmt.Errorf("mvcc: commit: %w (%s)", kv.ErrClosed, secret),
+		fmt.Errorf("%w: quota of %s", kv.ErrNoSpace, secret),
 		errors.New("open " + secret + ": permission denied"),
 	} {
 		log.Reset()
@@ -149,10 +149,10 @@ func TestServerErrorsHideInternals(t *testing.T) {
 type fakeHealth struct{ reads int }
 
 func (f *fakeHealth) Failed() error { return nil }
-func (f *fakeHealth) Alarms() []mvcc.Alarm {
+func (f *fakeHealth) Alarms() []kv.Alarm {
 	f.reads++
 	if f.reads == 1 {
-		return []mvcc.Alarm{mvcc.AlarmNoSpace}
+		return []kv.Alarm{kv.AlarmNoSpace}
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 func newQueryOf(raw string) *query {
@@ -129,20 +129,20 @@ func TestQuerySelector(t *testing.T) {
 func TestQueryRangeOptions(t *testing.T) {
 	tests := []struct {
 		raw     string
-		want    mvcc.RangeOptions
+		want    kv.RangeOptions
 		wantErr bool
 	}{
-		{"", mvcc.RangeOptions{}, false},
-		{"revision=5&keys_only=1&count_only=true", mvcc.RangeOptions{Revision: 5, KeysOnly: true, CountOnly: true}, false},
-		{"sort_target=mod&sort_order=descend", mvcc.RangeOptions{SortTarget: mvcc.SortByMod, SortOrder: mvcc.SortDescend}, false},
-		{"sort_target=value&sort_order=ascend", mvcc.RangeOptions{SortTarget: mvcc.SortByValue, SortOrder: mvcc.SortAscend}, false},
+		{"", kv.RangeOptions{}, false},
+		{"revision=5&keys_only=1&count_only=true", kv.RangeOptions{Revision: 5, KeysOnly: true, CountOnly: true}, false},
+		{"sort_target=mod&sort_order=descend", kv.RangeOptions{SortTarget: kv.SortByMod, SortOrder: kv.SortDescend}, false},
+		{"sort_target=value&sort_order=ascend", kv.RangeOptions{SortTarget: kv.SortByValue, SortOrder: kv.SortAscend}, false},
 		{"min_mod_revision=2&max_mod_revision=9&min_create_revision=3&max_create_revision=8",
-			mvcc.RangeOptions{MinModRevision: 2, MaxModRevision: 9, MinCreateRevision: 3, MaxCreateRevision: 8}, false},
-		{"sort_target=size", mvcc.RangeOptions{}, true},
-		{"sort_order=up", mvcc.RangeOptions{}, true},
-		{"revision=-1", mvcc.RangeOptions{}, true},
-		{"keys_only=maybe", mvcc.RangeOptions{}, true},
-		{"min_mod_revision=x", mvcc.RangeOptions{}, true},
+			kv.RangeOptions{MinModRevision: 2, MaxModRevision: 9, MinCreateRevision: 3, MaxCreateRevision: 8}, false},
+		{"sort_target=size", kv.RangeOptions{}, true},
+		{"sort_order=up", kv.RangeOptions{}, true},
+		{"revision=-1", kv.RangeOptions{}, true},
+		{"keys_only=maybe", kv.RangeOptions{}, true},
+		{"min_mod_revision=x", kv.RangeOptions{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

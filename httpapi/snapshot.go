@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/snapshot"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // DefaultSnapshotWriteTimeout bounds each write of a snapshot to its
@@ -59,7 +59,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	// Counted as a stream: Close ends it, and waits for it.
 	if !h.streams.start() {
-		h.writeError(w, r, watch.ErrClosed)
+		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
 	defer h.streams.end()

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
@@ -98,7 +98,7 @@ func TestSnapshotStalledClient(t *testing.T) {
 		if size, _ := store.KV().DBSize(); size > 48<<20 {
 			break
 		}
-		if _, err := store.KV().Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "k%05d", i), Value: value}); err != nil {
+		if _, err := store.KV().Put(kv.PutRequest{Key: fmt.Appendf(nil, "k%05d", i), Value: value}); err != nil {
 			t.Fatal(err)
 		}
 	}

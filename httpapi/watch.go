@@ -8,7 +8,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // watch serves GET /v1/watch: one watcher per stream, framed as SSE (or
@@ -53,7 +53,7 @@ import (
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	sel := q.selector(false)
-	req := watch.Request{
+	req := kv.WatchRequest{
 		Key:            sel.Key,
 		End:            sel.End,
 		StartRevision:  q.int64("start_revision", 0),
@@ -115,7 +115,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	// connection goroutine, its grown stack and its buffers.
 	if !h.streams.start() {
 		stream.Close()
-		h.writeError(w, r, watch.ErrClosed)
+		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
 	if r.ProtoMajor == 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -165,7 +166,7 @@ func putUntil(tb testing.TB, s *mvcc.Store, done func() bool) []timedPut {
 	var puts []timedPut
 	for i := 0; !done(); i++ {
 		start := time.Now()
-		if _, err := s.Put(mvcc.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)}); err != nil {
+		if _, err := s.Put(kv.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)}); err != nil {
 			tb.Fatalf("client Put #%d = %v", i, err)
 		}
 		puts = append(puts, timedPut{start: start, d: time.Since(start)})

@@ -41,7 +41,7 @@
 //			return err
 //		}
 //		for _, k := range st.Keys {
-//			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
+//			if _, err := tx.DeleteRange(kv.DeleteRequest{Key: k}); err != nil {
 //				return err
 //			}
 //		}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -48,7 +49,7 @@ func TestExpiryDeletesExactlyAttachedKeysInOneRevision(t *testing.T) {
 		}
 		var deleted []string
 		for _, ev := range history(t, e.store, rev+1) {
-			if ev.Type != mvcc.EventDelete {
+			if ev.Type != kv.EventDelete {
 				t.Fatalf("History(%d) has a %v of %q, want deletes only", rev+1, ev.Type, ev.KV.Key)
 			}
 			deleted = append(deleted, string(ev.KV.Key))
@@ -213,7 +214,7 @@ func TestMassExpiry(t *testing.T) {
 					return
 				case <-time.After(100 * time.Millisecond):
 				}
-				res, err := e.store.Put(mvcc.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)})
+				res, err := e.store.Put(kv.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)})
 				if err != nil {
 					t.Errorf("client Put #%d = %v", i, err)
 					return

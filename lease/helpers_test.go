@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -97,7 +98,7 @@ func mustGrant(tb testing.TB, e *env, id, ttl int64) lease.Lease {
 // one store write: one revision, so watchers see the deletes together.
 // This is the sequence the server runs, through the watch store, for a
 // revoke request and for every lease the lessor reports expired.
-func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
+func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (kv.Changes, error) {
 	return w.Write(func(tx *mvcc.WriteTxn) error {
 		st, err := l.Status(tx, id)
 		if err != nil {
@@ -110,7 +111,7 @@ func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
 // revokeExpired is revoke for a lease the lessor reported expired: it
 // does nothing if the lease is no longer expired, as when a client
 // revoked it and granted the ID again after the report.
-func revokeExpired(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
+func revokeExpired(w mvcc.Writer, l *lease.Lessor, id int64) (kv.Changes, error) {
 	return w.Write(func(tx *mvcc.WriteTxn) error {
 		st, err := l.Status(tx, id)
 		if err != nil || st.Remaining > 0 {
@@ -125,7 +126,7 @@ func revokeExpired(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, erro
 // stays.
 func deleteAndRevoke(tx *mvcc.WriteTxn, l *lease.Lessor, id int64, keys [][]byte) error {
 	for _, k := range keys {
-		if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
+		if _, err := tx.DeleteRange(kv.DeleteRequest{Key: k}); err != nil {
 			return err
 		}
 	}
@@ -151,7 +152,7 @@ func (e *env) startRevoker(tb testing.TB, onBatch func(ids []int64)) {
 					switch {
 					case err == nil:
 						e.revoked.Add(1)
-					case errors.Is(err, lease.ErrNotFound), errors.Is(err, mvcc.ErrClosed):
+					case errors.Is(err, lease.ErrNotFound), errors.Is(err, kv.ErrClosed):
 						// Revoked already, after an earlier report; or
 						// the test is over.
 					default:
@@ -164,7 +165,7 @@ func (e *env) startRevoker(tb testing.TB, onBatch func(ids []int64)) {
 	}()
 }
 
-func mustPut(tb testing.TB, e *env, r mvcc.PutRequest) int64 {
+func mustPut(tb testing.TB, e *env, r kv.PutRequest) int64 {
 	tb.Helper()
 	res, err := e.store.Put(r)
 	if err != nil {
@@ -176,13 +177,13 @@ func mustPut(tb testing.TB, e *env, r mvcc.PutRequest) int64 {
 // liveKeys returns every key in the store.
 func liveKeys(tb testing.TB, s *mvcc.Store) []string {
 	tb.Helper()
-	res, err := s.Range([]byte{0}, []byte{0}, mvcc.RangeOptions{})
+	res, err := s.Range([]byte{0}, []byte{0}, kv.RangeOptions{})
 	if err != nil {
 		tb.Fatalf("Range(all) = %v", err)
 	}
 	var keys []string
-	for _, kv := range res.KVs {
-		keys = append(keys, string(kv.Key))
+	for _, kval := range res.KVs {
+		keys = append(keys, string(kval.Key))
 	}
 	return keys
 }
@@ -206,15 +207,15 @@ func strs(keys [][]byte) []string {
 }
 
 // history returns the events with a revision in [from, current].
-func history(tb testing.TB, s *mvcc.Store, from int64) []mvcc.Event {
+func history(tb testing.TB, s *mvcc.Store, from int64) []kv.Event {
 	tb.Helper()
 	r, err := s.Read()
 	if err != nil {
 		tb.Fatalf("Read() = %v", err)
 	}
 	defer r.End()
-	var evs []mvcc.Event
-	err = r.History(from, func(ev mvcc.Event) bool {
+	var evs []kv.Event
+	err = r.History(from, func(ev kv.Event) bool {
 		evs = append(evs, ev)
 		return true
 	})
@@ -245,6 +246,6 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // leasedPut is a put of key with the lease.
-func leasedPut(key string, id int64) mvcc.PutRequest {
-	return mvcc.PutRequest{Key: []byte(key), Value: []byte("v"), Lease: id}
+func leasedPut(key string, id int64) kv.PutRequest {
+	return kv.PutRequest{Key: []byte(key), Value: []byte("v"), Lease: id}
 }

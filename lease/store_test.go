@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -25,14 +26,14 @@ func putOp(key string, id int64) op {
 
 func putIgnoreLeaseOp(key string) op {
 	return op{desc: "put " + key + " ignoring lease", do: func(s *mvcc.Store) error {
-		_, err := s.Put(mvcc.PutRequest{Key: []byte(key), Value: []byte("w"), IgnoreLease: true})
+		_, err := s.Put(kv.PutRequest{Key: []byte(key), Value: []byte("w"), IgnoreLease: true})
 		return err
 	}}
 }
 
 func deleteOp(key, end string) op {
 	return op{desc: "delete " + key, do: func(s *mvcc.Store) error {
-		_, err := s.DeleteRange(mvcc.DeleteRequest{Key: []byte(key), End: []byte(end)})
+		_, err := s.DeleteRange(kv.DeleteRequest{Key: []byte(key), End: []byte(end)})
 		return err
 	}}
 }
@@ -40,7 +41,7 @@ func deleteOp(key, end string) op {
 func txnPutOp(key string, id int64) op {
 	return op{desc: "txn put " + key, do: func(s *mvcc.Store) error {
 		put := leasedPut(key, id)
-		_, err := s.Txn(mvcc.TxnRequest{Success: []mvcc.Op{{Put: &put}}})
+		_, err := s.Txn(kv.TxnRequest{Success: []kv.Op{{Put: &put}}})
 		return err
 	}}
 }
@@ -109,8 +110,8 @@ func TestPutWithUnknownLeaseWritesNothing(t *testing.T) {
 	mustPut(t, e, leasedPut("a", 1))
 	rev := e.store.Rev()
 
-	for _, r := range []mvcc.PutRequest{leasedPut("a", 2), leasedPut("b", 2)} {
-		if _, err := e.store.Put(r); !errors.Is(err, mvcc.ErrLeaseNotFound) {
+	for _, r := range []kv.PutRequest{leasedPut("a", 2), leasedPut("b", 2)} {
+		if _, err := e.store.Put(r); !errors.Is(err, kv.ErrLeaseNotFound) {
 			t.Fatalf("Put(%q, lease=2) = %v, want ErrLeaseNotFound", r.Key, err)
 		}
 	}
@@ -146,7 +147,7 @@ func TestRevokeDeletesAttachedKeysInOneRevision(t *testing.T) {
 	evs := history(t, e.store, rev+1)
 	var deleted []string
 	for _, ev := range evs {
-		if ev.Type != mvcc.EventDelete || ev.KV.ModRevision != rev+1 {
+		if ev.Type != kv.EventDelete || ev.KV.ModRevision != rev+1 {
 			t.Fatalf("History(%d) has %v of %q at %d, want only deletes at %d", rev+1, ev.Type, ev.KV.Key, ev.KV.ModRevision, rev+1)
 		}
 		deleted = append(deleted, string(ev.KV.Key))
@@ -195,7 +196,7 @@ func TestRestartRestoresLeasesAndAttachments(t *testing.T) {
 	mustPut(t, e, leasedPut("d", 3))
 	mustPut(t, e, leasedPut("d", 0)) // detached
 	mustPut(t, e, leasedPut("e", 3))
-	if _, err := e.store.DeleteRange(mvcc.DeleteRequest{Key: []byte("e")}); err != nil {
+	if _, err := e.store.DeleteRange(kv.DeleteRequest{Key: []byte("e")}); err != nil {
 		t.Fatalf("DeleteRange(e) = %v", err)
 	}
 	c.Advance(8 * time.Second)

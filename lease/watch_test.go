@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
-	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -26,7 +26,7 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 			defer close(revokerDone)
 			for ids := range e.lessor.Expired() {
 				for _, id := range ids {
-					if _, err := revokeExpired(ws, e.lessor, id); err != nil && !errors.Is(err, lease.ErrNotFound) && !errors.Is(err, mvcc.ErrClosed) {
+					if _, err := revokeExpired(ws, e.lessor, id); err != nil && !errors.Is(err, lease.ErrNotFound) && !errors.Is(err, kv.ErrClosed) {
 						t.Errorf("revokeExpired(%d) = %v", id, err)
 					}
 				}
@@ -40,10 +40,10 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 				t.Fatalf("Put(%q) = %v", k, err)
 			}
 		}
-		if _, err := ws.Put(mvcc.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
+		if _, err := ws.Put(kv.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
 			t.Fatalf("Put(svc/d) = %v", err)
 		}
-		st, err := ws.Watch(watch.Request{Key: []byte("svc/"), End: []byte("svc0")})
+		st, err := ws.Watch(kv.WatchRequest{Key: []byte("svc/"), End: []byte("svc0")})
 		if err != nil {
 			t.Fatalf("Watch(svc/) = %v", err)
 		}
@@ -57,7 +57,7 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 		}
 		var keys []string
 		for _, ev := range rs[0].Events {
-			if ev.Type != mvcc.EventDelete || ev.KV.ModRevision != rs[0].Revision {
+			if ev.Type != kv.EventDelete || ev.KV.ModRevision != rs[0].Revision {
 				t.Fatalf("event %v of %q at %d, want deletes at %d", ev.Type, ev.KV.Key, ev.KV.ModRevision, rs[0].Revision)
 			}
 			keys = append(keys, string(ev.KV.Key))

@@ -7,6 +7,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // treeIndex maps user keys to their keyIndex, ordered by key.
@@ -26,13 +27,13 @@ func newTreeIndex() *treeIndex {
 // keyRev is a key and the revision of its version that a read sees.
 type keyRev struct {
 	key     []byte
-	rev     Revision
-	created Revision
+	rev     kv.Revision
+	created kv.Revision
 	version int64
 }
 
 // put records a write of key at rev.
-func (ti *treeIndex) put(key []byte, rev Revision) {
+func (ti *treeIndex) put(key []byte, rev kv.Revision) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -44,7 +45,7 @@ func (ti *treeIndex) put(key []byte, rev Revision) {
 }
 
 // tombstone records a delete of key at rev.
-func (ti *treeIndex) tombstone(key []byte, rev Revision) error {
+func (ti *treeIndex) tombstone(key []byte, rev kv.Revision) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -55,7 +56,7 @@ func (ti *treeIndex) tombstone(key []byte, rev Revision) error {
 }
 
 // unput undoes the newest write of key, which must be rev.
-func (ti *treeIndex) unput(key []byte, rev Revision, tombstone bool) {
+func (ti *treeIndex) unput(key []byte, rev kv.Revision, tombstone bool) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -121,8 +122,8 @@ func (ti *treeIndex) insertRestored(ki *keyIndex) {
 //
 // It walks a copy-on-write clone of the tree and takes the lock per key, so
 // writers wait for one key's compaction at most, never for the whole index.
-func (ti *treeIndex) compact(atRev int64) map[Revision]struct{} {
-	keep := make(map[Revision]struct{})
+func (ti *treeIndex) compact(atRev int64) map[kv.Revision]struct{} {
+	keep := make(map[kv.Revision]struct{})
 	ti.mu.Lock()
 	clone := ti.tree.Clone()
 	ti.mu.Unlock()

@@ -4,16 +4,8 @@ import (
 	"fmt"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
-
-// Alarm names an alarm the store can raise.
-type Alarm string
-
-// AlarmNoSpace is raised when a write would take the backend past its
-// quota. While it is active, writes that add data (puts, txns with writes)
-// fail with ErrNoSpace; reads, deletes and compaction work. It stays until
-// disarmed, even across restarts, as in etcd.
-const AlarmNoSpace Alarm = "NOSPACE"
 
 // CheckSpace refuses a write that adds cost bytes when the NOSPACE alarm
 // is active, and raises the alarm when the write would exceed the quota.
@@ -22,7 +14,7 @@ const AlarmNoSpace Alarm = "NOSPACE"
 func (t *WriteTxn) CheckSpace(cost int64) error {
 	s := t.s
 	if s.alarmNoSpace.Load() {
-		return ErrNoSpace
+		return kv.ErrNoSpace
 	}
 	if cost == 0 {
 		return nil
@@ -33,15 +25,15 @@ func (t *WriteTxn) CheckSpace(cost int64) error {
 		}
 		s.alarmNoSpace.Store(true)
 		t.mustCommit = true
-		return fmt.Errorf("%w: backend size %d + %d bytes exceeds quota %d", ErrNoSpace, size, cost, s.opts.QuotaBytes)
+		return fmt.Errorf("%w: backend size %d + %d bytes exceeds quota %d", kv.ErrNoSpace, size, cost, s.opts.QuotaBytes)
 	}
 	return nil
 }
 
 // Alarms returns the active alarms.
-func (s *Store) Alarms() []Alarm {
+func (s *Store) Alarms() []kv.Alarm {
 	if s.alarmNoSpace.Load() {
-		return []Alarm{AlarmNoSpace}
+		return []kv.Alarm{kv.AlarmNoSpace}
 	}
 	return nil
 }

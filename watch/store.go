@@ -1,20 +1,13 @@
 package watch
 
 import (
-	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
-)
-
-// Errors returned by Watch.
-var (
-	ErrInvalid = errors.New("watch: invalid request")
-	ErrClosed  = errors.New("watch: store closed")
 )
 
 // Defaults for Options fields left zero.
@@ -80,7 +73,7 @@ type Store struct {
 	mu          sync.Mutex
 	synced      *watcherGroup
 	unsynced    watcherSet
-	victims     map[*watcher]Response
+	victims     map[*watcher]kv.WatchResponse
 	all         watcherSet
 	progressing watcherSet // watchers that asked for periodic progress
 	// progressPending holds the watchers owed an on-demand progress
@@ -91,7 +84,7 @@ type Store struct {
 	notifiedRev int64
 	// pending holds committed changes that arrived before an earlier
 	// revision's: they are delivered strictly in order.
-	pending map[int64]mvcc.Changes
+	pending map[int64]kv.Changes
 	closed  bool
 
 	pendingEvents atomic.Int64
@@ -114,7 +107,7 @@ type syncHooks struct {
 
 // New wraps kv and starts the sync, victim and progress loops. Close stops
 // them.
-func New(kv *mvcc.Store, opts Options) *Store {
+func New(kval *mvcc.Store, opts Options) *Store {
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
@@ -134,16 +127,16 @@ func New(kv *mvcc.Store, opts Options) *Store {
 		opts.QueueBytes = DefaultQueueBytes
 	}
 	s := &Store{
-		kv:              kv,
+		kv:              kval,
 		opts:            opts,
 		synced:          newWatcherGroup(),
 		unsynced:        make(watcherSet),
-		victims:         make(map[*watcher]Response),
+		victims:         make(map[*watcher]kv.WatchResponse),
 		all:             make(watcherSet),
 		progressing:     make(watcherSet),
 		progressPending: make(watcherSet),
-		notifiedRev:     kv.Rev(),
-		pending:         make(map[int64]mvcc.Changes),
+		notifiedRev:     kval.Rev(),
+		pending:         make(map[int64]kv.Changes),
 		syncKick:        make(chan struct{}, 1),
 		stop:            make(chan struct{}),
 	}
@@ -160,7 +153,7 @@ func (s *Store) KV() *mvcc.Store { return s.kv }
 
 // Write runs fn in the store's write transaction (see mvcc.Store.Write)
 // and delivers its changes to the watchers before returning.
-func (s *Store) Write(fn func(*mvcc.WriteTxn) error) (mvcc.Changes, error) {
+func (s *Store) Write(fn func(*mvcc.WriteTxn) error) (kv.Changes, error) {
 	ch, err := s.kv.Write(fn)
 	if err == nil && len(ch.Events) > 0 {
 		s.publish(ch)
@@ -169,27 +162,27 @@ func (s *Store) Write(fn func(*mvcc.WriteTxn) error) (mvcc.Changes, error) {
 }
 
 // Put, DeleteRange and Txn are mvcc's, with events delivered.
-func (s *Store) Put(r mvcc.PutRequest) (mvcc.PutResult, error) {
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.PutResult, error) { return tx.Put(r) })
+func (s *Store) Put(r kv.PutRequest) (kv.PutResult, error) {
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (kv.PutResult, error) { return tx.Put(r) })
 }
 
 // DeleteRange deletes a key or a range; see mvcc.WriteTxn.DeleteRange.
-func (s *Store) DeleteRange(r mvcc.DeleteRequest) (mvcc.DeleteResult, error) {
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.DeleteResult, error) { return tx.DeleteRange(r) })
+func (s *Store) DeleteRange(r kv.DeleteRequest) (kv.DeleteResult, error) {
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (kv.DeleteResult, error) { return tx.DeleteRange(r) })
 }
 
 // Txn runs a txn; one that cannot write runs on a read snapshot.
-func (s *Store) Txn(r mvcc.TxnRequest) (mvcc.TxnResult, error) {
+func (s *Store) Txn(r kv.TxnRequest) (kv.TxnResult, error) {
 	if !r.HasWrites() {
 		return s.kv.Txn(r)
 	}
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) { return tx.Txn(r) })
+	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (kv.TxnResult, error) { return tx.Txn(r) })
 }
 
 // publish delivers committed changes in revision order. Writers finish
 // their commits in any order; a revision that arrives early waits in
 // pending for the ones before it.
-func (s *Store) publish(ch mvcc.Changes) {
+func (s *Store) publish(ch kv.Changes) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ch.Revision <= s.notifiedRev {
@@ -208,14 +201,14 @@ func (s *Store) publish(ch mvcc.Changes) {
 }
 
 // notify offers one revision's events to the synced watchers they match.
-func (s *Store) notify(ch mvcc.Changes) {
+func (s *Store) notify(ch kv.Changes) {
 	rev := ch.Revision
 	now := time.Now().UnixNano()
-	deliver := func(w *watcher, evs []Event) {
+	deliver := func(w *watcher, evs []kv.Event) {
 		if w.next > rev {
 			return // a watcher starting in the future
 		}
-		r := Response{Revision: rev, Events: evs}
+		r := kv.WatchResponse{Revision: rev, Events: evs}
 		n, ok := w.offer(r, s.limits())
 		if ok {
 			s.queued(len(evs), n)
@@ -242,11 +235,11 @@ func (s *Store) notify(ch mvcc.Changes) {
 			}
 		})
 		for _, w := range ws {
-			deliver(w, []Event{{Event: *ev}})
+			deliver(w, []kv.Event{*ev})
 		}
 		return
 	}
-	per := make(map[*watcher][]Event)
+	per := make(map[*watcher][]kv.Event)
 	var order []*watcher
 	for i := range ch.Events {
 		ev := &ch.Events[i]
@@ -257,7 +250,7 @@ func (s *Store) notify(ch mvcc.Changes) {
 			if _, seen := per[w]; !seen {
 				order = append(order, w)
 			}
-			per[w] = append(per[w], Event{Event: *ev})
+			per[w] = append(per[w], *ev)
 		})
 	}
 	for _, w := range order {
@@ -266,12 +259,12 @@ func (s *Store) notify(ch mvcc.Changes) {
 }
 
 // Watch starts a watcher.
-func (s *Store) Watch(r Request) (*Stream, error) {
+func (s *Store) Watch(r kv.WatchRequest) (*Stream, error) {
 	if len(r.Key) == 0 {
-		return nil, fmt.Errorf("%w: empty key", ErrInvalid)
+		return nil, kv.Invalidf("empty key")
 	}
 	if r.StartRevision < 0 {
-		return nil, fmt.Errorf("%w: negative start revision", ErrInvalid)
+		return nil, kv.Invalidf("negative start revision")
 	}
 	w := &watcher{
 		prevKV:   r.PrevKV,
@@ -287,7 +280,7 @@ func (s *Store) Watch(r Request) (*Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, kv.ErrClosed
 	}
 	start := r.StartRevision
 	if start == 0 {
@@ -333,7 +326,7 @@ func (s *Store) cancel(w *watcher) {
 	s.mu.Lock()
 	s.remove(w)
 	s.mu.Unlock()
-	w.finish(Response{Canceled: true})
+	w.finish(kv.WatchResponse{Canceled: true})
 }
 
 // requestProgress queues a progress response for w now if it is caught up,
@@ -360,7 +353,7 @@ func (s *Store) sendProgress(w *watcher) {
 	if w.done {
 		return
 	}
-	w.queue = append(w.queue, Response{Revision: s.notifiedRev, Progress: true})
+	w.queue = append(w.queue, kv.WatchResponse{Revision: s.notifiedRev, Progress: true})
 	w.signal()
 }
 
@@ -400,7 +393,7 @@ func (s *Store) Close() {
 		}
 		s.mu.Unlock()
 		for _, w := range ws {
-			w.finish(Response{Canceled: true, CancelReason: "shutting down"})
+			w.finish(kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
 		}
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // syncLoop catches unsynced watchers up from the history. It runs a pass
@@ -99,7 +99,7 @@ func (s *Store) syncPass() bool {
 		}
 		if t.next < compactRev {
 			s.remove(w)
-			w.finish(Response{Revision: s.notifiedRev, CompactRevision: compactRev})
+			w.finish(kv.WatchResponse{Revision: s.notifiedRev, CompactRevision: compactRev})
 			advanced = true
 			continue
 		}
@@ -126,7 +126,7 @@ func callHook(f func()) {
 // bytes. It returns them, the last revision read in full, and the
 // snapshot's compact revision; watchers needing history below that one get
 // nothing from it.
-func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits) ([]mvcc.Event, int64, int64, error) {
+func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits) ([]kv.Event, int64, int64, error) {
 	rt, err := s.kv.Read()
 	if err != nil {
 		return nil, 0, 0, err
@@ -149,9 +149,9 @@ func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits
 	if from > upTo {
 		return nil, readTo, compactRev, nil
 	}
-	var events []mvcc.Event
+	var events []kv.Event
 	var size int64
-	err = rt.History(from, func(ev mvcc.Event) bool {
+	err = rt.History(from, func(ev kv.Event) bool {
 		rev := ev.KV.ModRevision
 		if rev > upTo {
 			return false
@@ -161,10 +161,10 @@ func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits
 			return false
 		}
 		events = append(events, ev)
-		size += eventSize(&Event{Event: ev})
+		size += eventSize(&ev)
 		return true
 	})
-	if errors.Is(err, mvcc.ErrCompacted) {
+	if errors.Is(err, kv.ErrCompacted) {
 		// Cannot happen: the snapshot's compact revision was checked.
 		return nil, 0, 0, err
 	}
@@ -178,15 +178,15 @@ const maxResponseEvents = 256
 // sendHistory offers w its share of events, whole revisions in order, from
 // w.next up to readTo, as far as its queue takes them, and advances w.next
 // past what it took. The caller holds mu. It reports whether w advanced.
-func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool {
+func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
 	start := w.next
-	var batch []Event
+	var batch []kv.Event
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
-		n, ok := w.offer(Response{Revision: rev, Events: batch}, s.limits())
+		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: batch}, s.limits())
 		if !ok {
 			return false
 		}
@@ -206,11 +206,11 @@ func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool 
 			n := len(batch)
 			for k := i; k < j; k++ {
 				if w.matches(&events[k]) {
-					batch = append(batch, Event{Event: events[k]})
+					batch = append(batch, events[k])
 				}
 			}
 			if n > 0 && len(batch) > maxResponseEvents {
-				cur := append([]Event(nil), batch[n:]...)
+				cur := append([]kv.Event(nil), batch[n:]...)
 				batch = batch[:n]
 				if !flush() {
 					return w.next != start
@@ -304,10 +304,10 @@ func (s *Store) progressLoop() {
 
 // fillPrevKVs adds to each event the key's version before it. If one is no
 // longer in the history, the responses end there with a compacted one.
-func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
+func (s *Store) fillPrevKVs(w *watcher, rs []kv.WatchResponse) []kv.WatchResponse {
 	rt, err := s.kv.Read()
 	if err != nil {
-		return []Response{{Canceled: true, CancelReason: "store closed"}}
+		return []kv.WatchResponse{{Canceled: true, CancelReason: "store closed"}}
 	}
 	defer rt.End()
 	// The previous versions are held by the reader with the events.
@@ -319,10 +319,10 @@ func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
 	for i := range rs {
 		for j := range rs[i].Events {
 			ev := &rs[i].Events[j]
-			res, err := rt.Range(ev.KV.Key, nil, mvcc.RangeOptions{Revision: ev.KV.ModRevision - 1})
-			var ce *mvcc.CompactedError
+			res, err := rt.Range(ev.KV.Key, nil, kv.RangeOptions{Revision: ev.KV.ModRevision - 1})
+			var ce *kv.CompactedError
 			if errors.As(err, &ce) {
-				return append(rs[:i:i], Response{Revision: rt.Rev(), CompactRevision: ce.CompactRevision})
+				return append(rs[:i:i], kv.WatchResponse{Revision: rt.Rev(), CompactRevision: ce.CompactRevision})
 			}
 			if err == nil && len(res.KVs) == 1 {
 				ev.PrevKV = &res.KVs[0]

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
@@ -63,7 +64,7 @@ func (l *leases) revoke(id int64, onlyExpired bool, allowed func([][]byte) error
 			}
 		}
 		for _, k := range st.Keys {
-			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
+			if _, err := tx.DeleteRange(kv.DeleteRequest{Key: k}); err != nil {
 				return err
 			}
 		}
