@@ -34,7 +34,7 @@ func BenchmarkGrant(b *testing.B) {
 	b.Run("store", func(b *testing.B) {
 		e := newEnv(b, lease.Config{})
 		for b.Loop() {
-			if _, err := grant(e.store, e.lessor, 0, 60); err != nil {
+			if _, err := e.manager.Grant(0, 60); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -44,7 +44,7 @@ func BenchmarkGrant(b *testing.B) {
 		b.SetParallelism(16) // enough callers for the store to batch commits
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := grant(e.store, e.lessor, 0, 60); err != nil {
+				if _, err := e.manager.Grant(0, 60); err != nil {
 					b.Error(err)
 					return
 				}

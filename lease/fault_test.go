@@ -21,7 +21,7 @@ func leaseState(tb testing.TB, l *lease.Lessor) string {
 	for id := int64(1); id <= 3; id++ {
 		st, err := l.TimeToLive(id, true)
 		switch {
-		case errors.Is(err, lease.ErrNotFound):
+		case errors.Is(err, kv.ErrLeaseNotFound):
 			s += fmt.Sprintf("%d:none ", id)
 		case err != nil:
 			tb.Fatalf("TimeToLive(%d) = %v", id, err)
@@ -41,8 +41,8 @@ func TestCommitFailureLeavesLeasesAsOnDisk(t *testing.T) {
 		name  string
 		write func(e *env) error
 	}{
-		{"grant", func(e *env) error { _, err := grant(e.store, e.lessor, 3, 60); return err }},
-		{"revoke", func(e *env) error { _, err := revoke(e.store, e.lessor, 1); return err }},
+		{"grant", func(e *env) error { _, err := e.manager.Grant(3, 60); return err }},
+		{"revoke", func(e *env) error { _, err := e.manager.Revoke(1, nil); return err }},
 		{"attach", func(e *env) error { _, err := e.store.Put(leasedPut("c", 1)); return err }},
 		{"move", func(e *env) error { _, err := e.store.Put(leasedPut("a", 2)); return err }},
 		{"detach by put", func(e *env) error { _, err := e.store.Put(leasedPut("a", 0)); return err }},

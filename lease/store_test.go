@@ -137,14 +137,14 @@ func TestRevokeDeletesAttachedKeysInOneRevision(t *testing.T) {
 	mustPut(t, e, leasedPut("e", 0))
 	rev := e.store.Rev()
 
-	ch, err := revoke(e.store, e.lessor, 1)
+	got, err := e.manager.Revoke(1, nil)
 	if err != nil {
-		t.Fatalf("revoke(1) = %v", err)
-	}
-	if ch.Revision != rev+1 || len(ch.Events) != 3 {
-		t.Fatalf("revoke(1) = revision %d with %d events, want revision %d with 3", ch.Revision, len(ch.Events), rev+1)
+		t.Fatalf("Revoke(1) = %v", err)
 	}
 	evs := history(t, e.store, rev+1)
+	if got != rev+1 || len(evs) != 3 {
+		t.Fatalf("Revoke(1) = revision %d with %d events, want revision %d with 3", got, len(evs), rev+1)
+	}
 	var deleted []string
 	for _, ev := range evs {
 		if ev.Type != kv.EventDelete || ev.KV.ModRevision != rev+1 {
@@ -177,9 +177,9 @@ func TestRevokeWithoutKeysMakesNoRevision(t *testing.T) {
 	e := newEnv(t, lease.Config{})
 	mustGrant(t, e, 1, 60)
 	rev := e.store.Rev()
-	ch, err := revoke(e.store, e.lessor, 1)
-	if err != nil || ch.Revision != rev || e.store.Rev() != rev {
-		t.Fatalf("revoke(1) = %+v, %v; Rev() = %d, want revision %d", ch, err, e.store.Rev(), rev)
+	got, err := e.manager.Revoke(1, nil)
+	if err != nil || got != rev || e.store.Rev() != rev {
+		t.Fatalf("Revoke(1) = %d, %v; Rev() = %d, want revision %d", got, err, e.store.Rev(), rev)
 	}
 }
 

@@ -21,18 +21,13 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 		e := newEnv(t, lease.Config{})
 		ws := watch.New(e.store, watch.Options{})
 		defer ws.Close()
-		revokerDone := make(chan struct{})
-		go func() {
-			defer close(revokerDone)
-			for ids := range e.lessor.Expired() {
-				for _, id := range ids {
-					if _, err := revokeExpired(ws, e.lessor, id); err != nil && !errors.Is(err, lease.ErrNotFound) && !errors.Is(err, kv.ErrClosed) {
-						t.Errorf("revokeExpired(%d) = %v", id, err)
-					}
-				}
+		// Revokes go through the watch store, as the server sends them.
+		m := lease.NewManager(e.lessor, storeWriter{ws}, func(err error) {
+			if !errors.Is(err, kv.ErrClosed) {
+				t.Errorf("revoking an expired lease: %v", err)
 			}
-		}()
-		defer func() { e.lessor.Close(); <-revokerDone }()
+		})
+		defer m.Close()
 
 		mustGrant(t, e, 7, 5)
 		for _, k := range []string{"svc/a", "svc/b", "svc/c"} {

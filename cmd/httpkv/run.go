@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -77,21 +76,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	ls := &leases{store: store, lessor: lessor}
-	var loops sync.WaitGroup
-	stopLoops := make(chan struct{})
-	defer func() { close(stopLoops); loops.Wait() }()
-	loops.Add(1)
-	go func() {
-		defer loops.Done()
-		ls.revokeExpired(stopLoops, func(err error) { log.Error().Err(err).Msg("revoking an expired lease") })
-	}()
+	leaseManager := lease.NewManager(lessor, leaseWriter{store}, func(err error) {
+		log.Error().Err(err).Msg("revoking an expired lease")
+	})
+	defer leaseManager.Close()
 	comp := compactor.New(compaction, kv, func(err error) { log.Error().Err(err).Msg("auto-compaction") })
 	defer comp.Close()
 
 	handler := httpapi.NewHandler(httpapi.Config{
 		Store:              store,
-		Leases:             ls,
+		Leases:             leases{leaseManager},
 		Auth:               authStore,
 		Logger:             log,
 		Version:            version,
