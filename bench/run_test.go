@@ -27,8 +27,11 @@ func startHTTPKV(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := watch.New(kv, watch.Options{})
-	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Config{Store: store, Logger: zerolog.Nop()}))
+	store, err := mvcc.Observe(kv, func(rev int64) *watch.Store { return watch.New(kv, rev, watch.Options{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Config{KV: kv, Store: store, Logger: zerolog.Nop()}))
 	t.Cleanup(func() {
 		store.Close() // ends watch streams, so Close does not wait on them
 		srv.Close()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // authBenchHandler returns the real handler on a fresh store, with auth
@@ -26,16 +24,8 @@ import (
 // realistic set rather than one span.
 func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	b.Helper()
-	kv, err := mvcc.Open(filepath.Join(b.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
-	if err != nil {
-		b.Fatalf("mvcc.Open: %v", err)
-	}
-	store := watch.New(kv, watch.Options{})
-	b.Cleanup(func() {
-		store.Close()
-		_ = kv.Close()
-	})
-	cfg := Config{Store: store, Logger: zerolog.Nop()}
+	store := openTestStores(b)
+	cfg := Config{KV: store.kv, Store: store.Store, Logger: zerolog.Nop()}
 	if !withAuth {
 		return NewHandler(cfg), ""
 	}

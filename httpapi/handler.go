@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/openapi"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -29,8 +30,9 @@ const (
 
 // Config wires a Handler to the stores it serves.
 type Config struct {
-	// Store performs writes and watches; Store.KV() serves reads and
-	// maintenance.
+	// KV serves reads, writes and maintenance; every commit of it reaches
+	// Store, which serves watches.
+	KV    *mvcc.Store
 	Store *watch.Store
 	// Leases serves the lease endpoints; nil answers them 503.
 	Leases Leases
@@ -63,7 +65,7 @@ type Config struct {
 	// each Handler makes a random one.
 	PageTokenKey []byte
 	// Snapshot, if set, opens the backend's snapshot for GET /v1/snapshot;
-	// nil takes it from Store.KV().
+	// nil takes it from KV.
 	Snapshot func() (Snapshot, error)
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means

@@ -15,29 +15,54 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
 
-// newTestHandler returns the real handler over a real watch store on a
-// fresh mvcc store in a temporary directory. cfg.Store is filled in; the
-// other fields are used as given. Both stores are closed on cleanup.
-func newTestHandler(tb testing.TB, cfg Config) (*Handler, *watch.Store) {
+// testStores are the stores a test handler serves: writes go to the
+// mvcc store, whose commits reach the watch store.
+type testStores struct {
+	*watch.Store
+	kv *mvcc.Store
+}
+
+func (s *testStores) KV() *mvcc.Store { return s.kv }
+
+func (s *testStores) Write(fn func(*mvcc.WriteTxn) error) (kv.Changes, error) { return s.kv.Write(fn) }
+
+func (s *testStores) Txn(r kv.TxnRequest) (kv.TxnResult, error) { return s.kv.Txn(r) }
+
+// openTestStores opens a fresh mvcc store in a temporary directory with a
+// watch store observing it; both are closed on cleanup.
+func openTestStores(tb testing.TB) *testStores {
 	tb.Helper()
-	kv, err := mvcc.Open(filepath.Join(tb.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	s, err := mvcc.Open(filepath.Join(tb.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatalf("mvcc.Open: %v", err)
 	}
-	store := watch.New(kv, watch.Options{})
+	ws, err := mvcc.Observe(s, func(rev int64) *watch.Store { return watch.New(s, rev, watch.Options{}) })
+	if err != nil {
+		tb.Fatalf("mvcc.Observe: %v", err)
+	}
 	tb.Cleanup(func() {
-		store.Close()
-		if err := kv.Close(); err != nil {
+		ws.Close()
+		if err := s.Close(); err != nil {
 			tb.Errorf("mvcc.Store.Close: %v", err)
 		}
 	})
-	cfg.Store = store
+	return &testStores{Store: ws, kv: s}
+}
+
+// newTestHandler returns the real handler over real stores in a
+// temporary directory. cfg.KV and cfg.Store are filled in; the other
+// fields are used as given.
+func newTestHandler(tb testing.TB, cfg Config) (*Handler, *testStores) {
+	tb.Helper()
+	st := openTestStores(tb)
+	cfg.KV, cfg.Store = st.kv, st.Store
 	cfg.Logger = zerolog.Nop()
-	return NewHandler(cfg), store
+	return NewHandler(cfg), st
 }
 
 // serve runs one request through h and returns the recorded answer.

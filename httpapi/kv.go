@@ -88,7 +88,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
 		return
 	}
-	res, err := h.cfg.Store.KV().Range(key, nil, kv.RangeOptions{Revision: rev})
+	res, err := h.cfg.KV.Range(key, nil, kv.RangeOptions{Revision: rev})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -208,7 +208,7 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.
 		out.Put = &res
 	} else {
 		var res kv.DeleteResult
-		res, err = h.cfg.Store.DeleteRange(*op.Delete)
+		res, err = h.cfg.KV.DeleteRange(*op.Delete)
 		out.Delete = &res
 	}
 	if err != nil {

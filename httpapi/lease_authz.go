@@ -28,10 +28,10 @@ func (allowAll) Unrestricted(*http.Request) bool { return true }
 // put runs a put, checking its lease's keys inside its write.
 func (h *Handler) put(r *http.Request, req kv.PutRequest) (kv.PutResult, error) {
 	if req.Lease == 0 {
-		return h.cfg.Store.Put(req)
+		return h.cfg.KV.Put(req)
 	}
 	check := h.leaseCheck(r, []int64{req.Lease})
-	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (kv.PutResult, error) {
+	return mvcc.Apply(h.cfg.KV, func(tx *mvcc.WriteTxn) (kv.PutResult, error) {
 		if err := check(tx); err != nil {
 			return kv.PutResult{}, err
 		}
@@ -44,10 +44,10 @@ func (h *Handler) put(r *http.Request, req kv.PutRequest) (kv.PutResult, error) 
 func (h *Handler) runTxn(r *http.Request, req kv.TxnRequest) (kv.TxnResult, error) {
 	leases := txnLeases(nil, &req)
 	if len(leases) == 0 {
-		return h.cfg.Store.Txn(req)
+		return h.cfg.KV.Txn(req)
 	}
 	check := h.leaseCheck(r, leases)
-	return mvcc.Apply(h.cfg.Store, func(tx *mvcc.WriteTxn) (kv.TxnResult, error) {
+	return mvcc.Apply(h.cfg.KV, func(tx *mvcc.WriteTxn) (kv.TxnResult, error) {
 		if err := check(tx); err != nil {
 			return kv.TxnResult{}, err
 		}

@@ -76,7 +76,7 @@ type header struct {
 }
 
 func (h *Handler) header(w http.ResponseWriter) header {
-	rev := h.cfg.Store.KV().Rev()
+	rev := h.cfg.KV.Rev()
 	setRevision(w, rev)
 	return header{Revision: rev}
 }

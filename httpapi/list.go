@@ -123,7 +123,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 // encodes the answer, with the revision it was served at. The read
 // transaction ends before it returns.
 func (h *Handler) listPage(sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
-	rt, err := h.cfg.Store.KV().Read()
+	rt, err := h.cfg.KV.Read()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -45,7 +45,7 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	done, err := h.cfg.Store.KV().Compact(req.Revision)
+	done, err := h.cfg.KV.Compact(req.Revision)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -92,7 +92,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	st := h.cfg.Store.KV().Stats()
+	st := h.cfg.KV.Stats()
 	ws := h.cfg.Store.Stats()
 	leases := 0
 	if h.cfg.Leases != nil {
@@ -115,7 +115,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		Revision: st.Revision, CompactRevision: st.CompactRevision,
 		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: leases,
 		Watchers: watcherCounts{Synced: ws.Synced, Unsynced: ws.Unsynced, Victims: ws.Victims},
-		Alarms:   alarmNames(h.cfg.Store.KV().Alarms()),
+		Alarms:   alarmNames(h.cfg.KV.Alarms()),
 	})
 }
 
@@ -147,14 +147,14 @@ func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	if err := h.cfg.Store.KV().Defrag(); err != nil {
+	if err := h.cfg.KV.Defrag(); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Header header `json:"header"`
 		DBSize int64  `json:"db_size"`
-	}{h.header(w), dbSize(h.cfg.Store.KV())})
+	}{h.header(w), dbSize(h.cfg.KV)})
 }
 
 type alarmsResponse struct {
@@ -182,7 +182,7 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.Store.KV().Alarms())})
+	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.KV.Alarms())})
 }
 
 // disarmAlarms serves DELETE /v1/alarms: it clears NOSPACE. A write that
@@ -206,11 +206,11 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	if err := h.cfg.Store.KV().DisarmNoSpace(); err != nil {
+	if err := h.cfg.KV.DisarmNoSpace(); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.Store.KV().Alarms())})
+	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.KV.Alarms())})
 }
 
 // health serves GET /health: 503 while shutting down, when the backend has
@@ -225,7 +225,7 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	healthDoc	"Not healthy: health is false, with the reason."
 //	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	if reason := healthReason(h.cfg.Store.KV(), h.shuttingDown.Load()); reason != "" {
+	if reason := healthReason(h.cfg.KV, h.shuttingDown.Load()); reason != "" {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"health": false, "reason": reason})
 		return
 	}

@@ -31,7 +31,7 @@ func (h *Handler) newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"route", "method"}),
 	}
-	kv := h.cfg.Store.KV()
+	kv := h.cfg.KV
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}

@@ -102,7 +102,7 @@ func (h *Handler) openSnapshot() (Snapshot, error) {
 	if h.cfg.Snapshot != nil {
 		return h.cfg.Snapshot()
 	}
-	sn, err := h.cfg.Store.KV().Snapshot()
+	sn, err := h.cfg.KV.Snapshot()
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/httpkv/httpkv/watch"
 )
 
 // streamTimeout bounds every wait for a watch message. A message that is
@@ -22,7 +20,7 @@ const streamTimeout = 10 * time.Second
 
 // newWatchServer serves the real handler over a real connection, with
 // keep-alives out of the way.
-func newWatchServer(tb testing.TB) (*Handler, *watch.Store, *httptest.Server, *http.Client) {
+func newWatchServer(tb testing.TB) (*Handler, *testStores, *httptest.Server, *http.Client) {
 	tb.Helper()
 	h, store := newTestHandler(tb, Config{KeepAliveInterval: time.Hour})
 	srv := httptest.NewServer(h)

@@ -20,9 +20,8 @@ var (
 	_ lease.ForEachFunc = (*mvcc.ReadTxn)(nil).UnsafeForEach
 )
 
-// storeWriter is the store's write path as a lease.Writer: a *mvcc.Store,
-// or a wrapper that sees its changes.
-type storeWriter struct{ w mvcc.Writer }
+// storeWriter is the store's write path as a lease.Writer.
+type storeWriter struct{ w *mvcc.Store }
 
 func (sw storeWriter) Write(fn func(lease.WriteTxn) error) (int64, error) {
 	ch, err := sw.w.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })

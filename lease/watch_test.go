@@ -9,6 +9,7 @@ import (
 
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
+	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -19,10 +20,12 @@ import (
 func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, lease.Config{})
-		ws := watch.New(e.store, watch.Options{})
+		ws, err := mvcc.Observe(e.store, func(rev int64) *watch.Store { return watch.New(e.store, rev, watch.Options{}) })
+		if err != nil {
+			t.Fatalf("mvcc.Observe = %v", err)
+		}
 		defer ws.Close()
-		// Revokes go through the watch store, as the server sends them.
-		m := lease.NewManager(e.lessor, storeWriter{ws}, func(err error) {
+		m := lease.NewManager(e.lessor, storeWriter{e.store}, func(err error) {
 			if !errors.Is(err, kv.ErrClosed) {
 				t.Errorf("revoking an expired lease: %v", err)
 			}
@@ -31,11 +34,11 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 
 		mustGrant(t, e, 7, 5)
 		for _, k := range []string{"svc/a", "svc/b", "svc/c"} {
-			if _, err := ws.Put(leasedPut(k, 7)); err != nil {
+			if _, err := e.store.Put(leasedPut(k, 7)); err != nil {
 				t.Fatalf("Put(%q) = %v", k, err)
 			}
 		}
-		if _, err := ws.Put(kv.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
+		if _, err := e.store.Put(kv.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
 			t.Fatalf("Put(svc/d) = %v", err)
 		}
 		st, err := ws.Watch(kv.WatchRequest{Key: []byte("svc/"), End: []byte("svc0")})

@@ -143,6 +143,7 @@ func (s *Store) runBatch(batch []*request) {
 	if dirty {
 		s.updateSize()
 	}
+	s.publish(replies)
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}

@@ -24,7 +24,11 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mvcc.Open: %v", err)
 	}
-	ws := watch.New(kval, watch.Options{})
+	// Writes go to the store, whose commits reach the watch store.
+	ws, err := mvcc.Observe(kval, func(rev int64) *watch.Store { return watch.New(kval, rev, watch.Options{}) })
+	if err != nil {
+		t.Fatalf("mvcc.Observe: %v", err)
+	}
 	t.Cleanup(func() {
 		ws.Close()
 		if err := kval.Close(); err != nil {
@@ -39,16 +43,16 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 			var err error
 			switch rng.IntN(6) {
 			case 0:
-				_, err = ws.DeleteRange(kv.DeleteRequest{Key: k})
+				_, err = kval.DeleteRange(kv.DeleteRequest{Key: k})
 			case 1:
-				_, err = ws.DeleteRange(kv.DeleteRequest{Key: []byte("a"), End: []byte("b")})
+				_, err = kval.DeleteRange(kv.DeleteRequest{Key: []byte("a"), End: []byte("b")})
 			case 2:
-				_, err = ws.Txn(kv.TxnRequest{Success: []kv.Op{
+				_, err = kval.Txn(kv.TxnRequest{Success: []kv.Op{
 					{Put: &kv.PutRequest{Key: []byte("b"), Value: []byte("txn")}},
 					{Put: &kv.PutRequest{Key: []byte("a/2"), Value: []byte("txn")}},
 				}})
 			default:
-				_, err = ws.Put(kv.PutRequest{Key: k, Value: fmt.Append(nil, rng.IntN(100))})
+				_, err = kval.Put(kv.PutRequest{Key: k, Value: fmt.Append(nil, rng.IntN(100))})
 			}
 			if err != nil {
 				t.Fatalf("write: %v", err)
@@ -57,10 +61,10 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 	}
 	write(80)
 	// Compact at a delete, whose tombstone both must still report.
-	if _, err := ws.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("doomed")}); err != nil {
+	if _, err := kval.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("doomed")}); err != nil {
 		t.Fatal(err)
 	}
-	del, err := ws.DeleteRange(kv.DeleteRequest{Key: []byte("a/1")})
+	del, err := kval.DeleteRange(kv.DeleteRequest{Key: []byte("a/1")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,16 +127,10 @@ func (t *WriteTxn) DeleteRange(r kv.DeleteRequest) (kv.DeleteResult, error) {
 	return res, nil
 }
 
-// Writer is anything that runs write functions in the store's write
-// transaction: a *Store, or a wrapper that observes its changes.
-type Writer interface {
-	Write(fn func(*WriteTxn) error) (kv.Changes, error)
-}
-
-// Apply runs op through w and returns its result.
-func Apply[T any](w Writer, op func(*WriteTxn) (T, error)) (T, error) {
+// Apply runs op in a write of s (see Store.Write) and returns its result.
+func Apply[T any](s *Store, op func(*WriteTxn) (T, error)) (T, error) {
 	var res T
-	_, err := w.Write(func(tx *WriteTxn) error {
+	_, err := s.Write(func(tx *WriteTxn) error {
 		var err error
 		res, err = op(tx)
 		return err

@@ -138,6 +138,10 @@ type Store struct {
 	batchMoves       []leaseMove
 	stagedCompactRev int64
 
+	// observers are told of every committed batch (see Observe); owned
+	// by the committer, which alone appends to them and calls them.
+	observers []Observer
+
 	compactions chan compactionJob
 	stopCompact chan struct{}
 	compactDone chan struct{}

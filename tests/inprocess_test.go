@@ -33,8 +33,11 @@ func startInProcess(tb testing.TB, path string) *inProcess {
 		tb.Fatalf("mvcc.Open(%s) = %v", path, err)
 	}
 	f.kv = kv
-	f.store = watch.New(kv, watch.Options{})
-	f.handler = httpapi.NewHandler(httpapi.Config{Store: f.store, Logger: zerolog.Nop()})
+	f.store, err = mvcc.Observe(kv, func(rev int64) *watch.Store { return watch.New(kv, rev, watch.Options{}) })
+	if err != nil {
+		tb.Fatalf("mvcc.Observe = %v", err)
+	}
+	f.handler = httpapi.NewHandler(httpapi.Config{KV: kv, Store: f.store, Logger: zerolog.Nop()})
 	f.http = httptest.NewServer(f.handler)
 	f.server = &server{URL: f.http.URL, tb: tb, client: &http.Client{Timeout: requestTimeout}, streams: &http.Client{Transport: &http.Transport{}}}
 	tb.Cleanup(f.close)

@@ -28,7 +28,7 @@ func TestWatchStalledClientBounded(t *testing.T) {
 	var most int64
 	var last int64
 	for i := range n {
-		res, err := f.store.Put(kv.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
+		res, err := f.kv.Put(kv.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
 		if err != nil {
 			t.Fatalf("Put(big/%02d) = %v", i, err)
 		}

@@ -12,7 +12,7 @@ const largeValue = 100 << 10
 
 // putLarge writes n puts of largeValue bytes under "big/", each its own
 // revision, and returns the last revision.
-func putLarge(tb testing.TB, s *Store, h *history, n int) int64 {
+func putLarge(tb testing.TB, s *testStore, h *history, n int) int64 {
 	tb.Helper()
 	value := string(bytes.Repeat([]byte{'v'}, largeValue))
 	var rev int64

@@ -23,7 +23,7 @@ func TestCancelRemovesFromEveryGroup(t *testing.T) {
 		name string
 		req  kv.WatchRequest
 		// setup puts the watcher of req in its group and returns it.
-		setup func(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Stream
+		setup func(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream
 		want  Stats // groups before Close
 	}{
 		{"synced key", single, watchSynced, Stats{Synced: 1, PendingEvents: 1}},
@@ -67,7 +67,7 @@ func TestCancelRemovesFromEveryGroup(t *testing.T) {
 }
 
 // watchSynced starts a caught-up watcher with one event queued.
-func watchSynced(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Stream {
+func watchSynced(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	st := mustWatch(t, s, req)
 	h.put(t, s, "k", "1")
 	return st
@@ -75,7 +75,7 @@ func watchSynced(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Strea
 
 // watchUnsynced starts a watcher behind and holds the sync loop so it
 // stays there; the loop is let go at cleanup.
-func watchUnsynced(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Stream {
+func watchUnsynced(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	for range 5 {
 		h.put(t, s, "k", "1")
 	}
@@ -96,7 +96,7 @@ func watchUnsynced(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Str
 
 // watchVictim starts a watcher whose unread queue overflows: two events
 // queued, the third revision's held for it.
-func watchVictim(t *testing.T, s *Store, h *history, req kv.WatchRequest) *Stream {
+func watchVictim(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	st := mustWatch(t, s, req)
 	for range 3 {
 		h.put(t, s, "k", "1")
@@ -116,7 +116,7 @@ func TestCloseEndsEveryStream(t *testing.T) {
 	defer kval.Close()
 	baseline := runtime.NumGoroutine()
 
-	s := New(kval, Options{QueueLimit: 2, ProgressInterval: time.Millisecond})
+	s := observe(t, kval, Options{QueueLimit: 2, ProgressInterval: time.Millisecond})
 	h := newHistory()
 	for range 10 {
 		h.put(t, s, "k", "v")

@@ -87,7 +87,7 @@ func TestCompactionDuringSyncPass(t *testing.T) {
 
 // compactHistory puts a and b, then in one txn deletes a and puts c, then
 // puts b and c again. It returns the txn's revision, to compact at.
-func compactHistory(tb testing.TB, s *Store, h *history) int64 {
+func compactHistory(tb testing.TB, s *testStore, h *history) int64 {
 	tb.Helper()
 	h.put(tb, s, "a", "1")
 	h.put(tb, s, "b", "1")
@@ -132,7 +132,7 @@ func TestWatchAtCompactRevision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := New(kval, Options{})
+			s := observe(t, kval, Options{})
 			h := newHistory()
 			// Plenty of history below the compact revision to remove.
 			for range 200 {
@@ -160,7 +160,7 @@ func TestWatchAtCompactRevision(t *testing.T) {
 				if kval, err = mvcc.Open(path, kvOpts); err != nil {
 					t.Fatalf("reopen: %v", err)
 				}
-				s = New(kval, Options{})
+				s = observe(t, kval, Options{})
 			}
 			defer kval.Close()
 			defer s.Close()

@@ -32,13 +32,13 @@ func testSeed(tb testing.TB) uint64 {
 
 // newTestStore opens an mvcc store in a temporary directory and a watch
 // store over it; both are closed at cleanup, the watch store first.
-func newTestStore(tb testing.TB, opts Options) *Store {
+func newTestStore(tb testing.TB, opts Options) *testStore {
 	tb.Helper()
 	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatalf("mvcc.Open: %v", err)
 	}
-	s := New(kval, opts)
+	s := observe(tb, kval, opts)
 	tb.Cleanup(func() {
 		s.Close()
 		if err := kval.Close(); err != nil {
@@ -60,7 +60,7 @@ type history struct {
 func newHistory() *history { return &history{compacts: make(map[int64]bool)} }
 
 // write runs fn through s.Write and records the changes it made.
-func (h *history) write(s *Store, fn func(*mvcc.WriteTxn) error) (kv.Changes, error) {
+func (h *history) write(s *testStore, fn func(*mvcc.WriteTxn) error) (kv.Changes, error) {
 	ch, err := s.Write(fn)
 	if err == nil && len(ch.Events) > 0 {
 		h.mu.Lock()
@@ -70,7 +70,7 @@ func (h *history) write(s *Store, fn func(*mvcc.WriteTxn) error) (kv.Changes, er
 	return ch, err
 }
 
-func (h *history) put(tb testing.TB, s *Store, key, value string) int64 {
+func (h *history) put(tb testing.TB, s *testStore, key, value string) int64 {
 	tb.Helper()
 	ch, err := h.write(s, func(tx *mvcc.WriteTxn) error {
 		_, err := tx.Put(kv.PutRequest{Key: []byte(key), Value: []byte(value)})
@@ -82,7 +82,7 @@ func (h *history) put(tb testing.TB, s *Store, key, value string) int64 {
 	return ch.Revision
 }
 
-func (h *history) del(tb testing.TB, s *Store, key, end string) int64 {
+func (h *history) del(tb testing.TB, s *testStore, key, end string) int64 {
 	tb.Helper()
 	ch, err := h.write(s, func(tx *mvcc.WriteTxn) error {
 		_, err := tx.DeleteRange(kv.DeleteRequest{Key: []byte(key), End: []byte(end)})
@@ -96,7 +96,7 @@ func (h *history) del(tb testing.TB, s *Store, key, end string) int64 {
 
 // compact compacts s's store at rev and records it; it does not wait for
 // the history to be removed.
-func (h *history) compact(s *Store, rev int64) error {
+func (h *history) compact(s *testStore, rev int64) error {
 	if _, err := s.KV().Compact(rev); err != nil {
 		return err
 	}

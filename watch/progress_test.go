@@ -79,9 +79,9 @@ func TestProgressNotifyIdle(t *testing.T) {
 func TestRequestProgress(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, s *Store, h *history) (req kv.WatchRequest, st *Stream, want int64)
+		run  func(t *testing.T, s *testStore, h *history) (req kv.WatchRequest, st *Stream, want int64)
 	}{
-		{"synced", func(t *testing.T, s *Store, h *history) (kv.WatchRequest, *Stream, int64) {
+		{"synced", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			req := kv.WatchRequest{Key: []byte("k")}
 			st := mustWatch(t, s, req)
 			h.put(t, s, "k", "1")
@@ -89,7 +89,7 @@ func TestRequestProgress(t *testing.T) {
 			st.RequestProgress()
 			return req, st, rev
 		}},
-		{"unsynced with events pending", func(t *testing.T, s *Store, h *history) (kv.WatchRequest, *Stream, int64) {
+		{"unsynced with events pending", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			for range 20 {
 				h.put(t, s, "k", "v")
 			}
@@ -113,7 +113,7 @@ func TestRequestProgress(t *testing.T) {
 			close(release)
 			return req, st, rev
 		}},
-		{"victim", func(t *testing.T, s *Store, h *history) (kv.WatchRequest, *Stream, int64) {
+		{"victim", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			req := kv.WatchRequest{Key: []byte("k")}
 			st := mustWatch(t, s, req)
 			for range 6 {
@@ -126,7 +126,7 @@ func TestRequestProgress(t *testing.T) {
 			rev := h.put(t, s, "k", "last")
 			return req, st, rev
 		}},
-		{"future start", func(t *testing.T, s *Store, h *history) (kv.WatchRequest, *Stream, int64) {
+		{"future start", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			cur := s.KV().Rev()
 			req := kv.WatchRequest{Key: []byte("k"), StartRevision: cur + 5, ProgressNotify: true}
 			st := mustWatch(t, s, req)
@@ -153,7 +153,10 @@ func TestRequestProgress(t *testing.T) {
 	}
 }
 
-func mustWatch(tb testing.TB, s *Store, r kv.WatchRequest) *Stream {
+// mustWatch starts a watch of a *Store or a *testStore.
+func mustWatch(tb testing.TB, s interface {
+	Watch(kv.WatchRequest) (*Stream, error)
+}, r kv.WatchRequest) *Stream {
 	tb.Helper()
 	st, err := s.Watch(r)
 	if err != nil {

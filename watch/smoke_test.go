@@ -16,7 +16,7 @@ func TestSmokeWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kval.Close()
-	s := New(kval, Options{})
+	s := observe(t, kval, Options{})
 	defer s.Close()
 	s.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("x")}) // rev 2
 	st, err := s.Watch(kv.WatchRequest{Key: []byte("a/"), End: []byte("a0"), StartRevision: 1, PrevKV: true})

@@ -30,17 +30,17 @@ func BenchmarkPut(b *testing.B) {
 		name string
 		// watch starts the watchers, whose readers drain them if they
 		// match the key written.
-		watch func(b *testing.B, s *Store) []*Stream
+		watch func(b *testing.B, s *testStore) []*Stream
 		match bool
 	}{
 		{"watchers=0", nil, false},
-		{"prefix-watchers=10000", func(b *testing.B, s *Store) []*Stream {
+		{"prefix-watchers=10000", func(b *testing.B, s *testStore) []*Stream {
 			return watchMany(b, s, 10_000, func(int) kv.WatchRequest { return kv.WatchRequest{Key: []byte("p/"), End: []byte("p0")} })
 		}, true},
-		{"other-key-watchers=100000", func(b *testing.B, s *Store) []*Stream {
+		{"other-key-watchers=100000", func(b *testing.B, s *testStore) []*Stream {
 			return watchMany(b, s, 100_000, func(i int) kv.WatchRequest { return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i)} })
 		}, false},
-		{"other-range-watchers=100000", func(b *testing.B, s *Store) []*Stream {
+		{"other-range-watchers=100000", func(b *testing.B, s *testStore) []*Stream {
 			return watchMany(b, s, 100_000, func(i int) kv.WatchRequest {
 				return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i), End: fmt.Appendf(nil, "w/%06d", i+1)}
 			})
@@ -70,7 +70,7 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-func watchMany(tb testing.TB, s *Store, n int, req func(i int) kv.WatchRequest) []*Stream {
+func watchMany(tb testing.TB, s *testStore, n int, req func(i int) kv.WatchRequest) []*Stream {
 	tb.Helper()
 	streams := make([]*Stream, n)
 	for i := range streams {

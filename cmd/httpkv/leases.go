@@ -6,9 +6,9 @@ import (
 	"github.com/httpkv/httpkv/mvcc"
 )
 
-// leaseWriter is the watch store's write path as the lease manager takes
-// it, so that a revoke's deletes reach watchers.
-type leaseWriter struct{ w mvcc.Writer }
+// leaseWriter is the store's write path as the lease manager takes it;
+// its commits, a revoke's deletes among them, reach watchers.
+type leaseWriter struct{ w *mvcc.Store }
 
 func (lw leaseWriter) Write(fn func(lease.WriteTxn) error) (int64, error) {
 	ch, err := lw.w.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })

@@ -62,13 +62,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := restore(kv, lessor.Restore); err != nil {
 		return err
 	}
-	store := watch.New(kv, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
+	store, err := mvcc.Observe(kv, func(rev int64) *watch.Store {
+		return watch.New(kv, rev, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
+	})
+	if err != nil {
+		return err
+	}
 	defer store.Close()
 	authStore := auth.New(auth.Config{
 		TokenTTL:   cfg.authTokenTTL,
 		BcryptCost: cfg.bcryptCost,
 		Write: func(fn func(auth.Bucket) error) error {
-			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+			_, err := kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
 			return err
 		},
 	})
@@ -76,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	leaseManager := lease.NewManager(lessor, leaseWriter{store}, func(err error) {
+	leaseManager := lease.NewManager(lessor, leaseWriter{kv}, func(err error) {
 		log.Error().Err(err).Msg("revoking an expired lease")
 	})
 	defer leaseManager.Close()
@@ -84,6 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer comp.Close()
 
 	handler := httpapi.NewHandler(httpapi.Config{
+		KV:                 kv,
 		Store:              store,
 		Leases:             leases{leaseManager},
 		Auth:               authStore,
