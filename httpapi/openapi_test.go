@@ -14,16 +14,18 @@ import (
 )
 
 // undocumented are the routes the OpenAPI document leaves out: the
-// console's own script and style sheet, which its page (GET /) loads.
+// console's own scripts and style sheet, which its page (GET /) loads.
 var undocumented = map[string]bool{
-	"GET /console.js":  true,
-	"GET /console.css": true,
+	"GET /console.js":    true,
+	"GET /console.css":   true,
+	"GET /console/{key}": true,
 }
 
 // docPath returns the document's path of a chi route pattern.
 func docPath(route string) string {
 	if p, ok := strings.CutSuffix(route, "/*"); ok {
-		// Only /v1/kv/* has a wildcard: the key, slashes and all.
+		// /v1/kv/* has a wildcard, the key, slashes and all; so has
+		// /console/*, the console's modules.
 		return p + "/{key}"
 	}
 	if route != "/" {

@@ -50,6 +50,7 @@ func (h *Handler) routes() chi.Router {
 		r.Method(http.MethodGet, "/", console)
 		r.Method(http.MethodGet, "/console.js", console)
 		r.Method(http.MethodGet, "/console.css", console)
+		r.Method(http.MethodGet, "/console/*", console)
 	})
 
 	r.Route("/v1", func(r chi.Router) {

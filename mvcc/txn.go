@@ -152,8 +152,10 @@ func (t *WriteTxn) Txn(r kv.TxnRequest) (kv.TxnResult, error) {
 	if err := r.Validate(t.s.opts.MaxTxnOps); err != nil {
 		return kv.TxnResult{}, err
 	}
-	if r.HasWrites() {
-		if err := t.CheckSpace(txnCost(&r)); err != nil {
+	// As in etcd, only puts cost space: a txn that only deletes runs
+	// under NOSPACE, as a plain delete does, so that space can be freed.
+	if cost := txnCost(&r); cost > 0 {
+		if err := t.CheckSpace(cost); err != nil {
 			return kv.TxnResult{}, err
 		}
 	}

@@ -254,6 +254,13 @@ func TestNoSpace(t *testing.T) {
 		t.Errorf("GET %s under NOSPACE = %d bytes, want the %d written", acked[0], len(kv.value()), len(value))
 	}
 	s.txn(t, `{"success":[{"range":{"key":"fill/","prefix":true,"count_only":true}}]}`).want(t, http.StatusOK)
+	// A txn that only deletes costs no space, as in etcd.
+	var delTxn txnResponse
+	s.txn(t, `{"compare":[{"key":`+jsonString(acked[0])+`,"target":"version","result":"greater","version":0}],"success":[{"delete":{"key":`+jsonString(acked[0])+`}}]}`).ok(t, http.StatusOK, &delTxn)
+	if !delTxn.Succeeded || delTxn.Responses[0].Delete.Deleted != 1 {
+		t.Errorf("a txn deleting %s under NOSPACE = %+v, want it to succeed and delete 1", acked[0], delTxn)
+	}
+	acked = acked[1:]
 	var del deleteResponse
 	s.do(t, "DELETE", "/v1/kv?key=fill/&prefix=true", nil).ok(t, http.StatusOK, &del)
 	if del.Deleted != int64(len(acked)) {

@@ -127,10 +127,9 @@ func (p *pageServer) snapshot() ([]pageReport, []string) {
 	return slices.Clone(p.reports), slices.Clone(p.bad)
 }
 
-// startChromium opens url in headless Chromium, in a process group of its
-// own that is killed on cleanup. Without Chromium the test is skipped,
-// unless it runs in CI (CI set), where it fails.
-func startChromium(tb testing.TB, url string) {
+// requireChromium skips the test without Chromium, unless CI is set: then
+// it fails.
+func requireChromium(tb testing.TB) {
 	tb.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CI") != "" {
@@ -138,6 +137,14 @@ func startChromium(tb testing.TB, url string) {
 		}
 		tb.Skipf("%s is missing (%v); install the chromium package to run this test", chromiumPath, err)
 	}
+}
+
+// startChromium opens url in headless Chromium, in a process group of its
+// own that is killed on cleanup. Without Chromium the test is skipped,
+// unless it runs in CI (CI set), where it fails.
+func startChromium(tb testing.TB, url string) {
+	tb.Helper()
+	requireChromium(tb)
 	cmd := exec.Command(chromiumPath,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -11,5 +11,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(envCrashChild); path != "" {
 		os.Exit(runCrashChild(path, os.Getenv(envCrashPrefix), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeConsoleBrowser()
+	os.Exit(code)
 }

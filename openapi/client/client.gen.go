@@ -1291,7 +1291,7 @@ type ClientInterface interface {
 
 	// Console The web console
 	//
-	// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Corresponds with GET / (the `Console` operationId).
 	Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1681,7 +1681,7 @@ type ClientInterface interface {
 
 // Console The web console
 //
-// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Corresponds with GET / (the `Console` operationId).
 func (c *Client) Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4900,7 +4900,7 @@ type ClientWithResponsesInterface interface {
 
 	// ConsoleWithResponse The web console
 	//
-	// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8901,7 +8901,7 @@ func (r WatchResponse) ContentType() string {
 
 // ConsoleWithResponse The web console
 //
-// A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Returns a wrapper object for the known response body format(s).
 //

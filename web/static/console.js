@@ -1,109 +1,120 @@
-// The console talks to the same /v1 API as any client.
-"use strict";
-const $ = (id) => document.getElementById(id);
-let source = null;
+// The httpkv console: the page's shell. It wires the session, the API, the
+// live feed and the router, and mounts one section at a time into <main>.
+// Each section is a module under console/ with mount(container, app,
+// params) returning {dispose(), update?(params)}.
+//
+// The section list is the nav in index.html; a new section (locks and
+// elections, say) is one more entry there and in sections below.
 
-function token() { return $("token").value.trim(); }
-function headers() { return token() ? { Authorization: "Bearer " + token() } : {}; }
-function show(err) { $("error").textContent = err ? String(err) : ""; }
-// Keys and values arrive as strings, or as *_base64 when not UTF-8.
-function text(obj, field) {
-  if (obj[field] !== undefined) return obj[field];
-  if (obj[field + "_base64"] !== undefined) return "base64:" + obj[field + "_base64"];
-  return "";
-}
-// keyId names a key unambiguously: the key "base64:/w==" and the byte
-// 0xff both show as "base64:/w==".
-function keyId(kv) {
-  return kv.key !== undefined ? "s:" + kv.key : "b:" + kv.key_base64;
-}
-// keyURL is where a key is deleted: its path, or, for bytes that are not
-// UTF-8, the range selector given in base64.
-function keyURL(kv) {
-  if (kv.key !== undefined) return "/v1/kv/" + encodeURIComponent(kv.key);
-  return "/v1/kv?" + new URLSearchParams({ key_base64: kv.key_base64 });
-}
+import { mountAccess } from "./console/access.js";
+import { createApi } from "./console/api.js";
+import { mountCluster } from "./console/cluster.js";
+import { clearAlert } from "./console/dialog.js";
+import { h, clear } from "./console/dom.js";
+import { mountKeys } from "./console/keys.js";
+import { mountLeases } from "./console/leases.js";
+import { Live } from "./console/live.js";
+import { mountLogin } from "./console/login.js";
+import { Permissions } from "./console/permissions.js";
+import { parse } from "./console/router.js";
+import { Session } from "./console/session.js";
+import { createStore } from "./console/store.js";
 
-async function api(method, path, body) {
-  const res = await fetch(path, { method, headers: headers(), body });
-  const data = res.headers.get("Content-Type")?.includes("json") ? await res.json() : null;
-  if (!res.ok) throw new Error(data?.error ? `${data.error.code}: ${data.error.message}` : res.statusText);
-  return data;
-}
-
-function row(kv) {
-  const tr = document.createElement("tr");
-  tr.dataset.key = text(kv, "key");
-  tr.dataset.id = keyId(kv);
-  for (const v of [text(kv, "key"), text(kv, "value"), kv.mod_revision, kv.version, kv.lease || ""]) {
-    const td = document.createElement("td");
-    td.textContent = v;
-    tr.append(td);
-  }
-  const del = document.createElement("button");
-  del.className = "del";
-  del.textContent = "delete";
-  del.onclick = () => api("DELETE", keyURL(kv)).catch(show);
-  const td = document.createElement("td");
-  td.append(del);
-  tr.append(td);
-  return tr;
-}
-
-async function list() {
-  show();
-  const prefix = $("prefix").value;
-  const q = new URLSearchParams(prefix ? { key: prefix, prefix: "true" } : {});
-  q.set("limit", "500");
-  try {
-    const data = await api("GET", "/v1/kv?" + q);
-    $("keys").replaceChildren(...data.kvs.map(row));
-    $("more").hidden = !data.more;
-    $("more").textContent = `showing ${data.kvs.length} of ${data.count} keys`;
-    $("status").textContent = "revision " + data.header.revision;
-    watch(prefix, data.header.revision + 1);
-  } catch (e) { show(e); }
-}
-
-function watch(prefix, from) {
-  if (source) source.close();
-  if (!$("live").checked) return;
-  const q = new URLSearchParams(prefix ? { key: prefix, prefix: "true" } : {});
-  q.set("start_revision", from);
-  if (token()) q.set("access_token", token());
-  source = new EventSource("/v1/watch?" + q);
-  source.onmessage = (e) => {
-    const msg = JSON.parse(e.data);
-    $("status").textContent = "revision " + msg.header.revision;
-    for (const ev of msg.events) apply(ev, e.lastEventId);
-  };
-  source.addEventListener("compacted", () => { source.close(); list(); });
-  source.addEventListener("canceled", (e) => { source.close(); show("watch ended: " + JSON.parse(e.data).reason); });
-  source.onerror = () => { $("status").textContent = "reconnecting…"; };
-}
-
-function apply(ev, rev) {
-  const key = text(ev.kv, "key");
-  const li = document.createElement("li");
-  li.className = ev.type;
-  li.textContent = `${rev} ${ev.type} ${key}` + (ev.type === "put" ? ` = ${text(ev.kv, "value")}` : "");
-  $("events").prepend(li);
-  const old = [...$("keys").children].find((tr) => tr.dataset.id === keyId(ev.kv));
-  if (ev.type === "delete") { old?.remove(); return; }
-  const tr = row(ev.kv);
-  tr.className = "changed";
-  if (old) { old.replaceWith(tr); return; }
-  const next = [...$("keys").children].find((r) => r.dataset.key > key);
-  $("keys").insertBefore(tr, next || null);
-}
-
-$("list-form").onsubmit = (e) => { e.preventDefault(); list(); };
-$("live").onchange = list;
-$("put-form").onsubmit = async (e) => {
-  e.preventDefault();
-  show();
-  try {
-    await api("PUT", "/v1/kv/" + encodeURIComponent($("put-key").value), $("put-value").value);
-  } catch (err) { show(err); }
+const sections = {
+  keys: { mount: mountKeys, title: "Keys" },
+  leases: { mount: mountLeases, title: "Leases" },
+  cluster: { mount: mountCluster, title: "Cluster", admin: true },
+  access: { mount: mountAccess, title: "Users and roles", admin: true },
 };
-list();
+
+const session = new Session();
+const call = createApi({
+  token: () => session.token(),
+  unauthenticated: () => session.rejected(),
+});
+const store = createStore(call);
+const perms = new Permissions(session, store);
+const live = new Live({
+  url: (r, start) => store.watchURL(r, start, session.token()),
+  probe: (r) => store.list(r, { countOnly: true }),
+});
+const app = { store, session, perms, live };
+
+const main = document.getElementById("main");
+let mounted = null; // {view, section}
+
+const liveText = {
+  idle: () => "Live: idle",
+  connecting: () => "Live: connecting…",
+  live: (s) => `Live · revision ${s.revision || "…"}`,
+  reconnecting: (s) => `Live: reconnecting${s.detail ? ` (${s.detail})` : ""}…`,
+  reloading: () => "Live: history compacted, reloading…",
+  stopped: (s) => `Live: stopped: ${s.detail}`,
+};
+live.onState((s) => {
+  const box = document.getElementById("live");
+  box.dataset.state = s.name;
+  document.getElementById("live-text").textContent = liveText[s.name](s);
+  document.getElementById("live-retry").hidden = s.name !== "stopped";
+});
+document.getElementById("live-retry").addEventListener("click", () => live.restart());
+document.getElementById("alert-close").addEventListener("click", clearAlert);
+document.getElementById("skip").addEventListener("click", (e) => {
+  e.preventDefault();
+  main.focus();
+});
+
+function renderWho() {
+  const who = document.getElementById("who");
+  if (!session.enabled) {
+    clear(who, h("span", { class: "muted" }, "Auth off"));
+  } else if (session.token()) {
+    clear(who, h("span", {}, `Signed in as ${session.name}${session.root ? " (root)" : ""}`), " ",
+      h("button", { type: "button", onclick: () => session.signOut() }, "Sign out"));
+  } else {
+    clear(who, h("span", { class: "muted" }, "Signed out"));
+  }
+  for (const li of document.querySelectorAll("#sections [data-admin]")) li.hidden = !perms.unlimited();
+  document.getElementById("sections").hidden = !session.signedIn();
+}
+
+function route() {
+  const { view, params } = parse(location.hash);
+  const wanted = session.signedIn() ? view : "login";
+  for (const a of document.querySelectorAll("#sections a")) {
+    a.setAttribute("aria-current", a.dataset.view === view ? "page" : "false");
+  }
+  if (mounted && mounted.view === wanted && mounted.section.update) {
+    mounted.section.update(params);
+    return;
+  }
+  if (mounted) mounted.section.dispose();
+  clearAlert();
+  const s = sections[wanted];
+  document.title = `${s ? s.title : "Sign in"} · httpkv console`;
+  if (wanted === "login") {
+    mounted = { view: wanted, section: mountLogin(main, app) };
+  } else if (s.admin && !perms.unlimited()) {
+    clear(main, h("section", { class: "denied", "aria-labelledby": "denied-h" },
+      h("h2", { id: "denied-h" }, s.title),
+      h("p", { class: "problem" }, `Permission denied: the ${s.title} section needs the root role, and ${session.name} does not have it.`)));
+    mounted = { view: wanted, section: { dispose() {} } };
+  } else {
+    mounted = { view: wanted, section: s.mount(main, app, params) };
+  }
+}
+
+// Who may do what changed: everything is mounted again. A renewed token
+// changes nothing the page shows, and keeps the page as it is.
+let identity = null;
+session.onChange(() => {
+  renderWho();
+  const now = [session.enabled, session.name, session.signedIn(), session.root].join("|");
+  if (now === identity) return;
+  identity = now;
+  if (mounted) mounted.section.dispose();
+  mounted = null;
+  route();
+});
+window.addEventListener("hashchange", route);
+session.start(store);

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description A page that lists keys by prefix, reads, writes and deletes them, and shows a live watch of the prefix, through this same API. Its script and style sheet are /console.js and /console.css.
+         * @description The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
          */
         get: operations["console"];
         put?: never;

@@ -1,0 +1,115 @@
+package tests
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// consoleModuleChecks runs in the console's page, importing its modules:
+// LevelLister against a store that serves a random key space as GET
+// /v1/kv does (page tokens, limits, counts), compared with the children
+// computed from all keys; and diffLines, whose edit scripts must rebuild
+// both sides with as few edits as a longest common subsequence allows.
+// It resolves to a list of failures.
+const consoleModuleChecks = `(async () => {
+	const { LevelLister } = await import("/console/level.js");
+	const { diffLines } = await import("/console/diff.js");
+	const { utf8, compare, text, fromWire } = await import("/console/bytes.js");
+	const bad = [];
+	let seed = 7;
+	const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+
+	function fakeStore(keys) {
+		const sorted = keys.map(utf8).sort(compare);
+		return { reads: 0, list(r, o) {
+			this.reads++;
+			const lo = o.pageToken ? utf8(JSON.parse(o.pageToken)) : r.key;
+			const toEnd = r.end.length === 1 && r.end[0] === 0;
+			const inRange = sorted.filter((k) => compare(k, lo) >= 0 && (toEnd || compare(k, r.end) < 0));
+			const page = inRange.slice(0, o.limit);
+			const more = inRange.length > o.limit;
+			return Promise.resolve({
+				header: { revision: 9 }, count: inRange.length, more,
+				kvs: page.map((k) => ({ key: text(k) })),
+				next_page_token: more ? JSON.stringify(text(page[page.length - 1]) + "\u0000") : undefined,
+			});
+		} };
+	}
+	function expected(keys, folder) {
+		const out = new Set();
+		for (const k of keys) {
+			if (!k.startsWith(folder)) continue;
+			const i = k.indexOf("/", folder.length);
+			out.add(i < 0 ? k : k.slice(0, i + 1));
+		}
+		return [...out].sort((a, b) => compare(utf8(a), utf8(b)));
+	}
+	for (let round = 0; round < 200; round++) {
+		const keys = new Set();
+		const n = rnd(300);
+		for (let i = 0; i < n; i++) {
+			let k = "";
+			for (let d = 1 + rnd(3); d > 0; d--) k += (k ? "/" : "") + "abcde"[rnd(5)] + (rnd(2) ? "x" : "");
+			keys.add(rnd(5) ? k : "a/" + k);
+		}
+		for (const folder of ["", "a/", "b/", "ax/"]) {
+			const store = fakeStore([...keys]);
+			const lister = new LevelLister(store, utf8(folder), utf8("/"));
+			const got = [];
+			while (!lister.done) {
+				const batch = await lister.next(1 + rnd(20));
+				got.push(...batch.children.map((c) => text(c.key)));
+			}
+			const want = expected([...keys], folder);
+			if (JSON.stringify(got) !== JSON.stringify(want)) {
+				bad.push("level " + JSON.stringify(folder) + " of " + JSON.stringify([...keys]) + ": got " + JSON.stringify(got) + ", want " + JSON.stringify(want));
+			}
+		}
+	}
+	// 100 folders of 1,000 keys and 1,000 plain keys: few reads, few keys.
+	const big = [];
+	for (let f = 0; f < 100; f++) for (let i = 0; i < 1000; i++) big.push("f" + String(f).padStart(3, "0") + "/" + i);
+	for (let i = 0; i < 1000; i++) big.push("k" + String(i).padStart(4, "0"));
+	const store = fakeStore(big);
+	const lister = new LevelLister(store, utf8(""), utf8("/"));
+	let children = 0;
+	while (!lister.done) children += (await lister.next(100)).children.length;
+	if (children !== 1100 || store.reads > 150) bad.push("level of 101,000 keys: " + children + " children in " + store.reads + " reads, want 1100 in at most 150");
+
+	function lcs(a, b) {
+		const d = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+		for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) d[i][j] = a[i] === b[j] ? d[i + 1][j + 1] + 1 : Math.max(d[i + 1][j], d[i][j + 1]);
+		return d[0][0];
+	}
+	for (let round = 0; round < 500; round++) {
+		const a = Array.from({ length: rnd(12) }, () => "xyz"[rnd(3)]);
+		const b = Array.from({ length: rnd(12) }, () => "xyz"[rnd(3)]);
+		const script = diffLines(a.join("\n"), b.join("\n"));
+		const from = script.filter((l) => l.op !== "+").map((l) => l.text).join("\n");
+		const to = script.filter((l) => l.op !== "-").map((l) => l.text).join("\n");
+		const edits = script.filter((l) => l.op !== "=").length;
+		if (from !== a.join("\n") || to !== b.join("\n") || edits !== a.length + b.length - 2 * lcs(a, b)) {
+			bad.push("diff " + JSON.stringify(a) + " -> " + JSON.stringify(b) + ": " + JSON.stringify(script));
+		}
+	}
+	return bad;
+})()`
+
+// TestConsoleModules checks the console's listing and diff algorithms in
+// the browser that runs them, against brute force on random inputs.
+func TestConsoleModules(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	p := openConsole(t, s, "#/leases", 1280, 800)
+	ctx, cancel := context.WithTimeout(p.ctx, consoleTimeout)
+	defer cancel()
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](consoleModuleChecks, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("running the module checks: %v", err)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}

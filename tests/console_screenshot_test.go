@@ -1,0 +1,129 @@
+package tests
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/png"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var updateScreenshots = flag.Bool("update", false, "write the console's screenshots to docs/console/")
+
+// screenshotDir is where the README's screenshots of the console live.
+const screenshotDir = "../docs/console"
+
+// TestConsoleScreenshots shows the main views of the console on sample
+// data and checks the screenshots in docs/console/ are there; with
+// -update it writes them anew:
+//
+//	go test ./tests/ -run TestConsoleScreenshots -update
+func TestConsoleScreenshots(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-txn-ops=3000")
+	seedKeys(t, s, 2500, "metrics/host-%04d/load")
+	s.put(t, "app/web/config", "{\"replicas\": 3, \"image\": \"registry.local/web:1.4.2\", \"env\": {\"LOG_LEVEL\": \"info\", \"CACHE_TTL\": \"30s\"}, \"ports\": [80, 443]}")
+	s.put(t, "app/web/replicas", "3")
+	s.put(t, "app/db/pool", "max_open: 20\nmax_idle: 5\nlifetime: 30m\n")
+	s.put(t, "app/db/url", "postgres://app@db.internal:5432/app")
+	s.put(t, "app/feature-flags", "{\"new-checkout\": true, \"dark-mode\": false}")
+	s.put(t, "app/legacy-endpoint", "http://old.internal/api")
+	s.do(t, "PUT", keyPath("certs/ca.der"), []byte{0x30, 0x82, 0x01, 0x0a, 0x02, 0x82, 0x01, 0x01, 0x00, 0xc4, 0xff, 0x10}).want(t, http.StatusOK)
+	s.put(t, "app/web/config", "{\"replicas\": 4, \"image\": \"registry.local/web:1.5.0\", \"env\": {\"LOG_LEVEL\": \"info\", \"CACHE_TTL\": \"60s\"}, \"ports\": [80, 443]}")
+	s.put(t, "app/web/config", "{\n  \"replicas\": 4,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"debug\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
+	s.do(t, "DELETE", keyPath("app/legacy-endpoint"), nil).want(t, http.StatusOK)
+	for i, ttl := range []int{30, 120, 600} {
+		var l leaseGrantResponse
+		s.do(t, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":%d}`, ttl)), "Content-Type", "application/json").ok(t, http.StatusCreated, &l)
+		s.do(t, "PUT", keyPath(fmt.Sprintf("services/api/10.0.0.%d", i+1))+fmt.Sprintf("?lease=%d", l.ID), []byte(`{"port": 8080}`)).want(t, http.StatusOK)
+	}
+	none := authCaller{}
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"pw"}`)
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"ops"}`)
+	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"reader"}`)
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/ops/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/ops/permissions", `{"key":"services/","prefix":true,"type":"read"}`)
+	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/ops", "")
+	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+
+	shots := map[string][]byte{}
+	p := openConsole(t, s, "#/keys", 1280, 800)
+	p.waitText(`.children li[data-key="metrics/"] .count`, "2,500")
+	p.goTo("#/keys?f=app/web/&k=app/web/config")
+	p.waitText(".key-pane .value", "LOG_LEVEL")
+	p.wait("live", `document.getElementById("live").dataset.state === "live"`)
+	shots["keys"] = p.screenshot()
+
+	p.click(".key-pane button", "Edit")
+	p.markLabels()
+	p.fillLabelled("Value", "{\n  \"replicas\": 6,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"info\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
+	s.put(t, "app/web/config", "{\n  \"replicas\": 5,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"debug\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
+	p.waitText(".key-pane .notice", "Another writer")
+	p.click(".edit button", "Save")
+	p.waitText(".conflict h3", "Conflict")
+	shots["conflict"] = p.screenshot()
+
+	p.goTo("#/keys?f=app/web/&k=app/web/config&pane=history")
+	p.waitText(".history tbody", "created")
+	p.click(".history tbody tr:nth-child(2) button", "Changes")
+	p.waitText(".diff-area caption", "→")
+	shots["history"] = p.screenshot()
+
+	p.goTo("#/keys?f=app/&pane=deleted")
+	p.waitText(".deleted tbody", "app/legacy-endpoint")
+	shots["deleted"] = p.screenshot()
+
+	p.goTo("#/leases")
+	p.waitText(".leases tbody", "0x")
+	shots["leases"] = p.screenshot()
+
+	p.goTo("#/cluster")
+	p.waitText(".cluster dl", "Revision")
+	shots["cluster"] = p.screenshot()
+
+	p.goTo("#/access?user=alice&role=ops")
+	p.waitText(".roles table.perms", "every key under app/")
+	p.waitText(".users .detail", "User alice")
+	shots["access"] = p.screenshot()
+
+	phone := openConsole(t, s, "#/keys?f=app/db/&k=app/db/pool", 390, 844)
+	phone.waitText(".key-pane .value", "max_open")
+	phone.eval(`(document.getElementById("pane").scrollIntoView(), true)`, nil)
+	shots["phone"] = phone.screenshot()
+
+	a := startAuthServer(t)
+	login := openConsole(t, a, "#/keys", 1280, 800)
+	login.waitText(".login h2", "Sign in")
+	shots["login"] = login.screenshot()
+
+	for name, b := range shots {
+		path := filepath.Join(screenshotDir, name+".png")
+		if *updateScreenshots {
+			if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		old, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: %v (write the screenshots with go test ./tests/ -run TestConsoleScreenshots -update)", path, err)
+			continue
+		}
+		was, err := png.DecodeConfig(bytes.NewReader(old))
+		if err != nil {
+			t.Errorf("%s is not a PNG: %v", path, err)
+			continue
+		}
+		now, _ := png.DecodeConfig(bytes.NewReader(b))
+		if was.Width != now.Width || was.Height != now.Height {
+			t.Errorf("%s is %dx%d, the view now %dx%d: update the screenshots", path, was.Width, was.Height, now.Width, now.Height)
+		}
+	}
+}

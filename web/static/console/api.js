@@ -1,0 +1,67 @@
+// The transport: every call to the /v1 API goes through call(), which
+// adds the session's token and turns an error answer into an ApiError
+// that knows what the user was trying to do.
+
+/**
+ * ApiError is a failed call. what describes the attempt, for messages:
+ * {action: "save the key a/b", need: "write", on: "the key a/b"}.
+ */
+export class ApiError extends Error {
+  constructor(status, code, message, detail, what) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.detail = detail || {};
+    this.what = what || null;
+  }
+
+  /** explain says what went wrong in words for the user; a 403 names the permission that is missing. */
+  explain() {
+    const w = this.what;
+    if (this.status === 403 && w && w.need) {
+      return `Permission denied: to ${w.action} you need ${w.need} permission on ${w.on}, which your roles do not grant.`;
+    }
+    if (this.status === 403 && w && w.admin) {
+      return `Permission denied: to ${w.action} you need the root role.`;
+    }
+    if (this.status === 401) return "Your session has ended: sign in again.";
+    if (this.status === 0) return `${w ? "Could not " + w.action + ": " : ""}${this.message}`;
+    return `${w ? "Could not " + w.action + ": " : ""}${this.message} (${this.code}).`;
+  }
+}
+
+/**
+ * createApi returns call(method, path, options) over fetch. token() gives
+ * the current bearer token or ""; unauthenticated(err) is told of every
+ * 401 so that the session can ask for a new sign-in.
+ */
+export function createApi({ token, unauthenticated }) {
+  return async function call(method, path, { query, json, body, headers = {}, what } = {}) {
+    const hd = { ...headers };
+    const t = token();
+    if (t) hd.Authorization = "Bearer " + t;
+    let payload = body;
+    if (json !== undefined) {
+      payload = JSON.stringify(json);
+      hd["Content-Type"] = "application/json";
+    } else if (body !== undefined) {
+      hd["Content-Type"] = "application/octet-stream";
+    }
+    const qs = query ? String(query) : "";
+    let res;
+    try {
+      res = await fetch(qs ? `${path}?${qs}` : path, { method, headers: hd, body: payload, cache: "no-store" });
+    } catch (e) {
+      throw new ApiError(0, "network", "the server did not answer", null, what);
+    }
+    const isJSON = (res.headers.get("Content-Type") || "").includes("json");
+    const data = isJSON ? await res.json().catch(() => null) : null;
+    if (!res.ok) {
+      const e = data && data.error ? data.error : {};
+      const err = new ApiError(res.status, e.code || `http_${res.status}`, e.message || res.statusText, e, what);
+      if (res.status === 401) unauthenticated(err);
+      throw err;
+    }
+    return data;
+  };
+}

@@ -1,0 +1,191 @@
+// The Leases section: every lease with the time it has left, counted down
+// in the page and read again from the server every few seconds; its keys;
+// grant, keep-alive and revoke.
+
+import { display, fromBase64, utf8 } from "./bytes.js";
+import { confirm, notify } from "./dialog.js";
+import { h, clear, duration, field, focusHeading, num, table } from "./dom.js";
+import { remaining } from "./leasebadge.js";
+import { href } from "./router.js";
+
+const SHOWN = 200; // leases shown at once; each is read on its own
+const REFRESH = 10000;
+
+/** folderOf returns the folder a key is in, by the default separator. */
+function folderOf(k) {
+  const i = k.lastIndexOf(0x2f); // "/"
+  return k.subarray(0, i + 1);
+}
+
+function keysOf(l) {
+  if (l.keys_base64) return l.keys_base64.map(fromBase64);
+  return (l.keys || []).map(utf8);
+}
+
+export function mountLeases(container, app, params) {
+  const { store } = app;
+  const ttlIn = h("input", { type: "number", min: "1", step: "1", value: "60", required: true, inputmode: "numeric" });
+  const idIn = h("input", { type: "number", min: "0", step: "1", placeholder: "chosen by the server", inputmode: "numeric" });
+  const grant = h("form", { class: "grant", onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      const res = await store.grantLease(Number(ttlIn.value), Number(idIn.value) || 0);
+      notify(`Granted lease ${res.id} with a TTL of ${duration(res.ttl)}.`);
+      idIn.value = "";
+      refresh();
+    } catch (err) {
+      notify(err.explain(), "error");
+    }
+  } }, field("TTL in seconds", ttlIn), field("Lease ID", idIn, "Optional."), h("button", { type: "submit", class: "primary" }, "Grant lease"));
+  const summary = h("p", { class: "summary", "aria-live": "polite" });
+  const rows = h("tbody");
+  const problem = h("p", { class: "problem", role: "alert", hidden: true });
+  clear(container, h("section", { class: "leases", "aria-labelledby": "leases-h" },
+    h("h2", { id: "leases-h" }, "Leases"),
+    grant, summary, problem,
+    table("Leases and the time they have left", ["Lease ID", "Time left", "Granted TTL", "(Actions)"], rows)));
+  focusHeading(container);
+
+  const leases = new Map(); // id -> {ttl, granted, at, tr, left, meter, keys}
+  const open = new Set(params.get("id") ? [Number(params.get("id"))] : []);
+  let disposed = false;
+
+  function tick() {
+    for (const l of leases.values()) {
+      const left = remaining(l.ttl, l.at);
+      l.left.textContent = left > 0 ? duration(left) : "expired";
+      l.meter.value = Math.max(0, left);
+    }
+  }
+
+  function render(id, l) {
+    const left = h("span", { class: "ttl" });
+    const meter = h("meter", { min: "0", max: String(l.granted || 1), value: String(l.ttl), "aria-label": `Time left of lease ${id}` });
+    const keysCell = h("td", { colspan: "4", class: "lease-keys" });
+    const keysRow = h("tr", { class: "detail", hidden: !open.has(id) }, keysCell);
+    const tr = h("tr", { "data-lease": String(id) },
+      h("th", { scope: "row" }, String(id), h("span", { class: "hex" }, ` (0x${id.toString(16)})`)),
+      h("td", {}, meter, " ", left),
+      h("td", {}, duration(l.granted)),
+      h("td", { class: "row-actions" },
+        h("button", { type: "button", "aria-expanded": String(open.has(id)), onclick: (e) => toggleKeys(id, e.target) }, "Keys"),
+        h("button", { type: "button", onclick: () => keepAlive(id) }, "Keep alive"),
+        h("button", { type: "button", class: "danger", onclick: () => revoke(id) }, "Revoke…")));
+    Object.assign(l, { tr, keysRow, keysCell, left, meter });
+    if (open.has(id)) showKeys(id);
+    return [tr, keysRow];
+  }
+
+  async function showKeys(id) {
+    const l = leases.get(id);
+    try {
+      const res = await store.lease(id, true);
+      const keys = keysOf(res);
+      clear(l.keysCell, keys.length
+        ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.map((k) => h("li", {}, h("a", { href: href("keys", { f: folderOf(k), k }) }, display(k)))))
+        : h("p", {}, "No keys (or none you may read) are attached."));
+    } catch (e) {
+      clear(l.keysCell, e.explain());
+    }
+  }
+
+  function toggleKeys(id, button) {
+    const l = leases.get(id);
+    const show = l.keysRow.hidden;
+    l.keysRow.hidden = !show;
+    button.setAttribute("aria-expanded", String(show));
+    if (show) {
+      open.add(id);
+      showKeys(id);
+    } else open.delete(id);
+  }
+
+  async function keepAlive(id) {
+    try {
+      const res = await store.keepAlive(id);
+      const l = leases.get(id);
+      Object.assign(l, { ttl: res.ttl, at: Date.now() });
+      tick();
+      notify(`Lease ${id} renewed: ${duration(res.ttl)} left.`);
+    } catch (e) {
+      notify(e.explain(), "error");
+      refresh();
+    }
+  }
+
+  async function revoke(id) {
+    let keys = [];
+    try {
+      keys = keysOf(await store.lease(id, true));
+    } catch (e) {
+      notify(e.explain(), "error");
+      refresh();
+      return;
+    }
+    const ok = await confirm({
+      title: `Revoke lease ${id}?`,
+      body: [keys.length
+        ? `Revoking deletes the ${num(keys.length)} key${keys.length === 1 ? "" : "s"} attached to it, in one revision:`
+        : "No keys you may read are attached to it.",
+      keys.length ? h("ul", {}, keys.slice(0, 20).map((k) => h("li", {}, h("code", {}, display(k)))), keys.length > 20 ? h("li", {}, `… and ${keys.length - 20} more`) : null) : null].filter(Boolean),
+      action: "Revoke",
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      const res = await store.revokeLease(id);
+      notify(`Revoked lease ${id} at revision ${res.header.revision}.`);
+      refresh();
+    } catch (e) {
+      notify(e.explain(), "error");
+    }
+  }
+
+  async function refresh() {
+    try {
+      const list = await store.leases();
+      const ids = list.leases.map((l) => l.id).sort((a, b) => a - b);
+      const shownIds = ids.slice(0, SHOWN);
+      const got = await Promise.all(shownIds.map((id) => store.lease(id).catch(() => null)));
+      if (disposed) return;
+      const at = Date.now();
+      const next = new Map();
+      const trs = [];
+      shownIds.forEach((id, i) => {
+        if (!got[i]) return;
+        const old = leases.get(id);
+        const l = old || {};
+        Object.assign(l, { ttl: got[i].ttl, granted: got[i].granted_ttl, at });
+        next.set(id, l);
+        if (old) {
+          l.meter.max = l.granted || 1;
+          trs.push(l.tr, l.keysRow);
+        } else {
+          leases.set(id, l);
+          trs.push(...render(id, l));
+        }
+      });
+      leases.clear();
+      for (const [id, l] of next) leases.set(id, l);
+      rows.replaceChildren(...trs);
+      if (!trs.length) rows.append(h("tr", {}, h("td", { colspan: "4" }, "No leases.")));
+      summary.textContent = `${num(ids.length)} lease${ids.length === 1 ? "" : "s"}${ids.length > SHOWN ? `, the first ${SHOWN} shown` : ""}.`;
+      problem.hidden = true;
+      tick();
+    } catch (e) {
+      problem.hidden = false;
+      problem.textContent = e.explain();
+    }
+  }
+
+  refresh();
+  const ticker = setInterval(tick, 1000);
+  const refresher = setInterval(refresh, REFRESH);
+  return {
+    dispose() {
+      disposed = true;
+      clearInterval(ticker);
+      clearInterval(refresher);
+    },
+  };
+}
