@@ -13,8 +13,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/keyrange"
-	"github.com/httpkv/httpkv/mvcc"
 )
 
 // authBenchHandler returns the real handler on a fresh store, with auth
@@ -24,19 +24,12 @@ import (
 // realistic set rather than one span.
 func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	b.Helper()
-	store := openTestStores(b)
-	cfg := Config{KV: store.kv, Store: store.Store, Logger: zerolog.Nop()}
+	backend := openTestBackend(b, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour}})
+	cfg := Config{Backend: backend, Logger: zerolog.Nop()}
 	if !withAuth {
 		return NewHandler(cfg), ""
 	}
-	a := auth.New(auth.Config{
-		BcryptCost: bcrypt.MinCost,
-		TokenTTL:   time.Hour,
-		Write: func(fn func(auth.Bucket) error) error {
-			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-			return err
-		},
-	})
+	a := backend.Auth()
 	must := func(err error) {
 		b.Helper()
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,54 +14,35 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/backend/embedded"
 )
 
-// testStores are the stores a test handler serves: writes go to the
-// mvcc store, whose commits reach the watch store.
-type testStores struct {
-	*watch.Store
-	kv *mvcc.Store
-}
-
-func (s *testStores) KV() *mvcc.Store { return s.kv }
-
-func (s *testStores) Write(fn func(*mvcc.WriteTxn) error) (kv.Changes, error) { return s.kv.Write(fn) }
-
-func (s *testStores) Txn(r kv.TxnRequest) (kv.TxnResult, error) { return s.kv.Txn(r) }
-
-// openTestStores opens a fresh mvcc store in a temporary directory with a
-// watch store observing it; both are closed on cleanup.
-func openTestStores(tb testing.TB) *testStores {
+// openTestBackend opens the embedded backend in a temporary directory,
+// closed on cleanup.
+func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
 	tb.Helper()
-	s, err := mvcc.Open(filepath.Join(tb.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	opts.Store.NoFsync = true
+	b, err := embedded.Open(tb.TempDir(), opts)
 	if err != nil {
-		tb.Fatalf("mvcc.Open: %v", err)
-	}
-	ws, err := mvcc.Observe(s, func(rev int64) *watch.Store { return watch.New(s, rev, watch.Options{}) })
-	if err != nil {
-		tb.Fatalf("mvcc.Observe: %v", err)
+		tb.Fatalf("embedded.Open: %v", err)
 	}
 	tb.Cleanup(func() {
-		ws.Close()
-		if err := s.Close(); err != nil {
-			tb.Errorf("mvcc.Store.Close: %v", err)
+		if err := b.Close(); err != nil {
+			tb.Errorf("embedded.Backend.Close: %v", err)
 		}
 	})
-	return &testStores{Store: ws, kv: s}
+	return b
 }
 
-// newTestHandler returns the real handler over real stores in a
-// temporary directory. cfg.KV and cfg.Store are filled in; the other
-// fields are used as given.
-func newTestHandler(tb testing.TB, cfg Config) (*Handler, *testStores) {
+// newTestHandler returns the real handler over the embedded backend in a
+// temporary directory. cfg.Backend is filled in; the other fields are
+// used as given.
+func newTestHandler(tb testing.TB, cfg Config) (*Handler, *embedded.Backend) {
 	tb.Helper()
-	st := openTestStores(tb)
-	cfg.KV, cfg.Store = st.kv, st.Store
+	b := openTestBackend(tb, embedded.Options{})
+	cfg.Backend = b
 	cfg.Logger = zerolog.Nop()
-	return NewHandler(cfg), st
+	return NewHandler(cfg), b
 }
 
 // serve runs one request through h and returns the recorded answer.

@@ -52,7 +52,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	page, err := h.cfg.KV.HistoryPage(req)
+	page, err := h.cfg.Backend.History(r.Context(), req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

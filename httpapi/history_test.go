@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -70,9 +73,10 @@ func getHistory(tb testing.TB, h http.Handler, query string) historyBody {
 //
 //	2 put a=1   3 put b=1   4 put a=2   5 delete a   6 put a/x=\xff
 //	7 put a=3
-func historyHandler(t *testing.T, cfg Config) http.Handler {
+func historyHandler(t *testing.T, pageTokenKey []byte) http.Handler {
 	t.Helper()
-	h, _ := newTestHandler(t, cfg)
+	b := openTestBackend(t, embedded.Options{PageTokenKey: pageTokenKey})
+	h := NewHandler(Config{Backend: b, Logger: zerolog.Nop()})
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/b", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "2")
@@ -84,7 +88,7 @@ func historyHandler(t *testing.T, cfg Config) http.Handler {
 
 // TestHistoryQuery reads the history with each parameter.
 func TestHistoryQuery(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	tests := []struct {
 		query string
 		want  []string
@@ -141,7 +145,7 @@ func followHistory(tb testing.TB, h http.Handler, query string, between func()) 
 // TestHistoryPaging: pages of every size, both orders, add up to the one
 // big page, and stay in the first page's window while writes go on.
 func TestHistoryPaging(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	for _, order := range []string{"ascend", "descend"} {
 		for _, sel := range []string{"", "key=a", "key=a&prefix=true"} {
 			base := sel + "&order=" + order + "&prev_kv=true"
@@ -161,7 +165,7 @@ func TestHistoryPaging(t *testing.T) {
 // TestHistoryPageTokens: a token is good only for the range, order,
 // filters and window it was issued for, and only as issued.
 func TestHistoryPageTokens(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	first := getHistory(t, h, "key=a&prefix=true&limit=1&filters=nodelete")
 	tok := url.QueryEscape(first.NextPageToken)
 	mustServe(t, h, http.StatusOK, "GET", "/v1/history?key=a&prefix=true&limit=2&filters=nodelete&prev_kv=true&page_token="+tok, "")
@@ -207,7 +211,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	// Tokens are signed with the configured key: another handler with the
 	// same key takes them, one with a random key does not.
 	key := []byte("a key shared by every gateway...")
-	a, b := historyHandler(t, Config{PageTokenKey: key}), historyHandler(t, Config{PageTokenKey: key})
+	a, b := historyHandler(t, key), historyHandler(t, key)
 	shared := getHistory(t, a, "limit=2").NextPageToken
 	mustServe(t, b, http.StatusOK, "GET", "/v1/history?page_token="+url.QueryEscape(shared), "")
 	if rec := serve(t, h, "GET", "/v1/history?page_token="+url.QueryEscape(shared), ""); rec.Code != http.StatusBadRequest {
@@ -218,7 +222,7 @@ func TestHistoryPageTokens(t *testing.T) {
 // TestHistoryErrors: bad parameters, windows in the future or reversed,
 // and history below the compact revision.
 func TestHistoryErrors(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	tests := []struct {
 		query  string
 		status int

@@ -88,7 +88,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
 		return
 	}
-	res, err := h.cfg.KV.Range(key, nil, kv.RangeOptions{Revision: rev})
+	res, err := h.cfg.Backend.Range(r.Context(), kv.RangeRequest{Key: key, Options: kv.RangeOptions{Revision: rev}})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -204,11 +204,11 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.
 	var err error
 	if op.Put != nil {
 		var res kv.PutResult
-		res, err = h.put(r, *op.Put)
+		res, err = h.cfg.Backend.Put(r.Context(), *op.Put, h.leaseGuard(r))
 		out.Put = &res
 	} else {
 		var res kv.DeleteResult
-		res, err = h.cfg.KV.DeleteRange(*op.Delete)
+		res, err = h.cfg.Backend.Delete(r.Context(), *op.Delete)
 		out.Delete = &res
 	}
 	if err != nil {
@@ -221,11 +221,11 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
 func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, bool) {
-	res, err := h.runTxn(r, kv.TxnRequest{
+	res, err := h.cfg.Backend.Txn(r.Context(), kv.TxnRequest{
 		Compare: p.compares(key),
 		Success: []kv.Op{op},
 		Failure: []kv.Op{{Range: &kv.RangeOp{Key: key}}},
-	})
+	}, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)
 		return nil, false

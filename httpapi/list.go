@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/httpkv/httpkv/keyrange"
@@ -40,15 +41,6 @@ func (q *query) rangeOptions() kv.RangeOptions {
 	}
 	o.SortOrder = order
 	return o
-}
-
-// keyAscending reports whether results come in ascending key order, the
-// only order pages can follow.
-func keyAscending(o kv.RangeOptions) bool {
-	if o.SortTarget == kv.SortByKey {
-		return o.SortOrder != kv.SortDescend
-	}
-	return false
 }
 
 // listKeys serves GET /v1/kv.
@@ -108,7 +100,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts.Limits = h.readLimits()
-	b, rev, err := h.listPage(sel, opts, page.start)
+	b, rev, err := h.listPage(r.Context(), sel, opts, page.start)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -120,35 +112,19 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 // listPage reads one page of sel, from start when a token gave one, and
-// encodes the answer, with the revision it was served at. The read
-// transaction ends before it returns.
-func (h *Handler) listPage(sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
-	rt, err := h.cfg.KV.Read()
+// encodes the answer, with the revision it was served at. The backend's
+// read has ended before it returns.
+func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
+	// Count is the whole range's, not what is left of it from start.
+	res, err := h.cfg.Backend.Range(ctx, kv.RangeRequest{Key: sel.Key, End: sel.End, Options: opts, From: start})
 	if err != nil {
 		return nil, 0, err
-	}
-	defer rt.End()
-	from := sel.Key
-	if start != nil {
-		from = start
-	}
-	res, err := rt.Range(from, sel.End, opts)
-	if err != nil {
-		return nil, 0, err
-	}
-	if start != nil {
-		// Count the whole range, not what is left of it.
-		all, err := rt.Range(sel.Key, sel.End, kv.RangeOptions{Revision: opts.Revision, CountOnly: true})
-		if err != nil {
-			return nil, 0, err
-		}
-		res.Count = all.Count
 	}
 	b := appendHeader(nil, res.Revision)
 	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = appendIntField(b, "count", res.Count)
 	b = appendBoolField(b, "more", res.More)
-	if res.More && keyAscending(opts) && len(res.KVs) > 0 {
+	if res.More && opts.KeyAscending() && len(res.KVs) > 0 {
 		readAt := opts.Revision
 		if readAt == 0 {
 			readAt = res.Revision

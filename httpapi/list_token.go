@@ -71,7 +71,7 @@ func (h *Handler) openListPage(q *query, token string, sel keyrange.Range, opts 
 		q.fail("page_token is %v", errBadToken)
 	case page.binding != listBinding(sel, opts) || !sel.Contains(page.start):
 		q.fail("page_token is not a token of this range and these filters")
-	case !keyAscending(opts):
+	case !opts.KeyAscending():
 		q.fail("page_token needs ascending key order")
 	case q.has("revision") && opts.Revision != page.rev:
 		q.fail("page_token is pinned to revision %d", page.rev)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,25 +150,25 @@ func TestServerErrorsHideInternals(t *testing.T) {
 type fakeHealth struct{ reads int }
 
 func (f *fakeHealth) Failed() error { return nil }
-func (f *fakeHealth) Alarms() []kv.Alarm {
+func (f *fakeHealth) Alarms(context.Context) ([]kv.Alarm, error) {
 	f.reads++
 	if f.reads == 1 {
-		return []kv.Alarm{kv.AlarmNoSpace}
+		return []kv.Alarm{kv.AlarmNoSpace}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // TestHealthReadsAlarmsOnce: /health decides on one read of the alarms,
 // which may be disarmed meanwhile.
 func TestHealthReadsAlarmsOnce(t *testing.T) {
 	f := &fakeHealth{}
-	if got := healthReason(f, false); got != "ALARM NOSPACE" || f.reads != 1 {
+	if got := healthReason(context.Background(), f, false); got != "ALARM NOSPACE" || f.reads != 1 {
 		t.Errorf("healthReason = %q after %d reads of the alarms, want ALARM NOSPACE after 1", got, f.reads)
 	}
-	if got := healthReason(&fakeHealth{reads: 1}, false); got != "" {
+	if got := healthReason(context.Background(), &fakeHealth{reads: 1}, false); got != "" {
 		t.Errorf("healthReason without alarms = %q, want healthy", got)
 	}
-	if got := healthReason(&fakeHealth{}, true); got != "shutting down" {
+	if got := healthReason(context.Background(), &fakeHealth{}, true); got != "shutting down" {
 		t.Errorf("healthReason while shutting down = %q", got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // streamWriteTimeout bounds each send on a watch stream, over a hijacked
@@ -123,7 +122,7 @@ func (s *connSink) close() {
 // watchStream is one open watch: its watcher, its framing, and what it
 // needs to check again that its caller may still read it.
 type watchStream struct {
-	stream      *watch.Stream
+	stream      kv.WatchStream
 	enc         streamEncoder
 	rev         int64 // the store's revision when the watch began
 	auth        streamAuthorizer

@@ -287,7 +287,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limitRanges(&req, h.readLimits())
-	res, err := h.runTxn(r, req)
+	res, err := h.cfg.Backend.Txn(r.Context(), req, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -319,7 +320,7 @@ func TestAnswerBounds(t *testing.T) {
 		for j := i; j < min(i+100, 10001); j++ {
 			ops = append(ops, kv.Op{Put: &kv.PutRequest{Key: fmt.Appendf(nil, "many/%05d", j)}})
 		}
-		if _, err := store.Txn(kv.TxnRequest{Success: ops}); err != nil {
+		if _, err := store.Txn(context.Background(), kv.TxnRequest{Success: ops}, nil); err != nil {
 			t.Fatalf("Txn(puts %d..) = %v", i, err)
 		}
 	}

@@ -92,7 +92,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
-	stream, err := h.cfg.Store.Watch(req)
+	stream, err := h.cfg.Backend.Watch(r.Context(), req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

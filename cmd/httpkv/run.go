@@ -7,16 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/net/netutil"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
-	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -47,52 +46,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	lessor := lease.New(lease.Config{})
-	defer lessor.Close()
-	kv, err := mvcc.Open(filepath.Join(cfg.dataDir, "httpkv.db"), mvcc.Options{
-		NoFsync:    cfg.unsafeNoFsync,
-		QuotaBytes: cfg.quotaBackendBytes,
-		MaxTxnOps:  cfg.maxTxnOps,
-		Lessor:     lessor,
-	})
+	b, err := openBackend(cfg, compaction, log)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
-	if err := restore(kv, lessor.Restore); err != nil {
-		return err
-	}
-	store, err := mvcc.Observe(kv, func(rev int64) *watch.Store {
-		return watch.New(kv, rev, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
-	})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	authStore := auth.New(auth.Config{
-		TokenTTL:   cfg.authTokenTTL,
-		BcryptCost: cfg.bcryptCost,
-		Write: func(fn func(auth.Bucket) error) error {
-			_, err := kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-			return err
-		},
-	})
-	if err := restore(kv, authStore.Restore); err != nil {
-		return err
-	}
-
-	leaseManager := lease.NewManager(lessor, leaseWriter{kv}, func(err error) {
-		log.Error().Err(err).Msg("revoking an expired lease")
-	})
-	defer leaseManager.Close()
-	comp := compactor.New(compaction, kv, func(err error) { log.Error().Err(err).Msg("auto-compaction") })
-	defer comp.Close()
+	defer b.Close()
 
 	handler := httpapi.NewHandler(httpapi.Config{
-		KV:                 kv,
-		Store:              store,
-		Leases:             leases{leaseManager},
-		Auth:               authStore,
+		Backend:            b,
+		Auth:               b.Auth(),
 		Logger:             log,
 		Version:            version,
 		CORSAllowedOrigins: cfg.corsOrigins(),
@@ -123,7 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		scheme = "https"
 	}
 	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
-		Int64("revision", kv.Rev()).Str("data_dir", cfg.dataDir).Msg("listening")
+		Int64("revision", b.Rev()).Str("backend", cfg.backend).Str("data_dir", cfg.dataDir).Msg("listening")
 	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	serveErr := make(chan error, 1)
@@ -159,7 +121,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn().Dur("grace", cfg.shutdownGrace).Msg("requests and streams still running at shutdown were cut")
 	}
 	handler.Close()
-	store.Close()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -184,13 +145,18 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
-// restore loads state kept beside the key history (leases, auth) through
-// load, which reads its buckets with the given function.
-func restore[F ~func([]byte, func(k, v []byte) error) error](kv *mvcc.Store, load func(F) error) error {
-	rt, err := kv.Read()
-	if err != nil {
-		return err
-	}
-	defer rt.End()
-	return load(rt.UnsafeForEach)
+// openBackend opens the backend --backend names: the embedded store in
+// --data-dir, the only one so far.
+func openBackend(cfg config, compaction compactor.Config, log zerolog.Logger) (*embedded.Backend, error) {
+	return embedded.Open(cfg.dataDir, embedded.Options{
+		Store: mvcc.Options{
+			NoFsync:    cfg.unsafeNoFsync,
+			QuotaBytes: cfg.quotaBackendBytes,
+			MaxTxnOps:  cfg.maxTxnOps,
+		},
+		Watch:      watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
+		Compaction: compaction,
+		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },
+	})
 }
