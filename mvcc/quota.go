@@ -49,8 +49,11 @@ func (s *Store) DisarmNoSpace() error {
 		if err := tx.tx.Bucket(metaBucket).Delete(metaAlarmNoSpace); err != nil {
 			return err
 		}
-		s.alarmNoSpace.Store(false)
 		tx.mustCommit = true
+		// Writes are refused until the disarm is durable. (Raising the
+		// alarm, in CheckSpace, takes effect at once instead: refusing
+		// writes early is always safe.)
+		tx.Stage(func() { s.alarmNoSpace.Store(false) }, nil)
 		return nil
 	})
 	return err
