@@ -4,8 +4,8 @@
 // A Lessor holds every lease in memory: its granted TTL, its expiry and
 // the keys attached to it. Grant and Revoke also write the lease's record
 // (ID and granted TTL) to the "lease" bucket through the store's write
-// transaction, so they commit atomically with that write. lease imports
-// only kv's types of httpkv's: it declares what it needs of the store
+// transaction, so they commit atomically with that write. Of httpkv's
+// packages lease imports only kv: it declares what it needs of the store
 // (Txn, WriteTxn, Writer, ForEachFunc), and *Lessor satisfies
 // mvcc.Lessor, through which the store reports which keys are put with
 // which lease.
