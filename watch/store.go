@@ -168,8 +168,10 @@ func New(h History, rev int64, opts Options) *Store {
 // or below the last one published is ignored; one may follow another
 // with a gap (a gateway's namespace has no events in most of a cluster's
 // revisions), and a revision without events only moves the scheduler's
-// revision on, as a progress notification does. It never blocks on a
-// reader; after Close it does nothing.
+// revision on, as a progress notification does. Events are published
+// without PrevKV: they are shared by every watcher they match, and those
+// that asked for previous versions get them from the History. It never
+// blocks on a reader; after Close it does nothing.
 func (s *Store) Publish(changes []kv.Changes) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
