@@ -13,8 +13,10 @@
 // permission reaching to the end of the key space, not one on the key.
 //
 // Users, roles and the enabled flag live in bbolt buckets of their own,
-// written in the store's write transaction so each change is atomic and
-// durable. Tokens are random, held in memory only: they do not survive a
+// written in the store's write transaction (Bucket) so each change is
+// atomic and durable; memory follows only once the write is (Bucket.Stage,
+// the store's one rule for memory that mirrors the file). Key ranges are
+// keyrange's. Tokens are random, held in memory only: they do not survive a
 // restart, and a restart asks every client to authenticate again. A token
 // stops working when it expires, when its user is deleted or changes
 // password, and when auth is disabled (enabling again starts afresh).

@@ -24,10 +24,14 @@ func newMemBackend() *memBackend {
 }
 
 // memTxn is one write: changes are kept aside and applied only if the
-// write function succeeds, as a store transaction would.
+// write function succeeds, as a store transaction would, and what it
+// staged runs after them.
 type memTxn struct {
-	puts map[[2]string][]byte // (bucket, key) -> value; nil value deletes
+	puts   map[[2]string][]byte // (bucket, key) -> value; nil value deletes
+	stages []func()
 }
+
+func (t *memTxn) Stage(apply, _ func()) { t.stages = append(t.stages, apply) }
 
 func (t *memTxn) UnsafePut(bucket, key, value []byte) error {
 	t.puts[[2]string{string(bucket), string(key)}] = append([]byte{}, value...)
@@ -45,7 +49,12 @@ func (m *memBackend) write(fn func(auth.Bucket) error) error {
 		return err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer func() {
+		m.mu.Unlock()
+		for _, apply := range t.stages {
+			apply()
+		}
+	}()
 	m.writes++
 	for bk, v := range t.puts {
 		b := m.buckets[bk[0]]

@@ -3,6 +3,8 @@ package auth
 import (
 	"bytes"
 	"slices"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // Access is the kind of access a permission grants.
@@ -14,36 +16,29 @@ const (
 	ReadWrite Access = Read | Write
 )
 
-// Permission grants access to a key range: the single key Key when End is
-// empty, [Key, End) otherwise, every key >= Key when End is "\x00".
+// Permission grants access to the keys of a keyrange.Range: Key and End
+// are its fields (kept apart here because they are stored as they are).
 type Permission struct {
 	Key    []byte
 	End    []byte
 	Access Access
 }
 
-// span is [start, end) with end nil meaning +infinity.
+// Range returns the keys the permission grants access to.
+func (p Permission) Range() keyrange.Range { return keyrange.Range{Key: p.Key, End: p.End} }
+
+// span is a range in plain interval form, for merging: [start, end), end
+// being the range's keyrange Limit (nil for +infinity).
 type span struct{ start, end []byte }
 
-// toSpan turns a (key, end) selection into a half-open span.
+// toSpan turns a (key, end) selection, a keyrange.Range, into its span.
 func toSpan(key, end []byte) span {
-	switch {
-	case len(end) == 0:
-		// The single key k is [k, k+"\x00").
-		return span{start: key, end: append(bytes.Clone(key), 0)}
-	case len(end) == 1 && end[0] == 0:
-		return span{start: key}
-	}
-	return span{start: key, end: end}
+	r := keyrange.Range{Key: key, End: end}
+	return span{start: r.Key, end: r.Limit()}
 }
 
 // endBefore reports a < b for span ends, nil being +infinity.
-func endBefore(a, b []byte) bool {
-	if a == nil {
-		return false
-	}
-	return b == nil || bytes.Compare(a, b) < 0
-}
+func endBefore(a, b []byte) bool { return keyrange.CompareLimits(a, b) < 0 }
 
 // coverage is the union of a user's permission spans of one access kind,
 // merged into disjoint spans sorted by start.
@@ -83,7 +78,7 @@ func (c coverage) covers(want span) bool {
 		return false
 	}
 	s := c[i]
-	return !endBefore(s.end, want.end) && (s.end == nil || bytes.Compare(want.start, s.end) < 0)
+	return !endBefore(s.end, want.end) && keyrange.AboveKey(s.end, want.start)
 }
 
 // coversSel reports whether every key of the selection (key, end), as
@@ -104,5 +99,5 @@ func (c coverage) coversKey(k []byte) bool {
 	if !found {
 		i--
 	}
-	return i >= 0 && (c[i].end == nil || bytes.Compare(k, c[i].end) < 0)
+	return i >= 0 && keyrange.AboveKey(c[i].end, k)
 }

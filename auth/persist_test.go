@@ -9,7 +9,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/mvcc/mvcctest"
 )
 
 // The store's transactions fit what auth writes and reads through.
@@ -23,7 +25,14 @@ var (
 // is closed on cleanup if the test has not closed it.
 func openPersistent(tb testing.TB, path string) (*auth.Store, *mvcc.Store) {
 	tb.Helper()
-	kv, err := mvcc.Open(path, mvcc.Options{NoFsync: true})
+	return openPersistentWith(tb, path, nil)
+}
+
+// openPersistentWith is openPersistent with the store's commits going
+// through c.
+func openPersistentWith(tb testing.TB, path string, c mvcc.Committer) (*auth.Store, *mvcc.Store) {
+	tb.Helper()
+	kv, err := mvcc.Open(path, mvcc.Options{NoFsync: true, Committer: c})
 	if err != nil {
 		tb.Fatalf("mvcc.Open(%q) = %v", path, err)
 	}
@@ -140,5 +149,27 @@ func TestRestoreCorrupt(t *testing.T) {
 	s := auth.New(auth.Config{})
 	if err := s.Restore(rt.UnsafeForEach); !errors.Is(err, auth.ErrCorrupt) {
 		t.Fatalf("Restore() of a corrupt user = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestCommitFailureLeavesAuthAsOnDisk: a change whose commit fails
+// changes nothing in memory either (the change is staged in the write and
+// applied only once it is durable), and streams are not told of it.
+func TestCommitFailureLeavesAuthAsOnDisk(t *testing.T) {
+	var faults mvcctest.Committer
+	s, _ := openPersistentWith(t, filepath.Join(t.TempDir(), "httpkv.db"), &faults)
+	mustDo(t, "AddRole(kept)", s.AddRole("kept"))
+	changed := s.Changed()
+	faults.Set(mvcctest.After)
+	if err := s.AddRole("lost"); !errors.Is(err, kv.ErrBackendFailed) {
+		t.Fatalf("AddRole with a failing commit = %v, want kv.ErrBackendFailed", err)
+	}
+	if got := s.Roles(); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("Roles() after a failed commit = %q, want [kept]", got)
+	}
+	select {
+	case <-changed:
+		t.Error("Changed() fired for a change that was not committed")
+	default:
 	}
 }

@@ -30,6 +30,10 @@ const (
 type Bucket interface {
 	UnsafePut(bucket, key, value []byte) error
 	UnsafeDelete(bucket, key []byte) error
+	// Stage registers apply, run once the write is durable, and undo, run
+	// instead if it is not: the change of memory that mirrors the write
+	// (see mvcc.WriteTxn.Stage).
+	Stage(apply, undo func())
 }
 
 // ForEachFunc reads a bucket, as mvcc.ReadTxn.UnsafeForEach does.
@@ -176,8 +180,9 @@ func (s *Store) Enabled() bool {
 
 // change makes one change: check validates it against the current state
 // (under the read lock), write persists it in one durable transaction,
-// and apply updates memory. Changes are serialised, so what check saw is
-// still true when apply runs.
+// and apply updates memory, staged in that transaction so that it runs
+// only once the write is durable, and never if it is not. Changes are
+// serialised, so what check saw is still true when apply runs.
 func (s *Store) change(check func() error, write func(b Bucket) error, apply func()) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -187,16 +192,20 @@ func (s *Store) change(check func() error, write func(b Bucket) error, apply fun
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Write(write); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	apply()
-	s.grants = make(map[string]*grants)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
-	return nil
+	return s.cfg.Write(func(b Bucket) error {
+		if err := write(b); err != nil {
+			return err
+		}
+		b.Stage(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			apply()
+			s.grants = make(map[string]*grants)
+			close(s.changed)
+			s.changed = make(chan struct{})
+		}, nil)
+		return nil
+	})
 }
 
 // errUnchanged stops a change that would leave the state as it is.

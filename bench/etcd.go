@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // etcdServer talks to etcd's HTTP/JSON gateway (/v3/...), where
@@ -54,7 +56,7 @@ func (s *etcdServer) Get(ctx context.Context, key string) error {
 }
 
 func (s *etcdServer) Range(ctx context.Context, prefix string, limit int, count bool) (int, error) {
-	r := etcdRange{Key: []byte(prefix), RangeEnd: prefixEnd([]byte(prefix)), Limit: limit}
+	r := etcdRange{Key: []byte(prefix), RangeEnd: keyrange.PrefixEnd([]byte(prefix)), Limit: limit}
 	if !count {
 		return 0, s.post(ctx, "/v3/kv/range", r, nil)
 	}
@@ -91,7 +93,7 @@ func (s *etcdServer) Watch(ctx context.Context, prefix string, w *watcher, creat
 	}
 	b, err := json.Marshal(struct {
 		Create create `json:"create_request"`
-	}{create{Key: []byte(prefix), RangeEnd: prefixEnd([]byte(prefix))}})
+	}{create{Key: []byte(prefix), RangeEnd: keyrange.PrefixEnd([]byte(prefix))}})
 	if err != nil {
 		return err
 	}
@@ -106,16 +108,4 @@ func (s *etcdServer) Watch(ctx context.Context, prefix string, w *watcher, creat
 	}
 	defer body.Close()
 	return w.readNDJSON(body, created)
-}
-
-// prefixEnd is the range end that selects every key starting with p.
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return []byte{0} // every key from p on
 }

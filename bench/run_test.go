@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,25 +13,25 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // startHTTPKV serves the real API in process and returns its base URL.
 func startHTTPKV(t testing.TB) string {
 	t.Helper()
-	kv, err := mvcc.Open(filepath.Join(t.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	b, err := embedded.Open(t.TempDir(), embedded.Options{Store: mvcc.Options{NoFsync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := watch.New(kv, watch.Options{})
-	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Config{Store: store, Logger: zerolog.Nop()}))
+	h := httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
-		store.Close() // ends watch streams, so Close does not wait on them
+		h.Close() // ends watch streams, so Close does not wait on them
 		srv.Close()
-		kv.Close()
+		b.Close()
 	})
 	return srv.URL
 }

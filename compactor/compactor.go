@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Store is what the compactor needs of the store.
@@ -125,7 +125,7 @@ func (c *Compactor) run() {
 			target = c.store.Rev() - c.cfg.Revisions
 		}
 		if target > c.store.CompactRev() {
-			if _, err := c.store.Compact(target); err != nil && c.onError != nil && !errors.Is(err, mvcc.ErrCompacted) {
+			if _, err := c.store.Compact(target); err != nil && c.onError != nil && !errors.Is(err, kv.ErrCompacted) {
 				c.onError(err)
 			}
 		}

@@ -1,160 +1,110 @@
 package concurrency
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
 
-// Backend is what locks and elections need of a store: etcd's primitives,
-// small enough that the embedded store and an etcd cluster can both stand
-// behind it. Every method may be called from many goroutines at once.
+	"github.com/httpkv/httpkv/kv"
+)
+
+// Backend is what locks and elections need of a store, in package kv's
+// terms: etcd's primitives, which every backend of httpkv serves. The
+// API's backend (httpapi.Backend) has each of these methods (its Txn
+// takes a lease guard besides), so that whatever stands behind the API,
+// the embedded store or an etcd cluster, serves locks and elections too.
+// Every method may be called from many goroutines at once.
 type Backend interface {
-	// Txn runs t atomically: its Then ops if every compare of If holds,
-	// its Else ops otherwise.
-	Txn(ctx context.Context, t Txn) (TxnResult, error)
-	// Range reads one key or a range of keys. A read below the compact
-	// revision fails with ErrCompacted (wrapping the backend's own error).
-	Range(ctx context.Context, r RangeRequest) (RangeResult, error)
+	// Txn runs a txn atomically. The package's txns compare create
+	// revisions and leases, and put, delete and get single keys.
+	Txn(ctx context.Context, r kv.TxnRequest) (kv.TxnResult, error)
+	// Range reads a key or a range of keys. A read below the compact
+	// revision fails with kv.ErrCompacted.
+	Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error)
 	// Watch starts a watch; the caller closes it.
-	Watch(ctx context.Context, r WatchRequest) (Watcher, error)
-	// LeaseExists reports whether a lease is alive (granted, and neither
-	// revoked nor expired).
-	LeaseExists(ctx context.Context, id int64) (bool, error)
+	Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream, error)
+	// TimeToLive reports a lease: kv.ErrLeaseNotFound once it has been
+	// revoked or has expired.
+	TimeToLive(ctx context.Context, id int64, keys bool) (kv.LeaseStatus, error)
 }
 
-// KeyValue is one version of a key, as the store holds it.
-type KeyValue struct {
-	Key, Value     []byte
-	CreateRevision int64
-	ModRevision    int64
-	Version        int64
-	Lease          int64
+// txnIf returns a txn that runs then if every compare holds, otherwise.
+func txnIf(cmp []kv.Compare, then, otherwise []kv.Op) kv.TxnRequest {
+	return kv.TxnRequest{Compare: cmp, Success: then, Failure: otherwise}
 }
 
-// Compare is a condition on one key: that its create revision, or its
-// lease, equals Value. A key that does not exist has create revision 0
-// and lease 0.
-type Compare struct {
-	Key    []byte
-	Target CompareTarget
-	Value  int64
+// createdAt is the compare that key's create revision is rev (0: that
+// the key does not exist).
+func createdAt(key []byte, rev int64) kv.Compare {
+	return kv.Compare{Key: key, Target: kv.CompareCreate, Result: kv.CompareEqual, Number: rev}
 }
 
-// CompareTarget says what a Compare looks at.
-type CompareTarget int
-
-// The targets a Compare can have.
-const (
-	CompareCreate CompareTarget = iota
-	CompareLease
-)
-
-// OpType says what an Op does.
-type OpType int
-
-// The ops of a txn.
-const (
-	OpGet OpType = iota
-	OpPut
-	OpDelete
-)
-
-// Op is one step of a txn on one key: a get, a put of Value attached to
-// Lease, or a delete.
-type Op struct {
-	Type  OpType
-	Key   []byte
-	Value []byte
-	Lease int64
+// leasedTo is the compare that key is attached to lease.
+func leasedTo(key []byte, lease int64) kv.Compare {
+	return kv.Compare{Key: key, Target: kv.CompareLease, Result: kv.CompareEqual, Number: lease}
 }
 
-// Txn is a compare-then-write on keys, as etcd's.
-type Txn struct {
-	If         []Compare
-	Then, Else []Op
-	// CheckLeases, if set, is called inside the txn's write, before its
-	// ops, with the keys then attached to the leases its puts name (in
-	// either branch; a lease that does not exist adds none). Its error
-	// aborts the txn, which writes nothing. It lets the caller refuse a
-	// put that would tie a key to a lease whose keys it may not write, as
-	// etcd's auth does, with no key attached meanwhile escaping the check.
-	CheckLeases func(keys [][]byte) error
+func putOp(key, value []byte, lease int64) kv.Op {
+	return kv.Op{Put: &kv.PutRequest{Key: key, Value: value, Lease: lease}}
 }
 
-// TxnResult is what a Txn did.
-type TxnResult struct {
-	Succeeded bool
-	// Revision is the revision of the txn's writes, or the store's current
-	// revision when it wrote nothing.
-	Revision int64
-	// Gets holds, for each OpGet of the branch that ran and in its order,
-	// the key as it was, or nil when it did not exist.
-	Gets []*KeyValue
+func deleteOp(key []byte) kv.Op { return kv.Op{Delete: &kv.DeleteRequest{Key: key}} }
+
+func getOp(key []byte) kv.Op { return kv.Op{Range: &kv.RangeOp{Key: key}} }
+
+// got returns the key the first get of a txn's branch found, or nil.
+func got(res kv.TxnResult) *kv.KeyValue {
+	for _, r := range res.Responses {
+		if r.Range != nil && len(r.Range.KVs) > 0 {
+			return &r.Range.KVs[0]
+		}
+	}
+	return nil
 }
 
-// SortOrder orders a Range by create revision.
-type SortOrder int
-
-// The orders of a Range.
-const (
-	OldestFirst SortOrder = iota
-	NewestFirst
-)
-
-// RangeRequest reads Key alone (End nil), or the keys of [Key, End),
-// sorted by create revision.
-type RangeRequest struct {
-	Key, End []byte
-	// Revision reads the store as it was at that revision; 0 reads it now.
-	Revision int64
-	Order    SortOrder
-	// Limit bounds how many keys come back; 0 means no bound.
-	Limit int64
-	// MaxCreateRevision, when not 0, leaves out the keys created after it.
-	MaxCreateRevision int64
+// byCreate reads the keys under name's prefix in create-revision order
+// (newest first if newest), at rev (0: now), at most limit of them (0:
+// all), leaving out those created after maxCreate (0: none).
+func byCreate(name []byte, rev, limit, maxCreate int64, newest bool) kv.RangeRequest {
+	order := kv.SortAscend
+	if newest {
+		order = kv.SortDescend
+	}
+	return kv.RangeRequest{Key: Prefix(name), End: PrefixEnd(name), Options: kv.RangeOptions{
+		Revision: rev, Limit: limit, SortTarget: kv.SortByCreate, SortOrder: order, MaxCreateRevision: maxCreate,
+	}}
 }
 
-// RangeResult is what a Range found.
-type RangeResult struct {
-	KVs []KeyValue
-	// Revision is the store's revision when the range was served: for a
-	// read of the present, the revision it saw.
-	Revision int64
+// nextEvents takes what w has queued: its events in revision order, and
+// an error once the watch has ended: a *kv.CompactedError when the
+// history it needed was compacted, ErrWatchEnded (wrapped with the
+// reason) when the backend ended it.
+func nextEvents(w kv.WatchStream) ([]kv.Event, error) {
+	// What Next takes counts against the watch's memory bound until
+	// released; the events are used at once, so release it on return.
+	defer w.Release()
+	var out []kv.Event
+	for _, r := range w.Next() {
+		switch {
+		case r.CompactRevision != 0:
+			return out, &kv.CompactedError{CompactRevision: r.CompactRevision}
+		case r.Canceled:
+			return out, fmt.Errorf("%w: %s", ErrWatchEnded, r.CancelReason)
+		}
+		out = append(out, r.Events...)
+	}
+	return out, nil
 }
 
-// EventType tells a put from a delete.
-type EventType int
-
-// The types of event.
-const (
-	EventPut EventType = iota
-	EventDelete
-)
-
-// Event is one change of a key. A delete's KV holds only the key and the
-// delete's revision, in ModRevision.
-type Event struct {
-	Type EventType
-	KV   KeyValue
-}
-
-// WatchRequest watches Key alone (End nil), or the keys of [Key, End),
-// from StartRevision (which must be at least 1) on.
-type WatchRequest struct {
-	Key, End      []byte
-	StartRevision int64
-}
-
-// Watcher delivers the events of a watch in revision order, whole
-// revisions at a time, without blocking its reader: Ready is signalled
-// when Next may have something.
-type Watcher interface {
-	// Ready is signalled when events, or the end of the watch, may be
-	// waiting. The channel stays the same for the watcher's life.
-	Ready() <-chan struct{}
-	// Next returns the events delivered since the last call, possibly
-	// none. Once the watch has ended it returns an error: ErrCompacted
-	// (wrapping the backend's own error) when the history it needed was
-	// compacted, or ErrWatchEnded (wrapped with the reason) when the store
-	// ended it.
-	Next() ([]Event, error)
-	// Close ends the watch. It is safe to call more than once.
-	Close()
+// leaseAlive reports whether a lease is alive: granted, and neither
+// revoked nor expired.
+func leaseAlive(ctx context.Context, b Backend, id int64) (bool, error) {
+	_, err := b.TimeToLive(ctx, id, false)
+	switch {
+	case errors.Is(err, kv.ErrLeaseNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }

@@ -10,11 +10,13 @@
 // create-revision order, each waiting only for the deletion of the key
 // just before its own, so a release wakes one waiter, not all of them.
 //
-// The package knows nothing of HTTP. It needs a Backend: txns that
-// compare create revisions and leases, reads sorted by create revision,
-// watches of a key or a range from a revision, and whether a lease is
-// alive. Package embedded provides one over the embedded store; an etcd
-// cluster can provide another.
+// The package knows nothing of HTTP nor of any store. It needs a
+// Backend, in package kv's terms: txns that compare create revisions and
+// leases, reads sorted by create revision, watches of a key or a range
+// from a revision, and a lease's time to live. The API's backend
+// (httpapi.Backend), the embedded store or an etcd cluster alike, serves
+// each of these; httpapi adapts it, adding the caller's lease check to
+// the txns.
 //
 // Waiting is bounded by a context and a timeout. A waiter that gives up,
 // whatever the reason, deletes the key it put, with a context of its own

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // LeaderKey identifies a candidate that won an election: what a later
@@ -31,11 +33,8 @@ func (l LeaderKey) check() error {
 }
 
 // isOurs is the compare that the key is still this candidacy's.
-func (l LeaderKey) isOurs() []Compare {
-	return []Compare{
-		{Key: l.Key, Target: CompareCreate, Value: l.Revision},
-		{Key: l.Key, Target: CompareLease, Value: l.Lease},
-	}
+func (l LeaderKey) isOurs() []kv.Compare {
+	return []kv.Compare{createdAt(l.Key, l.Revision), leasedTo(l.Key, l.Lease)}
 }
 
 // Campaign runs for leader of the election called name with lease, as
@@ -74,10 +73,7 @@ func Proclaim(ctx context.Context, b Backend, l LeaderKey, value []byte) (int64,
 	if err := l.check(); err != nil {
 		return 0, err
 	}
-	res, err := b.Txn(ctx, Txn{
-		If:   l.isOurs(),
-		Then: []Op{{Type: OpPut, Key: l.Key, Value: value, Lease: l.Lease}},
-	})
+	res, err := b.Txn(ctx, txnIf(l.isOurs(), []kv.Op{putOp(l.Key, value, l.Lease)}, nil))
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +90,7 @@ func Resign(ctx context.Context, b Backend, l LeaderKey) (int64, error) {
 	if err := l.check(); err != nil {
 		return 0, err
 	}
-	res, err := b.Txn(ctx, Txn{If: l.isOurs(), Then: []Op{{Type: OpDelete, Key: l.Key}}})
+	res, err := b.Txn(ctx, txnIf(l.isOurs(), []kv.Op{deleteOp(l.Key)}, nil))
 	if err != nil {
 		return 0, err
 	}
@@ -107,24 +103,24 @@ func Resign(ctx context.Context, b Backend, l LeaderKey) (int64, error) {
 // Leader returns the leader of the election called name, the oldest key
 // under Prefix(name), and the revision it was read at; ErrNoLeader when
 // there is none.
-func Leader(ctx context.Context, b Backend, name []byte) (KeyValue, int64, error) {
+func Leader(ctx context.Context, b Backend, name []byte) (kv.KeyValue, int64, error) {
 	if err := checkName(name); err != nil {
-		return KeyValue{}, 0, err
+		return kv.KeyValue{}, 0, err
 	}
-	kv, rev, err := leaderAt(ctx, b, name, 0)
+	leader, rev, err := leaderAt(ctx, b, name, 0)
 	if err != nil {
-		return KeyValue{}, 0, err
+		return kv.KeyValue{}, 0, err
 	}
-	if kv == nil {
-		return KeyValue{}, rev, ErrNoLeader
+	if leader == nil {
+		return kv.KeyValue{}, rev, ErrNoLeader
 	}
-	return *kv, rev, nil
+	return *leader, rev, nil
 }
 
 // leaderAt reads the leader of the election called name at revision rev
 // (0: now): the oldest key, or nil. It returns the revision read.
-func leaderAt(ctx context.Context, b Backend, name []byte, rev int64) (*KeyValue, int64, error) {
-	res, err := b.Range(ctx, RangeRequest{Key: Prefix(name), End: PrefixEnd(name), Revision: rev, Order: OldestFirst, Limit: 1})
+func leaderAt(ctx context.Context, b Backend, name []byte, rev int64) (*kv.KeyValue, int64, error) {
+	res, err := b.Range(ctx, byCreate(name, rev, 1, 0, false))
 	if err != nil {
 		return nil, 0, err
 	}

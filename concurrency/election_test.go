@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
+	"github.com/httpkv/httpkv/kv"
 )
 
 func (e *env) campaign(tb testing.TB, name string, lease int64, value string) (concurrency.LeaderKey, int64) {
@@ -21,13 +22,13 @@ func (e *env) campaign(tb testing.TB, name string, lease int64, value string) (c
 }
 
 // leader returns the election's leader, failing if there is none.
-func (e *env) leader(tb testing.TB, name string) concurrency.KeyValue {
+func (e *env) leader(tb testing.TB, name string) kv.KeyValue {
 	tb.Helper()
-	kv, _, err := concurrency.Leader(context.Background(), e.b, []byte(name))
+	l, _, err := concurrency.Leader(context.Background(), e.b, []byte(name))
 	if err != nil {
 		tb.Fatalf("Leader(%s): %v", name, err)
 	}
-	return kv
+	return l
 }
 
 func TestElection(t *testing.T) {

@@ -27,9 +27,6 @@ var (
 	// ErrWatchEnded: the store ended a watch a waiter or an observer
 	// needed (it is shutting down).
 	ErrWatchEnded = errors.New("concurrency: watch ended by the store")
-	// ErrCompacted: history a read or a watch needed was compacted. A
-	// backend wraps its own error, which says the compact revision, with it.
-	ErrCompacted = errors.New("concurrency: required revision has been compacted")
 )
 
 func invalidf(format string, args ...any) error {

@@ -5,34 +5,71 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/concurrency/embedded/embeddedtest"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/lease"
 )
 
-// checkInterval is one expiry tick of the test lessor.
-const checkInterval = embeddedtest.CheckInterval
+// checkInterval is one expiry tick of the test store's lessor.
+const checkInterval = 500 * time.Millisecond
 
-// env is the embedded store with the helpers the tests share.
+// env is the embedded backend with the helpers the tests share. Under
+// testing/synctest its timers are the bubble's.
 type env struct {
-	*embeddedtest.Env
-	b concurrency.Backend
+	kv *embedded.Backend
+	b  *backend
 }
+
+// backend is the embedded backend as locks and elections take it, as
+// the API adapts it: every txn carries guard (nil: none).
+type backend struct {
+	*embedded.Backend
+	guard kv.LeaseGuard
+}
+
+func (b *backend) Txn(ctx context.Context, r kv.TxnRequest) (kv.TxnResult, error) {
+	return b.Backend.Txn(ctx, r, b.guard)
+}
+
+var _ concurrency.Backend = (*backend)(nil)
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	e := embeddedtest.Start(tb)
-	return &env{Env: e, b: e.Backend}
+	b, err := embedded.Open(tb.TempDir(), embedded.Options{Lease: lease.Config{CheckInterval: checkInterval}})
+	if err != nil {
+		tb.Fatalf("embedded.Open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			tb.Errorf("embedded.Backend.Close: %v", err)
+		}
+	})
+	return &env{kv: b, b: &backend{Backend: b}}
 }
 
-func (e *env) grant(tb testing.TB, ttl int64) int64 { tb.Helper(); return e.Grant(tb, ttl) }
-func (e *env) revoke(id int64) error                { return e.Revoke(id) }
+// grant grants a lease of ttl seconds and returns its ID.
+func (e *env) grant(tb testing.TB, ttl int64) int64 {
+	tb.Helper()
+	l, err := e.kv.Grant(context.Background(), 0, ttl)
+	if err != nil {
+		tb.Fatalf("Grant(ttl %d): %v", ttl, err)
+	}
+	return l.ID
+}
+
+// revoke deletes a lease's keys and the lease in one revision.
+func (e *env) revoke(id int64) error {
+	_, err := e.kv.Revoke(context.Background(), id, nil)
+	return err
+}
 
 // keys returns the keys under name's prefix, oldest first.
-func (e *env) keys(tb testing.TB, name string) []concurrency.KeyValue {
+func (e *env) keys(tb testing.TB, name string) []kv.KeyValue {
 	tb.Helper()
-	res, err := e.b.Range(context.Background(), concurrency.RangeRequest{
+	res, err := e.b.Range(context.Background(), kv.RangeRequest{
 		Key: concurrency.Prefix([]byte(name)), End: concurrency.PrefixEnd([]byte(name)),
+		Options: kv.RangeOptions{SortTarget: kv.SortByCreate, SortOrder: kv.SortAscend},
 	})
 	if err != nil {
 		tb.Fatalf("Range(%s/): %v", name, err)
@@ -43,9 +80,15 @@ func (e *env) keys(tb testing.TB, name string) []concurrency.KeyValue {
 // put writes a key outside any lock and returns its revision.
 func (e *env) put(tb testing.TB, key string) int64 {
 	tb.Helper()
-	res, err := e.Store.Put(mvcc.PutRequest{Key: []byte(key), Value: []byte("x")})
+	return e.putLease(tb, key, 0)
+}
+
+// putLease writes a key attached to a lease and returns its revision.
+func (e *env) putLease(tb testing.TB, key string, lease int64) int64 {
+	tb.Helper()
+	res, err := e.kv.Put(context.Background(), kv.PutRequest{Key: []byte(key), Value: []byte("x"), Lease: lease}, nil)
 	if err != nil {
-		tb.Fatalf("Put(%q): %v", key, err)
+		tb.Fatalf("Put(%q, lease %x): %v", key, lease, err)
 	}
 	return res.Revision
 }

@@ -3,6 +3,8 @@ package concurrency
 import (
 	"context"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Held is a lock that Lock acquired.
@@ -45,6 +47,6 @@ func Unlock(ctx context.Context, b Backend, name, key []byte) (int64, error) {
 	if err := checkOwnerKey(name, key); err != nil {
 		return 0, err
 	}
-	res, err := b.Txn(ctx, Txn{Then: []Op{{Type: OpDelete, Key: key}}})
+	res, err := b.Txn(ctx, txnIf(nil, []kv.Op{deleteOp(key)}, nil))
 	return res.Revision, err
 }

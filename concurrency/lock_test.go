@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // lock is concurrency.Lock on the env's backend, failing the test on an
@@ -92,8 +92,8 @@ func TestLockInvalid(t *testing.T) {
 			t.Errorf("%s: error %v, want ErrInvalid", c.name, c.err)
 		}
 	}
-	if _, err := concurrency.Lock(ctx, e.b, []byte("a"), 12345, 0); !errors.Is(err, mvcc.ErrLeaseNotFound) {
-		t.Errorf("Lock with an unknown lease: %v, want mvcc.ErrLeaseNotFound", err)
+	if _, err := concurrency.Lock(ctx, e.b, []byte("a"), 12345, 0); !errors.Is(err, kv.ErrLeaseNotFound) {
+		t.Errorf("Lock with an unknown lease: %v, want kv.ErrLeaseNotFound", err)
 	}
 	if kvs := e.keys(t, "a"); len(kvs) != 0 {
 		t.Errorf("after the refused locks: keys %+v, want none", kvs)
@@ -132,12 +132,12 @@ func TestLockMutualExclusionFIFO(t *testing.T) {
 				return
 			}
 			over := holding.Add(1) != 1
-			own, err := e.b.Range(context.Background(), concurrency.RangeRequest{Key: h.Key})
+			own, err := e.b.Range(context.Background(), kv.RangeRequest{Key: h.Key})
 			if err != nil || len(own.KVs) != 1 {
 				t.Errorf("contender %d: reading its key %s: %+v, %v", i, h.Key, own.KVs, err)
 				return
 			}
-			mark, err := e.Store.Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "fifo-log/%d", i)})
+			mark, err := e.kv.Put(context.Background(), kv.PutRequest{Key: fmt.Appendf(nil, "fifo-log/%d", i)}, nil)
 			if err != nil {
 				t.Errorf("contender %d: Put: %v", i, err)
 			}
@@ -282,7 +282,7 @@ func TestLockHandoverOnLeaseExpiry(t *testing.T) {
 			t.Errorf("the next holder got the lock %v after the crashed holder's lease was granted, want within [%v, %v]",
 				waited, ttl, ttl+checkInterval)
 		}
-		hist, err := e.b.Range(context.Background(), concurrency.RangeRequest{Key: holder.Key, Revision: next.Revision})
+		hist, err := e.b.Range(context.Background(), kv.RangeRequest{Key: holder.Key, Options: kv.RangeOptions{Revision: next.Revision}})
 		if err != nil || len(hist.KVs) != 0 {
 			t.Errorf("the crashed holder's key at the revision the next held (%d): %+v, %v; want it gone", next.Revision, hist.KVs, err)
 		}
@@ -295,15 +295,15 @@ type countingBackend struct {
 	concurrency.Backend
 	ranges  atomic.Int64
 	mu      sync.Mutex
-	watches []concurrency.WatchRequest
+	watches []kv.WatchRequest
 }
 
-func (c *countingBackend) Range(ctx context.Context, r concurrency.RangeRequest) (concurrency.RangeResult, error) {
+func (c *countingBackend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
 	c.ranges.Add(1)
 	return c.Backend.Range(ctx, r)
 }
 
-func (c *countingBackend) Watch(ctx context.Context, r concurrency.WatchRequest) (concurrency.Watcher, error) {
+func (c *countingBackend) Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream, error) {
 	c.mu.Lock()
 	c.watches = append(c.watches, r)
 	c.mu.Unlock()
@@ -355,7 +355,7 @@ type cancelingBackend struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelingBackend) Range(ctx context.Context, r concurrency.RangeRequest) (concurrency.RangeResult, error) {
+func (c *cancelingBackend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
 	if c.reads.Add(1) == c.n {
 		c.cancel()
 	}
@@ -385,30 +385,17 @@ func TestLockCallerLeavesAsTurnComes(t *testing.T) {
 	}
 }
 
-// checkingBackend sets every txn's CheckLeases, as the HTTP layer does
-// for a caller who may not write everything.
-type checkingBackend struct {
-	concurrency.Backend
-	check func(keys [][]byte) error
-}
-
-func (c checkingBackend) Txn(ctx context.Context, t concurrency.Txn) (concurrency.TxnResult, error) {
-	t.CheckLeases = c.check
-	return c.Backend.Txn(ctx, t)
-}
-
-// TestLockCheckLeases: the put of a lock's key is checked, inside its
-// write, against the keys its lease holds already; a refusal writes
-// nothing.
+// TestLockCheckLeases: with a lease guard on its txns, as the API sets
+// for a caller who may not write everything, the put of a lock's key is
+// checked, inside its write, against the keys its lease holds already; a
+// refusal writes nothing.
 func TestLockCheckLeases(t *testing.T) {
 	e := newEnv(t)
 	id := e.grant(t, 60)
-	if _, err := e.Store.Put(mvcc.PutRequest{Key: []byte("elsewhere"), Lease: id}); err != nil {
-		t.Fatal(err)
-	}
+	e.putLease(t, "elsewhere", id)
 	refused := errors.New("may not write the lease's keys")
 	var seen [][]byte
-	cb := checkingBackend{Backend: e.b, check: func(keys [][]byte) error { seen = keys; return refused }}
+	cb := &backend{Backend: e.kv, guard: func(keys [][]byte) error { seen = keys; return refused }}
 	if _, err := concurrency.Lock(context.Background(), cb, []byte("chk"), id, 0); !errors.Is(err, refused) {
 		t.Fatalf("Lock with a lease holding a key the check refuses = %v, want the check's error", err)
 	}
@@ -418,7 +405,7 @@ func TestLockCheckLeases(t *testing.T) {
 	if kvs := e.keys(t, "chk"); len(kvs) != 0 {
 		t.Fatalf("after a refused lock: keys %+v, want none", kvs)
 	}
-	cb.check = func([][]byte) error { return nil }
+	cb.guard = func([][]byte) error { return nil }
 	if _, err := concurrency.Lock(context.Background(), cb, []byte("chk"), id, 0); err != nil {
 		t.Fatalf("Lock with a check that allows = %v", err)
 	}

@@ -2,6 +2,8 @@ package concurrency
 
 import (
 	"context"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Observation is the state of an election's office from a revision on:
@@ -12,7 +14,7 @@ type Observation struct {
 	// previous leadership.
 	Revision int64
 	// Leader is the leader's key, nil when the office is empty.
-	Leader *KeyValue
+	Leader *kv.KeyValue
 }
 
 // Observer follows the leader of an election revision by revision, as
@@ -31,7 +33,7 @@ type Observer struct {
 	b     Backend
 	name  []byte
 	state Observation
-	w     Watcher
+	w     kv.WatchStream
 }
 
 // Observe starts following the election called name. With after 0 the
@@ -42,8 +44,8 @@ type Observer struct {
 // caller's information.
 //
 // ctx bounds the observer's reads and watches for its whole life. The
-// error is the backend's: ErrCompacted when after is below the compact
-// revision, its future-revision error when after is above the current
+// error is the backend's: a *kv.CompactedError when after is below the
+// compact revision, kv.ErrFutureRevision when after is above the current
 // one.
 func Observe(ctx context.Context, b Backend, name []byte, after int64) (*Observer, Observation, error) {
 	if err := checkName(name); err != nil {
@@ -64,11 +66,11 @@ func Observe(ctx context.Context, b Backend, name []byte, after int64) (*Observe
 func (o *Observer) Ready() <-chan struct{} { return o.w.Ready() }
 
 // Next returns the observations ready, possibly none, in revision order.
-// An error ends the observer: ErrCompacted when history it needed was
-// compacted (it fell behind a compaction), ErrWatchEnded when the
-// store ended its watch, or a backend error.
+// An error ends the observer: a *kv.CompactedError when history it
+// needed was compacted (it fell behind a compaction), ErrWatchEnded when
+// the backend ended its watch, or a backend error.
 func (o *Observer) Next() ([]Observation, error) {
-	evs, err := o.w.Next()
+	evs, err := nextEvents(o.w)
 	var out []Observation
 	for _, ev := range evs {
 		rev := ev.KV.ModRevision
@@ -76,13 +78,13 @@ func (o *Observer) Next() ([]Observation, error) {
 			continue
 		}
 		switch {
-		case o.state.Leader != nil && ev.Type == EventPut:
+		case o.state.Leader != nil && ev.Type == kv.EventPut:
 			// The leader's key changed value (a proclaim).
-			kv := ev.KV
-			o.state = Observation{Revision: rev, Leader: &kv}
+			leader := ev.KV
+			o.state = Observation{Revision: rev, Leader: &leader}
 			out = append(out, o.state)
 			continue
-		case o.state.Leader == nil && ev.Type == EventDelete:
+		case o.state.Leader == nil && ev.Type == kv.EventDelete:
 			continue // a delete in an empty office changes nothing
 		}
 		// The leader's key was deleted, or a key was put in an empty
@@ -99,13 +101,13 @@ func (o *Observer) Next() ([]Observation, error) {
 // settle reads who leads at revision rev (0: now) and watches what may
 // change that, from the next revision on.
 func (o *Observer) settle(rev int64) error {
-	kv, rev, err := leaderAt(o.ctx, o.b, o.name, rev)
+	leader, rev, err := leaderAt(o.ctx, o.b, o.name, rev)
 	if err != nil {
 		return err
 	}
-	req := WatchRequest{Key: Prefix(o.name), End: PrefixEnd(o.name), StartRevision: rev + 1}
-	if kv != nil {
-		req = WatchRequest{Key: kv.Key, StartRevision: rev + 1}
+	req := kv.WatchRequest{Key: Prefix(o.name), End: PrefixEnd(o.name), StartRevision: rev + 1}
+	if leader != nil {
+		req = kv.WatchRequest{Key: leader.Key, StartRevision: rev + 1}
 	}
 	w, err := o.b.Watch(o.ctx, req)
 	if err != nil {
@@ -115,7 +117,7 @@ func (o *Observer) settle(rev int64) error {
 		o.w.Close()
 	}
 	o.w = w
-	o.state = Observation{Revision: rev, Leader: kv}
+	o.state = Observation{Revision: rev, Leader: leader}
 	return nil
 }
 

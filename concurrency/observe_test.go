@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // obsString shows an observation: its revision and the leader's key,
@@ -79,8 +79,9 @@ func (e *env) model(tb testing.TB, name string, from, to int64) []string {
 // as obsString would.
 func (e *env) leaderAt(tb testing.TB, name string, rev int64) string {
 	tb.Helper()
-	res, err := e.b.Range(context.Background(), concurrency.RangeRequest{
-		Key: concurrency.Prefix([]byte(name)), End: concurrency.PrefixEnd([]byte(name)), Revision: rev, Limit: 1,
+	res, err := e.b.Range(context.Background(), kv.RangeRequest{
+		Key: concurrency.Prefix([]byte(name)), End: concurrency.PrefixEnd([]byte(name)),
+		Options: kv.RangeOptions{Revision: rev, Limit: 1, SortTarget: kv.SortByCreate, SortOrder: kv.SortAscend},
 	})
 	if err != nil {
 		tb.Fatalf("Range at %d: %v", rev, err)
@@ -171,17 +172,13 @@ func TestObserveCompacted(t *testing.T) {
 	e := newEnv(t)
 	e.put(t, "a")
 	compactAt := e.put(t, "b")
-	done, err := e.KV.Compact(compactAt)
-	if err != nil {
+	if err := e.kv.Compact(context.Background(), compactAt, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = concurrency.Observe(context.Background(), e.b, []byte("x"), compactAt-1)
-	var ce *mvcc.CompactedError
-	if !errors.Is(err, concurrency.ErrCompacted) || !errors.As(err, &ce) || ce.CompactRevision != compactAt {
-		t.Fatalf("Observe(after %d) below the compact revision %d = %v, want ErrCompacted wrapping mvcc's", compactAt-1, compactAt, err)
+	_, _, err := concurrency.Observe(context.Background(), e.b, []byte("x"), compactAt-1)
+	var ce *kv.CompactedError
+	if !errors.Is(err, kv.ErrCompacted) || !errors.As(err, &ce) || ce.CompactRevision != compactAt {
+		t.Fatalf("Observe(after %d) below the compact revision %d = %v, want a kv.CompactedError", compactAt-1, compactAt, err)
 	}
 	if _, first := e.observe(t, "x", compactAt); first.Leader != nil || first.Revision != compactAt {
 		t.Fatalf("Observe(after the compact revision) starts at %s, want none at %d", obsString(first), compactAt)
@@ -205,7 +202,7 @@ func TestObserveLeaderExpires(t *testing.T) {
 		if waited := time.Since(granted); waited > 5*time.Second+checkInterval {
 			t.Errorf("the next leader was observed %v after the first's lease of 5s was granted, want within one tick of it", waited)
 		}
-		want := e.model(t, "exp", first.Revision, e.KV.Rev())
+		want := e.model(t, "exp", first.Revision, e.kv.Rev())
 		if fmt.Sprint(got) != fmt.Sprint(want) || !strings.Contains(got[0], string(lb.Key)) {
 			t.Fatalf("observed %q, want %q (%s leading)", got, want, lb.Key)
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // A lock or an election is a queue of keys under its prefix, ordered by
@@ -33,7 +35,7 @@ type entry struct {
 	// creator removes it when the wait fails.
 	created bool
 	// existing is the key as found, when created is false.
-	existing *KeyValue
+	existing *kv.KeyValue
 }
 
 // join puts the lease's key, holding value, in the queue of name, unless
@@ -46,18 +48,18 @@ func join(ctx context.Context, b Backend, name []byte, lease int64, value []byte
 		return nil, err
 	}
 	e := &entry{name: name, key: OwnerKey(name, lease), lease: lease}
-	res, err := b.Txn(ctx, Txn{
-		If:   []Compare{{Key: e.key, Target: CompareCreate, Value: 0}},
-		Then: []Op{{Type: OpPut, Key: e.key, Value: value, Lease: lease}},
-		Else: []Op{{Type: OpGet, Key: e.key}},
-	})
+	res, err := b.Txn(ctx, txnIf(
+		[]kv.Compare{createdAt(e.key, 0)},
+		[]kv.Op{putOp(e.key, value, lease)},
+		[]kv.Op{getOp(e.key)},
+	))
 	switch {
 	case err != nil:
 		return nil, err
 	case res.Succeeded:
 		e.rev, e.created = res.Revision, true
-	case len(res.Gets) == 1 && res.Gets[0] != nil:
-		e.existing = res.Gets[0]
+	case got(res) != nil:
+		e.existing = got(res)
 		e.rev = e.existing.CreateRevision
 	default:
 		// Deleted between the compare and the get: impossible in one txn,
@@ -101,9 +103,7 @@ func (e *entry) waitTurn(ctx, wctx context.Context, b Backend) (int64, error) {
 	for {
 		// The key itself and its predecessor, in one read: NewestFirst
 		// below the key's create revision puts the key first.
-		res, err := b.Range(ctx, RangeRequest{
-			Key: Prefix(e.name), End: PrefixEnd(e.name), Order: NewestFirst, Limit: 2, MaxCreateRevision: e.rev,
-		})
+		res, err := b.Range(ctx, byCreate(e.name, 0, 2, e.rev, true))
 		if err != nil {
 			return 0, err
 		}
@@ -123,12 +123,12 @@ func (e *entry) waitTurn(ctx, wctx context.Context, b Backend) (int64, error) {
 // the key before e's, or of e's own key (errLost). A watch that reports
 // compaction ends the wait too: the caller reads the queue again.
 func (e *entry) waitDeletion(ctx, wctx context.Context, b Backend, pred []byte, from int64) error {
-	pw, err := b.Watch(ctx, WatchRequest{Key: pred, StartRevision: from})
+	pw, err := b.Watch(ctx, kv.WatchRequest{Key: pred, StartRevision: from})
 	if err != nil {
 		return err
 	}
 	defer pw.Close()
-	own, err := b.Watch(ctx, WatchRequest{Key: e.key, StartRevision: from})
+	own, err := b.Watch(ctx, kv.WatchRequest{Key: e.key, StartRevision: from})
 	if err != nil {
 		return err
 	}
@@ -155,13 +155,13 @@ func (e *entry) waitDeletion(ctx, wctx context.Context, b Backend, pred []byte, 
 
 // deleted takes what w has and reports whether it holds a delete. A
 // compacted watch counts as one: whoever waits must read again.
-func deleted(w Watcher) (bool, error) {
-	evs, err := w.Next()
-	if errors.Is(err, ErrCompacted) {
+func deleted(w kv.WatchStream) (bool, error) {
+	evs, err := nextEvents(w)
+	if errors.Is(err, kv.ErrCompacted) {
 		return true, nil
 	}
 	for _, ev := range evs {
-		if ev.Type == EventDelete {
+		if ev.Type == kv.EventDelete {
 			return true, nil
 		}
 	}
@@ -169,16 +169,13 @@ func deleted(w Watcher) (bool, error) {
 }
 
 // remove deletes e's key if it is still the one e created.
-func (e *entry) remove(ctx context.Context, b Backend) (TxnResult, error) {
-	return b.Txn(ctx, Txn{
-		If:   []Compare{{Key: e.key, Target: CompareCreate, Value: e.rev}},
-		Then: []Op{{Type: OpDelete, Key: e.key}},
-	})
+func (e *entry) remove(ctx context.Context, b Backend) (kv.TxnResult, error) {
+	return b.Txn(ctx, txnIf([]kv.Compare{createdAt(e.key, e.rev)}, []kv.Op{deleteOp(e.key)}, nil))
 }
 
 // lost says why e's key is gone: its lease ended, or someone deleted it.
 func (e *entry) lost(ctx context.Context, b Backend) error {
-	alive, err := b.LeaseExists(ctx, e.lease)
+	alive, err := leaseAlive(ctx, b, e.lease)
 	switch {
 	case err != nil:
 		return err

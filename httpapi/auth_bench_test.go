@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/httpkv/httpkv/auth"
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // authBenchHandler returns the real handler on a fresh store, with auth
@@ -25,27 +24,12 @@ import (
 // realistic set rather than one span.
 func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	b.Helper()
-	kv, err := mvcc.Open(filepath.Join(b.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
-	if err != nil {
-		b.Fatalf("mvcc.Open: %v", err)
-	}
-	store := watch.New(kv, watch.Options{})
-	b.Cleanup(func() {
-		store.Close()
-		_ = kv.Close()
-	})
-	cfg := Config{Store: store, Logger: zerolog.Nop()}
+	backend := openTestBackend(b, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour}})
+	cfg := Config{Backend: backend, Logger: zerolog.Nop()}
 	if !withAuth {
 		return NewHandler(cfg), ""
 	}
-	a := auth.New(auth.Config{
-		BcryptCost: bcrypt.MinCost,
-		TokenTTL:   time.Hour,
-		Write: func(fn func(auth.Bucket) error) error {
-			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-			return err
-		},
-	})
+	a := backend.Auth()
 	must := func(err error) {
 		b.Helper()
 		if err != nil {
@@ -61,10 +45,10 @@ func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 		must(a.GrantRole("u", role))
 		for p := range 8 {
 			key := fmt.Sprintf("r%d/p%d/", r, p)
-			must(a.GrantPermission(role, auth.Permission{Key: []byte(key), End: prefixEnd([]byte(key)), Access: auth.Access(1 + p%3)}))
+			must(a.GrantPermission(role, auth.Permission{Key: []byte(key), End: keyrange.PrefixEnd([]byte(key)), Access: auth.Access(1 + p%3)}))
 		}
 	}
-	must(a.GrantPermission("role2", auth.Permission{Key: []byte("bench/"), End: prefixEnd([]byte("bench/")), Access: auth.ReadWrite}))
+	must(a.GrantPermission("role2", auth.Permission{Key: []byte("bench/"), End: keyrange.PrefixEnd([]byte("bench/")), Access: auth.ReadWrite}))
 	must(a.SetEnabled(true))
 	tok, _, err := a.Authenticate("u", "pw", "bench")
 	must(err)
@@ -190,8 +174,8 @@ func BenchmarkAuthorize(b *testing.B) {
 		name string
 		a    Access
 	}{
-		{"key", Access{Read: []KeyRange{{Key: []byte("bench/key")}}}},
-		{"prefix", Access{Read: []KeyRange{{Key: []byte("bench/"), End: []byte("bench0")}}}},
+		{"key", Access{Read: []keyrange.Range{{Key: []byte("bench/key")}}}},
+		{"prefix", Access{Read: []keyrange.Range{{Key: []byte("bench/"), End: []byte("bench0")}}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -4,20 +4,15 @@ import (
 	"errors"
 	"net/http"
 	"time"
-)
 
-// KeyRange is a set of keys a request touches, as mvcc selects them: End
-// nil for the single key Key, [Key, End) otherwise, and every key >= Key
-// when End is the single byte 0.
-type KeyRange struct {
-	Key, End []byte
-}
+	"github.com/httpkv/httpkv/keyrange"
+)
 
 // Access is everything one request can touch. A request is allowed only if
 // every range is covered in full, not merely overlapped.
 type Access struct {
-	Read  []KeyRange
-	Write []KeyRange
+	Read  []keyrange.Range
+	Write []keyrange.Range
 	// Admin marks operations reserved to the root role: compaction,
 	// defrag, alarms, status details, auth administration.
 	Admin bool

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -69,36 +68,8 @@ func TestDecodeJSONBytes(t *testing.T) {
 	}
 }
 
-// memLeases is a Leases that only remembers grants, enough to reach the
-// lease handlers' decoding.
-type memLeases struct {
-	mu   sync.Mutex // guards next and ttls
-	next int64
-	ttls map[int64]int64
-}
-
-func (l *memLeases) Grant(id, ttl int64) (Lease, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ttls == nil {
-		l.ttls = make(map[int64]int64)
-	}
-	if id == 0 {
-		l.next++
-		id = l.next
-	}
-	l.ttls[id] = ttl
-	return Lease{ID: id, TTL: ttl}, nil
-}
-
-func (l *memLeases) Revoke(int64, func([][]byte) error) (int64, error) { return 0, nil }
-func (l *memLeases) KeepAlive(id int64) (int64, error)                 { return 0, nil }
-func (l *memLeases) TimeToLive(int64, bool) (LeaseStatus, error)       { return LeaseStatus{}, nil }
-func (l *memLeases) List() []int64                                     { return nil }
-func (l *memLeases) Errors() []ErrorMapping                            { return nil }
-
 func TestJSONBodiesThroughRouter(t *testing.T) {
-	h, _ := newTestHandler(t, Config{Leases: &memLeases{}, MaxRequestBytes: 1024})
+	h, _ := newTestHandler(t, Config{MaxRequestBytes: 1024})
 	for range 3 {
 		mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
 	}
@@ -141,7 +112,7 @@ func TestJSONBodiesThroughRouter(t *testing.T) {
 // and routes: a body is either refused with invalid_argument or is one
 // JSON value, and no body gets a 500.
 func FuzzJSONBody(f *testing.F) {
-	h, _ := newTestHandler(f, Config{Leases: &memLeases{}})
+	h, _ := newTestHandler(f, Config{})
 	for range 3 {
 		mustServe(f, h, http.StatusOK, "PUT", "/v1/kv/a", "v")
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/mvcc"
 )
 
 // leaderJSON is a LeaderKey on the wire.
@@ -225,13 +224,12 @@ func (h *Handler) leader(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	kv, rev, err := concurrency.Leader(r.Context(), b, name)
+	leader, rev, err := concurrency.Leader(r.Context(), b, name)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	setRevision(w, rev)
-	mkv := mvcc.KeyValue(kv)
 	body := append(appendHeader(nil, rev), `,"kv":`...)
-	writeRawJSON(w, http.StatusOK, append(appendKV(body, &mkv, true), '}', '\n'))
+	writeRawJSON(w, http.StatusOK, append(appendKV(body, &leader, true), '}', '\n'))
 }

@@ -6,8 +6,7 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // apiError is an error with its place in the contract's error table.
@@ -29,16 +28,16 @@ func badRequest(format string, args ...any) *apiError {
 // errorTable maps domain errors to statuses and codes, checked in order
 // with errors.Is so wrapped errors match.
 var errorTable = []ErrorMapping{
-	{mvcc.ErrCompacted, http.StatusGone, "compacted"},
-	{mvcc.ErrFutureRev, http.StatusBadRequest, "future_revision"},
-	{mvcc.ErrKeyNotFound, http.StatusNotFound, "key_not_found"},
-	{mvcc.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
-	{mvcc.ErrInvalidArgument, http.StatusBadRequest, "invalid_argument"},
-	{watch.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
-	{mvcc.ErrNoSpace, http.StatusInsufficientStorage, "no_space"},
-	{mvcc.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
-	{watch.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
-	{mvcc.ErrBackendFailed, http.StatusServiceUnavailable, "unavailable"},
+	{kv.ErrCompacted, http.StatusGone, "compacted"},
+	{kv.ErrFutureRevision, http.StatusBadRequest, "future_revision"},
+	{kv.ErrKeyNotFound, http.StatusNotFound, "key_not_found"},
+	{kv.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
+	{kv.ErrLeaseExists, http.StatusConflict, "already_exists"},
+	{kv.ErrInvalidArgument, http.StatusBadRequest, "invalid_argument"},
+	{kv.ErrNoSpace, http.StatusInsufficientStorage, "no_space"},
+	{kv.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+	{kv.ErrBackendFailed, http.StatusServiceUnavailable, "unavailable"},
+	{kv.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{concurrency.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
 	{concurrency.ErrTimeout, http.StatusRequestTimeout, "lock_timeout"},
 	{concurrency.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
@@ -60,7 +59,7 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 		return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
 			message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}, true
 	}
-	var tle *mvcc.TooLargeError
+	var tle *kv.TooLargeError
 	if errors.As(err, &tle) {
 		return answerTooLarge(tle), true
 	}
@@ -72,7 +71,7 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 				// (a file's path, an OS error), which go to the log only.
 				ae.message = serverErrorMessage(m)
 			}
-			var ce *mvcc.CompactedError
+			var ce *kv.CompactedError
 			if errors.As(err, &ce) {
 				ae.extra = map[string]any{"compact_revision": ce.CompactRevision}
 			}
@@ -86,9 +85,9 @@ func (h *Handler) toAPIError(err error) (*apiError, bool) {
 // meaning, never its text.
 func serverErrorMessage(m ErrorMapping) string {
 	switch {
-	case m.Target == mvcc.ErrClosed || m.Target == watch.ErrClosed:
+	case m.Target == kv.ErrClosed:
 		return "the server is shutting down"
-	case m.Target == mvcc.ErrBackendFailed:
+	case m.Target == kv.ErrBackendFailed:
 		return "the backend failed; the server takes no more writes until it is restarted"
 	case m.Status == http.StatusInsufficientStorage:
 		return "the backend quota is exceeded (NOSPACE alarm)"
@@ -125,7 +124,7 @@ func writeAPIError(w http.ResponseWriter, ae *apiError) {
 
 // answerTooLarge says which bound of one answer a read went past, and how
 // to ask for less.
-func answerTooLarge(e *mvcc.TooLargeError) *apiError {
+func answerTooLarge(e *kv.TooLargeError) *apiError {
 	if e.MaxKeys > 0 {
 		return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
 			message: fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys),

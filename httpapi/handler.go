@@ -13,9 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
-	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/openapi"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // Defaults for Config fields left zero.
@@ -32,15 +30,10 @@ const (
 	DefaultKeepAliveInterval  = 15 * time.Second
 )
 
-// Config wires a Handler to the stores it serves.
+// Config wires a Handler to the backend it serves.
 type Config struct {
-	// Store performs writes and watches; Store.KV() serves reads and
-	// maintenance.
-	Store *watch.Store
-	// Leases serves the lease endpoints; nil answers them 503.
-	Leases Leases
-	// Concurrency serves locks and elections; nil answers them 503.
-	Concurrency concurrency.Backend
+	// Backend is the store the API serves.
+	Backend Backend
 	// Auth serves the auth endpoints and, once enabled, authorizes every
 	// request; nil serves no auth and allows everything.
 	Auth *auth.Store
@@ -71,13 +64,6 @@ type Config struct {
 	MaxHeldAnswerBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
-	// PageTokenKey is the key that seals page tokens (see page_token.go).
-	// Handlers that share a key accept each other's tokens; when empty,
-	// each Handler makes a random one.
-	PageTokenKey []byte
-	// Snapshot, if set, opens the backend's snapshot for GET /v1/snapshot;
-	// nil takes it from Store.KV().
-	Snapshot func() (Snapshot, error)
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means
 	// DefaultSnapshotWriteTimeout.
@@ -133,7 +119,7 @@ func NewHandler(cfg Config) *Handler {
 	h := &Handler{
 		cfg:      cfg,
 		streams:  newStreamSet(),
-		tokens:   newTokenCodec(cfg.PageTokenKey),
+		tokens:   newTokenCodec(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
 		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
@@ -142,9 +128,6 @@ func NewHandler(cfg Config) *Handler {
 		_, err := openapi.Load()
 		return err
 	})
-	if cfg.Leases != nil {
-		h.extraErrors = append(h.extraErrors, cfg.Leases.Errors()...)
-	}
 	if a, ok := cfg.Authorizer.(interface{ Errors() []ErrorMapping }); ok {
 		h.extraErrors = append(h.extraErrors, a.Errors()...)
 	}
@@ -154,8 +137,7 @@ func NewHandler(cfg Config) *Handler {
 }
 
 // ErrorMapping is one row of the table from domain errors to the contract;
-// components outside this package (a lease manager, an authenticator) give
-// their own rows.
+// components outside this package (an authenticator) give their own rows.
 type ErrorMapping struct {
 	Target error
 	Status int

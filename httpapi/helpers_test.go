@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,29 +14,35 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/backend/embedded"
 )
 
-// newTestHandler returns the real handler over a real watch store on a
-// fresh mvcc store in a temporary directory. cfg.Store is filled in; the
-// other fields are used as given. Both stores are closed on cleanup.
-func newTestHandler(tb testing.TB, cfg Config) (*Handler, *watch.Store) {
+// openTestBackend opens the embedded backend in a temporary directory,
+// closed on cleanup.
+func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
 	tb.Helper()
-	kv, err := mvcc.Open(filepath.Join(tb.TempDir(), "httpkv.db"), mvcc.Options{NoFsync: true})
+	opts.Store.NoFsync = true
+	b, err := embedded.Open(tb.TempDir(), opts)
 	if err != nil {
-		tb.Fatalf("mvcc.Open: %v", err)
+		tb.Fatalf("embedded.Open: %v", err)
 	}
-	store := watch.New(kv, watch.Options{})
 	tb.Cleanup(func() {
-		store.Close()
-		if err := kv.Close(); err != nil {
-			tb.Errorf("mvcc.Store.Close: %v", err)
+		if err := b.Close(); err != nil {
+			tb.Errorf("embedded.Backend.Close: %v", err)
 		}
 	})
-	cfg.Store = store
+	return b
+}
+
+// newTestHandler returns the real handler over the embedded backend in a
+// temporary directory. cfg.Backend is filled in; the other fields are
+// used as given.
+func newTestHandler(tb testing.TB, cfg Config) (*Handler, *embedded.Backend) {
+	tb.Helper()
+	b := openTestBackend(tb, embedded.Options{})
+	cfg.Backend = b
 	cfg.Logger = zerolog.Nop()
-	return NewHandler(cfg), store
+	return NewHandler(cfg), b
 }
 
 // serve runs one request through h and returns the recorded answer.

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // history serves GET /v1/history.
@@ -49,10 +49,10 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	page, err := h.cfg.Store.KV().HistoryPage(req)
+	page, err := h.cfg.Backend.History(r.Context(), req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -65,7 +65,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, &watch.Event{Event: page.Events[i].Event, PrevKV: page.Events[i].PrevKV})
+		b = appendEvent(b, &page.Events[i])
 	}
 	b = append(b, ']')
 	b = appendBoolField(b, "more", page.More)
@@ -84,8 +84,8 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 // historyRequest reads the query of GET /v1/history over the range sel.
 // A page token must come with the range, order and filters it was issued
 // for, and with no other window: it carries where to go on, they do not.
-func (h *Handler) historyRequest(q *query, sel KeyRange) mvcc.HistoryRequest {
-	req := mvcc.HistoryRequest{
+func (h *Handler) historyRequest(q *query, sel keyrange.Range) kv.HistoryRequest {
+	req := kv.HistoryRequest{
 		Key:           sel.Key,
 		End:           sel.End,
 		StartRevision: q.int64("start_revision", 0),

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // historyBody is GET /v1/history's answer.
@@ -69,9 +73,10 @@ func getHistory(tb testing.TB, h http.Handler, query string) historyBody {
 //
 //	2 put a=1   3 put b=1   4 put a=2   5 delete a   6 put a/x=\xff
 //	7 put a=3
-func historyHandler(t *testing.T, cfg Config) http.Handler {
+func historyHandler(t *testing.T, pageTokenKey []byte) http.Handler {
 	t.Helper()
-	h, _ := newTestHandler(t, cfg)
+	b := openTestBackend(t, embedded.Options{PageTokenKey: pageTokenKey})
+	h := NewHandler(Config{Backend: b, Logger: zerolog.Nop()})
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/b", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "2")
@@ -83,7 +88,7 @@ func historyHandler(t *testing.T, cfg Config) http.Handler {
 
 // TestHistoryQuery reads the history with each parameter.
 func TestHistoryQuery(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	tests := []struct {
 		query string
 		want  []string
@@ -140,7 +145,7 @@ func followHistory(tb testing.TB, h http.Handler, query string, between func()) 
 // TestHistoryPaging: pages of every size, both orders, add up to the one
 // big page, and stay in the first page's window while writes go on.
 func TestHistoryPaging(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	for _, order := range []string{"ascend", "descend"} {
 		for _, sel := range []string{"", "key=a", "key=a&prefix=true"} {
 			base := sel + "&order=" + order + "&prev_kv=true"
@@ -160,7 +165,7 @@ func TestHistoryPaging(t *testing.T) {
 // TestHistoryPageTokens: a token is good only for the range, order,
 // filters and window it was issued for, and only as issued.
 func TestHistoryPageTokens(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	first := getHistory(t, h, "key=a&prefix=true&limit=1&filters=nodelete")
 	tok := url.QueryEscape(first.NextPageToken)
 	mustServe(t, h, http.StatusOK, "GET", "/v1/history?key=a&prefix=true&limit=2&filters=nodelete&prev_kv=true&page_token="+tok, "")
@@ -169,7 +174,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	raw := first.NextPageToken
 	flip := []byte(raw)
 	flip[len(flip)/2] ^= 1
-	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: mvcc.Revision{Main: 2}}, KeyRange{Key: []byte("a"), End: []byte("b")})
+	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: kv.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
 	for _, q := range []string{
 		"key=b&prefix=true&filters=nodelete&page_token=" + tok,
 		"key=a&filters=nodelete&page_token=" + tok,
@@ -206,7 +211,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	// Tokens are signed with the configured key: another handler with the
 	// same key takes them, one with a random key does not.
 	key := []byte("a key shared by every gateway...")
-	a, b := historyHandler(t, Config{PageTokenKey: key}), historyHandler(t, Config{PageTokenKey: key})
+	a, b := historyHandler(t, key), historyHandler(t, key)
 	shared := getHistory(t, a, "limit=2").NextPageToken
 	mustServe(t, b, http.StatusOK, "GET", "/v1/history?page_token="+url.QueryEscape(shared), "")
 	if rec := serve(t, h, "GET", "/v1/history?page_token="+url.QueryEscape(shared), ""); rec.Code != http.StatusBadRequest {
@@ -217,7 +222,7 @@ func TestHistoryPageTokens(t *testing.T) {
 // TestHistoryErrors: bad parameters, windows in the future or reversed,
 // and history below the compact revision.
 func TestHistoryErrors(t *testing.T) {
-	h := historyHandler(t, Config{})
+	h := historyHandler(t, nil)
 	tests := []struct {
 		query  string
 		status int
@@ -285,12 +290,12 @@ func TestHistoryAuthorization(t *testing.T) {
 	h, _ := newTestHandler(t, Config{Authorizer: authz})
 	tests := []struct {
 		query string
-		want  KeyRange
+		want  keyrange.Range
 	}{
-		{"key=a", KeyRange{Key: []byte("a")}},
-		{"key=a%2F&prefix=true", KeyRange{Key: []byte("a/"), End: []byte("a0")}},
-		{"key=a&range_end=c", KeyRange{Key: []byte("a"), End: []byte("c")}},
-		{"", KeyRange{Key: []byte{0}, End: []byte{0}}},
+		{"key=a", keyrange.Range{Key: []byte("a")}},
+		{"key=a%2F&prefix=true", keyrange.Range{Key: []byte("a/"), End: []byte("a0")}},
+		{"key=a&range_end=c", keyrange.Range{Key: []byte("a"), End: []byte("c")}},
+		{"", keyrange.Range{Key: []byte{0}, End: []byte{0}}},
 	}
 	for _, tt := range tests {
 		authz.asked = nil
@@ -298,7 +303,7 @@ func TestHistoryAuthorization(t *testing.T) {
 		if rec.Code != http.StatusForbidden || errorCode(t, rec) != "permission_denied" {
 			t.Errorf("GET /v1/history?%s = %d %s, want 403 permission_denied", tt.query, rec.Code, rec.Body)
 		}
-		want := []Access{{Read: []KeyRange{tt.want}}}
+		want := []Access{{Read: []keyrange.Range{tt.want}}}
 		if fmt.Sprint(authz.asked) != fmt.Sprint(want) {
 			t.Errorf("GET /v1/history?%s asked %v, want %v", tt.query, authz.asked, want)
 		}
@@ -309,8 +314,8 @@ func TestHistoryAuthorization(t *testing.T) {
 // key for the same range, and every sealed token opens to what it holds.
 func FuzzHistoryToken(f *testing.F) {
 	s := newTokenCodec([]byte("fuzz"))
-	sel := KeyRange{Key: []byte("a"), End: []byte("b")}
-	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: mvcc.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
+	sel := keyrange.Range{Key: []byte("a"), End: []byte("b")}
+	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: kv.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
 	f.Add("AQ", int64(0), int64(0), int64(0), int64(0), uint8(0))
 	f.Add("", int64(5), int64(1<<62), int64(7), int64(1<<62), uint8(7))
 	f.Fuzz(func(t *testing.T, raw string, start, end, main, sub int64, flags uint8) {
@@ -322,13 +327,13 @@ func FuzzHistoryToken(f *testing.F) {
 		if start < 0 || end < 0 || main < 0 || sub < 0 {
 			return
 		}
-		tok := historyToken{start: start, end: end, next: mvcc.Revision{Main: main, Sub: sub},
+		tok := historyToken{start: start, end: end, next: kv.Revision{Main: main, Sub: sub},
 			descend: flags&1 != 0, noPut: flags&2 != 0, noDelete: flags&4 != 0}
 		sealed := s.sealHistory(tok, sel)
 		if got, ok := s.openHistory(sealed, sel); !ok || got != tok {
 			t.Fatalf("openHistory(sealHistory(%+v)) = %+v, %v", tok, got, ok)
 		}
-		if _, ok := s.openHistory(sealed, KeyRange{Key: []byte("a")}); ok {
+		if _, ok := s.openHistory(sealed, keyrange.Range{Key: []byte("a")}); ok {
 			t.Fatalf("a token of [a, b) opened for the key a")
 		}
 	})

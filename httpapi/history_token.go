@@ -5,7 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // historyToken is where the next page of a history read starts, and the
@@ -13,7 +14,7 @@ import (
 // filters. The key range is the token's binding.
 type historyToken struct {
 	start, end int64
-	next       mvcc.Revision
+	next       kv.Revision
 	descend    bool
 	noPut      bool
 	noDelete   bool
@@ -21,7 +22,7 @@ type historyToken struct {
 
 // appendBinding appends sel to b, length-prefixed, an absent end told
 // from any present one.
-func appendBinding(b []byte, sel KeyRange) []byte {
+func appendBinding(b []byte, sel keyrange.Range) []byte {
 	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
 	b = append(b, sel.Key...)
 	if sel.End == nil {
@@ -41,7 +42,7 @@ const (
 // sealHistory returns the token of t. The key range it belongs to is
 // sealed in with it but checked, not read, when it comes back: a token
 // presented with any other range is refused.
-func (c tokenCodec) sealHistory(t historyToken, sel KeyRange) string {
+func (c tokenCodec) sealHistory(t historyToken, sel keyrange.Range) string {
 	var b []byte
 	for _, n := range []int64{t.start, t.end, t.next.Main, t.next.Sub} {
 		b = binary.AppendUvarint(b, uint64(n))
@@ -61,7 +62,7 @@ func (c tokenCodec) sealHistory(t historyToken, sel KeyRange) string {
 
 // openHistory returns the position a token of sealHistory holds, if it
 // was sealed for sel.
-func (c tokenCodec) openHistory(token string, sel KeyRange) (historyToken, bool) {
+func (c tokenCodec) openHistory(token string, sel keyrange.Range) (historyToken, bool) {
 	b, err := c.open(tokenKindHistory, token)
 	if err != nil {
 		return historyToken{}, false
@@ -78,7 +79,7 @@ func (c tokenCodec) openHistory(token string, sel KeyRange) (historyToken, bool)
 		return historyToken{}, false
 	}
 	return historyToken{
-		start: n[0], end: n[1], next: mvcc.Revision{Main: n[2], Sub: n[3]},
+		start: n[0], end: n[1], next: kv.Revision{Main: n[2], Sub: n[3]},
 		descend: b[0]&historyDescend != 0, noPut: b[0]&historyNoPut != 0, noDelete: b[0]&historyNoDelete != 0,
 	}, true
 }

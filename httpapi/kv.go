@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 const (
@@ -84,10 +85,10 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{{Key: key}}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
 		return
 	}
-	res, err := h.cfg.Store.KV().Range(key, nil, mvcc.RangeOptions{Revision: rev})
+	res, err := h.cfg.Backend.Range(r.Context(), kv.RangeRequest{Key: key, Options: kv.RangeOptions{Revision: rev}})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -98,27 +99,27 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 			message: "key not found", extra: map[string]any{"revision": res.Revision}})
 		return
 	}
-	kv := &res.KVs[0]
-	tag := etag(kv.ModRevision)
+	cur := &res.KVs[0]
+	tag := etag(cur.ModRevision)
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || matchETag(inm, kv.ModRevision)) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || matchETag(inm, cur.ModRevision)) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	if raw {
 		hd := w.Header()
 		hd.Set("Content-Type", "application/octet-stream")
-		hd.Set("X-Create-Revision", strconv.FormatInt(kv.CreateRevision, 10))
-		hd.Set("X-Version", strconv.FormatInt(kv.Version, 10))
-		hd.Set("X-Lease", strconv.FormatInt(kv.Lease, 10))
-		hd.Set("Content-Length", strconv.Itoa(len(kv.Value)))
+		hd.Set("X-Create-Revision", strconv.FormatInt(cur.CreateRevision, 10))
+		hd.Set("X-Version", strconv.FormatInt(cur.Version, 10))
+		hd.Set("X-Lease", strconv.FormatInt(cur.Lease, 10))
+		hd.Set("Content-Length", strconv.Itoa(len(cur.Value)))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(kv.Value)
+		_, _ = w.Write(cur.Value)
 		return
 	}
 	b := appendHeader(nil, res.Revision)
 	b = append(b, `,"kv":`...)
-	b = appendKV(b, kv, true)
+	b = appendKV(b, cur, true)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
 
@@ -169,22 +170,22 @@ func parsePrecondition(r *http.Request) (precondition, *apiError) {
 }
 
 // compares turns the precondition on key into txn compares.
-func (p precondition) compares(key []byte) []mvcc.Compare {
+func (p precondition) compares(key []byte) []kv.Compare {
 	switch {
 	case p.ifNoneMatch:
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareCreate, Result: mvcc.CompareEqual, Number: 0}}
+		return []kv.Compare{{Key: key, Target: kv.CompareCreate, Result: kv.CompareEqual, Number: 0}}
 	case p.ifMatch == "*":
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareVersion, Result: mvcc.CompareGreater, Number: 0}}
+		return []kv.Compare{{Key: key, Target: kv.CompareVersion, Result: kv.CompareGreater, Number: 0}}
 	case p.ifMatch != "":
 		rev, _ := strconv.ParseInt(p.ifMatch[1:len(p.ifMatch)-1], 10, 64)
-		return []mvcc.Compare{{Key: key, Target: mvcc.CompareMod, Result: mvcc.CompareEqual, Number: rev}}
+		return []kv.Compare{{Key: key, Target: kv.CompareMod, Result: kv.CompareEqual, Number: rev}}
 	}
 	return nil
 }
 
 // writeAccess is what a put or a delete of sel touches.
-func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
-	access := Access{Write: []KeyRange{sel}}
+func writeAccess(sel keyrange.Range, p precondition, op kv.Op) Access {
+	access := Access{Write: []keyrange.Range{sel}}
 	// A condition or prev_kv answers with values: that is reading too.
 	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
 		access.Read = access.Write
@@ -195,19 +196,19 @@ func writeAccess(sel KeyRange, p precondition, op mvcc.Op) Access {
 // writeKey runs a put or a delete of sel, which the caller authorized,
 // under the precondition if there is one. It answers the request itself
 // when it reports false.
-func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op kv.Op) (*kv.OpResult, bool) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
-	var out mvcc.OpResult
+	var out kv.OpResult
 	var err error
 	if op.Put != nil {
-		var res mvcc.PutResult
-		res, err = h.put(r, *op.Put)
+		var res kv.PutResult
+		res, err = h.cfg.Backend.Put(r.Context(), *op.Put, h.leaseGuard(r))
 		out.Put = &res
 	} else {
-		var res mvcc.DeleteResult
-		res, err = h.cfg.Store.DeleteRange(*op.Delete)
+		var res kv.DeleteResult
+		res, err = h.cfg.Backend.Delete(r.Context(), *op.Delete)
 		out.Delete = &res
 	}
 	if err != nil {
@@ -219,12 +220,12 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel KeyRange,
 
 // conditional runs op under the precondition, as a txn whose failure
 // branch reads the key; a failed condition answers 412 with the current kv.
-func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op mvcc.Op) (*mvcc.OpResult, bool) {
-	res, err := h.runTxn(r, mvcc.TxnRequest{
+func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, bool) {
+	res, err := h.cfg.Backend.Txn(r.Context(), kv.TxnRequest{
 		Compare: p.compares(key),
-		Success: []mvcc.Op{op},
-		Failure: []mvcc.Op{{Range: &mvcc.RangeOp{Key: key}}},
-	})
+		Success: []kv.Op{op},
+		Failure: []kv.Op{{Range: &kv.RangeOp{Key: key}}},
+	}, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)
 		return nil, false
@@ -246,7 +247,7 @@ func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte
 
 // jsonKV lets encoding/json write a KeyValue with its base64 twins.
 type jsonKV struct {
-	kv        *mvcc.KeyValue
+	kv        *kv.KeyValue
 	withValue bool
 }
 
@@ -292,7 +293,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r)
-	req := mvcc.PutRequest{
+	req := kv.PutRequest{
 		Key:         key,
 		Lease:       q.int64("lease", 0),
 		PrevKV:      q.boolean("prev_kv"),
@@ -309,8 +310,8 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The body is read once the caller may write the key.
-	op := mvcc.Op{Put: &req}
-	if !h.authorize(w, r, writeAccess(KeyRange{Key: key}, p, op)) {
+	op := kv.Op{Put: &req}
+	if !h.authorize(w, r, writeAccess(keyrange.Range{Key: key}, p, op)) {
 		return
 	}
 	value, err := readBody(r)
@@ -319,7 +320,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Value = value
-	out, ok := h.writeKey(w, r, KeyRange{Key: key}, p, op)
+	out, ok := h.writeKey(w, r, keyrange.Range{Key: key}, p, op)
 	if !ok {
 		return
 	}
@@ -374,7 +375,7 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
-	h.doDelete(w, r, KeyRange{Key: key}, true)
+	h.doDelete(w, r, keyrange.Range{Key: key}, true)
 }
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
@@ -414,9 +415,9 @@ func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	h.doDelete(w, r, sel, sel.End == nil)
 }
 
-func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange, single bool) {
+func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, single bool) {
 	q := newQuery(r)
-	req := mvcc.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
+	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
 	if q.err != nil {
 		writeAPIError(w, q.err)
 		return
@@ -430,7 +431,7 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
-	op := mvcc.Op{Delete: &req}
+	op := kv.Op{Delete: &req}
 	if !h.authorize(w, r, writeAccess(sel, p, op)) {
 		return
 	}
@@ -442,7 +443,7 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel KeyRange,
 	writeRawJSON(w, http.StatusOK, append(appendDeleteResult(nil, out.Delete, req.PrevKV), '\n'))
 }
 
-func appendDeleteResult(b []byte, res *mvcc.DeleteResult, prevKV bool) []byte {
+func appendDeleteResult(b []byte, res *kv.DeleteResult, prevKV bool) []byte {
 	b = appendHeader(b, res.Revision)
 	b = appendIntField(b, "deleted", res.Deleted)
 	if prevKV {

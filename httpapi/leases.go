@@ -7,51 +7,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
-
-// Leases is what the lease endpoints need from the server: a lease manager
-// whose grants and revokes go through the store's writes.
-type Leases interface {
-	// Grant creates a lease; id 0 lets the server choose one.
-	Grant(id, ttl int64) (Lease, error)
-	// Revoke deletes the lease's keys in one revision and forgets it; it
-	// returns the store's revision after. allowed, if not nil, is asked
-	// inside that same write, with the keys about to go: its error
-	// revokes nothing, so no key attached meanwhile escapes the check.
-	Revoke(id int64, allowed func(keys [][]byte) error) (revision int64, err error)
-	// KeepAlive renews a lease to its full TTL and returns it.
-	KeepAlive(id int64) (ttl int64, err error)
-	// TimeToLive reports a lease, with its keys if asked.
-	TimeToLive(id int64, keys bool) (LeaseStatus, error)
-	// List returns the IDs of every lease.
-	List() []int64
-	// Errors says how the lease manager's errors appear on the wire.
-	Errors() []ErrorMapping
-}
-
-// Lease is a granted lease.
-type Lease struct {
-	ID, TTL int64
-}
-
-// LeaseStatus is a lease's time to live.
-type LeaseStatus struct {
-	ID         int64
-	TTL        int64 // remaining seconds
-	GrantedTTL int64
-	Keys       [][]byte
-}
 
 // maxLeaseID is the largest ID a JavaScript number holds exactly.
 const maxLeaseID = 1<<53 - 1
-
-func (h *Handler) leases(w http.ResponseWriter) bool {
-	if h.cfg.Leases == nil {
-		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "leases are not served"})
-		return false
-	}
-	return true
-}
 
 func leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	s := chi.URLParam(r, "id")
@@ -74,7 +35,7 @@ type header struct {
 }
 
 func (h *Handler) header(w http.ResponseWriter) header {
-	rev := h.cfg.Store.KV().Rev()
+	rev := h.cfg.Backend.Rev()
 	setRevision(w, rev)
 	return header{Revision: rev}
 }
@@ -102,9 +63,6 @@ func (h *Handler) header(w http.ResponseWriter) header {
 //	@Security		BearerAuth
 //	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
-	if !h.leases(w) {
-		return
-	}
 	var req struct {
 		TTL int64 `json:"ttl"`
 		ID  int64 `json:"id"`
@@ -124,7 +82,7 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	l, err := h.cfg.Leases.Grant(req.ID, req.TTL)
+	l, err := h.cfg.Backend.Grant(r.Context(), req.ID, req.TTL)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -148,13 +106,17 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
-	if !h.leases(w) || !h.authorize(w, r, Access{}) {
+	if !h.authorize(w, r, Access{}) {
 		return
 	}
 	type item struct {
 		ID int64 `json:"id"`
 	}
-	ids := h.cfg.Leases.List()
+	ids, err := h.cfg.Backend.Leases(r.Context())
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	items := make([]item, len(ids))
 	for i, id := range ids {
 		items[i].ID = id
@@ -186,9 +148,6 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id} [get]
 func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
-	if !h.leases(w) {
-		return
-	}
 	id, ok := leaseID(w, r)
 	if !ok {
 		return
@@ -202,7 +161,7 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	st, err := h.cfg.Leases.TimeToLive(id, withKeys)
+	st, err := h.cfg.Backend.TimeToLive(r.Context(), id, withKeys)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -211,7 +170,7 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if withKeys {
 		var readable [][]byte
 		for _, k := range st.Keys {
-			if h.cfg.Authorizer.Authorize(r, Access{Read: []KeyRange{{Key: k}}}) == nil {
+			if h.cfg.Authorizer.Authorize(r, Access{Read: []keyrange.Range{{Key: k}}}) == nil {
 				readable = append(readable, k)
 			}
 		}
@@ -258,14 +217,11 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id}/keepalive [post]
 func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
-	if !h.leases(w) {
-		return
-	}
 	id, ok := leaseID(w, r)
 	if !ok || !h.authorize(w, r, Access{}) {
 		return
 	}
-	ttl, err := h.cfg.Leases.KeepAlive(id)
+	ttl, err := h.cfg.Backend.KeepAlive(r.Context(), id)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -294,9 +250,6 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id} [delete]
 func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
-	if !h.leases(w) {
-		return
-	}
 	id, ok := leaseID(w, r)
 	if !ok {
 		return
@@ -307,13 +260,7 @@ func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	rev, err := h.cfg.Leases.Revoke(id, func(keys [][]byte) error {
-		a := Access{Write: make([]KeyRange, len(keys))}
-		for i, k := range keys {
-			a.Write[i] = KeyRange{Key: k}
-		}
-		return h.cfg.Authorizer.Authorize(r, a)
-	})
+	rev, err := h.cfg.Backend.Revoke(r.Context(), id, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)
 		return

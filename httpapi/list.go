@@ -2,22 +2,24 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 var (
-	sortTargets = map[string]mvcc.SortTarget{
-		"key": mvcc.SortByKey, "version": mvcc.SortByVersion, "create": mvcc.SortByCreate,
-		"mod": mvcc.SortByMod, "value": mvcc.SortByValue,
+	sortTargets = map[string]kv.SortTarget{
+		"key": kv.SortByKey, "version": kv.SortByVersion, "create": kv.SortByCreate,
+		"mod": kv.SortByMod, "value": kv.SortByValue,
 	}
-	sortOrders = map[string]mvcc.SortOrder{"": mvcc.SortNone, "none": mvcc.SortNone, "ascend": mvcc.SortAscend, "descend": mvcc.SortDescend}
+	sortOrders = map[string]kv.SortOrder{"": kv.SortNone, "none": kv.SortNone, "ascend": kv.SortAscend, "descend": kv.SortDescend}
 )
 
 // rangeOptions reads the options a list shares with a txn range.
-func (q *query) rangeOptions() mvcc.RangeOptions {
-	o := mvcc.RangeOptions{
+func (q *query) rangeOptions() kv.RangeOptions {
+	o := kv.RangeOptions{
 		Revision:          q.int64("revision", 0),
 		KeysOnly:          q.boolean("keys_only"),
 		CountOnly:         q.boolean("count_only"),
@@ -39,15 +41,6 @@ func (q *query) rangeOptions() mvcc.RangeOptions {
 	}
 	o.SortOrder = order
 	return o
-}
-
-// keyAscending reports whether results come in ascending key order, the
-// only order pages can follow.
-func keyAscending(o mvcc.RangeOptions) bool {
-	if o.SortTarget == mvcc.SortByKey {
-		return o.SortOrder != mvcc.SortDescend
-	}
-	return false
 }
 
 // listKeys serves GET /v1/kv.
@@ -103,11 +96,11 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, q.err)
 		return
 	}
-	if !h.authorize(w, r, Access{Read: []KeyRange{sel}}) {
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
 	opts.Limits = h.readLimits()
-	b, rev, err := h.listPage(sel, opts, page.start)
+	b, rev, err := h.listPage(r.Context(), sel, opts, page.start)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -119,35 +112,19 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 // listPage reads one page of sel, from start when a token gave one, and
-// encodes the answer, with the revision it was served at. The read
-// transaction ends before it returns.
-func (h *Handler) listPage(sel KeyRange, opts mvcc.RangeOptions, start []byte) ([]byte, int64, error) {
-	rt, err := h.cfg.Store.KV().Read()
+// encodes the answer, with the revision it was served at. The backend's
+// read has ended before it returns.
+func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
+	// Count is the whole range's, not what is left of it from start.
+	res, err := h.cfg.Backend.Range(ctx, kv.RangeRequest{Key: sel.Key, End: sel.End, Options: opts, From: start})
 	if err != nil {
 		return nil, 0, err
-	}
-	defer rt.End()
-	from := sel.Key
-	if start != nil {
-		from = start
-	}
-	res, err := rt.Range(from, sel.End, opts)
-	if err != nil {
-		return nil, 0, err
-	}
-	if start != nil {
-		// Count the whole range, not what is left of it.
-		all, err := rt.Range(sel.Key, sel.End, mvcc.RangeOptions{Revision: opts.Revision, CountOnly: true})
-		if err != nil {
-			return nil, 0, err
-		}
-		res.Count = all.Count
 	}
 	b := appendHeader(nil, res.Revision)
 	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = appendIntField(b, "count", res.Count)
 	b = appendBoolField(b, "more", res.More)
-	if res.More && keyAscending(opts) && len(res.KVs) > 0 {
+	if res.More && opts.KeyAscending() && len(res.KVs) > 0 {
 		readAt := opts.Revision
 		if readAt == 0 {
 			readAt = res.Revision
@@ -164,6 +141,6 @@ func (h *Handler) listPage(sel KeyRange, opts mvcc.RangeOptions, start []byte) (
 // readLimits returns the bounds of one answer's ranges: at most
 // maxListLimit keys for a range without a limit (a txn's), and
 // MaxResponseBytes of keys and values in all.
-func (h *Handler) readLimits() *mvcc.ReadLimits {
-	return &mvcc.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
+func (h *Handler) readLimits() *kv.ReadLimits {
+	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
 }

@@ -10,7 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestTokenCodec seals and opens tokens: a token opens, for its kind and
@@ -71,7 +72,7 @@ func TestTokenCodec(t *testing.T) {
 func TestListPagePayload(t *testing.T) {
 	for _, p := range []listPage{
 		{rev: 1, start: []byte{}},
-		{rev: 1 << 62, start: []byte("a\x00"), binding: listBinding(KeyRange{Key: []byte("a"), End: []byte("b")}, mvcc.RangeOptions{})},
+		{rev: 1 << 62, start: []byte("a\x00"), binding: listBinding(keyrange.Range{Key: []byte("a"), End: []byte("b")}, kv.RangeOptions{})},
 	} {
 		got, ok := parseListPage(p.payload())
 		if !ok || got.rev != p.rev || got.binding != p.binding || !bytes.Equal(got.start, p.start) {
@@ -87,18 +88,18 @@ func TestListPagePayload(t *testing.T) {
 			t.Errorf("parseListPage(%s) = %+v, want refused", name, p)
 		}
 	}
-	a := KeyRange{Key: []byte("a"), End: []byte("b")}
+	a := keyrange.Range{Key: []byte("a"), End: []byte("b")}
 	for name, other := range map[string]struct {
-		sel KeyRange
-		o   mvcc.RangeOptions
+		sel keyrange.Range
+		o   kv.RangeOptions
 	}{
-		"another end":         {KeyRange{Key: []byte("a"), End: []byte("c")}, mvcc.RangeOptions{}},
-		"another key":         {KeyRange{Key: []byte("a\x00"), End: []byte("b")}, mvcc.RangeOptions{}},
-		"key and end shifted": {KeyRange{Key: []byte("ab"), End: []byte{}}, mvcc.RangeOptions{}},
-		"a filter":            {a, mvcc.RangeOptions{MinModRevision: 3}},
-		"another filter":      {a, mvcc.RangeOptions{MaxCreateRevision: 3}},
+		"another end":         {keyrange.Range{Key: []byte("a"), End: []byte("c")}, kv.RangeOptions{}},
+		"another key":         {keyrange.Range{Key: []byte("a\x00"), End: []byte("b")}, kv.RangeOptions{}},
+		"key and end shifted": {keyrange.Range{Key: []byte("ab"), End: []byte{}}, kv.RangeOptions{}},
+		"a filter":            {a, kv.RangeOptions{MinModRevision: 3}},
+		"another filter":      {a, kv.RangeOptions{MaxCreateRevision: 3}},
 	} {
-		if listBinding(a, mvcc.RangeOptions{}) == listBinding(other.sel, other.o) {
+		if listBinding(a, kv.RangeOptions{}) == listBinding(other.sel, other.o) {
 			t.Errorf("listBinding(%s) = listBinding([a, b)), want them apart", name)
 		}
 	}
@@ -129,10 +130,10 @@ func TestPagination(t *testing.T) {
 		if body.Count != 7 {
 			t.Errorf("page %d: count %d, want 7 (the whole range)", page, body.Count)
 		}
-		for _, kv := range body.KVs {
-			got = append(got, kv.key())
-			if kv.ModRevision > firstRev && firstRev != 0 {
-				t.Errorf("page %d: %q at mod revision %d, after the first page's revision %d", page, kv.key(), kv.ModRevision, firstRev)
+		for _, kval := range body.KVs {
+			got = append(got, kval.key())
+			if kval.ModRevision > firstRev && firstRev != 0 {
+				t.Errorf("page %d: %q at mod revision %d, after the first page's revision %d", page, kval.key(), kval.ModRevision, firstRev)
 			}
 		}
 		if page == 0 {
@@ -187,14 +188,14 @@ func FuzzPageToken(f *testing.F) {
 	// A well-formed token of another server (another key).
 	other := newTokenCodec([]byte("another server's key"))
 	f.Add(int64(1), []byte("a"), other.seal(tokenKindListPage, listPage{rev: 2, start: []byte("b"),
-		binding: listBinding(KeyRange{Key: []byte{0}, End: []byte{0}}, mvcc.RangeOptions{})}.payload()))
+		binding: listBinding(keyrange.Range{Key: []byte{0}, End: []byte{0}}, kv.RangeOptions{})}.payload()))
 	f.Add(int64(1<<62), []byte{}, "")
 	f.Add(int64(0), []byte{0xff}, "AQ")
 	f.Add(int64(-5), []byte("k"), "AQUAAAAAAAAAAGs")
 	f.Add(int64(99), []byte("zz"), "!!")
 	f.Fuzz(func(t *testing.T, rev int64, start []byte, garbage string) {
 		if rev >= 1 && rev <= 1<<62 {
-			p := listPage{rev: rev, start: start, binding: listBinding(KeyRange{Key: start, End: []byte{0}}, mvcc.RangeOptions{})}
+			p := listPage{rev: rev, start: start, binding: listBinding(keyrange.Range{Key: start, End: []byte{0}}, kv.RangeOptions{})}
 			b, err := h.tokens.open(tokenKindListPage, h.tokens.seal(tokenKindListPage, p.payload()))
 			got, ok := parseListPage(b)
 			if err != nil || !ok || got.rev != rev || got.binding != p.binding || !bytes.Equal(got.start, start) {

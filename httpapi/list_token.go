@@ -1,11 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // listPage is what a list's next_page_token holds, sealed by the
@@ -42,7 +42,7 @@ func parseListPage(b []byte) (listPage, bool) {
 // the range and the revision filters. The order needs no place: tokens
 // are issued and taken for ascending keys only. Limits and keys_only may
 // change from page to page.
-func listBinding(sel KeyRange, o mvcc.RangeOptions) [listBindingSize]byte {
+func listBinding(sel keyrange.Range, o kv.RangeOptions) [listBindingSize]byte {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(sel.Key)))
 	b = append(b, sel.Key...)
@@ -55,17 +55,11 @@ func listBinding(sel KeyRange, o mvcc.RangeOptions) [listBindingSize]byte {
 	return [listBindingSize]byte(sum[:listBindingSize])
 }
 
-// inRange reports whether key is in sel, a range (not a single key).
-func inRange(key []byte, sel KeyRange) bool {
-	unbounded := len(sel.End) == 1 && sel.End[0] == 0
-	return bytes.Compare(key, sel.Key) >= 0 && (unbounded || bytes.Compare(key, sel.End) < 0)
-}
-
 // openListPage checks a page token against the list it is given for, and
 // returns what it holds; a token that does not fit is a bad parameter.
 // A page never leaves the range asked for (which is what is authorized):
 // its start key must lie inside it.
-func (h *Handler) openListPage(q *query, token string, sel KeyRange, opts mvcc.RangeOptions) listPage {
+func (h *Handler) openListPage(q *query, token string, sel keyrange.Range, opts kv.RangeOptions) listPage {
 	if sel.End == nil {
 		q.fail("page_token applies to ranges, not to a single key")
 		return listPage{}
@@ -75,9 +69,9 @@ func (h *Handler) openListPage(q *query, token string, sel KeyRange, opts mvcc.R
 	switch {
 	case err != nil || !ok:
 		q.fail("page_token is %v", errBadToken)
-	case page.binding != listBinding(sel, opts) || !inRange(page.start, sel):
+	case page.binding != listBinding(sel, opts) || !sel.Contains(page.start):
 		q.fail("page_token is not a token of this range and these filters")
-	case !keyAscending(opts):
+	case !opts.KeyAscending():
 		q.fail("page_token needs ascending key order")
 	case q.has("revision") && opts.Revision != page.rev:
 		q.fail("page_token is pinned to revision %d", page.rev)

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Bounds of the timeout query parameter of a lock or a campaign.
@@ -18,15 +19,6 @@ const (
 	defaultLockTimeout = 30 * time.Second
 	maxLockTimeout     = 5 * time.Minute
 )
-
-// concurrencyBackend returns the backend of locks and elections, or
-// answers 503 when the server has none.
-func (h *Handler) concurrencyBackend(w http.ResponseWriter) concurrency.Backend {
-	if h.cfg.Concurrency == nil {
-		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "locks and elections are not served"})
-	}
-	return h.cfg.Concurrency
-}
 
 // pathName returns the name of a lock or an election: the escaped path
 // after prefix, without suffix, percent-decoded as keys are. The routes
@@ -66,10 +58,6 @@ func (q *query) timeout() time.Duration {
 // (or, with write false, read) every key of the lock or election. ok is
 // false when the request has been answered.
 func (h *Handler) nameRequest(w http.ResponseWriter, r *http.Request, prefix, suffix string, v any, write bool) (concurrency.Backend, []byte, bool) {
-	b := h.concurrencyBackend(w)
-	if b == nil {
-		return nil, nil, false
-	}
 	name, aerr := pathName(r, prefix, suffix)
 	if aerr != nil {
 		writeAPIError(w, aerr)
@@ -84,42 +72,21 @@ func (h *Handler) nameRequest(w http.ResponseWriter, r *http.Request, prefix, su
 	if !h.authorize(w, r, nameAccess(name, write)) {
 		return nil, nil, false
 	}
-	if check := h.leaseKeysCheck(r); check != nil {
-		b = leaseChecked{Backend: b, check: check}
-	}
-	return b, name, true
+	return lockBackend{Backend: h.cfg.Backend, guard: h.leaseGuard(r)}, name, true
 }
 
-// leaseChecked is the backend of one request whose caller is not
-// unrestricted: its puts with a lease need write access to the keys
-// already attached to the lease, checked inside their write, as for
+// lockBackend is the backend as the locks and elections of one request
+// take it (a concurrency.Backend): its txns carry the request's lease
+// guard, so that a put with a lease needs write access to the keys
+// already attached to the lease, checked inside its write, as for
 // PUT /v1/kv (lease_authz.go).
-type leaseChecked struct {
-	concurrency.Backend
-	check func(keys [][]byte) error
+type lockBackend struct {
+	Backend
+	guard kv.LeaseGuard
 }
 
-func (b leaseChecked) Txn(ctx context.Context, t concurrency.Txn) (concurrency.TxnResult, error) {
-	t.CheckLeases = b.check
-	return b.Backend.Txn(ctx, t)
-}
-
-// leaseKeysCheck returns what refuses a put with a lease whose keys r's
-// caller may not all write; nil when the caller may write anything.
-func (h *Handler) leaseKeysCheck(r *http.Request) func(keys [][]byte) error {
-	if u, ok := h.cfg.Authorizer.(unrestricted); ok && u.Unrestricted(r) {
-		return nil
-	}
-	return func(keys [][]byte) error {
-		if len(keys) == 0 {
-			return nil
-		}
-		a := Access{Write: make([]KeyRange, len(keys))}
-		for i, k := range keys {
-			a.Write[i] = KeyRange{Key: k}
-		}
-		return h.cfg.Authorizer.Authorize(r, a)
-	}
+func (b lockBackend) Txn(ctx context.Context, r kv.TxnRequest) (kv.TxnResult, error) {
+	return b.Backend.Txn(ctx, r, b.guard)
 }
 
 // waitRequest is nameRequest for a lock or a campaign, which read the
@@ -153,7 +120,7 @@ func checkLeaseID(field string, id int64) *apiError {
 
 // nameAccess is the access a lock or an election needs: its whole prefix.
 func nameAccess(name []byte, write bool) Access {
-	r := []KeyRange{{Key: concurrency.Prefix(name), End: concurrency.PrefixEnd(name)}}
+	r := []keyrange.Range{keyrange.Between(concurrency.Prefix(name), concurrency.PrefixEnd(name))}
 	if write {
 		return Access{Write: r}
 	}
@@ -162,7 +129,7 @@ func nameAccess(name []byte, write bool) Access {
 
 // errWaitShutdown ends the waits of locks and campaigns when the handler
 // begins to close; it answers 503.
-var errWaitShutdown = fmt.Errorf("%w: shutting down", watch.ErrClosed)
+var errWaitShutdown = fmt.Errorf("%w: shutting down", kv.ErrClosed)
 
 // waitContext is r's context, canceled also (with errWaitShutdown) when
 // the handler begins to close, so that a lock or a campaign waiting for

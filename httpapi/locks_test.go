@@ -13,19 +13,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/httpkv/httpkv/concurrency/embedded/embeddedtest"
+	"github.com/httpkv/httpkv/backend/embedded"
 )
 
-// newLocksHandler returns the real handler over the embedded store with
-// locks and elections served, and the store, to grant leases in.
-func newLocksHandler(tb testing.TB) (*Handler, *embeddedtest.Env) {
+// newLocksHandler returns the real handler over the embedded backend,
+// and the backend, to grant leases in.
+func newLocksHandler(tb testing.TB) (*Handler, leaseEnv) {
 	tb.Helper()
-	e := embeddedtest.Start(tb)
-	h := NewHandler(Config{Store: e.Store, Concurrency: e.Backend, Logger: zerolog.Nop(), KeepAliveInterval: time.Hour})
+	h, b := newTestHandler(tb, Config{KeepAliveInterval: time.Hour})
 	tb.Cleanup(h.Close)
-	return h, e
+	return h, leaseEnv{b}
+}
+
+// leaseEnv grants and revokes leases in a backend.
+type leaseEnv struct{ b *embedded.Backend }
+
+// Grant grants a lease of ttl seconds and returns its ID.
+func (e leaseEnv) Grant(tb testing.TB, ttl int64) int64 {
+	tb.Helper()
+	l, err := e.b.Grant(context.Background(), 0, ttl)
+	if err != nil {
+		tb.Fatalf("Grant(ttl %d): %v", ttl, err)
+	}
+	return l.ID
+}
+
+// Revoke deletes a lease's keys and the lease in one revision.
+func (e leaseEnv) Revoke(id int64) error {
+	_, err := e.b.Revoke(context.Background(), id, nil)
+	return err
 }
 
 type lockBody struct {
@@ -144,10 +160,13 @@ func TestLockErrors(t *testing.T) {
 		t.Errorf("after the refused locks: x/ holds %q, want nothing", keys)
 	}
 
-	off, _ := newTestHandler(t, Config{})
+	off, b := newTestHandler(t, Config{})
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []string{"/v1/locks/x", "/v1/elections/x/campaign"} {
 		if rec := serve(t, off, "POST", target, leased); rec.Code != 503 || errorCode(t, rec) != "unavailable" {
-			t.Errorf("POST %s without a lock service = %d %s, want 503 unavailable", target, rec.Code, rec.Body)
+			t.Errorf("POST %s with the backend closed = %d %s, want 503 unavailable", target, rec.Code, rec.Body)
 		}
 	}
 }

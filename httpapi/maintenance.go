@@ -1,9 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // compact serves POST /v1/compact.
@@ -44,21 +45,12 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	done, err := h.cfg.Store.KV().Compact(req.Revision)
-	if err != nil {
+	if err := h.cfg.Backend.Compact(r.Context(), req.Revision, req.Physical); err != nil {
+		if r.Context().Err() != nil {
+			return // the client left while the space was reclaimed
+		}
 		h.writeError(w, r, err)
 		return
-	}
-	if req.Physical {
-		select {
-		case err := <-done:
-			if err != nil {
-				h.writeError(w, r, err)
-				return
-			}
-		case <-r.Context().Done():
-			return
-		}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Header header `json:"header"`
@@ -91,12 +83,12 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	st := h.cfg.Store.KV().Stats()
-	ws := h.cfg.Store.Stats()
-	leases := 0
-	if h.cfg.Leases != nil {
-		leases = len(h.cfg.Leases.List())
+	st, err := h.cfg.Backend.Status(r.Context())
+	if err != nil {
+		h.writeError(w, r, err)
+		return
 	}
+	ws := st.Watchers
 	setRevision(w, st.Revision)
 	writeJSON(w, http.StatusOK, struct {
 		Header          header        `json:"header"`
@@ -112,13 +104,13 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}{
 		Header: header{Revision: st.Revision}, Version: h.cfg.Version,
 		Revision: st.Revision, CompactRevision: st.CompactRevision,
-		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: leases,
+		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: st.Leases,
 		Watchers: watcherCounts{Synced: ws.Synced, Unsynced: ws.Unsynced, Victims: ws.Victims},
-		Alarms:   alarmNames(h.cfg.Store.KV().Alarms()),
+		Alarms:   alarmNames(st.Alarms),
 	})
 }
 
-func alarmNames(as []mvcc.Alarm) []string {
+func alarmNames(as []kv.Alarm) []string {
 	names := make([]string, 0, len(as))
 	for _, a := range as {
 		names = append(names, string(a))
@@ -146,14 +138,15 @@ func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	if err := h.cfg.Store.KV().Defrag(); err != nil {
+	size, err := h.cfg.Backend.Defrag(r.Context())
+	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Header header `json:"header"`
 		DBSize int64  `json:"db_size"`
-	}{h.header(w), dbSize(h.cfg.Store.KV())})
+	}{h.header(w), size})
 }
 
 type alarmsResponse struct {
@@ -181,7 +174,12 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.Store.KV().Alarms())})
+	alarms, err := h.cfg.Backend.Alarms(r.Context())
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(alarms)})
 }
 
 // disarmAlarms serves DELETE /v1/alarms: it clears NOSPACE. A write that
@@ -205,11 +203,12 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Admin: true}) {
 		return
 	}
-	if err := h.cfg.Store.KV().DisarmNoSpace(); err != nil {
+	alarms, err := h.cfg.Backend.DisarmAlarms(r.Context())
+	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(h.cfg.Store.KV().Alarms())})
+	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(alarms)})
 }
 
 // health serves GET /health: 503 while shutting down, when the backend has
@@ -224,35 +223,34 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Failure		503	{object}	healthDoc	"Not healthy: health is false, with the reason."
 //	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	if reason := healthReason(h.cfg.Store.KV(), h.shuttingDown.Load()); reason != "" {
+	if reason := healthReason(r.Context(), h.cfg.Backend, h.shuttingDown.Load()); reason != "" {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"health": false, "reason": reason})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"health": true})
 }
 
-// healthSource is what /health reads of the store.
+// healthSource is what /health reads of the backend.
 type healthSource interface {
 	Failed() error
-	Alarms() []mvcc.Alarm
+	Alarms(ctx context.Context) ([]kv.Alarm, error)
 }
 
 // healthReason says why the server is not healthy, or "" when it is. It
 // reads the alarms once: the list can empty between two reads.
-func healthReason(kv healthSource, shuttingDown bool) string {
+func healthReason(ctx context.Context, b healthSource, shuttingDown bool) string {
 	switch {
 	case shuttingDown:
 		return "shutting down"
-	case kv.Failed() != nil:
+	case b.Failed() != nil:
 		return "backend failed"
 	}
-	if alarms := kv.Alarms(); len(alarms) > 0 {
+	alarms, err := b.Alarms(ctx)
+	switch {
+	case err != nil:
+		return "backend unavailable"
+	case len(alarms) > 0:
 		return "ALARM " + string(alarms[0])
 	}
 	return ""
-}
-
-func dbSize(kv *mvcc.Store) int64 {
-	size, _ := kv.DBSize()
-	return size
 }

@@ -31,54 +31,66 @@ func (h *Handler) newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"route", "method"}),
 	}
-	kv := h.cfg.Store.KV()
-	gauge := func(name, help string, f func() float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
-	}
-	watchers := prometheus.NewDesc("httpkv_watchers", "Watchers by group.", []string{"group"}, nil)
 	m.registry.MustRegister(
 		m.requests, m.latency,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		gauge("httpkv_revision", "The store's current revision.", func() float64 { return float64(kv.Rev()) }),
-		gauge("httpkv_compact_revision", "The store's compact revision.", func() float64 { return float64(kv.CompactRev()) }),
-		gauge("httpkv_db_size_bytes", "Size of the backend.", func() float64 { size, _ := kv.DBSize(); return float64(size) }),
-		gauge("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages.", func() float64 { _, inUse := kv.DBSize(); return float64(inUse) }),
-		gauge("httpkv_alarms", "Active alarms (NOSPACE).", func() float64 { return float64(len(kv.Alarms())) }),
-		gauge("httpkv_watch_pending_events", "Events queued for watchers and not yet read.", func() float64 {
-			return float64(h.cfg.Store.Stats().PendingEvents)
-		}),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httpkv_watch_events_sent_total", Help: "Events read by watchers."},
-			func() float64 { return float64(h.cfg.Store.Stats().EventsSent) }),
-		gauge("httpkv_leases", "Leases granted and not yet revoked.", func() float64 {
-			if h.cfg.Leases == nil {
-				return 0
-			}
-			return float64(len(h.cfg.Leases.List()))
-		}),
-		collectorFunc{descs: []*prometheus.Desc{watchers}, collect: func(ch chan<- prometheus.Metric) {
-			st := h.cfg.Store.Stats()
-			for group, n := range map[string]int{"synced": st.Synced, "unsynced": st.Unsynced, "victims": st.Victims} {
-				ch <- prometheus.MustNewConstMetric(watchers, prometheus.GaugeValue, float64(n), group)
-			}
-		}},
+		newBackendCollector(h.cfg.Backend),
 	)
 	return m
 }
 
-// collectorFunc is a Collector from a function.
-type collectorFunc struct {
-	descs   []*prometheus.Desc
-	collect func(chan<- prometheus.Metric)
+// backendCollector reports the backend's figures, read once per scrape.
+type backendCollector struct {
+	b                           Monitor
+	revision, compactRevision   *prometheus.Desc
+	dbSize, dbSizeInUse, alarms *prometheus.Desc
+	pendingEvents, eventsSent   *prometheus.Desc
+	leases, watchers            *prometheus.Desc
 }
 
-func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
+func newBackendCollector(b Monitor) *backendCollector {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &backendCollector{
+		b:               b,
+		revision:        desc("httpkv_revision", "The store's current revision."),
+		compactRevision: desc("httpkv_compact_revision", "The store's compact revision."),
+		dbSize:          desc("httpkv_db_size_bytes", "Size of the backend."),
+		dbSizeInUse:     desc("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages."),
+		alarms:          desc("httpkv_alarms", "Active alarms (NOSPACE)."),
+		pendingEvents:   desc("httpkv_watch_pending_events", "Events queued for watchers and not yet read."),
+		eventsSent:      desc("httpkv_watch_events_sent_total", "Events read by watchers."),
+		leases:          desc("httpkv_leases", "Leases granted and not yet revoked."),
+		watchers:        desc("httpkv_watchers", "Watchers by group.", "group"),
+	}
+}
+
+func (c *backendCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.revision, c.compactRevision, c.dbSize, c.dbSizeInUse, c.alarms,
+		c.pendingEvents, c.eventsSent, c.leases, c.watchers} {
 		ch <- d
 	}
 }
 
-func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+func (c *backendCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.b.Stats()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(c.revision, float64(st.Revision))
+	gauge(c.compactRevision, float64(st.CompactRevision))
+	gauge(c.dbSize, float64(st.DBSize))
+	gauge(c.dbSizeInUse, float64(st.DBSizeInUse))
+	gauge(c.alarms, float64(len(st.Alarms)))
+	gauge(c.pendingEvents, float64(st.Watchers.PendingEvents))
+	ch <- prometheus.MustNewConstMetric(c.eventsSent, prometheus.CounterValue, float64(st.Watchers.EventsSent))
+	gauge(c.leases, float64(st.Leases))
+	for group, n := range map[string]int{"synced": st.Watchers.Synced, "unsynced": st.Watchers.Unsynced, "victims": st.Watchers.Victims} {
+		gauge(c.watchers, float64(n), group)
+	}
+}
 
 // observe records a request. Every label comes from a fixed set, so that
 // no client can make new series (a request with a 100 KB method once made

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // newLoggedHandler is newTestHandler with the handler's log kept in a
@@ -123,9 +124,9 @@ func TestServerErrorsHideInternals(t *testing.T) {
 	h, log := newLoggedHandler(t)
 	const secret = "/var/lib/httpkv/httpkv.db"
 	for _, err := range []error{
-		fmt.Errorf("%w: write %s: input/output error", mvcc.ErrBackendFailed, secret),
-		fmt.Errorf("mvcc: commit: %w (%s)", mvcc.ErrClosed, secret),
-		fmt.Errorf("%w: quota of %s", mvcc.ErrNoSpace, secret),
+		fmt.Errorf("%w: write %s: input/output error", kv.ErrBackendFailed, secret),
+		fmt.Errorf("mvcc: commit: %w (%s)", kv.ErrClosed, secret),
+		fmt.Errorf("%w: quota of %s", kv.ErrNoSpace, secret),
 		errors.New("open " + secret + ": permission denied"),
 	} {
 		log.Reset()
@@ -149,25 +150,25 @@ func TestServerErrorsHideInternals(t *testing.T) {
 type fakeHealth struct{ reads int }
 
 func (f *fakeHealth) Failed() error { return nil }
-func (f *fakeHealth) Alarms() []mvcc.Alarm {
+func (f *fakeHealth) Alarms(context.Context) ([]kv.Alarm, error) {
 	f.reads++
 	if f.reads == 1 {
-		return []mvcc.Alarm{mvcc.AlarmNoSpace}
+		return []kv.Alarm{kv.AlarmNoSpace}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // TestHealthReadsAlarmsOnce: /health decides on one read of the alarms,
 // which may be disarmed meanwhile.
 func TestHealthReadsAlarmsOnce(t *testing.T) {
 	f := &fakeHealth{}
-	if got := healthReason(f, false); got != "ALARM NOSPACE" || f.reads != 1 {
+	if got := healthReason(context.Background(), f, false); got != "ALARM NOSPACE" || f.reads != 1 {
 		t.Errorf("healthReason = %q after %d reads of the alarms, want ALARM NOSPACE after 1", got, f.reads)
 	}
-	if got := healthReason(&fakeHealth{reads: 1}, false); got != "" {
+	if got := healthReason(context.Background(), &fakeHealth{reads: 1}, false); got != "" {
 		t.Errorf("healthReason without alarms = %q, want healthy", got)
 	}
-	if got := healthReason(&fakeHealth{}, true); got != "shutting down" {
+	if got := healthReason(context.Background(), &fakeHealth{}, true); got != "shutting down" {
 		t.Errorf("healthReason while shutting down = %q", got)
 	}
 }

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
-	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // observe serves GET /v1/elections/{name}/observe: the election's
@@ -67,7 +66,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	// The observer outlives the request's context when the stream takes
 	// its connection over; Close ends it.
 	obs, first, err := concurrency.Observe(context.WithoutCancel(r.Context()), b, name, after)
-	if err != nil && !errors.Is(err, concurrency.ErrCompacted) {
+	if err != nil && !errors.Is(err, kv.ErrCompacted) {
 		h.writeError(w, r, err)
 		return
 	}
@@ -78,7 +77,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Compacted: said in-band, as a watch does, since a browser
 		// cannot read the status of a failed EventSource request.
-		setRevision(w, h.cfg.Store.KV().Rev())
+		setRevision(w, h.cfg.Backend.Rev())
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(h.observeEnd(nil, err))
 		return
@@ -124,19 +123,18 @@ func appendObservation(b []byte, o concurrency.Observation) []byte {
 	if o.Leader == nil {
 		return streamEncoder{}.frame(b, "no_leader", o.Revision, append(p, '}'))
 	}
-	kv := mvcc.KeyValue(*o.Leader)
-	p = appendKV(append(p, `,"kv":`...), &kv, true)
+	p = appendKV(append(p, `,"kv":`...), o.Leader, true)
 	return streamEncoder{}.frameTyped(b, "", "leader", o.Revision, append(p, '}'))
 }
 
 // observeEnd appends the last message of a stream that err ended:
 // compacted for compaction, canceled otherwise.
 func (h *Handler) observeEnd(b []byte, err error) []byte {
-	end := watch.Response{Canceled: true, CancelReason: "the store ended the stream"}
-	var ce *mvcc.CompactedError
+	end := kv.WatchResponse{Canceled: true, CancelReason: "the store ended the stream"}
+	var ce *kv.CompactedError
 	switch {
 	case errors.As(err, &ce):
-		end = watch.Response{CompactRevision: ce.CompactRevision, Revision: h.cfg.Store.KV().Rev()}
+		end = kv.WatchResponse{CompactRevision: ce.CompactRevision, Revision: h.cfg.Backend.Rev()}
 	case !errors.Is(err, concurrency.ErrWatchEnded):
 		h.cfg.Logger.Error().Err(err).Msg("observe stream")
 		end.CancelReason = "internal error"
@@ -170,7 +168,7 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 		expired = t.C
 	}
 	canceled := func(reason string) []byte {
-		b, _, _ := enc.response(nil, nil, &watch.Response{Canceled: true, CancelReason: reason})
+		b, _, _ := enc.response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: reason})
 		return b
 	}
 	for {

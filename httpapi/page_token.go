@@ -18,10 +18,10 @@ import (
 //	format (1 byte) | kind (1 byte) | payload | HMAC-SHA256(key, format|kind|payload) (32 bytes)
 //
 // The kind keeps a token of one endpoint from being replayed at another,
-// which may read its payload differently. The key comes from
-// Config.PageTokenKey: gateways that share one key accept each other's
-// tokens; by default each Handler makes a random one, and tokens do not
-// outlive the process.
+// which may read its payload differently. The key is the backend's
+// (Backend.PageTokenKey): gateways that share one key accept each other's
+// tokens; the embedded store draws a random one unless it is configured,
+// so tokens do not outlive the process.
 //
 // Sealing authenticates; it does not hide: a payload holds nothing the
 // client may not see (revisions, and keys of ranges it was allowed to

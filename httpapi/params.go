@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
 // query reads query parameters, remembering the first malformed one.
@@ -92,24 +94,10 @@ func (q *query) bytes(name string) []byte {
 	return nil
 }
 
-// prefixEnd returns the end of the range of keys starting with prefix: the
-// prefix with its last byte below 0xff incremented, or "\x00" (no upper
-// bound) when every byte is 0xff.
-func prefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return []byte{0}
-}
-
 // selector reads the range selectors shared by list, delete and watch:
 // key alone, key+range_end, key+prefix, key+from_key; with requireKey
 // false, no key means every key.
-func (q *query) selector(requireKey bool) KeyRange {
+func (q *query) selector(requireKey bool) keyrange.Range {
 	key := q.bytes("key")
 	end := q.bytes("range_end")
 	prefix := q.boolean("prefix")
@@ -122,33 +110,33 @@ func (q *query) selector(requireKey bool) KeyRange {
 	}
 	if n > 1 {
 		q.fail("give at most one of range_end, prefix and from_key")
-		return KeyRange{}
+		return keyrange.Range{}
 	}
 	if key == nil {
 		if requireKey {
 			q.fail("key is required")
-			return KeyRange{}
+			return keyrange.Range{}
 		}
 		if n > 0 && !prefix {
 			q.fail("range_end and from_key need a key")
-			return KeyRange{}
+			return keyrange.Range{}
 		}
-		return KeyRange{Key: []byte{0}, End: []byte{0}}
+		return keyrange.All()
 	}
 	switch {
 	case prefix && len(key) == 0:
-		return KeyRange{Key: []byte{0}, End: []byte{0}}
+		return keyrange.All()
 	case len(key) == 0:
 		q.fail("key must not be empty")
 	case prefix:
-		return KeyRange{Key: key, End: prefixEnd(key)}
+		return keyrange.Prefix(key)
 	case fromKey:
-		return KeyRange{Key: key, End: []byte{0}}
+		return keyrange.FromKey(key)
 	case end != nil:
 		if len(end) == 0 {
 			q.fail("range_end must not be empty")
 		}
-		return KeyRange{Key: key, End: end}
+		return keyrange.Between(key, end)
 	}
-	return KeyRange{Key: key}
+	return keyrange.Single(key)
 }

@@ -10,7 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 func newQueryOf(raw string) *query {
@@ -76,36 +77,36 @@ func TestQueryInt64(t *testing.T) {
 }
 
 func TestQuerySelector(t *testing.T) {
-	all := KeyRange{Key: []byte{0}, End: []byte{0}}
+	all := keyrange.Range{Key: []byte{0}, End: []byte{0}}
 	tests := []struct {
 		raw        string
 		requireKey bool
-		want       KeyRange
+		want       keyrange.Range
 		wantErr    bool
 	}{
 		{"", false, all, false},
-		{"", true, KeyRange{}, true},
-		{"key=a", false, KeyRange{Key: []byte("a")}, false},
-		{"key=a&prefix=true", false, KeyRange{Key: []byte("a"), End: []byte("b")}, false},
-		{"key=a&prefix=1", false, KeyRange{Key: []byte("a"), End: []byte("b")}, false},
-		{"key=a&prefix=false", false, KeyRange{Key: []byte("a")}, false},
-		{"key=a%FF&prefix=true", false, KeyRange{Key: []byte("a\xff"), End: []byte("b")}, false},
-		{"key=%FF%FF&prefix=true", false, KeyRange{Key: []byte("\xff\xff"), End: []byte{0}}, false},
+		{"", true, keyrange.Range{}, true},
+		{"key=a", false, keyrange.Range{Key: []byte("a")}, false},
+		{"key=a&prefix=true", false, keyrange.Range{Key: []byte("a"), End: []byte("b")}, false},
+		{"key=a&prefix=1", false, keyrange.Range{Key: []byte("a"), End: []byte("b")}, false},
+		{"key=a&prefix=false", false, keyrange.Range{Key: []byte("a")}, false},
+		{"key=a%FF&prefix=true", false, keyrange.Range{Key: []byte("a\xff"), End: []byte("b")}, false},
+		{"key=%FF%FF&prefix=true", false, keyrange.Range{Key: []byte("\xff\xff"), End: []byte{0}}, false},
 		{"key=&prefix=true", false, all, false},
 		{"prefix=true", false, all, false},
-		{"key=a&from_key=true", false, KeyRange{Key: []byte("a"), End: []byte{0}}, false},
-		{"key=a&range_end=c", false, KeyRange{Key: []byte("a"), End: []byte("c")}, false},
-		{"key_base64=YQ%3D%3D&range_end_base64=Yw==", false, KeyRange{Key: []byte("a"), End: []byte("c")}, false},
-		{"key=a&range_end=", false, KeyRange{}, true},
-		{"key=", false, KeyRange{}, true},
-		{"key=a&prefix=true&from_key=true", false, KeyRange{}, true},
-		{"key=a&prefix=true&range_end=c", false, KeyRange{}, true},
-		{"key=a&from_key=1&range_end=c", false, KeyRange{}, true},
-		{"range_end=c", false, KeyRange{}, true},
-		{"from_key=true", false, KeyRange{}, true},
-		{"key=a&key_base64=YQ==", false, KeyRange{}, true},
-		{"key_base64=!!", false, KeyRange{}, true},
-		{"key=a&prefix=yes", false, KeyRange{}, true},
+		{"key=a&from_key=true", false, keyrange.Range{Key: []byte("a"), End: []byte{0}}, false},
+		{"key=a&range_end=c", false, keyrange.Range{Key: []byte("a"), End: []byte("c")}, false},
+		{"key_base64=YQ%3D%3D&range_end_base64=Yw==", false, keyrange.Range{Key: []byte("a"), End: []byte("c")}, false},
+		{"key=a&range_end=", false, keyrange.Range{}, true},
+		{"key=", false, keyrange.Range{}, true},
+		{"key=a&prefix=true&from_key=true", false, keyrange.Range{}, true},
+		{"key=a&prefix=true&range_end=c", false, keyrange.Range{}, true},
+		{"key=a&from_key=1&range_end=c", false, keyrange.Range{}, true},
+		{"range_end=c", false, keyrange.Range{}, true},
+		{"from_key=true", false, keyrange.Range{}, true},
+		{"key=a&key_base64=YQ==", false, keyrange.Range{}, true},
+		{"key_base64=!!", false, keyrange.Range{}, true},
+		{"key=a&prefix=yes", false, keyrange.Range{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/require=%v", tt.raw, tt.requireKey), func(t *testing.T) {
@@ -128,20 +129,20 @@ func TestQuerySelector(t *testing.T) {
 func TestQueryRangeOptions(t *testing.T) {
 	tests := []struct {
 		raw     string
-		want    mvcc.RangeOptions
+		want    kv.RangeOptions
 		wantErr bool
 	}{
-		{"", mvcc.RangeOptions{}, false},
-		{"revision=5&keys_only=1&count_only=true", mvcc.RangeOptions{Revision: 5, KeysOnly: true, CountOnly: true}, false},
-		{"sort_target=mod&sort_order=descend", mvcc.RangeOptions{SortTarget: mvcc.SortByMod, SortOrder: mvcc.SortDescend}, false},
-		{"sort_target=value&sort_order=ascend", mvcc.RangeOptions{SortTarget: mvcc.SortByValue, SortOrder: mvcc.SortAscend}, false},
+		{"", kv.RangeOptions{}, false},
+		{"revision=5&keys_only=1&count_only=true", kv.RangeOptions{Revision: 5, KeysOnly: true, CountOnly: true}, false},
+		{"sort_target=mod&sort_order=descend", kv.RangeOptions{SortTarget: kv.SortByMod, SortOrder: kv.SortDescend}, false},
+		{"sort_target=value&sort_order=ascend", kv.RangeOptions{SortTarget: kv.SortByValue, SortOrder: kv.SortAscend}, false},
 		{"min_mod_revision=2&max_mod_revision=9&min_create_revision=3&max_create_revision=8",
-			mvcc.RangeOptions{MinModRevision: 2, MaxModRevision: 9, MinCreateRevision: 3, MaxCreateRevision: 8}, false},
-		{"sort_target=size", mvcc.RangeOptions{}, true},
-		{"sort_order=up", mvcc.RangeOptions{}, true},
-		{"revision=-1", mvcc.RangeOptions{}, true},
-		{"keys_only=maybe", mvcc.RangeOptions{}, true},
-		{"min_mod_revision=x", mvcc.RangeOptions{}, true},
+			kv.RangeOptions{MinModRevision: 2, MaxModRevision: 9, MinCreateRevision: 3, MaxCreateRevision: 8}, false},
+		{"sort_target=size", kv.RangeOptions{}, true},
+		{"sort_order=up", kv.RangeOptions{}, true},
+		{"revision=-1", kv.RangeOptions{}, true},
+		{"keys_only=maybe", kv.RangeOptions{}, true},
+		{"min_mod_revision=x", kv.RangeOptions{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

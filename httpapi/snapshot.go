@@ -8,24 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/httpkv/httpkv/snapshot"
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // DefaultSnapshotWriteTimeout bounds each write of a snapshot to its
 // client when Config.SnapshotWriteTimeout is zero.
 const DefaultSnapshotWriteTimeout = 30 * time.Second
-
-// Snapshot is a backend's consistent point-in-time copy, open until
-// Close: a file of Size bytes, written by WriteTo, holding the state at
-// Revision. A backend makes one without holding up its writers.
-// *mvcc.Snapshot is one.
-type Snapshot interface {
-	Revision() int64
-	Size() int64
-	WriteTo(w io.Writer) (int64, error)
-	Close() error
-}
 
 // Errors that end a snapshot's response early; the client sees a body
 // shorter than its Content-Length.
@@ -59,11 +47,11 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	// Counted as a stream: Close ends it, and waits for it.
 	if !h.streams.start() {
-		h.writeError(w, r, watch.ErrClosed)
+		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
 	defer h.streams.end()
-	snap, err := h.openSnapshot()
+	snap, err := h.cfg.Backend.Snapshot(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -72,7 +60,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	hd := w.Header()
 	hd.Set("Content-Type", "application/octet-stream")
-	hd.Set("Content-Length", strconv.FormatInt(snap.Size()+snapshot.HashSize, 10))
+	hd.Set("Content-Length", strconv.FormatInt(snap.Size(), 10))
 	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="httpkv-%d.snapshot"`, snap.Revision()))
 	setRevision(w, snap.Revision())
 	w.WriteHeader(http.StatusOK)
@@ -84,7 +72,10 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	// The connection may serve further requests: no deadline of this
 	// response may linger on it.
 	defer sw.rc.SetWriteDeadline(time.Time{})
-	n, err := snapshot.Write(sw, snap)
+	n, err := snap.WriteTo(sw)
+	if err == nil && n != snap.Size() {
+		err = fmt.Errorf("the backend wrote %d bytes of a snapshot of %d", n, snap.Size())
+	}
 	if err == nil {
 		err = sw.flush()
 	}
@@ -94,19 +85,6 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Msg("snapshot sent")
-}
-
-// openSnapshot opens the configured backend's snapshot, or the embedded
-// store's.
-func (h *Handler) openSnapshot() (Snapshot, error) {
-	if h.cfg.Snapshot != nil {
-		return h.cfg.Snapshot()
-	}
-	sn, err := h.cfg.Store.KV().Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return sn, nil
 }
 
 // snapshotWriter writes a snapshot's response with a deadline on each

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -15,7 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
@@ -34,7 +38,7 @@ func TestSnapshotServed(t *testing.T) {
 	if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(len(body)) {
 		t.Errorf("GET /v1/snapshot: Content-Length %q, body of %d bytes", cl, len(body))
 	}
-	rev := store.KV().Rev()
+	rev := store.Store().Rev()
 	if got := rec.Header().Get("X-Revision"); got != strconv.FormatInt(rev, 10) {
 		t.Errorf("GET /v1/snapshot: X-Revision %q, want %d", got, rev)
 	}
@@ -67,15 +71,28 @@ func (f *fakeSnapshot) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// TestSnapshotOtherBackend streams what Config.Snapshot gives, in the same
-// format, and closes it.
+// snapshotBackend is a backend whose snapshots are fake's.
+type snapshotBackend struct {
+	Backend
+	fake *fakeSnapshot
+}
+
+func (b snapshotBackend) Snapshot(context.Context) (kv.Snapshot, error) { return b.fake, nil }
+
+// TestSnapshotOtherBackend streams what another backend's Snapshot gives
+// (a file and its hash, as etcd's), as it gives it, and closes it.
 func TestSnapshotOtherBackend(t *testing.T) {
-	fake := &fakeSnapshot{data: []byte("another backend's file")}
-	h, _ := newTestHandler(t, Config{Snapshot: func() (Snapshot, error) { return fake, nil }})
+	file := []byte("another backend's file")
+	sum := sha256.Sum256(file)
+	fake := &fakeSnapshot{data: append(bytes.Clone(file), sum[:]...)}
+	b := openTestBackend(t, embedded.Options{})
+	h := NewHandler(Config{Backend: snapshotBackend{b, fake}, Logger: zerolog.Nop()})
 	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/snapshot", "")
-	sum := sha256.Sum256(fake.data)
-	if want := append(bytes.Clone(fake.data), sum[:]...); !bytes.Equal(rec.Body.Bytes(), want) {
-		t.Errorf("GET /v1/snapshot = %q, want the backend's bytes and their SHA-256", rec.Body)
+	if !bytes.Equal(rec.Body.Bytes(), fake.data) {
+		t.Errorf("GET /v1/snapshot = %q, want the backend's stream %q", rec.Body, fake.data)
+	}
+	if got := rec.Header().Get("Content-Length"); got != strconv.Itoa(len(fake.data)) {
+		t.Errorf("GET /v1/snapshot: Content-Length %q, want the backend's size %d", got, len(fake.data))
 	}
 	if got := rec.Header().Get("X-Revision"); got != "42" {
 		t.Errorf("GET /v1/snapshot: X-Revision %q, want the backend's 42", got)
@@ -95,10 +112,10 @@ func TestSnapshotStalledClient(t *testing.T) {
 	// Larger than what the socket buffers of both ends hold.
 	value := bytes.Repeat([]byte("v"), 64<<10)
 	for i := 0; ; i++ {
-		if size, _ := store.KV().DBSize(); size > 48<<20 {
+		if size, _ := store.Store().DBSize(); size > 48<<20 {
 			break
 		}
-		if _, err := store.KV().Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "k%05d", i), Value: value}); err != nil {
+		if _, err := store.Store().Put(kv.PutRequest{Key: fmt.Appendf(nil, "k%05d", i), Value: value}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +130,7 @@ func TestSnapshotStalledClient(t *testing.T) {
 		t.Fatalf("GET /v1/snapshot = %v, %v, want 200", resp, err)
 	}
 	// Read nothing more, and keep the connection open.
-	for store.KV().Snapshots() > 0 {
+	for store.Store().Snapshots() > 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// The server goes on serving.

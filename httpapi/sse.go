@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // streamEncoder frames watch responses as Server-Sent Events or, for
@@ -108,7 +108,7 @@ func (e streamEncoder) created(b []byte, rev, start int64) []byte {
 
 // response appends one watch response; final reports that it ends the
 // stream.
-func (e streamEncoder) response(b, scratch []byte, r *watch.Response) (out, s []byte, final bool) {
+func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s []byte, final bool) {
 	switch {
 	case r.CompactRevision != 0:
 		p := appendHeader(scratch[:0], r.Revision)
@@ -151,7 +151,7 @@ func (e streamEncoder) response(b, scratch []byte, r *watch.Response) (out, s []
 	return b, scratch, false
 }
 
-func appendEvent(b []byte, ev *watch.Event) []byte {
+func appendEvent(b []byte, ev *kv.Event) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, ev.Type.String()...)
 	b = append(b, `","kv":`...)

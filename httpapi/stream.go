@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // streamWriteTimeout bounds each send on a watch stream, over a hijacked
@@ -122,7 +122,7 @@ func (s *connSink) close() {
 // watchStream is one open watch: its watcher, its framing, and what it
 // needs to check again that its caller may still read it.
 type watchStream struct {
-	stream      *watch.Stream
+	stream      kv.WatchStream
 	enc         streamEncoder
 	rev         int64 // the store's revision when the watch began
 	auth        streamAuthorizer
@@ -161,7 +161,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 		expired = t.C
 	}
 	// final writes a last message; the stream ends after it.
-	final := func(r *watch.Response) {
+	final := func(r *kv.WatchResponse) {
 		sb := getStreamBuffer()
 		sb.out, sb.scratch, _ = enc.response(sb.out, sb.scratch, r)
 		sink.send(sb.out)
@@ -174,13 +174,13 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 		case <-sink.gone():
 			return
 		case <-h.streams.stop:
-			final(&watch.Response{Canceled: true, CancelReason: "shutting down"})
+			final(&kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
 			return
 		case <-keepAlive.C:
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
 		case <-expired:
-			final(&watch.Response{Canceled: true, CancelReason: errTokenExpired.Error()})
+			final(&kv.WatchResponse{Canceled: true, CancelReason: errTokenExpired.Error()})
 			return
 		case <-ws.authChanged:
 			// Users, roles or the enabled flag changed: end the stream if
@@ -188,7 +188,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// read it.
 			ws.authChanged = ws.auth.Changed()
 			if err := ws.auth.Recheck(ws.caller, ws.access); err != nil {
-				final(&watch.Response{Canceled: true, CancelReason: streamEndReason(err)})
+				final(&kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(err)})
 				return
 			}
 			continue

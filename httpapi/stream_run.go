@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // runStream serves a long-lived stream whose headers are set: pump writes
@@ -17,7 +17,7 @@ import (
 func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(streamSink), abandon func()) {
 	if !h.streams.start() {
 		abandon()
-		h.writeError(w, r, watch.ErrClosed)
+		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
 	if r.ProtoMajor == 1 {

@@ -3,7 +3,8 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Wire forms of a txn request. Key-like fields come in a string and a
@@ -71,26 +72,26 @@ type (
 )
 
 var (
-	compareTargets = map[string]mvcc.CompareTarget{
-		"value": mvcc.CompareValue, "version": mvcc.CompareVersion, "create": mvcc.CompareCreate,
-		"mod": mvcc.CompareMod, "lease": mvcc.CompareLease,
+	compareTargets = map[string]kv.CompareTarget{
+		"value": kv.CompareValue, "version": kv.CompareVersion, "create": kv.CompareCreate,
+		"mod": kv.CompareMod, "lease": kv.CompareLease,
 	}
-	compareResults = map[string]mvcc.CompareResult{
-		"equal": mvcc.CompareEqual, "not_equal": mvcc.CompareNotEqual,
-		"greater": mvcc.CompareGreater, "less": mvcc.CompareLess,
+	compareResults = map[string]kv.CompareResult{
+		"equal": kv.CompareEqual, "not_equal": kv.CompareNotEqual,
+		"greater": kv.CompareGreater, "less": kv.CompareLess,
 	}
 )
 
 // selection resolves key, range_end, prefix and from_key.
-func (j *selectorJSON) selection() (KeyRange, error) {
+func (j *selectorJSON) selection() (keyrange.Range, error) {
 	prefix, fromKey := j.Prefix, j.FromKey
 	k, err := requireKey(twin{j.Key, j.KeyBase64}, "key")
 	if err != nil {
-		return KeyRange{}, err
+		return keyrange.Range{}, err
 	}
 	e, hasEnd, err := twin{j.RangeEnd, j.RangeEndBase64}.get("range_end")
 	if err != nil {
-		return KeyRange{}, err
+		return keyrange.Range{}, err
 	}
 	n := 0
 	for _, set := range []bool{hasEnd, prefix, fromKey} {
@@ -100,22 +101,22 @@ func (j *selectorJSON) selection() (KeyRange, error) {
 	}
 	switch {
 	case n > 1:
-		return KeyRange{}, badRequest("give at most one of range_end, prefix and from_key")
+		return keyrange.Range{}, badRequest("give at most one of range_end, prefix and from_key")
 	case prefix:
-		return KeyRange{Key: k, End: prefixEnd(k)}, nil
+		return keyrange.Prefix(k), nil
 	case fromKey:
-		return KeyRange{Key: k, End: []byte{0}}, nil
+		return keyrange.FromKey(k), nil
 	case hasEnd && len(e) == 0:
-		return KeyRange{}, badRequest("range_end must not be empty")
+		return keyrange.Range{}, badRequest("range_end must not be empty")
 	case hasEnd:
-		return KeyRange{Key: k, End: e}, nil
+		return keyrange.Between(k, e), nil
 	}
-	return KeyRange{Key: k}, nil
+	return keyrange.Single(k), nil
 }
 
 // toTxn converts the wire txn, and collects what it can touch into a.
-func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
-	var t mvcc.TxnRequest
+func (j *txnRequestJSON) toTxn(a *Access) (kv.TxnRequest, error) {
+	var t kv.TxnRequest
 	for i := range j.Compare {
 		c := &j.Compare[i]
 		sel, err := c.selection()
@@ -130,10 +131,10 @@ func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
 		if !ok {
 			return t, badRequest("compare result must be equal, not_equal, greater or less, not %q", c.Result)
 		}
-		mc := mvcc.Compare{Key: sel.Key, End: sel.End, Target: target, Result: result}
+		mc := kv.Compare{Key: sel.Key, End: sel.End, Target: target, Result: result}
 		var operand *int64
 		switch target {
-		case mvcc.CompareValue:
+		case kv.CompareValue:
 			v, set, err := twin{c.Value, c.ValueBase64}.get("value")
 			if err != nil {
 				return t, err
@@ -142,16 +143,16 @@ func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
 				return t, badRequest("a value compare needs value or value_base64")
 			}
 			mc.Value = v
-		case mvcc.CompareVersion:
+		case kv.CompareVersion:
 			operand = c.Version
-		case mvcc.CompareCreate:
+		case kv.CompareCreate:
 			operand = c.CreateRevision
-		case mvcc.CompareMod:
+		case kv.CompareMod:
 			operand = c.ModRevision
-		case mvcc.CompareLease:
+		case kv.CompareLease:
 			operand = c.Lease
 		}
-		if target != mvcc.CompareValue {
+		if target != kv.CompareValue {
 			if operand == nil {
 				return t, badRequest("a %s compare needs its operand field", c.Target)
 			}
@@ -168,8 +169,8 @@ func (j *txnRequestJSON) toTxn(a *Access) (mvcc.TxnRequest, error) {
 	return t, err
 }
 
-func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
-	out := make([]mvcc.Op, 0, len(ops))
+func toOps(ops []opJSON, a *Access) ([]kv.Op, error) {
+	out := make([]kv.Op, 0, len(ops))
 	for i := range ops {
 		op := &ops[i]
 		n := 0
@@ -192,11 +193,11 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, mvcc.Op{Put: &mvcc.PutRequest{Key: k, Value: v, Lease: p.Lease,
+			out = append(out, kv.Op{Put: &kv.PutRequest{Key: k, Value: v, Lease: p.Lease,
 				PrevKV: p.PrevKV, IgnoreValue: p.IgnoreValue, IgnoreLease: p.IgnoreLease}})
-			a.Write = append(a.Write, KeyRange{Key: k})
+			a.Write = append(a.Write, keyrange.Range{Key: k})
 			if p.PrevKV {
-				a.Read = append(a.Read, KeyRange{Key: k})
+				a.Read = append(a.Read, keyrange.Range{Key: k})
 			}
 		case op.Delete != nil:
 			d := op.Delete
@@ -204,7 +205,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, mvcc.Op{Delete: &mvcc.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: d.PrevKV}})
+			out = append(out, kv.Op{Delete: &kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: d.PrevKV}})
 			a.Write = append(a.Write, sel)
 			if d.PrevKV {
 				a.Read = append(a.Read, sel)
@@ -218,7 +219,7 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 			if rj.Limit < 0 || rj.Limit > maxListLimit {
 				return nil, badRequest("a range's limit must be between 0 (every key, at most %d) and %d", maxListLimit, maxListLimit)
 			}
-			o := mvcc.RangeOptions{Revision: rj.Revision, Limit: rj.Limit, KeysOnly: rj.KeysOnly, CountOnly: rj.CountOnly,
+			o := kv.RangeOptions{Revision: rj.Revision, Limit: rj.Limit, KeysOnly: rj.KeysOnly, CountOnly: rj.CountOnly,
 				MinModRevision: rj.MinModRevision, MaxModRevision: rj.MaxModRevision,
 				MinCreateRevision: rj.MinCreateRevision, MaxCreateRevision: rj.MaxCreateRevision}
 			if rj.SortTarget != "" {
@@ -233,14 +234,14 @@ func toOps(ops []opJSON, a *Access) ([]mvcc.Op, error) {
 				return nil, badRequest("sort_order must be ascend or descend, not %q", rj.SortOrder)
 			}
 			o.SortOrder = order
-			out = append(out, mvcc.Op{Range: &mvcc.RangeOp{Key: sel.Key, End: sel.End, Options: o}})
+			out = append(out, kv.Op{Range: &kv.RangeOp{Key: sel.Key, End: sel.End, Options: o}})
 			a.Read = append(a.Read, sel)
 		default:
 			nested, err := op.Txn.toTxn(a)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, mvcc.Op{Txn: &nested})
+			out = append(out, kv.Op{Txn: &nested})
 		}
 	}
 	return out, nil
@@ -286,7 +287,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limitRanges(&req, h.readLimits())
-	res, err := h.runTxn(r, req)
+	res, err := h.cfg.Backend.Txn(r.Context(), req, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -300,8 +301,8 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 // set of limits: together they return at most MaxResponseBytes, and a
 // range without a limit at most maxListLimit keys (a larger one fails the
 // txn, which then changes nothing).
-func limitRanges(t *mvcc.TxnRequest, l *mvcc.ReadLimits) {
-	for _, ops := range [][]mvcc.Op{t.Success, t.Failure} {
+func limitRanges(t *kv.TxnRequest, l *kv.ReadLimits) {
+	for _, ops := range [][]kv.Op{t.Success, t.Failure} {
 		for i := range ops {
 			switch {
 			case ops[i].Range != nil:
@@ -315,7 +316,7 @@ func limitRanges(t *mvcc.TxnRequest, l *mvcc.ReadLimits) {
 
 // appendTxnResult writes a txn result; req tells which options shaped
 // each op's answer.
-func appendTxnResult(b []byte, res *mvcc.TxnResult, req *mvcc.TxnRequest) []byte {
+func appendTxnResult(b []byte, res *kv.TxnResult, req *kv.TxnRequest) []byte {
 	b = appendHeader(b, res.Revision)
 	b = appendBoolField(b, "succeeded", res.Succeeded)
 	b = append(b, `,"responses":[`...)

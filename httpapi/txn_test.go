@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,15 +11,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // decodeTxn decodes a txn body and converts it, as the handler does.
-func decodeTxn(body string) (mvcc.TxnRequest, Access, error) {
+func decodeTxn(body string) (kv.TxnRequest, Access, error) {
 	var j txnRequestJSON
 	var a Access
 	if err := decodeJSONBytes([]byte(body), &j); err != nil {
-		return mvcc.TxnRequest{}, a, err
+		return kv.TxnRequest{}, a, err
 	}
 	t, err := j.toTxn(&a)
 	return t, a, err
@@ -28,9 +29,9 @@ func TestTxnDecode(t *testing.T) {
 	valid := []struct {
 		name  string
 		body  string
-		check func(mvcc.TxnRequest) bool
+		check func(kv.TxnRequest) bool
 	}{
-		{"empty", `{}`, func(r mvcc.TxnRequest) bool { return len(r.Compare)+len(r.Success)+len(r.Failure) == 0 }},
+		{"empty", `{}`, func(r kv.TxnRequest) bool { return len(r.Compare)+len(r.Success)+len(r.Failure) == 0 }},
 		{"contract example", `{
 			"compare": [
 				{"key": "a", "target": "value", "result": "equal", "value": "x"},
@@ -44,28 +45,28 @@ func TestTxnDecode(t *testing.T) {
 				{"txn": {"compare": [], "success": [], "failure": []}}
 			],
 			"failure": [{"range": {"key": "a"}}]
-		}`, func(r mvcc.TxnRequest) bool {
+		}`, func(r kv.TxnRequest) bool {
 			return len(r.Compare) == 3 && string(r.Compare[0].Value) == "x" &&
-				r.Compare[1].Target == mvcc.CompareMod && r.Compare[1].Result == mvcc.CompareLess && r.Compare[1].Number == 5 &&
+				r.Compare[1].Target == kv.CompareMod && r.Compare[1].Result == kv.CompareLess && r.Compare[1].Number == 5 &&
 				string(r.Compare[2].End) == "p0" &&
 				len(r.Success) == 4 && r.Success[0].Put != nil && string(r.Success[0].Put.Value) == "y" && r.Success[0].Put.PrevKV &&
 				string(r.Success[1].Delete.End) == "tmp0" && r.Success[2].Range != nil && r.Success[3].Txn != nil &&
 				len(r.Failure) == 1
 		}},
 		{"base64 twins", `{"compare":[{"key_base64":"/w==","target":"value","result":"equal","value_base64":"AA=="}],
-			"success":[{"put":{"key_base64":"/w==","value_base64":"/w=="}}]}`, func(r mvcc.TxnRequest) bool {
+			"success":[{"put":{"key_base64":"/w==","value_base64":"/w=="}}]}`, func(r kv.TxnRequest) bool {
 			return bytes.Equal(r.Compare[0].Key, []byte{0xff}) && bytes.Equal(r.Compare[0].Value, []byte{0}) &&
 				bytes.Equal(r.Success[0].Put.Value, []byte{0xff})
 		}},
-		{"put without value", `{"success":[{"put":{"key":"a","ignore_value":true}}]}`, func(r mvcc.TxnRequest) bool {
+		{"put without value", `{"success":[{"put":{"key":"a","ignore_value":true}}]}`, func(r kv.TxnRequest) bool {
 			return r.Success[0].Put.Value == nil && r.Success[0].Put.IgnoreValue
 		}},
-		{"from_key", `{"success":[{"range":{"key":"a","from_key":true,"sort_order":"descend","sort_target":"mod","limit":3}}]}`, func(r mvcc.TxnRequest) bool {
+		{"from_key", `{"success":[{"range":{"key":"a","from_key":true,"sort_order":"descend","sort_target":"mod","limit":3}}]}`, func(r kv.TxnRequest) bool {
 			o := r.Success[0].Range
-			return bytes.Equal(o.End, []byte{0}) && o.Options.SortOrder == mvcc.SortDescend && o.Options.SortTarget == mvcc.SortByMod && o.Options.Limit == 3
+			return bytes.Equal(o.End, []byte{0}) && o.Options.SortOrder == kv.SortDescend && o.Options.SortTarget == kv.SortByMod && o.Options.Limit == 3
 		}},
-		{"lease compare zero", `{"compare":[{"key":"a","target":"lease","result":"equal","lease":0}]}`, func(r mvcc.TxnRequest) bool {
-			return r.Compare[0].Target == mvcc.CompareLease && r.Compare[0].Number == 0
+		{"lease compare zero", `{"compare":[{"key":"a","target":"lease","result":"equal","lease":0}]}`, func(r kv.TxnRequest) bool {
+			return r.Compare[0].Target == kv.CompareLease && r.Compare[0].Number == 0
 		}},
 	}
 	for _, tt := range valid {
@@ -170,17 +171,17 @@ func TestTxnThroughRouter(t *testing.T) {
 // checkTxnShape checks what toTxn promises of a request it accepted:
 // every op is exactly one kind, every key is set, every selector is well
 // formed, and a records every key the request can write.
-func checkTxnShape(t *testing.T, r *mvcc.TxnRequest) (writes int) {
+func checkTxnShape(t *testing.T, r *kv.TxnRequest) (writes int) {
 	t.Helper()
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 || (c.End != nil && len(c.End) == 0) {
 			t.Fatalf("accepted compare %+v with an empty key or range end", c)
 		}
-		if c.Target < mvcc.CompareValue || c.Target > mvcc.CompareLease || c.Result < mvcc.CompareEqual || c.Result > mvcc.CompareLess {
+		if c.Target < kv.CompareValue || c.Target > kv.CompareLease || c.Result < kv.CompareEqual || c.Result > kv.CompareLess {
 			t.Fatalf("accepted compare %+v with an unknown target or result", c)
 		}
 	}
-	for _, branch := range [][]mvcc.Op{r.Success, r.Failure} {
+	for _, branch := range [][]kv.Op{r.Success, r.Failure} {
 		for _, op := range branch {
 			n := 0
 			for _, set := range []bool{op.Put != nil, op.Delete != nil, op.Range != nil, op.Txn != nil} {
@@ -206,8 +207,8 @@ func checkTxnShape(t *testing.T, r *mvcc.TxnRequest) (writes int) {
 				if len(op.Range.Key) == 0 || (op.Range.End != nil && len(op.Range.End) == 0) {
 					t.Fatalf("accepted range %+v", op.Range)
 				}
-				if o := op.Range.Options; o.SortOrder < mvcc.SortNone || o.SortOrder > mvcc.SortDescend ||
-					o.SortTarget < mvcc.SortByKey || o.SortTarget > mvcc.SortByValue {
+				if o := op.Range.Options; o.SortOrder < kv.SortNone || o.SortOrder > kv.SortDescend ||
+					o.SortTarget < kv.SortByKey || o.SortTarget > kv.SortByValue {
 					t.Fatalf("accepted range options %+v", o)
 				}
 			default:
@@ -315,11 +316,11 @@ func TestAnswerBounds(t *testing.T) {
 
 	// 10001 small keys: a range without a limit may return 10000.
 	for i := 0; i < 10001; i += 100 {
-		var ops []mvcc.Op
+		var ops []kv.Op
 		for j := i; j < min(i+100, 10001); j++ {
-			ops = append(ops, mvcc.Op{Put: &mvcc.PutRequest{Key: fmt.Appendf(nil, "many/%05d", j)}})
+			ops = append(ops, kv.Op{Put: &kv.PutRequest{Key: fmt.Appendf(nil, "many/%05d", j)}})
 		}
-		if _, err := store.Txn(mvcc.TxnRequest{Success: ops}); err != nil {
+		if _, err := store.Txn(context.Background(), kv.TxnRequest{Success: ops}, nil); err != nil {
 			t.Fatalf("Txn(puts %d..) = %v", i, err)
 		}
 	}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // watch serves GET /v1/watch: one watcher per stream, framed as SSE (or
@@ -52,7 +53,7 @@ import (
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	sel := q.selector(false)
-	req := watch.Request{
+	req := kv.WatchRequest{
 		Key:            sel.Key,
 		End:            sel.End,
 		StartRevision:  q.int64("start_revision", 0),
@@ -79,7 +80,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	if streamAuth != nil {
 		authChanged = streamAuth.Changed()
 	}
-	access := Access{Read: []KeyRange{sel}}
+	access := Access{Read: []keyrange.Range{sel}}
 	if !h.authorize(w, r, access) {
 		return
 	}
@@ -91,7 +92,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
-	stream, err := h.cfg.Store.Watch(req)
+	stream, err := h.cfg.Backend.Watch(r.Context(), req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

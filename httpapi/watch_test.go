@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/httpkv/httpkv/watch"
+	"github.com/httpkv/httpkv/backend/embedded"
 )
 
 // streamTimeout bounds every wait for a watch message. A message that is
@@ -23,7 +23,7 @@ const streamTimeout = 10 * time.Second
 
 // newWatchServer serves the real handler over a real connection, with
 // keep-alives out of the way.
-func newWatchServer(tb testing.TB) (*Handler, *watch.Store, *httptest.Server, *http.Client) {
+func newWatchServer(tb testing.TB) (*Handler, *embedded.Backend, *httptest.Server, *http.Client) {
 	tb.Helper()
 	h, store := newTestHandler(tb, Config{KeepAliveInterval: time.Hour})
 	srv := httptest.NewServer(h)
@@ -277,11 +277,11 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 	}
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/k1", "v")
 	total := func() int {
-		st := store.Stats()
+		st := store.Stats().Watchers
 		return st.Synced + st.Unsynced + st.Victims
 	}
 	if !waitFor(streamTimeout, func() bool { return total() == streams }) {
-		t.Fatalf("watch store has %+v watchers with %d streams open, want %d", store.Stats(), streams, streams)
+		t.Fatalf("watch store has %+v watchers with %d streams open, want %d", store.Stats().Watchers, streams, streams)
 	}
 
 	for _, cancel := range cancels {
@@ -295,7 +295,7 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 		}
 	}
 	if !waitFor(streamTimeout, func() bool { return total() == 0 }) {
-		t.Fatalf("watch store has %+v watchers %v after every client left, want none", store.Stats(), streamTimeout)
+		t.Fatalf("watch store has %+v watchers %v after every client left, want none", store.Stats().Watchers, streamTimeout)
 	}
 	var n int
 	ok := waitFor(streamTimeout, func() bool {
@@ -308,7 +308,7 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 		buf = buf[:runtime.Stack(buf, true)]
 		t.Fatalf("%d goroutines %v after every client left, want at most the %d before:\n%s", n, streamTimeout, baseline, buf)
 	}
-	if st := store.Stats(); st.PendingEvents != 0 {
+	if st := store.Stats().Watchers; st.PendingEvents != 0 {
 		t.Errorf("watch store holds %d pending events after every client left, want 0", st.PendingEvents)
 	}
 }

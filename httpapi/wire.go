@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // The JSON written by this package is appended by hand rather than through
@@ -90,20 +90,20 @@ func appendBoolField(dst []byte, name string, v bool) []byte {
 
 // appendKV appends a KeyValue object. withValue leaves the value out for
 // keys-only reads and delete events.
-func appendKV(dst []byte, kv *mvcc.KeyValue, withValue bool) []byte {
+func appendKV(dst []byte, entry *kv.KeyValue, withValue bool) []byte {
 	dst = append(dst, '{')
-	dst = appendBytesField(dst, "key", kv.Key, true)
+	dst = appendBytesField(dst, "key", entry.Key, true)
 	if withValue {
-		dst = appendBytesField(dst, "value", kv.Value, false)
+		dst = appendBytesField(dst, "value", entry.Value, false)
 	}
-	dst = appendIntField(dst, "create_revision", kv.CreateRevision)
-	dst = appendIntField(dst, "mod_revision", kv.ModRevision)
-	dst = appendIntField(dst, "version", kv.Version)
-	dst = appendIntField(dst, "lease", kv.Lease)
+	dst = appendIntField(dst, "create_revision", entry.CreateRevision)
+	dst = appendIntField(dst, "mod_revision", entry.ModRevision)
+	dst = appendIntField(dst, "version", entry.Version)
+	dst = appendIntField(dst, "lease", entry.Lease)
 	return append(dst, '}')
 }
 
-func appendKVs(dst []byte, name string, kvs []mvcc.KeyValue, withValue bool) []byte {
+func appendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, "\":["...)

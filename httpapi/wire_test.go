@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 func TestAppendString(t *testing.T) {
@@ -142,8 +142,8 @@ func TestAppendBytesFieldRandom(t *testing.T) {
 
 // TestAppendKVDecodes checks a whole KeyValue against encoding/json.
 func TestAppendKVDecodes(t *testing.T) {
-	kv := mvcc.KeyValue{Key: []byte("k\u2028"), Value: []byte{0xff, 0}, CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
-	out := appendKV(nil, &kv, true)
+	kval := kv.KeyValue{Key: []byte("k\u2028"), Value: []byte{0xff, 0}, CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
+	out := appendKV(nil, &kval, true)
 	var got wireKV
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("json.Unmarshal(appendKV) = %v; body %s", err, out)
@@ -153,7 +153,7 @@ func TestAppendKVDecodes(t *testing.T) {
 		got.CreateRevision != 2 || got.ModRevision != 3 || got.Version != 2 || got.Lease != 7 {
 		t.Errorf("appendKV = %s, decodes to %+v, want %+v", out, got, want)
 	}
-	keysOnly := appendKV(nil, &kv, false)
+	keysOnly := appendKV(nil, &kval, false)
 	if bytes.Contains(keysOnly, []byte(`"value`)) {
 		t.Errorf("appendKV(withValue=false) = %s, want no value field", keysOnly)
 	}

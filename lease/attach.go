@@ -1,6 +1,10 @@
 package lease
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/httpkv/httpkv/kv"
+)
 
 // Attach records that key is now put with the lease. The store calls it
 // once the write is committed, after Detach from the key's earlier lease.
@@ -52,7 +56,7 @@ func (l *Lessor) Keys(id int64) ([][]byte, error) {
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return nil, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+		return nil, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 	}
 	return e.sortedKeys(), nil
 }

@@ -4,10 +4,11 @@
 // A Lessor holds every lease in memory: its granted TTL, its expiry and
 // the keys attached to it. Grant and Revoke also write the lease's record
 // (ID and granted TTL) to the "lease" bucket through the store's write
-// transaction, so they commit atomically with that write. lease imports
-// nothing of httpkv's: it declares what it needs (Txn, ForEachFunc), and
-// *Lessor satisfies mvcc.Lessor, through which the store reports which
-// keys are put with which lease.
+// transaction, so they commit atomically with that write. Of httpkv's
+// packages lease imports only kv: it declares what it needs of the store
+// (Txn, WriteTxn, Writer, ForEachFunc), and *Lessor satisfies
+// mvcc.Lessor, through which the store reports which keys are put with
+// which lease.
 //
 // # Memory follows the disk
 //
@@ -28,51 +29,32 @@
 // committed; inside a write, Status reports the keys as that write sees
 // them, attachments of the open batch included.
 //
-// # Revoke
+// # Manager
 //
-// Revoking a lease deletes its keys and forgets it in one store write, so
-// the deletes share one revision and a watcher sees them together. The
-// store write is the caller's, through the watch store so that the
-// deletes become events:
-//
-//	_, err := w.Write(func(tx *mvcc.WriteTxn) error {
-//		st, err := lessor.Status(tx, id)
-//		if err != nil {
-//			return err
-//		}
-//		for _, k := range st.Keys {
-//			if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
-//				return err
-//			}
-//		}
-//		return lessor.Revoke(tx, id)
-//	})
-//
-// If anything in the write fails, the store undoes the deletes and the
-// lease is untouched.
+// A Manager owns the lifecycle over the store's one write path, a Writer
+// it declares (as etcd's lessor needs a RangeDeleter): Grant checks the
+// quota (a record is refused under NOSPACE) and grants in one write;
+// Revoke deletes the lease's keys and its record in one write, so the
+// deletes share one revision and a watcher sees them together, after
+// asking an optional check (the API's authorization) about the keys
+// inside that write; if anything in the write fails, the store undoes
+// the deletes and the lease is untouched. The Lessor is the memory the
+// Manager and the store share; the Manager is what a backend serves.
 //
 // # Expiry
 //
 // Leases sit in a min-heap ordered by expiry. Every CheckInterval (500 ms)
-// the expiry loop takes the expired ones off the top, at most RevokeRate
-// per second (1000), and reports them on Expired. The consumer revokes
-// each as above, in its own store write, but first checks in that write
-// that the lease is still expired, since a client may have revoked it and
-// granted its ID again since the report:
-//
-//	st, err := lessor.Status(tx, id)
-//	if err != nil || st.Remaining > 0 {
-//		return err // revoked already, or granted again
-//	}
-//	// delete st.Keys, then lessor.Revoke(tx, id)
-//
-// Submitting a batch's revokes concurrently lets the store commit them
-// together. A mass expiry thus reaches the store's write queue in slices
-// and ordinary writes keep flowing between them. A reported lease
-// that is still present RetryInterval (3 s) later is reported again. An
-// expired lease cannot be kept alive, but until it is revoked it still
-// exists: Lookup finds it and keys can still be put with it (they are
-// deleted with it).
+// the Lessor's expiry loop takes the expired ones off the top, at most
+// RevokeRate per second (1000), and reports them on Expired. The
+// Manager's loop revokes each in a write of its own, but first checks in
+// that write that the lease is still expired, since a client may have
+// revoked it and granted its ID again since the report. It submits a
+// report's revokes together, so the store commits them in few fsyncs: a
+// mass expiry reaches the store's write queue in slices and ordinary
+// writes keep flowing between them. A reported lease that is still
+// present RetryInterval (3 s) later is reported again. An expired lease
+// cannot be kept alive, but until it is revoked it still exists: Lookup
+// finds it and keys can still be put with it (they are deleted with it).
 //
 // # Restart
 //

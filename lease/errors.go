@@ -1,18 +1,21 @@
 package lease
 
-import "errors"
+import (
+	"errors"
+	"fmt"
 
-// Sentinel errors. Callers tell failures apart with errors.Is.
+	"github.com/httpkv/httpkv/kv"
+)
+
+// Sentinel errors. Callers tell failures apart with errors.Is. A lease
+// that is not found, or whose ID is taken, fails with kv's
+// ErrLeaseNotFound and ErrLeaseExists, which every backend shares; the
+// invalid arguments below are kv.ErrInvalidArgument too.
 var (
-	// ErrNotFound: no lease has the ID, or it has expired and waits to be
-	// revoked.
-	ErrNotFound = errors.New("lease: not found")
-	// ErrExists: Grant asked for an ID that a lease already has.
-	ErrExists = errors.New("lease: already exists")
 	// ErrInvalidTTL: Grant's TTL is not positive or is above MaxTTL.
-	ErrInvalidTTL = errors.New("lease: invalid TTL")
+	ErrInvalidTTL = fmt.Errorf("%w: lease: invalid TTL", kv.ErrInvalidArgument)
 	// ErrInvalidID: Grant asked for an ID outside [1, MaxID].
-	ErrInvalidID = errors.New("lease: invalid ID")
+	ErrInvalidID = fmt.Errorf("%w: lease: invalid ID", kv.ErrInvalidArgument)
 	// ErrCorrupt: Restore found a record this version cannot read.
 	ErrCorrupt = errors.New("lease: corrupt record")
 )

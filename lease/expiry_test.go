@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -48,7 +49,7 @@ func TestExpiryDeletesExactlyAttachedKeysInOneRevision(t *testing.T) {
 		}
 		var deleted []string
 		for _, ev := range history(t, e.store, rev+1) {
-			if ev.Type != mvcc.EventDelete {
+			if ev.Type != kv.EventDelete {
 				t.Fatalf("History(%d) has a %v of %q, want deletes only", rev+1, ev.Type, ev.KV.Key)
 			}
 			deleted = append(deleted, string(ev.KV.Key))
@@ -83,7 +84,7 @@ func TestKeepAlivePreventsExpiry(t *testing.T) {
 		if got := liveKeys(t, e.store); len(got) != 0 {
 			t.Fatalf("keys once keep-alives stopped = %q, want none", got)
 		}
-		if _, err := e.lessor.KeepAlive(1); !errors.Is(err, lease.ErrNotFound) {
+		if _, err := e.lessor.KeepAlive(1); !errors.Is(err, kv.ErrLeaseNotFound) {
 			t.Fatalf("KeepAlive(1) after expiry = %v, want ErrNotFound", err)
 		}
 	})
@@ -99,7 +100,7 @@ func TestUnrevokedLeaseIsReportedAgain(t *testing.T) {
 		if ids := receive(t, e.lessor); !slices.Equal(ids, []int64{1}) {
 			t.Fatalf("Expired() at expiry = %v, want [1]", ids)
 		}
-		if _, err := e.lessor.KeepAlive(1); !errors.Is(err, lease.ErrNotFound) {
+		if _, err := e.lessor.KeepAlive(1); !errors.Is(err, kv.ErrLeaseNotFound) {
 			t.Fatalf("KeepAlive(1) of a reported lease = %v, want ErrNotFound", err)
 		}
 		if !e.lessor.Lookup(1) {
@@ -129,18 +130,18 @@ func TestExpiryReportOfRegrantedIDIsIgnored(t *testing.T) {
 
 		// Before the report is acted on, a client revokes the lease
 		// and grants its ID again.
-		if _, err := revoke(e.store, e.lessor, 1); err != nil {
-			t.Fatalf("revoke(1) = %v", err)
+		if _, err := e.manager.Revoke(1, nil); err != nil {
+			t.Fatalf("Revoke(1) = %v", err)
 		}
 		mustGrant(t, e, 1, 60)
 		mustPut(t, e, leasedPut("b", 1))
 		rev := e.store.Rev()
 
-		if _, err := revokeExpired(e.store, e.lessor, 1); err != nil {
-			t.Fatalf("revokeExpired(1) of the new lease = %v", err)
+		if _, err := e.manager.RevokeExpired(1); err != nil {
+			t.Fatalf("RevokeExpired(1) of the new lease = %v", err)
 		}
 		if got := e.store.Rev(); got != rev || !e.lessor.Lookup(1) {
-			t.Fatalf("revokeExpired(1) of the new lease: Rev() = %d (want %d), Lookup(1) = %v (want true)", got, rev, e.lessor.Lookup(1))
+			t.Fatalf("RevokeExpired(1) of the new lease: Rev() = %d (want %d), Lookup(1) = %v (want true)", got, rev, e.lessor.Lookup(1))
 		}
 		if got := liveKeys(t, e.store); !slices.Equal(got, []string{"b"}) {
 			t.Fatalf("keys = %q, want [b]", got)
@@ -213,7 +214,7 @@ func TestMassExpiry(t *testing.T) {
 					return
 				case <-time.After(100 * time.Millisecond):
 				}
-				res, err := e.store.Put(mvcc.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)})
+				res, err := e.store.Put(kv.PutRequest{Key: []byte("client"), Value: fmt.Appendf(nil, "%d", i)})
 				if err != nil {
 					t.Errorf("client Put #%d = %v", i, err)
 					return

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
@@ -20,7 +21,7 @@ func leaseState(tb testing.TB, l *lease.Lessor) string {
 	for id := int64(1); id <= 3; id++ {
 		st, err := l.TimeToLive(id, true)
 		switch {
-		case errors.Is(err, lease.ErrNotFound):
+		case errors.Is(err, kv.ErrLeaseNotFound):
 			s += fmt.Sprintf("%d:none ", id)
 		case err != nil:
 			tb.Fatalf("TimeToLive(%d) = %v", id, err)
@@ -40,13 +41,13 @@ func TestCommitFailureLeavesLeasesAsOnDisk(t *testing.T) {
 		name  string
 		write func(e *env) error
 	}{
-		{"grant", func(e *env) error { _, err := grant(e.store, e.lessor, 3, 60); return err }},
-		{"revoke", func(e *env) error { _, err := revoke(e.store, e.lessor, 1); return err }},
+		{"grant", func(e *env) error { _, err := e.manager.Grant(3, 60); return err }},
+		{"revoke", func(e *env) error { _, err := e.manager.Revoke(1, nil); return err }},
 		{"attach", func(e *env) error { _, err := e.store.Put(leasedPut("c", 1)); return err }},
 		{"move", func(e *env) error { _, err := e.store.Put(leasedPut("a", 2)); return err }},
 		{"detach by put", func(e *env) error { _, err := e.store.Put(leasedPut("a", 0)); return err }},
 		{"detach by delete", func(e *env) error {
-			_, err := e.store.DeleteRange(mvcc.DeleteRequest{Key: []byte("a"), End: []byte("c")})
+			_, err := e.store.DeleteRange(kv.DeleteRequest{Key: []byte("a"), End: []byte("c")})
 			return err
 		}},
 		{"grant and put in one write", func(e *env) error {
@@ -77,7 +78,7 @@ func TestCommitFailureLeavesLeasesAsOnDisk(t *testing.T) {
 					mode = mvcctest.After
 				}
 				faults.Set(mode)
-				if err := tc.write(e); !errors.Is(err, mvcc.ErrBackendFailed) {
+				if err := tc.write(e); !errors.Is(err, kv.ErrBackendFailed) {
 					t.Fatalf("%s with a failing commit = %v, want ErrBackendFailed", tc.name, err)
 				}
 				if got := leaseState(t, e.lessor); got != before {
@@ -111,14 +112,14 @@ func TestCommitFailureLeavesLeasesAsOnDisk(t *testing.T) {
 // with a lease is attached to that lease, and nothing else is attached.
 func checkLeasesMatchKeys(tb testing.TB, e *env) {
 	tb.Helper()
-	res, err := e.store.Range([]byte{0}, []byte{0}, mvcc.RangeOptions{})
+	res, err := e.store.Range([]byte{0}, []byte{0}, kv.RangeOptions{})
 	if err != nil {
 		tb.Fatalf("Range(all) = %v", err)
 	}
 	want := make(map[int64][]string)
-	for _, kv := range res.KVs {
-		if kv.Lease != 0 {
-			want[kv.Lease] = append(want[kv.Lease], string(kv.Key))
+	for _, kval := range res.KVs {
+		if kval.Lease != 0 {
+			want[kval.Lease] = append(want[kval.Lease], string(kval.Key))
 		}
 	}
 	for _, id := range e.lessor.Leases() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -15,23 +16,35 @@ import (
 // The types the store and the lessor exchange fit each other.
 var (
 	_ mvcc.Lessor       = (*lease.Lessor)(nil)
-	_ lease.Txn         = (*mvcc.WriteTxn)(nil)
+	_ lease.WriteTxn    = (*mvcc.WriteTxn)(nil)
 	_ lease.ForEachFunc = (*mvcc.ReadTxn)(nil).UnsafeForEach
 )
 
-// env is a store and a lessor wired as the server wires them.
-type env struct {
-	path   string
-	store  *mvcc.Store
-	lessor *lease.Lessor
+// storeWriter is the store's write path as a lease.Writer.
+type storeWriter struct{ w *mvcc.Store }
 
-	revokerDone chan struct{} // closed when the revoker returns; nil without one
-	revoked     atomic.Int64  // reported leases the revoker handled
-	closeOnce   sync.Once
+func (sw storeWriter) Write(fn func(lease.WriteTxn) error) (int64, error) {
+	ch, err := sw.w.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+	return ch.Revision, err
+}
+
+// env is a store, a lessor and a lease manager wired as the server wires
+// them. The manager grants and revokes; its expiry loop runs only once
+// startRevoker is called, so that a test can take the lessor's reports
+// itself.
+type env struct {
+	path    string
+	store   *mvcc.Store
+	lessor  *lease.Lessor
+	manager *lease.Manager
+
+	revoker   *lease.Manager // the manager whose loop runs; nil before startRevoker
+	revoked   atomic.Int64   // reported leases the revoker revoked
+	closeOnce sync.Once
 }
 
 // openEnv opens (or reopens) the store at path with a new lessor, restores
-// the leases, and closes both when the test ends.
+// the leases, and closes everything when the test ends.
 func openEnv(tb testing.TB, path string, cfg lease.Config) *env {
 	tb.Helper()
 	return openEnvWith(tb, path, cfg, nil)
@@ -46,7 +59,7 @@ func openEnvWith(tb testing.TB, path string, cfg lease.Config, c mvcc.Committer)
 		l.Close()
 		tb.Fatalf("mvcc.Open(%q) = %v", path, err)
 	}
-	e := &env{path: path, store: s, lessor: l}
+	e := &env{path: path, store: s, lessor: l, manager: lease.NewIdleManager(l, storeWriter{s})}
 	tb.Cleanup(e.close)
 	r, err := s.Read()
 	if err != nil {
@@ -66,105 +79,43 @@ func newEnv(tb testing.TB, cfg lease.Config) *env {
 	return openEnv(tb, filepath.Join(tb.TempDir(), "db"), cfg)
 }
 
-// close stops the lessor (which ends the revoker), then closes the store.
+// close stops the revoker, the lessor, then closes the store.
 func (e *env) close() {
 	e.closeOnce.Do(func() {
-		e.lessor.Close()
-		if e.revokerDone != nil {
-			<-e.revokerDone
+		if e.revoker != nil {
+			e.revoker.Close()
 		}
+		e.lessor.Close()
 		e.store.Close()
-	})
-}
-
-// grant grants a lease in a store write, as the HTTP layer will.
-func grant(w mvcc.Writer, l *lease.Lessor, id, ttl int64) (lease.Lease, error) {
-	return mvcc.Apply(w, func(tx *mvcc.WriteTxn) (lease.Lease, error) {
-		return l.Grant(tx, id, ttl)
 	})
 }
 
 func mustGrant(tb testing.TB, e *env, id, ttl int64) lease.Lease {
 	tb.Helper()
-	g, err := grant(e.store, e.lessor, id, ttl)
+	g, err := e.manager.Grant(id, ttl)
 	if err != nil {
 		tb.Fatalf("Grant(%d, %d) = %v", id, ttl, err)
 	}
 	return g
 }
 
-// revoke deletes every key attached to the lease and forgets the lease in
-// one store write: one revision, so watchers see the deletes together.
-// This is the sequence the server runs, through the watch store, for a
-// revoke request and for every lease the lessor reports expired.
-func revoke(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
-	return w.Write(func(tx *mvcc.WriteTxn) error {
-		st, err := l.Status(tx, id)
-		if err != nil {
-			return err
-		}
-		return deleteAndRevoke(tx, l, id, st.Keys)
-	})
-}
-
-// revokeExpired is revoke for a lease the lessor reported expired: it
-// does nothing if the lease is no longer expired, as when a client
-// revoked it and granted the ID again after the report.
-func revokeExpired(w mvcc.Writer, l *lease.Lessor, id int64) (mvcc.Changes, error) {
-	return w.Write(func(tx *mvcc.WriteTxn) error {
-		st, err := l.Status(tx, id)
-		if err != nil || st.Remaining > 0 {
-			return err
-		}
-		return deleteAndRevoke(tx, l, id, st.Keys)
-	})
-}
-
-// deleteAndRevoke deletes the lease's keys, then forgets the lease: last,
-// so that if a delete fails the store undoes the others and the lease
-// stays.
-func deleteAndRevoke(tx *mvcc.WriteTxn, l *lease.Lessor, id int64, keys [][]byte) error {
-	for _, k := range keys {
-		if _, err := tx.DeleteRange(mvcc.DeleteRequest{Key: k}); err != nil {
-			return err
-		}
-	}
-	return l.Revoke(tx, id)
-}
-
-// startRevoker revokes every lease the lessor reports expired, each batch
-// concurrently so the store commits them together, until the lessor is
-// closed. onBatch, if not nil, sees each batch first.
+// startRevoker starts a manager whose loop revokes every lease the lessor
+// reports expired, until the test ends. onBatch, if not nil, sees each
+// batch first.
 func (e *env) startRevoker(tb testing.TB, onBatch func(ids []int64)) {
 	tb.Helper()
-	e.revokerDone = make(chan struct{})
-	go func() {
-		defer close(e.revokerDone)
-		for ids := range e.lessor.Expired() {
-			if onBatch != nil {
-				onBatch(ids)
-			}
-			var wg sync.WaitGroup
-			for _, id := range ids {
-				wg.Go(func() {
-					_, err := revokeExpired(e.store, e.lessor, id)
-					switch {
-					case err == nil:
-						e.revoked.Add(1)
-					case errors.Is(err, lease.ErrNotFound), errors.Is(err, mvcc.ErrClosed):
-						// Revoked already, after an earlier report; or
-						// the test is over.
-					default:
-						tb.Errorf("revokeExpired(%d) = %v", id, err)
-					}
-				})
-			}
-			wg.Wait()
+	e.revoker = lease.NewObservedManager(e.lessor, storeWriter{e.store}, func(err error) {
+		if !errors.Is(err, kv.ErrClosed) { // the test is over
+			tb.Errorf("revoking an expired lease: %v", err)
 		}
-	}()
+	}, onBatch, func(_ int64, err error) {
+		if err == nil {
+			e.revoked.Add(1)
+		}
+	})
 }
 
-func mustPut(tb testing.TB, e *env, r mvcc.PutRequest) int64 {
+func mustPut(tb testing.TB, e *env, r kv.PutRequest) int64 {
 	tb.Helper()
 	res, err := e.store.Put(r)
 	if err != nil {
@@ -176,13 +127,13 @@ func mustPut(tb testing.TB, e *env, r mvcc.PutRequest) int64 {
 // liveKeys returns every key in the store.
 func liveKeys(tb testing.TB, s *mvcc.Store) []string {
 	tb.Helper()
-	res, err := s.Range([]byte{0}, []byte{0}, mvcc.RangeOptions{})
+	res, err := s.Range([]byte{0}, []byte{0}, kv.RangeOptions{})
 	if err != nil {
 		tb.Fatalf("Range(all) = %v", err)
 	}
 	var keys []string
-	for _, kv := range res.KVs {
-		keys = append(keys, string(kv.Key))
+	for _, kval := range res.KVs {
+		keys = append(keys, string(kval.Key))
 	}
 	return keys
 }
@@ -206,15 +157,15 @@ func strs(keys [][]byte) []string {
 }
 
 // history returns the events with a revision in [from, current].
-func history(tb testing.TB, s *mvcc.Store, from int64) []mvcc.Event {
+func history(tb testing.TB, s *mvcc.Store, from int64) []kv.Event {
 	tb.Helper()
 	r, err := s.Read()
 	if err != nil {
 		tb.Fatalf("Read() = %v", err)
 	}
 	defer r.End()
-	var evs []mvcc.Event
-	err = r.History(from, func(ev mvcc.Event) bool {
+	var evs []kv.Event
+	err = r.History(from, func(ev kv.Event) bool {
 		evs = append(evs, ev)
 		return true
 	})
@@ -245,6 +196,6 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // leasedPut is a put of key with the lease.
-func leasedPut(key string, id int64) mvcc.PutRequest {
-	return mvcc.PutRequest{Key: []byte(key), Value: []byte("v"), Lease: id}
+func leasedPut(key string, id int64) kv.PutRequest {
+	return kv.PutRequest{Key: []byte(key), Value: []byte("v"), Lease: id}
 }

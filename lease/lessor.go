@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Limits of Grant.
@@ -198,7 +200,7 @@ func (l *Lessor) Close() {
 // for everyone once the write is committed; its TTL counts from then. If
 // the write fails, the lease was never granted. With id 0 the Lessor
 // picks an unused random ID in [1, MaxID]; otherwise id is used, or
-// ErrExists if a lease has it.
+// kv.ErrLeaseExists if a lease has it.
 func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if ttl <= 0 || ttl > MaxTTL {
 		return Lease{}, fmt.Errorf("%w: %d seconds, want 1 to %d", ErrInvalidTTL, ttl, MaxTTL)
@@ -213,7 +215,7 @@ func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if id == 0 {
 		id = l.unusedID()
 	} else if l.exists(id) {
-		return Lease{}, fmt.Errorf("%w (ID %d)", ErrExists, id)
+		return Lease{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseExists, id)
 	}
 	r := record{id: id, ttl: ttl}
 	if err := tx.UnsafePut(bucketName, r.key(), r.value()); err != nil {
@@ -242,14 +244,14 @@ func (l *Lessor) unusedID() int64 {
 // Revoke deletes the lease's record in the store write tx and stages
 // forgetting the lease: later requests of the batch no longer find it,
 // and once the write is committed no one does. It does not delete the
-// attached keys: the caller deletes them in the same write, before
-// calling Revoke (see the package documentation). Revoke of an unknown
-// lease fails with ErrNotFound and changes nothing.
+// attached keys: the caller (Manager.Revoke) deletes them in the same
+// write, before calling Revoke. Revoke of an unknown
+// lease fails with kv.ErrLeaseNotFound and changes nothing.
 func (l *Lessor) Revoke(tx Txn, id int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.exists(id) {
-		return fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+		return fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 	}
 	if err := tx.UnsafeDelete(bucketName, record{id: id}.key()); err != nil {
 		return fmt.Errorf("lease: revoke %d: %w", id, err)
@@ -264,7 +266,7 @@ func (l *Lessor) Revoke(tx Txn, id int64) error {
 }
 
 // KeepAlive renews the lease to its full TTL and returns that TTL. A
-// lease that has expired cannot be renewed: it fails with ErrNotFound even
+// lease that has expired cannot be renewed: it fails with kv.ErrLeaseNotFound even
 // before it is revoked. The renewal is not persisted: after a restart
 // every lease starts its full TTL anyway.
 func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
@@ -272,11 +274,11 @@ func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
 	defer l.mu.Unlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return 0, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+		return 0, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 	}
 	now := l.now()
 	if !now.Before(e.expiry) {
-		return 0, fmt.Errorf("%w (ID %d expired)", ErrNotFound, id)
+		return 0, fmt.Errorf("%w (ID %d expired)", kv.ErrLeaseNotFound, id)
 	}
 	e.renew(now)
 	heap.Fix(&l.heap, e.index)
@@ -291,7 +293,7 @@ func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return Status{}, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+		return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 	}
 	st := Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	if withKeys {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 )
 
@@ -21,7 +22,7 @@ func TestGrant(t *testing.T) {
 		{name: "ttl at maximum", ttl: lease.MaxTTL, want: lease.Lease{TTL: lease.MaxTTL}},
 		{name: "chosen id", id: 42, ttl: 60, want: lease.Lease{ID: 42, TTL: 60}},
 		{name: "largest id", id: lease.MaxID, ttl: 60, want: lease.Lease{ID: lease.MaxID, TTL: 60}},
-		{name: "id taken", id: 7, ttl: 60, wantErr: lease.ErrExists},
+		{name: "id taken", id: 7, ttl: 60, wantErr: kv.ErrLeaseExists},
 		{name: "zero ttl", ttl: 0, wantErr: lease.ErrInvalidTTL},
 		{name: "negative ttl", ttl: -5, wantErr: lease.ErrInvalidTTL},
 		{name: "ttl too large", ttl: lease.MaxTTL + 1, wantErr: lease.ErrInvalidTTL},
@@ -34,7 +35,7 @@ func TestGrant(t *testing.T) {
 			mustGrant(t, e, 7, 60)
 			before := e.lessor.Leases()
 
-			got, err := grant(e.store, e.lessor, tc.id, tc.ttl)
+			got, err := e.manager.Grant(tc.id, tc.ttl)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Grant(%d, %d) = %+v, %v, want %v", tc.id, tc.ttl, got, err, tc.wantErr)
@@ -86,8 +87,8 @@ func TestRevokeUnknownLease(t *testing.T) {
 	rev := e.store.Rev()
 
 	for _, id := range []int64{2, 0, -1} {
-		if _, err := revoke(e.store, e.lessor, id); !errors.Is(err, lease.ErrNotFound) {
-			t.Fatalf("revoke(%d) = %v, want ErrNotFound", id, err)
+		if _, err := e.manager.Revoke(id, nil); !errors.Is(err, kv.ErrLeaseNotFound) {
+			t.Fatalf("Revoke(%d) = %v, want kv.ErrLeaseNotFound", id, err)
 		}
 	}
 	if got := e.store.Rev(); got != rev {
@@ -96,11 +97,11 @@ func TestRevokeUnknownLease(t *testing.T) {
 	if got := keysOf(t, e.lessor, 1); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("Keys(1) = %q, want [a]", got)
 	}
-	if _, err := revoke(e.store, e.lessor, 1); err != nil {
-		t.Fatalf("revoke(1) = %v", err)
+	if _, err := e.manager.Revoke(1, nil); err != nil {
+		t.Fatalf("Revoke(1) = %v", err)
 	}
-	if _, err := revoke(e.store, e.lessor, 1); !errors.Is(err, lease.ErrNotFound) {
-		t.Fatalf("second revoke(1) = %v, want ErrNotFound", err)
+	if _, err := e.manager.Revoke(1, nil); !errors.Is(err, kv.ErrLeaseNotFound) {
+		t.Fatalf("second Revoke(1) = %v, want kv.ErrLeaseNotFound", err)
 	}
 }
 
@@ -124,7 +125,7 @@ func TestTimeToLive(t *testing.T) {
 		{name: "renewed to full ttl", keepAlive: true, wantRemaining: 10},
 		{name: "last instant", advance: 10*time.Second - time.Nanosecond, wantRemaining: 1},
 		{name: "expired", advance: time.Nanosecond, wantRemaining: 0},
-		{name: "expired cannot be renewed", keepAlive: true, wantErr: lease.ErrNotFound, wantRemaining: 0},
+		{name: "expired cannot be renewed", keepAlive: true, wantErr: kv.ErrLeaseNotFound, wantRemaining: 0},
 	}
 	for _, s := range steps {
 		c.Advance(s.advance)
@@ -148,10 +149,10 @@ func TestTimeToLive(t *testing.T) {
 	if !e.lessor.Lookup(1) {
 		t.Fatalf("Lookup(1) of an expired, unrevoked lease = false, want true")
 	}
-	if _, err := e.lessor.TimeToLive(2, true); !errors.Is(err, lease.ErrNotFound) {
+	if _, err := e.lessor.TimeToLive(2, true); !errors.Is(err, kv.ErrLeaseNotFound) {
 		t.Fatalf("TimeToLive(2, true) = %v, want ErrNotFound", err)
 	}
-	if _, err := e.lessor.KeepAlive(2); !errors.Is(err, lease.ErrNotFound) {
+	if _, err := e.lessor.KeepAlive(2); !errors.Is(err, kv.ErrLeaseNotFound) {
 		t.Fatalf("KeepAlive(2) = %v, want ErrNotFound", err)
 	}
 }

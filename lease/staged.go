@@ -1,6 +1,10 @@
 package lease
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/httpkv/httpkv/kv"
+)
 
 // stagedLease is what the open write batch did to a lease: granted it
 // (e is the new entry) or revoked it (e is nil). seq tells the batch's
@@ -63,7 +67,7 @@ func (l *Lessor) Lookup(id int64) bool {
 
 // Status reports the lease as the store write tx sees it, with its keys:
 // what a revoke checks and deletes inside that write. A lease granted by
-// the open batch has its whole TTL left. It fails with ErrNotFound when
+// the open batch has its whole TTL left. It fails with kv.ErrLeaseNotFound when
 // no lease has the ID.
 func (l *Lessor) Status(tx Txn, id int64) (Status, error) {
 	l.mu.RLock()
@@ -71,14 +75,14 @@ func (l *Lessor) Status(tx Txn, id int64) (Status, error) {
 	if sl, ok := l.staged[id]; ok {
 		if sl.e == nil {
 			l.mu.RUnlock()
-			return Status{}, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+			return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 		}
 		st = Status{Lease: Lease{ID: id, TTL: sl.e.ttl}, Remaining: sl.e.ttl}
 	} else {
 		e, ok := l.leases[id]
 		if !ok {
 			l.mu.RUnlock()
-			return Status{}, fmt.Errorf("%w (ID %d)", ErrNotFound, id)
+			return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 		}
 		st = Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	}

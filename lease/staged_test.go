@@ -3,6 +3,8 @@ package lease
 import (
 	"errors"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // fakeTxn is a store write whose staged changes wait for the test to
@@ -49,11 +51,11 @@ func TestStagedLeasesSeenByTheBatchOnly(t *testing.T) {
 	if !l.Lookup(7) {
 		t.Fatal("Lookup(7) after a staged grant = false, want true for the batch")
 	}
-	if _, err := l.TimeToLive(7, false); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("TimeToLive(7) before the grant is committed = %v, want ErrNotFound", err)
+	if _, err := l.TimeToLive(7, false); !errors.Is(err, kv.ErrLeaseNotFound) {
+		t.Fatalf("TimeToLive(7) before the grant is committed = %v, want kv.ErrLeaseNotFound", err)
 	}
-	if _, err := l.Grant(tx, 7, 60); !errors.Is(err, ErrExists) {
-		t.Fatalf("Grant(7) again in the batch = %v, want ErrExists", err)
+	if _, err := l.Grant(tx, 7, 60); !errors.Is(err, kv.ErrLeaseExists) {
+		t.Fatalf("Grant(7) again in the batch = %v, want kv.ErrLeaseExists", err)
 	}
 	if st, err := l.Status(tx, 7); err != nil || st.Remaining != 60 {
 		t.Fatalf("Status(7) in the batch = %+v, %v, want 60s left", st, err)

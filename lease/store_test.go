@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -25,14 +26,14 @@ func putOp(key string, id int64) op {
 
 func putIgnoreLeaseOp(key string) op {
 	return op{desc: "put " + key + " ignoring lease", do: func(s *mvcc.Store) error {
-		_, err := s.Put(mvcc.PutRequest{Key: []byte(key), Value: []byte("w"), IgnoreLease: true})
+		_, err := s.Put(kv.PutRequest{Key: []byte(key), Value: []byte("w"), IgnoreLease: true})
 		return err
 	}}
 }
 
 func deleteOp(key, end string) op {
 	return op{desc: "delete " + key, do: func(s *mvcc.Store) error {
-		_, err := s.DeleteRange(mvcc.DeleteRequest{Key: []byte(key), End: []byte(end)})
+		_, err := s.DeleteRange(kv.DeleteRequest{Key: []byte(key), End: []byte(end)})
 		return err
 	}}
 }
@@ -40,7 +41,7 @@ func deleteOp(key, end string) op {
 func txnPutOp(key string, id int64) op {
 	return op{desc: "txn put " + key, do: func(s *mvcc.Store) error {
 		put := leasedPut(key, id)
-		_, err := s.Txn(mvcc.TxnRequest{Success: []mvcc.Op{{Put: &put}}})
+		_, err := s.Txn(kv.TxnRequest{Success: []kv.Op{{Put: &put}}})
 		return err
 	}}
 }
@@ -109,8 +110,8 @@ func TestPutWithUnknownLeaseWritesNothing(t *testing.T) {
 	mustPut(t, e, leasedPut("a", 1))
 	rev := e.store.Rev()
 
-	for _, r := range []mvcc.PutRequest{leasedPut("a", 2), leasedPut("b", 2)} {
-		if _, err := e.store.Put(r); !errors.Is(err, mvcc.ErrLeaseNotFound) {
+	for _, r := range []kv.PutRequest{leasedPut("a", 2), leasedPut("b", 2)} {
+		if _, err := e.store.Put(r); !errors.Is(err, kv.ErrLeaseNotFound) {
 			t.Fatalf("Put(%q, lease=2) = %v, want ErrLeaseNotFound", r.Key, err)
 		}
 	}
@@ -136,17 +137,17 @@ func TestRevokeDeletesAttachedKeysInOneRevision(t *testing.T) {
 	mustPut(t, e, leasedPut("e", 0))
 	rev := e.store.Rev()
 
-	ch, err := revoke(e.store, e.lessor, 1)
+	got, err := e.manager.Revoke(1, nil)
 	if err != nil {
-		t.Fatalf("revoke(1) = %v", err)
-	}
-	if ch.Revision != rev+1 || len(ch.Events) != 3 {
-		t.Fatalf("revoke(1) = revision %d with %d events, want revision %d with 3", ch.Revision, len(ch.Events), rev+1)
+		t.Fatalf("Revoke(1) = %v", err)
 	}
 	evs := history(t, e.store, rev+1)
+	if got != rev+1 || len(evs) != 3 {
+		t.Fatalf("Revoke(1) = revision %d with %d events, want revision %d with 3", got, len(evs), rev+1)
+	}
 	var deleted []string
 	for _, ev := range evs {
-		if ev.Type != mvcc.EventDelete || ev.KV.ModRevision != rev+1 {
+		if ev.Type != kv.EventDelete || ev.KV.ModRevision != rev+1 {
 			t.Fatalf("History(%d) has %v of %q at %d, want only deletes at %d", rev+1, ev.Type, ev.KV.Key, ev.KV.ModRevision, rev+1)
 		}
 		deleted = append(deleted, string(ev.KV.Key))
@@ -176,9 +177,9 @@ func TestRevokeWithoutKeysMakesNoRevision(t *testing.T) {
 	e := newEnv(t, lease.Config{})
 	mustGrant(t, e, 1, 60)
 	rev := e.store.Rev()
-	ch, err := revoke(e.store, e.lessor, 1)
-	if err != nil || ch.Revision != rev || e.store.Rev() != rev {
-		t.Fatalf("revoke(1) = %+v, %v; Rev() = %d, want revision %d", ch, err, e.store.Rev(), rev)
+	got, err := e.manager.Revoke(1, nil)
+	if err != nil || got != rev || e.store.Rev() != rev {
+		t.Fatalf("Revoke(1) = %d, %v; Rev() = %d, want revision %d", got, err, e.store.Rev(), rev)
 	}
 }
 
@@ -195,7 +196,7 @@ func TestRestartRestoresLeasesAndAttachments(t *testing.T) {
 	mustPut(t, e, leasedPut("d", 3))
 	mustPut(t, e, leasedPut("d", 0)) // detached
 	mustPut(t, e, leasedPut("e", 3))
-	if _, err := e.store.DeleteRange(mvcc.DeleteRequest{Key: []byte("e")}); err != nil {
+	if _, err := e.store.DeleteRange(kv.DeleteRequest{Key: []byte("e")}); err != nil {
 		t.Fatalf("DeleteRange(e) = %v", err)
 	}
 	c.Advance(8 * time.Second)

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
@@ -19,31 +20,28 @@ import (
 func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, lease.Config{})
-		ws := watch.New(e.store, watch.Options{})
+		ws, err := mvcc.Observe(e.store, func(rev int64) *watch.Store { return watch.New(e.store, rev, watch.Options{}) })
+		if err != nil {
+			t.Fatalf("mvcc.Observe = %v", err)
+		}
 		defer ws.Close()
-		revokerDone := make(chan struct{})
-		go func() {
-			defer close(revokerDone)
-			for ids := range e.lessor.Expired() {
-				for _, id := range ids {
-					if _, err := revokeExpired(ws, e.lessor, id); err != nil && !errors.Is(err, lease.ErrNotFound) && !errors.Is(err, mvcc.ErrClosed) {
-						t.Errorf("revokeExpired(%d) = %v", id, err)
-					}
-				}
+		m := lease.NewManager(e.lessor, storeWriter{e.store}, func(err error) {
+			if !errors.Is(err, kv.ErrClosed) {
+				t.Errorf("revoking an expired lease: %v", err)
 			}
-		}()
-		defer func() { e.lessor.Close(); <-revokerDone }()
+		})
+		defer m.Close()
 
 		mustGrant(t, e, 7, 5)
 		for _, k := range []string{"svc/a", "svc/b", "svc/c"} {
-			if _, err := ws.Put(leasedPut(k, 7)); err != nil {
+			if _, err := e.store.Put(leasedPut(k, 7)); err != nil {
 				t.Fatalf("Put(%q) = %v", k, err)
 			}
 		}
-		if _, err := ws.Put(mvcc.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
+		if _, err := e.store.Put(kv.PutRequest{Key: []byte("svc/d"), Value: []byte("stays")}); err != nil {
 			t.Fatalf("Put(svc/d) = %v", err)
 		}
-		st, err := ws.Watch(watch.Request{Key: []byte("svc/"), End: []byte("svc0")})
+		st, err := ws.Watch(kv.WatchRequest{Key: []byte("svc/"), End: []byte("svc0")})
 		if err != nil {
 			t.Fatalf("Watch(svc/) = %v", err)
 		}
@@ -57,7 +55,7 @@ func TestExpiryReachesWatchersInOneDelivery(t *testing.T) {
 		}
 		var keys []string
 		for _, ev := range rs[0].Events {
-			if ev.Type != mvcc.EventDelete || ev.KV.ModRevision != rs[0].Revision {
+			if ev.Type != kv.EventDelete || ev.KV.ModRevision != rs[0].Revision {
 				t.Fatalf("event %v of %q at %d, want deletes at %d", ev.Type, ev.KV.Key, ev.KV.ModRevision, rs[0].Revision)
 			}
 			keys = append(keys, string(ev.KV.Key))

@@ -2,6 +2,8 @@ package mvcc
 
 import (
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // request is one unit of work for the committer goroutine: either a write
@@ -14,15 +16,8 @@ type request struct {
 }
 
 type reply struct {
-	changes Changes
+	changes kv.Changes
 	err     error
-}
-
-// Changes are the events one write request made, all at Revision. A request
-// that changed nothing has no events and the revision it read at.
-type Changes struct {
-	Revision int64
-	Events   []Event
 }
 
 // Write runs fn in the store's write transaction and returns once its
@@ -33,7 +28,7 @@ type Changes struct {
 //
 // fn runs on the committer goroutine: it must not block, and must not call
 // the Store's own methods.
-func (s *Store) Write(fn func(*WriteTxn) error) (Changes, error) {
+func (s *Store) Write(fn func(*WriteTxn) error) (kv.Changes, error) {
 	r, err := s.submit(&request{write: fn})
 	return r.changes, err
 }
@@ -49,7 +44,7 @@ func (s *Store) submit(req *request) (reply, error) {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		return reply{}, ErrClosed
+		return reply{}, kv.ErrClosed
 	}
 	s.queue <- req
 	s.closeMu.RUnlock()
@@ -122,7 +117,7 @@ func (s *Store) runBatch(batch []*request) {
 		err := r.write(wt)
 		if err != nil {
 			wt.rollback()
-			replies[i] = reply{changes: Changes{Revision: s.currentRev}, err: err}
+			replies[i] = reply{changes: kv.Changes{Revision: s.currentRev}, err: err}
 			dirty = dirty || wt.mustCommit
 			continue
 		}
@@ -148,6 +143,7 @@ func (s *Store) runBatch(batch []*request) {
 	if dirty {
 		s.updateSize()
 	}
+	s.publish(replies)
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}

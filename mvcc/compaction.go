@@ -3,6 +3,8 @@ package mvcc
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // compactionJob is a compaction whose compact revision is durable and
@@ -27,7 +29,7 @@ func newCompactionJob(rev int64) compactionJob {
 // compaction cut short by a crash or Close finishes on the next Open.
 //
 // rev must be above the compact revision (else *CompactedError) and not
-// above the current revision (else ErrFutureRev).
+// above the current revision (else kv.ErrFutureRevision).
 func (s *Store) Compact(rev int64) (<-chan error, error) {
 	_, err := s.Write(func(tx *WriteTxn) error { return s.compactIn(tx, rev) })
 	if err != nil {
@@ -37,7 +39,7 @@ func (s *Store) Compact(rev int64) (<-chan error, error) {
 	select {
 	case s.compactions <- job:
 	case <-s.stopCompact:
-		job.done <- ErrClosed
+		job.done <- kv.ErrClosed
 		close(job.done)
 	}
 	return job.done, nil
@@ -50,10 +52,10 @@ func (s *Store) compactIn(tx *WriteTxn, rev int64) error {
 	// An earlier request of the batch may have compacted already.
 	cur := max(s.compactRev, s.stagedCompactRev)
 	if rev <= cur {
-		return &CompactedError{CompactRevision: cur}
+		return &kv.CompactedError{CompactRevision: cur}
 	}
 	if cur := tx.Rev(); rev > cur {
-		return fmt.Errorf("%w: compact revision %d, current %d", ErrFutureRev, rev, cur)
+		return fmt.Errorf("%w: compact revision %d, current %d", kv.ErrFutureRevision, rev, cur)
 	}
 	if err := putInt64(tx.tx.Bucket(metaBucket), metaScheduledCompact, rev); err != nil {
 		return err
@@ -87,7 +89,7 @@ func (s *Store) compactLoop() {
 			for {
 				select {
 				case job := <-s.compactions:
-					job.done <- ErrClosed
+					job.done <- kv.ErrClosed
 					close(job.done)
 				default:
 					return
@@ -101,12 +103,12 @@ func (s *Store) compactLoop() {
 // revision at or below rev the index no longer holds.
 func (s *Store) compact(rev int64) error {
 	keep := s.index.compact(rev)
-	from := revBytes(Revision{}, false)
-	end := revBytes(Revision{Main: rev + 1}, false)
+	from := revBytes(kv.Revision{}, false)
+	end := revBytes(kv.Revision{Main: rev + 1}, false)
 	for {
 		select {
 		case <-s.stopCompact:
-			return ErrClosed
+			return kv.ErrClosed
 		default:
 		}
 		var next []byte
@@ -132,7 +134,7 @@ func (s *Store) compact(rev int64) error {
 
 // deleteCompacted deletes up to limit revisions in [from, end) that are
 // not in keep. It returns where to continue, or nil when the range is done.
-func (t *WriteTxn) deleteCompacted(from, end []byte, keep map[Revision]struct{}, limit int) ([]byte, error) {
+func (t *WriteTxn) deleteCompacted(from, end []byte, keep map[kv.Revision]struct{}, limit int) ([]byte, error) {
 	var doomed [][]byte
 	var next []byte
 	c := t.keys.Cursor()

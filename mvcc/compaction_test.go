@@ -3,6 +3,8 @@ package mvcc
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // openTestStore opens a store in a fresh directory and closes it when the
@@ -25,14 +27,14 @@ func openTestStore(tb testing.TB, opts Options) *Store {
 func TestCompactKeyPutAgainAtCompactRev(t *testing.T) {
 	s := openTestStore(t, Options{})
 	key := []byte("a")
-	if _, err := s.Put(PutRequest{Key: key, Value: []byte("old")}); err != nil {
+	if _, err := s.Put(kv.PutRequest{Key: key, Value: []byte("old")}); err != nil {
 		t.Fatalf("Put(a=old) = %v, want nil", err)
 	}
 	changes, err := s.Write(func(tx *WriteTxn) error {
-		if _, err := tx.DeleteRange(DeleteRequest{Key: key}); err != nil {
+		if _, err := tx.DeleteRange(kv.DeleteRequest{Key: key}); err != nil {
 			return err
 		}
-		_, err := tx.Put(PutRequest{Key: key, Value: []byte("new")})
+		_, err := tx.Put(kv.PutRequest{Key: key, Value: []byte("new")})
 		return err
 	})
 	if err != nil {
@@ -46,11 +48,11 @@ func TestCompactKeyPutAgainAtCompactRev(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Compact(%d) finished with %v, want nil", rev, err)
 	}
-	want := KeyValue{Key: key, Value: []byte("new"), CreateRevision: rev, ModRevision: rev, Version: 1}
+	want := kv.KeyValue{Key: key, Value: []byte("new"), CreateRevision: rev, ModRevision: rev, Version: 1}
 	check := func(when string) {
 		t.Helper()
 		for _, at := range []int64{rev, 0} {
-			got, err := s.Range(key, nil, RangeOptions{Revision: at})
+			got, err := s.Range(key, nil, kv.RangeOptions{Revision: at})
 			if err != nil || len(got.KVs) != 1 || !sameKeyValue(got.KVs[0], want) {
 				t.Errorf("%s: Range(a, rev=%d) = %s, %v, want [%s]", when, at, showKVs(got.KVs), err, showKV(&want))
 			}

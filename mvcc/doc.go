@@ -17,6 +17,13 @@
 // commits once (one fsync for the whole batch) and only then answers each
 // caller. Readers never see a revision before it is durable.
 //
+// The store owns its commit point: every write, whatever path it takes
+// (Put, DeleteRange, Txn, Write for a lease revoke or an auth change),
+// goes through the committer, which tells the registered observers
+// (Observe) what each batch changed, in revision order, once it is durable
+// and before any writer of it is answered. The watch scheduler is one, so
+// nothing can write around the watchers.
+//
 // Memory that mirrors the file — the compact revision, a lease manager's
 // leases and the keys attached to them — changes only once the commit
 // that makes it true has succeeded: a write stages such a change
@@ -29,6 +36,7 @@
 // (see Snapshot for how). CheckFile verifies such a copy before it is
 // trusted, and InstallFile puts one in place.
 //
-// mvcc knows nothing of HTTP or JSON; the watch package wraps a Store to turn
-// committed changes into events.
+// mvcc knows nothing of HTTP or JSON. Requests, results, events and their
+// errors are package kv's, the vocabulary every backend shares; the keys a
+// request selects are a keyrange.Range.
 package mvcc

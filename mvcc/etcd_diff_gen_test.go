@@ -3,6 +3,8 @@ package mvcc
 import (
 	"bytes"
 	"math/rand/v2"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // The random requests of TestEtcdDiff.
@@ -47,13 +49,13 @@ func (g *diffGen) step() diffStep {
 	g.rev = g.s.Rev()
 	switch p := g.rng.Float64(); {
 	case p < 0.28:
-		return diffStep{Op: Op{Put: g.put(failingPuts)}}
+		return diffStep{Op: kv.Op{Put: g.put(failingPuts)}}
 	case p < 0.40:
-		return diffStep{Op: Op{Delete: g.delete(false)}}
+		return diffStep{Op: kv.Op{Delete: g.delete(false)}}
 	case p < 0.64:
-		return diffStep{Op: Op{Range: g.rangeOp(failingRanges)}}
+		return diffStep{Op: kv.Op{Range: g.rangeOp(failingRanges)}}
 	case p < 0.95:
-		return diffStep{Op: Op{Txn: g.txn()}}
+		return diffStep{Op: kv.Op{Txn: g.txn()}}
 	}
 	return diffStep{Compact: g.compactRev()}
 }
@@ -93,8 +95,8 @@ func (g *diffGen) bounds() (key, end []byte) {
 	return key, g.pick(diffBounds)
 }
 
-func (g *diffGen) put(mode txnMode) *PutRequest {
-	r := &PutRequest{Key: g.pick(diffKeys), Value: g.pick(diffValues), PrevKV: g.chance(0.5)}
+func (g *diffGen) put(mode txnMode) *kv.PutRequest {
+	r := &kv.PutRequest{Key: g.pick(diffKeys), Value: g.pick(diffValues), PrevKV: g.chance(0.5)}
 	switch p := g.rng.Float64(); {
 	case p < 0.01:
 		r.Key = nil // invalid: empty key
@@ -111,7 +113,7 @@ func (g *diffGen) put(mode txnMode) *PutRequest {
 }
 
 // delete makes a delete; inTxn keeps its end above its key.
-func (g *diffGen) delete(inTxn bool) *DeleteRequest {
+func (g *diffGen) delete(inTxn bool) *kv.DeleteRequest {
 	key, end := g.bounds()
 	if inTxn && len(end) > 0 && bytes.Compare(end, key) <= 0 && !bytes.Equal(end, []byte{0}) {
 		end = nil
@@ -119,12 +121,12 @@ func (g *diffGen) delete(inTxn bool) *DeleteRequest {
 	if !inTxn && g.chance(0.01) {
 		key = nil // invalid: empty key
 	}
-	return &DeleteRequest{Key: key, End: end, PrevKV: g.chance(0.5)}
+	return &kv.DeleteRequest{Key: key, End: end, PrevKV: g.chance(0.5)}
 }
 
-func (g *diffGen) rangeOp(mode txnMode) *RangeOp {
+func (g *diffGen) rangeOp(mode txnMode) *kv.RangeOp {
 	key, end := g.bounds()
-	o := RangeOptions{
+	o := kv.RangeOptions{
 		Revision:  g.readRev(mode),
 		CountOnly: g.chance(0.08),
 		KeysOnly:  g.chance(0.15),
@@ -133,15 +135,15 @@ func (g *diffGen) rangeOp(mode txnMode) *RangeOp {
 		o.Limit = 1 + g.rng.Int64N(4)
 	}
 	if g.chance(0.5) {
-		o.SortTarget = SortTarget(g.rng.IntN(5))
-		o.SortOrder = SortOrder(g.rng.IntN(3))
+		o.SortTarget = kv.SortTarget(g.rng.IntN(5))
+		o.SortOrder = kv.SortOrder(g.rng.IntN(3))
 	}
 	for _, f := range []*int64{&o.MinModRevision, &o.MaxModRevision, &o.MinCreateRevision, &o.MaxCreateRevision} {
 		if g.chance(0.1) {
 			*f = 1 + g.rng.Int64N(g.rev+1)
 		}
 	}
-	return &RangeOp{Key: key, End: end, Options: o}
+	return &kv.RangeOp{Key: key, End: end, Options: o}
 }
 
 // readRev picks a revision to read at. Unless ranges may fail, it is one
@@ -167,12 +169,12 @@ func (g *diffGen) readRev(mode txnMode) int64 {
 // txn makes a top-level txn: rarely one sized around the op limit, else a
 // random one whose puts either may collide with each other and with its
 // deletes, or use distinct keys and single-key deletes.
-func (g *diffGen) txn() *TxnRequest {
+func (g *diffGen) txn() *kv.TxnRequest {
 	if g.chance(0.04) {
 		return g.bigTxn()
 	}
 	mode := txnMode(g.rng.IntN(int(failingBoth) + 1))
-	var r *TxnRequest
+	var r *kv.TxnRequest
 	if g.chance(0.5) {
 		r = g.randomTxn(mode, 0, nil)
 	} else {
@@ -188,8 +190,8 @@ func (g *diffGen) txn() *TxnRequest {
 // randomTxn makes a txn at nesting depth. With free set, the keys its puts
 // and deletes write are drawn without replacement from the indexes in free,
 // so no key is written twice on any path.
-func (g *diffGen) randomTxn(mode txnMode, depth int, free *[]int) *TxnRequest {
-	r := &TxnRequest{}
+func (g *diffGen) randomTxn(mode txnMode, depth int, free *[]int) *kv.TxnRequest {
+	r := &kv.TxnRequest{}
 	for range g.rng.IntN(4) {
 		r.Compare = append(r.Compare, g.compare())
 	}
@@ -198,13 +200,13 @@ func (g *diffGen) randomTxn(mode txnMode, depth int, free *[]int) *TxnRequest {
 	return r
 }
 
-func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []Op {
-	var ops []Op
+func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []kv.Op {
+	var ops []kv.Op
 	for range n {
 		p := g.rng.Float64()
 		switch {
 		case p < 0.35:
-			ops = append(ops, Op{Range: g.rangeOp(mode)})
+			ops = append(ops, kv.Op{Range: g.rangeOp(mode)})
 		case p < 0.9 && free != nil && len(*free) == 0:
 			// no key left to write
 		case p < 0.7:
@@ -213,16 +215,16 @@ func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []Op {
 				put.Key = []byte(diffKeys[(*free)[0]])
 				*free = (*free)[1:]
 			}
-			ops = append(ops, Op{Put: put})
+			ops = append(ops, kv.Op{Put: put})
 		case p < 0.9:
 			del := g.delete(true)
 			if free != nil {
 				del.Key, del.End = []byte(diffKeys[(*free)[0]]), nil
 				*free = (*free)[1:]
 			}
-			ops = append(ops, Op{Delete: del})
+			ops = append(ops, kv.Op{Delete: del})
 		case depth < 2:
-			ops = append(ops, Op{Txn: g.randomTxn(mode, depth+1, free)})
+			ops = append(ops, kv.Op{Txn: g.randomTxn(mode, depth+1, free)})
 		}
 	}
 	return ops
@@ -230,60 +232,60 @@ func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []Op {
 
 // compare makes a compare, aiming half the time at the key's current value
 // so that both branches are taken.
-func (g *diffGen) compare() Compare {
+func (g *diffGen) compare() kv.Compare {
 	key, end := g.bounds()
 	if len(end) > 0 && g.chance(0.5) {
 		end = nil
 	}
-	c := Compare{Key: key, End: end, Result: CompareResult(g.rng.IntN(4))}
-	var cur KeyValue
-	if rr, err := g.s.Range(key, nil, RangeOptions{}); err == nil && len(rr.KVs) == 1 {
+	c := kv.Compare{Key: key, End: end, Result: kv.CompareResult(g.rng.IntN(4))}
+	var cur kv.KeyValue
+	if rr, err := g.s.Range(key, nil, kv.RangeOptions{}); err == nil && len(rr.KVs) == 1 {
 		cur = rr.KVs[0]
 	}
 	aim := g.chance(0.5)
 	switch p := g.rng.Float64(); {
 	case p < 0.25:
-		c.Target, c.Value = CompareValue, g.pick(diffValues)
+		c.Target, c.Value = kv.CompareValue, g.pick(diffValues)
 		if aim {
 			c.Value = cur.Value
 		}
 	case p < 0.5:
-		c.Target, c.Number = CompareVersion, g.rng.Int64N(4)
+		c.Target, c.Number = kv.CompareVersion, g.rng.Int64N(4)
 		if aim {
 			c.Number = cur.Version
 		}
 	case p < 0.7:
-		c.Target, c.Number = CompareCreate, g.rng.Int64N(g.rev+2)
+		c.Target, c.Number = kv.CompareCreate, g.rng.Int64N(g.rev+2)
 		if aim {
 			c.Number = cur.CreateRevision
 		}
 	case p < 0.95:
-		c.Target, c.Number = CompareMod, g.rng.Int64N(g.rev+2)
+		c.Target, c.Number = kv.CompareMod, g.rng.Int64N(g.rev+2)
 		if aim {
 			c.Number = cur.ModRevision
 		}
 	default:
-		c.Target = CompareLease
+		c.Target = kv.CompareLease
 	}
 	return c
 }
 
 // bigTxn makes a txn of range ops sized at or one past the op limit: in
 // its compares, a branch, or a nested txn that gets what its parent leaves.
-func (g *diffGen) bigTxn() *TxnRequest {
-	ranges := func(n int) []Op {
-		ops := make([]Op, n)
+func (g *diffGen) bigTxn() *kv.TxnRequest {
+	ranges := func(n int) []kv.Op {
+		ops := make([]kv.Op, n)
 		for i := range ops {
-			ops[i] = Op{Range: &RangeOp{Key: g.pick(diffKeys), Options: RangeOptions{CountOnly: true}}}
+			ops[i] = kv.Op{Range: &kv.RangeOp{Key: g.pick(diffKeys), Options: kv.RangeOptions{CountOnly: true}}}
 		}
 		return ops
 	}
 	n := DefaultMaxTxnOps + g.rng.IntN(2)
-	r := &TxnRequest{}
+	r := &kv.TxnRequest{}
 	switch g.rng.IntN(4) {
 	case 0:
 		for range n {
-			r.Compare = append(r.Compare, Compare{Key: g.pick(diffKeys), Target: CompareVersion, Result: CompareGreater, Number: -1})
+			r.Compare = append(r.Compare, kv.Compare{Key: g.pick(diffKeys), Target: kv.CompareVersion, Result: kv.CompareGreater, Number: -1})
 		}
 	case 1:
 		r.Success = ranges(n)
@@ -293,14 +295,14 @@ func (g *diffGen) bigTxn() *TxnRequest {
 		// The parent uses k+1 ops, which leaves 127-k to the nested txn.
 		k := 1 + g.rng.IntN(DefaultMaxTxnOps-2)
 		m := DefaultMaxTxnOps - 1 - k + g.rng.IntN(2)
-		r.Success = append(ranges(k), Op{Txn: &TxnRequest{Success: ranges(m)}})
+		r.Success = append(ranges(k), kv.Op{Txn: &kv.TxnRequest{Success: ranges(m)}})
 	}
 	return r
 }
 
 // hasPut reports whether any branch of r, at any depth, has a put.
-func hasPut(r *TxnRequest) bool {
-	for _, branch := range [][]Op{r.Success, r.Failure} {
+func hasPut(r *kv.TxnRequest) bool {
+	for _, branch := range [][]kv.Op{r.Success, r.Failure} {
 		for _, op := range branch {
 			if op.Put != nil || (op.Txn != nil && hasPut(op.Txn)) {
 				return true
@@ -312,8 +314,8 @@ func hasPut(r *TxnRequest) bool {
 
 // dropOpenDeletes turns deletes with range end "\x00" into single-key
 // deletes (see TestEtcdDiff on etcd's duplicate-key check).
-func dropOpenDeletes(r *TxnRequest) {
-	for _, branch := range [][]Op{r.Success, r.Failure} {
+func dropOpenDeletes(r *kv.TxnRequest) {
+	for _, branch := range [][]kv.Op{r.Success, r.Failure} {
 		for _, op := range branch {
 			switch {
 			case op.Delete != nil && bytes.Equal(op.Delete.End, []byte{0}):

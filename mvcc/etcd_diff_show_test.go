@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestEtcdDiff's requests and answers as text, for failure messages.
@@ -15,7 +17,7 @@ func fmtStep(st diffStep) string {
 	return fmtOp(&st.Op)
 }
 
-func fmtOp(op *Op) string {
+func fmtOp(op *kv.Op) string {
 	switch {
 	case op.Range != nil:
 		return "range " + fmtRange(op.Range)
@@ -31,7 +33,7 @@ func fmtOp(op *Op) string {
 	return "empty op"
 }
 
-func fmtRange(r *RangeOp) string {
+func fmtRange(r *kv.RangeOp) string {
 	o := r.Options
 	s := fmtKeys(r.Key, r.End)
 	for _, f := range []struct {
@@ -46,7 +48,7 @@ func fmtRange(r *RangeOp) string {
 			s += fmt.Sprintf(" %s=%d", f.name, f.n)
 		}
 	}
-	if o.SortOrder != SortNone || o.SortTarget != SortByKey {
+	if o.SortOrder != kv.SortNone || o.SortTarget != kv.SortByKey {
 		s += fmt.Sprintf(" sort=%s/%s", gwSortTargets[o.SortTarget], gwSortOrders[o.SortOrder])
 	}
 	return s + fmtFlags(flag{"keys_only", o.KeysOnly}, flag{"count_only", o.CountOnly})
@@ -78,20 +80,20 @@ func fmtFlags(flags ...flag) string {
 	return s
 }
 
-func fmtTxn(r *TxnRequest) string {
+func fmtTxn(r *kv.TxnRequest) string {
 	var b strings.Builder
 	b.WriteString("txn{if")
 	for _, c := range r.Compare {
 		target := gwCompareTargets[c.Target]
 		arg := strconv.FormatInt(c.Number, 10)
-		if c.Target == CompareValue {
+		if c.Target == kv.CompareValue {
 			arg = strconv.Quote(string(c.Value))
 		}
 		fmt.Fprintf(&b, " %s(%s) %s %s;", strings.ToLower(target), fmtKeys(c.Key, c.End), gwCompareResults[c.Result], arg)
 	}
 	for _, branch := range []struct {
 		name string
-		ops  []Op
+		ops  []kv.Op
 	}{{"then", r.Success}, {"else", r.Failure}} {
 		fmt.Fprintf(&b, " %s", branch.name)
 		if len(branch.ops) > 8 {
@@ -106,18 +108,18 @@ func fmtTxn(r *TxnRequest) string {
 	return b.String()
 }
 
-func fmtKV(kv *KeyValue) string {
-	return fmt.Sprintf("%q=%q(c%d m%d v%d)", kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version)
+func fmtKV(kval *kv.KeyValue) string {
+	return fmt.Sprintf("%q=%q(c%d m%d v%d)", kval.Key, kval.Value, kval.CreateRevision, kval.ModRevision, kval.Version)
 }
 
-func fmtKVPtr(kv *KeyValue) string {
-	if kv == nil {
+func fmtKVPtr(kval *kv.KeyValue) string {
+	if kval == nil {
 		return "none"
 	}
-	return fmtKV(kv)
+	return fmtKV(kval)
 }
 
-func fmtKVs(kvs []KeyValue) string {
+func fmtKVs(kvs []kv.KeyValue) string {
 	parts := make([]string, len(kvs))
 	for i := range kvs {
 		parts[i] = fmtKV(&kvs[i])
@@ -130,23 +132,23 @@ func fmtAnswer(res any, err error) string {
 		return "error: " + err.Error()
 	}
 	switch r := res.(type) {
-	case RangeResult:
+	case kv.RangeResult:
 		return fmtRangeResult(&r)
-	case PutResult:
-		return fmtOpResult(&OpResult{Put: &r})
-	case DeleteResult:
-		return fmtOpResult(&OpResult{Delete: &r})
-	case TxnResult:
-		return fmtOpResult(&OpResult{Txn: &r})
+	case kv.PutResult:
+		return fmtOpResult(&kv.OpResult{Put: &r})
+	case kv.DeleteResult:
+		return fmtOpResult(&kv.OpResult{Delete: &r})
+	case kv.TxnResult:
+		return fmtOpResult(&kv.OpResult{Txn: &r})
 	}
 	return fmt.Sprintf("rev %v", res)
 }
 
-func fmtRangeResult(r *RangeResult) string {
+func fmtRangeResult(r *kv.RangeResult) string {
 	return fmt.Sprintf("rev %d count %d more %v %s", r.Revision, r.Count, r.More, fmtKVs(r.KVs))
 }
 
-func fmtOpResult(r *OpResult) string {
+func fmtOpResult(r *kv.OpResult) string {
 	switch {
 	case r.Range != nil:
 		return "range: " + fmtRangeResult(r.Range)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestEtcdDiff runs seeded random sequences of puts, deletes, txns,
@@ -71,7 +73,7 @@ func TestEtcdDiff(t *testing.T) {
 // diffStep is one request of a sequence: an Op, or a compaction when
 // Compact is set.
 type diffStep struct {
-	Op
+	kv.Op
 	Compact int64
 }
 
@@ -152,8 +154,8 @@ func (d *differ) sweep(step int) {
 	all := []byte{0}
 	from := max(d.s.CompactRev()-1, 1)
 	for rev := from; rev <= d.s.Rev(); rev++ {
-		r := &RangeOp{Key: all, End: all, Options: RangeOptions{Revision: rev}}
-		d.step(step, diffStep{Op: Op{Range: r}})
+		r := &kv.RangeOp{Key: all, End: all, Options: kv.RangeOptions{Revision: rev}}
+		d.step(step, diffStep{Op: kv.Op{Range: r}})
 		step++
 	}
 }
@@ -170,7 +172,7 @@ func outcome(st diffStep, err error, res any) string {
 		kind = "delete"
 	case st.Txn != nil:
 		kind = "txn"
-		if tr, ok := res.(TxnResult); ok && err == nil && !tr.Succeeded {
+		if tr, ok := res.(kv.TxnResult); ok && err == nil && !tr.Succeeded {
 			kind = "txn-failure"
 		}
 	}
@@ -183,7 +185,7 @@ func outcome(st diffStep, err error, res any) string {
 // Comparison. Each diff function returns "" when the store's result got
 // matches etcd's want, else what differs first.
 
-func diffKV(want, got *KeyValue) string {
+func diffKV(want, got *kv.KeyValue) string {
 	switch {
 	case !bytes.Equal(want.Key, got.Key):
 		return fmt.Sprintf("key %q, want %q", got.Key, want.Key)
@@ -202,7 +204,7 @@ func diffKV(want, got *KeyValue) string {
 }
 
 // diffKVList compares kvs in order.
-func diffKVList(want, got []KeyValue) string {
+func diffKVList(want, got []kv.KeyValue) string {
 	if len(want) != len(got) {
 		return fmt.Sprintf("%d kvs, want %d", len(got), len(want))
 	}
@@ -214,7 +216,7 @@ func diffKVList(want, got []KeyValue) string {
 	return ""
 }
 
-func diffRange(o *RangeOptions, want, got *RangeResult) string {
+func diffRange(o *kv.RangeOptions, want, got *kv.RangeResult) string {
 	switch {
 	case want.Revision != got.Revision:
 		return fmt.Sprintf("header revision %d, want %d", got.Revision, want.Revision)
@@ -222,7 +224,7 @@ func diffRange(o *RangeOptions, want, got *RangeResult) string {
 		return fmt.Sprintf("count %d, want %d", got.Count, want.Count)
 	case want.More != got.More:
 		return fmt.Sprintf("more %v, want %v", got.More, want.More)
-	case o.SortTarget == SortByKey:
+	case o.SortTarget == kv.SortByKey:
 		return diffKVList(want.KVs, got.KVs) // keys are unique: no ties
 	}
 	return diffSorted(o.SortTarget, want.More, want.KVs, got.KVs)
@@ -234,7 +236,7 @@ func diffRange(o *RangeOptions, want, got *RangeResult) string {
 // as a set. When the limit cut the last tie short (more), which of its keys
 // made it in is free as well, and only the keys both sides returned are
 // compared.
-func diffSorted(target SortTarget, more bool, want, got []KeyValue) string {
+func diffSorted(target kv.SortTarget, more bool, want, got []kv.KeyValue) string {
 	if len(want) != len(got) {
 		return fmt.Sprintf("%d kvs, want %d", len(got), len(want))
 	}
@@ -249,7 +251,7 @@ func diffSorted(target SortTarget, more bool, want, got []KeyValue) string {
 			j++
 		}
 		cut := more && j == len(want)
-		tie := make(map[string]*KeyValue, j-i)
+		tie := make(map[string]*kv.KeyValue, j-i)
 		for k := i; k < j; k++ {
 			tie[string(got[k].Key)] = &got[k]
 		}
@@ -270,21 +272,21 @@ func diffSorted(target SortTarget, more bool, want, got []KeyValue) string {
 	return ""
 }
 
-func sortField(target SortTarget, kv *KeyValue) string {
+func sortField(target kv.SortTarget, kval *kv.KeyValue) string {
 	switch target {
-	case SortByVersion:
-		return strconv.FormatInt(kv.Version, 10)
-	case SortByCreate:
-		return strconv.FormatInt(kv.CreateRevision, 10)
-	case SortByMod:
-		return strconv.FormatInt(kv.ModRevision, 10)
-	case SortByValue:
-		return string(kv.Value)
+	case kv.SortByVersion:
+		return strconv.FormatInt(kval.Version, 10)
+	case kv.SortByCreate:
+		return strconv.FormatInt(kval.CreateRevision, 10)
+	case kv.SortByMod:
+		return strconv.FormatInt(kval.ModRevision, 10)
+	case kv.SortByValue:
+		return string(kval.Value)
 	}
-	return string(kv.Key)
+	return string(kval.Key)
 }
 
-func diffPut(want, got *PutResult) string {
+func diffPut(want, got *kv.PutResult) string {
 	switch {
 	case want.Revision != got.Revision:
 		return fmt.Sprintf("header revision %d, want %d", got.Revision, want.Revision)
@@ -298,7 +300,7 @@ func diffPut(want, got *PutResult) string {
 	return ""
 }
 
-func diffDelete(want, got *DeleteResult) string {
+func diffDelete(want, got *kv.DeleteResult) string {
 	switch {
 	case want.Revision != got.Revision:
 		return fmt.Sprintf("header revision %d, want %d", got.Revision, want.Revision)
@@ -313,7 +315,7 @@ func diffDelete(want, got *DeleteResult) string {
 
 // diffTxn compares txn results op by op along the branch etcd took. A
 // nested txn's own revision is not compared: etcd leaves its header empty.
-func diffTxn(r *TxnRequest, want, got *TxnResult, nested bool) string {
+func diffTxn(r *kv.TxnRequest, want, got *kv.TxnResult, nested bool) string {
 	switch {
 	case !nested && want.Revision != got.Revision:
 		return fmt.Sprintf("header revision %d, want %d", got.Revision, want.Revision)

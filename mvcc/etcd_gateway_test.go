@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // etcdErrors maps the messages of the gRPC errors the differential test can
@@ -16,14 +18,14 @@ var etcdErrors = []struct {
 	message string
 	err     error
 }{
-	{"etcdserver: mvcc: required revision has been compacted", ErrCompacted},
-	{"etcdserver: mvcc: required revision is a future revision", ErrFutureRev},
-	{"etcdserver: duplicate key given in txn request", ErrDuplicateKey},
-	{"etcdserver: too many operations in txn request", ErrTooManyOps},
-	{"etcdserver: key not found", ErrKeyNotFound},
-	{"etcdserver: key is not provided", ErrInvalidArgument},
-	{"etcdserver: value is provided", ErrInvalidArgument},
-	{"etcdserver: lease is provided", ErrInvalidArgument},
+	{"etcdserver: mvcc: required revision has been compacted", kv.ErrCompacted},
+	{"etcdserver: mvcc: required revision is a future revision", kv.ErrFutureRevision},
+	{"etcdserver: duplicate key given in txn request", kv.ErrDuplicateKey},
+	{"etcdserver: too many operations in txn request", kv.ErrTooManyOps},
+	{"etcdserver: key not found", kv.ErrKeyNotFound},
+	{"etcdserver: key is not provided", kv.ErrInvalidArgument},
+	{"etcdserver: value is provided", kv.ErrInvalidArgument},
+	{"etcdserver: lease is provided", kv.ErrInvalidArgument},
 }
 
 // gwError is the body of a failed gateway call.
@@ -181,15 +183,15 @@ type gwCompactionResponse struct {
 
 // Enum names, indexed by the store's constants.
 var (
-	gwSortTargets    = [...]string{SortByKey: "KEY", SortByVersion: "VERSION", SortByCreate: "CREATE", SortByMod: "MOD", SortByValue: "VALUE"}
-	gwSortOrders     = [...]string{SortNone: "NONE", SortAscend: "ASCEND", SortDescend: "DESCEND"}
-	gwCompareTargets = [...]string{CompareValue: "VALUE", CompareVersion: "VERSION", CompareCreate: "CREATE", CompareMod: "MOD", CompareLease: "LEASE"}
-	gwCompareResults = [...]string{CompareEqual: "EQUAL", CompareNotEqual: "NOT_EQUAL", CompareGreater: "GREATER", CompareLess: "LESS"}
+	gwSortTargets    = [...]string{kv.SortByKey: "KEY", kv.SortByVersion: "VERSION", kv.SortByCreate: "CREATE", kv.SortByMod: "MOD", kv.SortByValue: "VALUE"}
+	gwSortOrders     = [...]string{kv.SortNone: "NONE", kv.SortAscend: "ASCEND", kv.SortDescend: "DESCEND"}
+	gwCompareTargets = [...]string{kv.CompareValue: "VALUE", kv.CompareVersion: "VERSION", kv.CompareCreate: "CREATE", kv.CompareMod: "MOD", kv.CompareLease: "LEASE"}
+	gwCompareResults = [...]string{kv.CompareEqual: "EQUAL", kv.CompareNotEqual: "NOT_EQUAL", kv.CompareGreater: "GREATER", kv.CompareLess: "LESS"}
 )
 
 // Requests: the store's types in the gateway's shape.
 
-func toGwRange(key, end []byte, o RangeOptions) *gwRangeRequest {
+func toGwRange(key, end []byte, o kv.RangeOptions) *gwRangeRequest {
 	return &gwRangeRequest{
 		Key:               key,
 		RangeEnd:          end,
@@ -206,15 +208,15 @@ func toGwRange(key, end []byte, o RangeOptions) *gwRangeRequest {
 	}
 }
 
-func toGwPut(r *PutRequest) *gwPutRequest {
+func toGwPut(r *kv.PutRequest) *gwPutRequest {
 	return &gwPutRequest{Key: r.Key, Value: r.Value, PrevKV: r.PrevKV, IgnoreValue: r.IgnoreValue, IgnoreLease: r.IgnoreLease}
 }
 
-func toGwDelete(r *DeleteRequest) *gwDeleteRangeRequest {
+func toGwDelete(r *kv.DeleteRequest) *gwDeleteRangeRequest {
 	return &gwDeleteRangeRequest{Key: r.Key, RangeEnd: r.End, PrevKV: r.PrevKV}
 }
 
-func toGwTxn(r *TxnRequest) *gwTxnRequest {
+func toGwTxn(r *kv.TxnRequest) *gwTxnRequest {
 	g := &gwTxnRequest{}
 	for _, c := range r.Compare {
 		gc := gwCompare{
@@ -225,15 +227,15 @@ func toGwTxn(r *TxnRequest) *gwTxnRequest {
 		}
 		n := c.Number
 		switch c.Target {
-		case CompareValue:
+		case kv.CompareValue:
 			gc.Value = c.Value
-		case CompareVersion:
+		case kv.CompareVersion:
 			gc.Version = &n
-		case CompareCreate:
+		case kv.CompareCreate:
 			gc.CreateRevision = &n
-		case CompareMod:
+		case kv.CompareMod:
 			gc.ModRevision = &n
-		case CompareLease:
+		case kv.CompareLease:
 			gc.Lease = &n
 		}
 		g.Compare = append(g.Compare, gc)
@@ -243,7 +245,7 @@ func toGwTxn(r *TxnRequest) *gwTxnRequest {
 	return g
 }
 
-func toGwOps(ops []Op) []gwRequestOp {
+func toGwOps(ops []kv.Op) []gwRequestOp {
 	var g []gwRequestOp
 	for _, op := range ops {
 		var o gwRequestOp
@@ -264,46 +266,46 @@ func toGwOps(ops []Op) []gwRequestOp {
 
 // Responses: the gateway's answers as the store's result types.
 
-func (kv *gwKeyValue) toKV() KeyValue {
-	return KeyValue{
-		Key:            kv.Key,
-		Value:          kv.Value,
-		CreateRevision: kv.CreateRevision,
-		ModRevision:    kv.ModRevision,
-		Version:        kv.Version,
-		Lease:          kv.Lease,
+func (g *gwKeyValue) toKV() kv.KeyValue {
+	return kv.KeyValue{
+		Key:            g.Key,
+		Value:          g.Value,
+		CreateRevision: g.CreateRevision,
+		ModRevision:    g.ModRevision,
+		Version:        g.Version,
+		Lease:          g.Lease,
 	}
 }
 
-func toKVs(g []gwKeyValue) []KeyValue {
-	var kvs []KeyValue
+func toKVs(g []gwKeyValue) []kv.KeyValue {
+	var kvs []kv.KeyValue
 	for i := range g {
 		kvs = append(kvs, g[i].toKV())
 	}
 	return kvs
 }
 
-func (g *gwRangeResponse) result() RangeResult {
-	return RangeResult{KVs: toKVs(g.KVs), Count: g.Count, More: g.More, Revision: g.Header.Revision}
+func (g *gwRangeResponse) result() kv.RangeResult {
+	return kv.RangeResult{KVs: toKVs(g.KVs), Count: g.Count, More: g.More, Revision: g.Header.Revision}
 }
 
-func (g *gwPutResponse) result() PutResult {
-	r := PutResult{Revision: g.Header.Revision}
+func (g *gwPutResponse) result() kv.PutResult {
+	r := kv.PutResult{Revision: g.Header.Revision}
 	if g.PrevKV != nil {
-		kv := g.PrevKV.toKV()
-		r.PrevKV = &kv
+		kval := g.PrevKV.toKV()
+		r.PrevKV = &kval
 	}
 	return r
 }
 
-func (g *gwDeleteRangeResponse) result() DeleteResult {
-	return DeleteResult{Revision: g.Header.Revision, Deleted: g.Deleted, PrevKVs: toKVs(g.PrevKVs)}
+func (g *gwDeleteRangeResponse) result() kv.DeleteResult {
+	return kv.DeleteResult{Revision: g.Header.Revision, Deleted: g.Deleted, PrevKVs: toKVs(g.PrevKVs)}
 }
 
-func (g *gwTxnResponse) result() TxnResult {
-	r := TxnResult{Revision: g.Header.Revision, Succeeded: g.Succeeded}
+func (g *gwTxnResponse) result() kv.TxnResult {
+	r := kv.TxnResult{Revision: g.Header.Revision, Succeeded: g.Succeeded}
 	for _, resp := range g.Responses {
-		var out OpResult
+		var out kv.OpResult
 		switch {
 		case resp.ResponseRange != nil:
 			rr := resp.ResponseRange.result()
@@ -325,34 +327,34 @@ func (g *gwTxnResponse) result() TxnResult {
 
 // The store's operations, served by etcd.
 
-func (e *etcdServer) Range(tb testing.TB, key, end []byte, o RangeOptions) (RangeResult, error) {
+func (e *etcdServer) Range(tb testing.TB, key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
 	var resp gwRangeResponse
 	if err := e.call(tb, "/v3/kv/range", toGwRange(key, end, o), &resp); err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) Put(tb testing.TB, r PutRequest) (PutResult, error) {
+func (e *etcdServer) Put(tb testing.TB, r kv.PutRequest) (kv.PutResult, error) {
 	var resp gwPutResponse
 	if err := e.call(tb, "/v3/kv/put", toGwPut(&r), &resp); err != nil {
-		return PutResult{}, err
+		return kv.PutResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) DeleteRange(tb testing.TB, r DeleteRequest) (DeleteResult, error) {
+func (e *etcdServer) DeleteRange(tb testing.TB, r kv.DeleteRequest) (kv.DeleteResult, error) {
 	var resp gwDeleteRangeResponse
 	if err := e.call(tb, "/v3/kv/deleterange", toGwDelete(&r), &resp); err != nil {
-		return DeleteResult{}, err
+		return kv.DeleteResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) Txn(tb testing.TB, r TxnRequest) (TxnResult, error) {
+func (e *etcdServer) Txn(tb testing.TB, r kv.TxnRequest) (kv.TxnResult, error) {
 	var resp gwTxnResponse
 	if err := e.call(tb, "/v3/kv/txn", toGwTxn(&r), &resp); err != nil {
-		return TxnResult{}, err
+		return kv.TxnResult{}, err
 	}
 	return resp.result(), nil
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // fakeLessor is a Lessor whose leases never expire: a fixed set of lease
@@ -34,7 +36,7 @@ func (l *fakeLessor) Keys(id int64) ([][]byte, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.exists[id] {
-		return nil, ErrLeaseNotFound
+		return nil, kv.ErrLeaseNotFound
 	}
 	var keys [][]byte
 	for _, k := range slices.Sorted(maps.Keys(l.attached[id])) {

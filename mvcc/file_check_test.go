@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // writtenStore returns the path of a closed store with some history.
@@ -20,7 +22,7 @@ func writtenStore(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	for i := range 200 {
-		if _, err := s.Put(PutRequest{Key: fmt.Appendf(nil, "k%03d", i), Value: []byte(strings.Repeat("v", 2048))}); err != nil {
+		if _, err := s.Put(kv.PutRequest{Key: fmt.Appendf(nil, "k%03d", i), Value: []byte(strings.Repeat("v", 2048))}); err != nil {
 			tb.Fatal(err)
 		}
 	}

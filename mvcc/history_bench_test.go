@@ -2,6 +2,8 @@ package mvcc
 
 import (
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // BenchmarkHistoryPage reads one page of history from a store of 200,000
@@ -20,7 +22,7 @@ func BenchmarkHistoryPage(b *testing.B) {
 	s := benchOpen(b, Options{NoFsync: true})
 	value := make([]byte, benchValueLen)
 	put := func(key []byte) {
-		if _, err := s.Put(PutRequest{Key: key, Value: value}); err != nil {
+		if _, err := s.Put(kv.PutRequest{Key: key, Value: value}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,11 +37,11 @@ func BenchmarkHistoryPage(b *testing.B) {
 	put([]byte("sparse"))
 	cases := []struct {
 		name string
-		q    HistoryRequest
+		q    kv.HistoryRequest
 	}{
-		{"prefix-dense", HistoryRequest{Key: []byte("hot/"), End: []byte("hot0"), Limit: 1000}},
-		{"range-sparse", HistoryRequest{Key: []byte("sparse"), End: []byte("sparse0")}},
-		{"key-sparse", HistoryRequest{Key: []byte("sparse")}},
+		{"prefix-dense", kv.HistoryRequest{Key: []byte("hot/"), End: []byte("hot0"), Limit: 1000}},
+		{"range-sparse", kv.HistoryRequest{Key: []byte("sparse"), End: []byte("sparse0")}},
+		{"key-sparse", kv.HistoryRequest{Key: []byte("sparse")}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // compactAndWait compacts s at rev and waits for the history to be gone.
@@ -32,17 +34,17 @@ func TestHistoryPageCompaction(t *testing.T) {
 	l.put(t, s, "b", "2") // 6
 
 	// Pages read before the compaction, to follow after it.
-	every := HistoryRequest{Key: []byte{0}, End: []byte{0}}
+	every := kv.HistoryRequest{Key: []byte{0}, End: []byte{0}}
 	asc := every
 	asc.Limit = 1
 	ascPage, err := s.HistoryPage(asc)
-	if err != nil || !ascPage.More || ascPage.Next != (Revision{Main: 3}) {
+	if err != nil || !ascPage.More || ascPage.Next != (kv.Revision{Main: 3}) {
 		t.Fatalf("HistoryPage(%s) = %+v, %v, want more from 3", showHistoryRequest(asc), ascPage, err)
 	}
 	desc := every
 	desc.Descend, desc.Limit = true, 2
 	descPage, err := s.HistoryPage(desc)
-	if err != nil || !descPage.More || descPage.Next != (Revision{Main: 4}) {
+	if err != nil || !descPage.More || descPage.Next != (kv.Revision{Main: 4}) {
 		t.Fatalf("HistoryPage(%s) = %+v, %v, want more from 4", showHistoryRequest(desc), descPage, err)
 	}
 
@@ -50,27 +52,27 @@ func TestHistoryPageCompaction(t *testing.T) {
 	check := func(t *testing.T, s *Store) {
 		tests := []struct {
 			name string
-			q    HistoryRequest
+			q    kv.HistoryRequest
 			want []string
 			err  bool
 		}{
-			{"start below", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 3}, nil, true},
-			{"single key start below", HistoryRequest{Key: []byte("a"), StartRevision: 1}, nil, true},
-			{"start at", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 4},
+			{"start below", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 3}, nil, true},
+			{"single key start below", kv.HistoryRequest{Key: []byte("a"), StartRevision: 1}, nil, true},
+			{"start at", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 4},
 				[]string{"delete a@4", "put b=1@5", "put b=2@6"}, false},
-			{"default start", HistoryRequest{Key: []byte{0}, End: []byte{0}},
+			{"default start", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}},
 				[]string{"delete a@4", "put b=1@5", "put b=2@6"}, false},
-			{"single key tombstone at", HistoryRequest{Key: []byte("a")}, []string{"delete a@4"}, false},
-			{"descending to the compact revision", HistoryRequest{Key: []byte{0}, End: []byte{0}, Descend: true},
+			{"single key tombstone at", kv.HistoryRequest{Key: []byte("a")}, []string{"delete a@4"}, false},
+			{"descending to the compact revision", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, Descend: true},
 				[]string{"put b=2@6", "put b=1@5", "delete a@4"}, false},
-			{"prev_kv below is gone", HistoryRequest{Key: []byte{0}, End: []byte{0}, PrevKV: true},
+			{"prev_kv below is gone", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, PrevKV: true},
 				[]string{"delete a@4", "put b=1@5", "put b=2@6 (was b=1@5)"}, false},
-			{"ascending token overtaken", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 1, EndRevision: 6, Resume: ascPage.Next, Limit: 1}, nil, true},
+			{"ascending token overtaken", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 1, EndRevision: 6, Resume: ascPage.Next, Limit: 1}, nil, true},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				page, err := s.HistoryPage(tt.q)
-				var ce *CompactedError
+				var ce *kv.CompactedError
 				if tt.err {
 					if !errors.As(err, &ce) || ce.CompactRevision != 4 {
 						t.Errorf("HistoryPage(%s) = %+v, %v; want compacted at 4", showHistoryRequest(tt.q), page, err)
@@ -93,7 +95,7 @@ func TestHistoryPageCompaction(t *testing.T) {
 			t.Fatalf("HistoryPage(%s) = %q more=%v, %v; want [delete a@4] and more", showHistoryRequest(q), got, page.More, err)
 		}
 		q.Resume = page.Next
-		var ce *CompactedError
+		var ce *kv.CompactedError
 		if page, err := s.HistoryPage(q); !errors.As(err, &ce) {
 			t.Errorf("HistoryPage(%s) below the compaction = %+v, %v; want compacted", showHistoryRequest(q), page, err)
 		}

@@ -7,16 +7,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // historyLog records every event written to a store with the key's
 // version before it, as the reference history pages are checked against.
 type historyLog struct {
-	events []HistoryEvent
-	state  map[string]KeyValue
+	events []kv.Event
+	state  map[string]kv.KeyValue
 }
 
-func newHistoryLog() *historyLog { return &historyLog{state: make(map[string]KeyValue)} }
+func newHistoryLog() *historyLog { return &historyLog{state: make(map[string]kv.KeyValue)} }
 
 // write runs fn in one write request and records its events. Each event's
 // previous version is the key at the revision before: every event of one
@@ -28,14 +31,14 @@ func (l *historyLog) write(tb testing.TB, s *Store, fn func(*WriteTxn) error) in
 		tb.Fatalf("Write() = %v, want nil", err)
 	}
 	for _, ev := range ch.Events {
-		he := HistoryEvent{Event: ev}
+		he := ev
 		if prev, ok := l.state[string(ev.KV.Key)]; ok {
 			he.PrevKV = &prev
 		}
 		l.events = append(l.events, he)
 	}
 	for _, ev := range ch.Events {
-		if ev.Type == EventDelete {
+		if ev.Type == kv.EventDelete {
 			delete(l.state, string(ev.KV.Key))
 		} else {
 			l.state[string(ev.KV.Key)] = ev.KV
@@ -47,7 +50,7 @@ func (l *historyLog) write(tb testing.TB, s *Store, fn func(*WriteTxn) error) in
 func (l *historyLog) put(tb testing.TB, s *Store, key, value string) int64 {
 	tb.Helper()
 	return l.write(tb, s, func(tx *WriteTxn) error {
-		_, err := tx.Put(PutRequest{Key: []byte(key), Value: []byte(value)})
+		_, err := tx.Put(kv.PutRequest{Key: []byte(key), Value: []byte(value)})
 		return err
 	})
 }
@@ -55,19 +58,19 @@ func (l *historyLog) put(tb testing.TB, s *Store, key, value string) int64 {
 func (l *historyLog) del(tb testing.TB, s *Store, key, end string) int64 {
 	tb.Helper()
 	return l.write(tb, s, func(tx *WriteTxn) error {
-		_, err := tx.DeleteRange(DeleteRequest{Key: []byte(key), End: []byte(end)})
+		_, err := tx.DeleteRange(kv.DeleteRequest{Key: []byte(key), End: []byte(end)})
 		return err
 	})
 }
 
 // want returns what a history read of q should return, over every page,
 // from a store compacted at compact whose window is [start, end].
-func (l *historyLog) want(q HistoryRequest, compact, start, end int64) []HistoryEvent {
-	var out []HistoryEvent
+func (l *historyLog) want(q kv.HistoryRequest, compact, start, end int64) []kv.Event {
+	var out []kv.Event
 	for _, ev := range l.events {
 		rev := ev.KV.ModRevision
-		if rev < start || rev > end || !keyInRange(ev.KV.Key, q.Key, normalizeRange(q.End)) ||
-			ev.Type == EventPut && q.NoPut || ev.Type == EventDelete && q.NoDelete {
+		if rev < start || rev > end || !(keyrange.Range{Key: q.Key, End: q.End}).Contains(ev.KV.Key) ||
+			ev.Type == kv.EventPut && q.NoPut || ev.Type == kv.EventDelete && q.NoDelete {
 			continue
 		}
 		if !q.PrevKV || rev-1 < compact {
@@ -83,9 +86,9 @@ func (l *historyLog) want(q HistoryRequest, compact, start, end int64) []History
 
 // readAllPages follows a history read page by page to its end and returns
 // every event, checking each page's bounds.
-func readAllPages(tb testing.TB, s *Store, q HistoryRequest) ([]HistoryEvent, error) {
+func readAllPages(tb testing.TB, s *Store, q kv.HistoryRequest) ([]kv.Event, error) {
 	tb.Helper()
-	var all []HistoryEvent
+	var all []kv.Event
 	for pages := 0; ; pages++ {
 		page, err := s.HistoryPage(q)
 		if err != nil {
@@ -105,16 +108,16 @@ func readAllPages(tb testing.TB, s *Store, q HistoryRequest) ([]HistoryEvent, er
 	}
 }
 
-func showHistoryRequest(q HistoryRequest) string {
+func showHistoryRequest(q kv.HistoryRequest) string {
 	return fmt.Sprintf("key=%q end=%q window=[%d,%d] descend=%v prev_kv=%v noput=%v nodelete=%v resume=%v limit=%d bytes=%d scan=%d",
 		q.Key, q.End, q.StartRevision, q.EndRevision, q.Descend, q.PrevKV, q.NoPut, q.NoDelete, q.Resume, q.Limit, q.MaxBytes, q.MaxScan)
 }
 
 // showEvent is an event in short: "put a=1@2", "delete a@5", with
 // " (was a=2@4)" for a previous version.
-func showEvent(ev *HistoryEvent) string {
+func showEvent(ev *kv.Event) string {
 	var b strings.Builder
-	if ev.Type == EventDelete {
+	if ev.Type == kv.EventDelete {
 		fmt.Fprintf(&b, "delete %s@%d", ev.KV.Key, ev.KV.ModRevision)
 	} else {
 		fmt.Fprintf(&b, "put %s=%s@%d", ev.KV.Key, ev.KV.Value, ev.KV.ModRevision)
@@ -126,7 +129,7 @@ func showEvent(ev *HistoryEvent) string {
 }
 
 // showEventFull is an event with every field of its key-values.
-func showEventFull(ev *HistoryEvent) string {
+func showEventFull(ev *kv.Event) string {
 	s := fmt.Sprintf("%v %s", ev.Type, showKV(&ev.KV))
 	if ev.PrevKV != nil {
 		s += " prev " + showKV(ev.PrevKV)
@@ -134,7 +137,7 @@ func showEventFull(ev *HistoryEvent) string {
 	return s
 }
 
-func showHistory(evs []HistoryEvent, show func(*HistoryEvent) string) []string {
+func showHistory(evs []kv.Event, show func(*kv.Event) string) []string {
 	out := make([]string, len(evs))
 	for i := range evs {
 		out[i] = show(&evs[i])
@@ -155,10 +158,10 @@ func scriptedHistory(t *testing.T) (*Store, *historyLog) {
 	l.put(t, s, "a", "2")
 	l.del(t, s, "a", "")
 	l.write(t, s, func(tx *WriteTxn) error {
-		if _, err := tx.Put(PutRequest{Key: []byte("a"), Value: []byte("3")}); err != nil {
+		if _, err := tx.Put(kv.PutRequest{Key: []byte("a"), Value: []byte("3")}); err != nil {
 			return err
 		}
-		_, err := tx.Put(PutRequest{Key: []byte("c"), Value: []byte("1")})
+		_, err := tx.Put(kv.PutRequest{Key: []byte("c"), Value: []byte("1")})
 		return err
 	})
 	l.put(t, s, "b", "2")
@@ -172,56 +175,56 @@ func TestHistoryPage(t *testing.T) {
 	s, _ := scriptedHistory(t)
 	all := []string{"put a=1@2", "put b=1@3", "put a=2@4", "delete a@5", "put a=3@6", "put c=1@6",
 		"put b=2@7", "delete b@8", "delete c@8", "put a/x=x@9"}
-	every := HistoryRequest{Key: []byte{0}, End: []byte{0}}
+	every := kv.HistoryRequest{Key: []byte{0}, End: []byte{0}}
 	tests := []struct {
 		name string
-		q    HistoryRequest
+		q    kv.HistoryRequest
 		want []string
 		more bool
-		next Revision
+		next kv.Revision
 	}{
-		{"every key", every, all, false, Revision{}},
-		{"every key descending", HistoryRequest{Key: []byte{0}, End: []byte{0}, Descend: true},
-			[]string{"put a/x=x@9", "delete c@8", "delete b@8", "put b=2@7", "put c=1@6", "put a=3@6", "delete a@5", "put a=2@4", "put b=1@3", "put a=1@2"}, false, Revision{}},
-		{"single key", HistoryRequest{Key: []byte("a")},
-			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6"}, false, Revision{}},
-		{"single key descending", HistoryRequest{Key: []byte("a"), Descend: true},
-			[]string{"put a=3@6", "delete a@5", "put a=2@4", "put a=1@2"}, false, Revision{}},
-		{"single key never written", HistoryRequest{Key: []byte("zz")}, nil, false, Revision{}},
-		{"prefix a", HistoryRequest{Key: []byte("a"), End: []byte("b")},
-			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6", "put a/x=x@9"}, false, Revision{}},
-		{"from key b", HistoryRequest{Key: []byte("b"), End: []byte{0}},
-			[]string{"put b=1@3", "put c=1@6", "put b=2@7", "delete b@8", "delete c@8"}, false, Revision{}},
-		{"window [4, 6]", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 4, EndRevision: 6},
-			[]string{"put a=2@4", "delete a@5", "put a=3@6", "put c=1@6"}, false, Revision{}},
-		{"window [8, 8] descending", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 8, EndRevision: 8, Descend: true},
-			[]string{"delete c@8", "delete b@8"}, false, Revision{}},
-		{"no puts", HistoryRequest{Key: []byte{0}, End: []byte{0}, NoPut: true},
-			[]string{"delete a@5", "delete b@8", "delete c@8"}, false, Revision{}},
-		{"no deletes of a", HistoryRequest{Key: []byte("a"), NoDelete: true},
-			[]string{"put a=1@2", "put a=2@4", "put a=3@6"}, false, Revision{}},
-		{"prev_kv", HistoryRequest{Key: []byte("a"), End: []byte("b"), PrevKV: true},
-			[]string{"put a=1@2", "put a=2@4 (was a=1@2)", "delete a@5 (was a=2@4)", "put a=3@6", "put a/x=x@9"}, false, Revision{}},
-		{"prev_kv of a range delete", HistoryRequest{Key: []byte("b"), End: []byte("d"), StartRevision: 8, PrevKV: true},
-			[]string{"delete b@8 (was b=2@7)", "delete c@8 (was c=1@6)"}, false, Revision{}},
-		{"limit stops at the next event", HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 4},
-			all[:4], true, Revision{Main: 6}},
-		{"limit inside a revision", HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 5},
-			all[:5], true, Revision{Main: 6, Sub: 1}},
-		{"limit descending", HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 2, Descend: true},
-			[]string{"put a/x=x@9", "delete c@8"}, true, Revision{Main: 8}},
-		{"limit of a single key", HistoryRequest{Key: []byte("a"), Limit: 2},
-			[]string{"put a=1@2", "put a=2@4"}, true, Revision{Main: 5}},
-		{"limit reached by the last event", HistoryRequest{Key: []byte("a"), Limit: 4},
-			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6"}, false, Revision{}},
-		{"resume", HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 1, EndRevision: 9, Resume: Revision{Main: 6, Sub: 1}, Limit: 2},
-			[]string{"put c=1@6", "put b=2@7"}, true, Revision{Main: 8}},
-		{"resume descending", HistoryRequest{Key: []byte("a"), StartRevision: 1, EndRevision: 9, Resume: Revision{Main: 5, Sub: maxSub}, Descend: true},
-			[]string{"delete a@5", "put a=2@4", "put a=1@2"}, false, Revision{}},
-		{"scan bound", HistoryRequest{Key: []byte("c"), End: []byte("d"), MaxScan: 3},
-			nil, true, Revision{Main: 5}},
-		{"bytes bound", HistoryRequest{Key: []byte("a"), MaxBytes: 1},
-			[]string{"put a=1@2"}, true, Revision{Main: 4}},
+		{"every key", every, all, false, kv.Revision{}},
+		{"every key descending", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, Descend: true},
+			[]string{"put a/x=x@9", "delete c@8", "delete b@8", "put b=2@7", "put c=1@6", "put a=3@6", "delete a@5", "put a=2@4", "put b=1@3", "put a=1@2"}, false, kv.Revision{}},
+		{"single key", kv.HistoryRequest{Key: []byte("a")},
+			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6"}, false, kv.Revision{}},
+		{"single key descending", kv.HistoryRequest{Key: []byte("a"), Descend: true},
+			[]string{"put a=3@6", "delete a@5", "put a=2@4", "put a=1@2"}, false, kv.Revision{}},
+		{"single key never written", kv.HistoryRequest{Key: []byte("zz")}, nil, false, kv.Revision{}},
+		{"prefix a", kv.HistoryRequest{Key: []byte("a"), End: []byte("b")},
+			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6", "put a/x=x@9"}, false, kv.Revision{}},
+		{"from key b", kv.HistoryRequest{Key: []byte("b"), End: []byte{0}},
+			[]string{"put b=1@3", "put c=1@6", "put b=2@7", "delete b@8", "delete c@8"}, false, kv.Revision{}},
+		{"window [4, 6]", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 4, EndRevision: 6},
+			[]string{"put a=2@4", "delete a@5", "put a=3@6", "put c=1@6"}, false, kv.Revision{}},
+		{"window [8, 8] descending", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 8, EndRevision: 8, Descend: true},
+			[]string{"delete c@8", "delete b@8"}, false, kv.Revision{}},
+		{"no puts", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, NoPut: true},
+			[]string{"delete a@5", "delete b@8", "delete c@8"}, false, kv.Revision{}},
+		{"no deletes of a", kv.HistoryRequest{Key: []byte("a"), NoDelete: true},
+			[]string{"put a=1@2", "put a=2@4", "put a=3@6"}, false, kv.Revision{}},
+		{"prev_kv", kv.HistoryRequest{Key: []byte("a"), End: []byte("b"), PrevKV: true},
+			[]string{"put a=1@2", "put a=2@4 (was a=1@2)", "delete a@5 (was a=2@4)", "put a=3@6", "put a/x=x@9"}, false, kv.Revision{}},
+		{"prev_kv of a range delete", kv.HistoryRequest{Key: []byte("b"), End: []byte("d"), StartRevision: 8, PrevKV: true},
+			[]string{"delete b@8 (was b=2@7)", "delete c@8 (was c=1@6)"}, false, kv.Revision{}},
+		{"limit stops at the next event", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 4},
+			all[:4], true, kv.Revision{Main: 6}},
+		{"limit inside a revision", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 5},
+			all[:5], true, kv.Revision{Main: 6, Sub: 1}},
+		{"limit descending", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, Limit: 2, Descend: true},
+			[]string{"put a/x=x@9", "delete c@8"}, true, kv.Revision{Main: 8}},
+		{"limit of a single key", kv.HistoryRequest{Key: []byte("a"), Limit: 2},
+			[]string{"put a=1@2", "put a=2@4"}, true, kv.Revision{Main: 5}},
+		{"limit reached by the last event", kv.HistoryRequest{Key: []byte("a"), Limit: 4},
+			[]string{"put a=1@2", "put a=2@4", "delete a@5", "put a=3@6"}, false, kv.Revision{}},
+		{"resume", kv.HistoryRequest{Key: []byte{0}, End: []byte{0}, StartRevision: 1, EndRevision: 9, Resume: kv.Revision{Main: 6, Sub: 1}, Limit: 2},
+			[]string{"put c=1@6", "put b=2@7"}, true, kv.Revision{Main: 8}},
+		{"resume descending", kv.HistoryRequest{Key: []byte("a"), StartRevision: 1, EndRevision: 9, Resume: kv.Revision{Main: 5, Sub: maxSub}, Descend: true},
+			[]string{"delete a@5", "put a=2@4", "put a=1@2"}, false, kv.Revision{}},
+		{"scan bound", kv.HistoryRequest{Key: []byte("c"), End: []byte("d"), MaxScan: 3},
+			nil, true, kv.Revision{Main: 5}},
+		{"bytes bound", kv.HistoryRequest{Key: []byte("a"), MaxBytes: 1},
+			[]string{"put a=1@2"}, true, kv.Revision{Main: 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,18 +249,18 @@ func TestHistoryPageErrors(t *testing.T) {
 	s, _ := scriptedHistory(t)
 	tests := []struct {
 		name string
-		q    HistoryRequest
+		q    kv.HistoryRequest
 		want error
 	}{
-		{"empty key", HistoryRequest{}, ErrInvalidArgument},
-		{"end above current", HistoryRequest{Key: []byte("a"), EndRevision: 10}, ErrFutureRev},
-		{"start above current", HistoryRequest{Key: []byte("a"), StartRevision: 10}, ErrFutureRev},
-		{"start after end", HistoryRequest{Key: []byte("a"), StartRevision: 5, EndRevision: 4}, ErrInvalidArgument},
-		{"negative start", HistoryRequest{Key: []byte("a"), StartRevision: -1}, ErrInvalidArgument},
-		{"negative limit", HistoryRequest{Key: []byte("a"), Limit: -1}, ErrInvalidArgument},
-		{"resume below the window", HistoryRequest{Key: []byte("a"), StartRevision: 4, EndRevision: 6, Resume: Revision{Main: 3}}, ErrInvalidArgument},
-		{"resume above the window", HistoryRequest{Key: []byte("a"), StartRevision: 4, EndRevision: 6, Resume: Revision{Main: 7}}, ErrInvalidArgument},
-		{"negative resume", HistoryRequest{Key: []byte("a"), Resume: Revision{Main: 4, Sub: -1}}, ErrInvalidArgument},
+		{"empty key", kv.HistoryRequest{}, kv.ErrInvalidArgument},
+		{"end above current", kv.HistoryRequest{Key: []byte("a"), EndRevision: 10}, kv.ErrFutureRevision},
+		{"start above current", kv.HistoryRequest{Key: []byte("a"), StartRevision: 10}, kv.ErrFutureRevision},
+		{"start after end", kv.HistoryRequest{Key: []byte("a"), StartRevision: 5, EndRevision: 4}, kv.ErrInvalidArgument},
+		{"negative start", kv.HistoryRequest{Key: []byte("a"), StartRevision: -1}, kv.ErrInvalidArgument},
+		{"negative limit", kv.HistoryRequest{Key: []byte("a"), Limit: -1}, kv.ErrInvalidArgument},
+		{"resume below the window", kv.HistoryRequest{Key: []byte("a"), StartRevision: 4, EndRevision: 6, Resume: kv.Revision{Main: 3}}, kv.ErrInvalidArgument},
+		{"resume above the window", kv.HistoryRequest{Key: []byte("a"), StartRevision: 4, EndRevision: 6, Resume: kv.Revision{Main: 7}}, kv.ErrInvalidArgument},
+		{"negative resume", kv.HistoryRequest{Key: []byte("a"), Resume: kv.Revision{Main: 4, Sub: -1}}, kv.ErrInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,7 +295,7 @@ func TestHistoryPagesMatchLog(t *testing.T) {
 	for _, r := range ranges {
 		for _, w := range windows {
 			for flags := range 16 {
-				q := HistoryRequest{Key: []byte(r.key), StartRevision: w[0], EndRevision: w[1],
+				q := kv.HistoryRequest{Key: []byte(r.key), StartRevision: w[0], EndRevision: w[1],
 					Descend: flags&1 != 0, PrevKV: flags&2 != 0, NoPut: flags&4 != 0, NoDelete: flags&8 != 0}
 				if r.end != "" {
 					q.End = []byte(r.end)
@@ -338,7 +341,7 @@ func randomWrites(tb testing.TB, s *Store, l *historyLog, rng *rand.Rand, keys [
 						continue
 					}
 					picked[k] = true
-					if _, err := tx.Put(PutRequest{Key: []byte(k), Value: []byte("txn")}); err != nil {
+					if _, err := tx.Put(kv.PutRequest{Key: []byte(k), Value: []byte("txn")}); err != nil {
 						return err
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -19,14 +20,18 @@ import (
 // start revision delivers up to the current revision: same events, same
 // order, same previous versions, at the compact revision too.
 func TestHistoryPageMatchesWatch(t *testing.T) {
-	kv, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("mvcc.Open: %v", err)
 	}
-	ws := watch.New(kv, watch.Options{})
+	// Writes go to the store, whose commits reach the watch store.
+	ws, err := mvcc.Observe(kval, func(rev int64) *watch.Store { return watch.New(kval, rev, watch.Options{}) })
+	if err != nil {
+		t.Fatalf("mvcc.Observe: %v", err)
+	}
 	t.Cleanup(func() {
 		ws.Close()
-		if err := kv.Close(); err != nil {
+		if err := kval.Close(); err != nil {
 			t.Errorf("mvcc Close: %v", err)
 		}
 	})
@@ -38,16 +43,16 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 			var err error
 			switch rng.IntN(6) {
 			case 0:
-				_, err = ws.DeleteRange(mvcc.DeleteRequest{Key: k})
+				_, err = kval.DeleteRange(kv.DeleteRequest{Key: k})
 			case 1:
-				_, err = ws.DeleteRange(mvcc.DeleteRequest{Key: []byte("a"), End: []byte("b")})
+				_, err = kval.DeleteRange(kv.DeleteRequest{Key: []byte("a"), End: []byte("b")})
 			case 2:
-				_, err = ws.Txn(mvcc.TxnRequest{Success: []mvcc.Op{
-					{Put: &mvcc.PutRequest{Key: []byte("b"), Value: []byte("txn")}},
-					{Put: &mvcc.PutRequest{Key: []byte("a/2"), Value: []byte("txn")}},
+				_, err = kval.Txn(kv.TxnRequest{Success: []kv.Op{
+					{Put: &kv.PutRequest{Key: []byte("b"), Value: []byte("txn")}},
+					{Put: &kv.PutRequest{Key: []byte("a/2"), Value: []byte("txn")}},
 				}})
 			default:
-				_, err = ws.Put(mvcc.PutRequest{Key: k, Value: fmt.Append(nil, rng.IntN(100))})
+				_, err = kval.Put(kv.PutRequest{Key: k, Value: fmt.Append(nil, rng.IntN(100))})
 			}
 			if err != nil {
 				t.Fatalf("write: %v", err)
@@ -56,25 +61,25 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 	}
 	write(80)
 	// Compact at a delete, whose tombstone both must still report.
-	if _, err := ws.Put(mvcc.PutRequest{Key: []byte("a/1"), Value: []byte("doomed")}); err != nil {
+	if _, err := kval.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("doomed")}); err != nil {
 		t.Fatal(err)
 	}
-	del, err := ws.DeleteRange(mvcc.DeleteRequest{Key: []byte("a/1")})
+	del, err := kval.DeleteRange(kv.DeleteRequest{Key: []byte("a/1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	compact := del.Revision
-	if _, err := kv.Compact(compact); err != nil {
+	if _, err := kval.Compact(compact); err != nil {
 		t.Fatalf("Compact(%d) = %v", compact, err)
 	}
 	write(40)
-	cur := kv.Rev()
+	cur := kval.Rev()
 
 	ranges := []struct{ key, end string }{{"a", ""}, {"a/2", ""}, {"a", "b"}, {"b", "\x00"}, {"\x00", "\x00"}}
 	for _, r := range ranges {
 		for _, start := range []int64{compact, compact + 1, cur - 5} {
 			for flags := range 8 {
-				req := watch.Request{Key: []byte(r.key), StartRevision: start,
+				req := kv.WatchRequest{Key: []byte(r.key), StartRevision: start,
 					PrevKV: flags&1 != 0, NoPut: flags&2 != 0, NoDelete: flags&4 != 0}
 				if r.end != "" {
 					req.End = []byte(r.end)
@@ -87,15 +92,15 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 					continue
 				}
 				want := watchEvents(t, ws, req, cur)
-				q := mvcc.HistoryRequest{Key: req.Key, End: req.End, StartRevision: start,
+				q := kv.HistoryRequest{Key: req.Key, End: req.End, StartRevision: start,
 					PrevKV: req.PrevKV, NoPut: req.NoPut, NoDelete: req.NoDelete, Limit: 1 + rng.IntN(4)}
-				got := historyEvents(t, kv, q)
+				got := historyEvents(t, kval, q)
 				if !slices.Equal(got, want) {
 					t.Errorf("history of %q..%q from %d (prev_kv=%v noput=%v nodelete=%v) differs from the watch:\n got %q\nwant %q",
 						r.key, r.end, start, req.PrevKV, req.NoPut, req.NoDelete, got, want)
 				}
-				q.Descend, q.Resume = true, mvcc.Revision{}
-				desc := historyEvents(t, kv, q)
+				q.Descend, q.Resume = true, kv.Revision{}
+				desc := historyEvents(t, kval, q)
 				slices.Reverse(desc)
 				if !slices.Equal(desc, want) {
 					t.Errorf("descending history of %q..%q from %d, reversed, differs from the watch:\n got %q\nwant %q", r.key, r.end, start, desc, want)
@@ -106,7 +111,7 @@ func TestHistoryPageMatchesWatch(t *testing.T) {
 }
 
 // showWatchEvent is an event with its previous version, all fields.
-func showWatchEvent(ev mvcc.Event, prev *mvcc.KeyValue) string {
+func showWatchEvent(ev kv.Event, prev *kv.KeyValue) string {
 	s := fmt.Sprintf("%v %q=%q c%d m%d v%d l%d", ev.Type, ev.KV.Key, ev.KV.Value, ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Version, ev.KV.Lease)
 	if prev != nil {
 		s += fmt.Sprintf(" prev %q=%q m%d v%d", prev.Key, prev.Value, prev.ModRevision, prev.Version)
@@ -117,7 +122,7 @@ func showWatchEvent(ev mvcc.Event, prev *mvcc.KeyValue) string {
 // watchEvents watches req and returns every event it delivers up to rev,
 // the store's current revision: a progress bookmark at rev or later says
 // that all of them have come.
-func watchEvents(tb testing.TB, ws *watch.Store, req watch.Request, rev int64) []string {
+func watchEvents(tb testing.TB, ws *watch.Store, req kv.WatchRequest, rev int64) []string {
 	tb.Helper()
 	st, err := ws.Watch(req)
 	if err != nil {
@@ -141,26 +146,26 @@ func watchEvents(tb testing.TB, ws *watch.Store, req watch.Request, rev int64) [
 				return out
 			}
 			for _, ev := range r.Events {
-				out = append(out, showWatchEvent(ev.Event, ev.PrevKV))
+				out = append(out, showWatchEvent(ev, ev.PrevKV))
 			}
 		}
 	}
 }
 
 // historyEvents reads q page by page to its end.
-func historyEvents(tb testing.TB, kv *mvcc.Store, q mvcc.HistoryRequest) []string {
+func historyEvents(tb testing.TB, kval *mvcc.Store, q kv.HistoryRequest) []string {
 	tb.Helper()
 	var out []string
 	for pages := 0; ; pages++ {
 		if pages > 10_000 {
 			tb.Fatalf("HistoryPage(%+v): more than 10000 pages", q)
 		}
-		page, err := kv.HistoryPage(q)
+		page, err := kval.HistoryPage(q)
 		if err != nil {
 			tb.Fatalf("HistoryPage(%+v) = %v", q, err)
 		}
 		for _, ev := range page.Events {
-			out = append(out, showWatchEvent(ev.Event, ev.PrevKV))
+			out = append(out, showWatchEvent(ev, ev.PrevKV))
 		}
 		if !page.More {
 			return out

@@ -5,6 +5,9 @@ import (
 	"sync"
 
 	"github.com/google/btree"
+
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // treeIndex maps user keys to their keyIndex, ordered by key.
@@ -24,13 +27,13 @@ func newTreeIndex() *treeIndex {
 // keyRev is a key and the revision of its version that a read sees.
 type keyRev struct {
 	key     []byte
-	rev     Revision
-	created Revision
+	rev     kv.Revision
+	created kv.Revision
 	version int64
 }
 
 // put records a write of key at rev.
-func (ti *treeIndex) put(key []byte, rev Revision) {
+func (ti *treeIndex) put(key []byte, rev kv.Revision) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -42,7 +45,7 @@ func (ti *treeIndex) put(key []byte, rev Revision) {
 }
 
 // tombstone records a delete of key at rev.
-func (ti *treeIndex) tombstone(key []byte, rev Revision) error {
+func (ti *treeIndex) tombstone(key []byte, rev kv.Revision) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -53,7 +56,7 @@ func (ti *treeIndex) tombstone(key []byte, rev Revision) error {
 }
 
 // unput undoes the newest write of key, which must be rev.
-func (ti *treeIndex) unput(key []byte, rev Revision, tombstone bool) {
+func (ti *treeIndex) unput(key []byte, rev kv.Revision, tombstone bool) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	ki, ok := ti.tree.Get(&keyIndex{key: key})
@@ -81,21 +84,22 @@ func (ti *treeIndex) get(key []byte, atRev int64) (keyRev, error) {
 	return keyRev{key: ki.key, rev: mod, created: created, version: ver}, nil
 }
 
-// visit calls fn, in key order, for every key of [key, end) alive at atRev
-// (see normalizeRange for end) until fn returns false.
-func (ti *treeIndex) visit(key, end []byte, atRev int64, fn func(keyRev) bool) {
+// visit calls fn, in key order, for every key of r alive at atRev until
+// fn returns false.
+func (ti *treeIndex) visit(r keyrange.Range, atRev int64, fn func(keyRev) bool) {
 	ti.mu.RLock()
 	defer ti.mu.RUnlock()
-	if end == nil {
-		if ki, ok := ti.tree.Get(&keyIndex{key: key}); ok {
+	if r.IsSingle() {
+		if ki, ok := ti.tree.Get(&keyIndex{key: r.Key}); ok {
 			if mod, created, ver, err := ki.get(atRev); err == nil {
 				fn(keyRev{key: ki.key, rev: mod, created: created, version: ver})
 			}
 		}
 		return
 	}
-	ti.tree.AscendGreaterOrEqual(&keyIndex{key: key}, func(ki *keyIndex) bool {
-		if len(end) > 0 && bytes.Compare(ki.key, end) >= 0 {
+	limit := r.Limit() // nil: no upper bound
+	ti.tree.AscendGreaterOrEqual(&keyIndex{key: r.Key}, func(ki *keyIndex) bool {
+		if !keyrange.AboveKey(limit, ki.key) {
 			return false
 		}
 		mod, created, ver, err := ki.get(atRev)
@@ -118,8 +122,8 @@ func (ti *treeIndex) insertRestored(ki *keyIndex) {
 //
 // It walks a copy-on-write clone of the tree and takes the lock per key, so
 // writers wait for one key's compaction at most, never for the whole index.
-func (ti *treeIndex) compact(atRev int64) map[Revision]struct{} {
-	keep := make(map[Revision]struct{})
+func (ti *treeIndex) compact(atRev int64) map[kv.Revision]struct{} {
+	keep := make(map[kv.Revision]struct{})
 	ti.mu.Lock()
 	clone := ti.tree.Clone()
 	ti.mu.Unlock()

@@ -1,12 +1,16 @@
 package mvcc
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/httpkv/httpkv/kv"
+)
 
 // walkKey calls fn for the revisions of key held in the index, from pos
 // on (pos included) upwards, or downwards with descend, each with whether
 // it is a tombstone, until fn returns false. fn runs under the index's
 // read lock: it must not call back into the index.
-func (ti *treeIndex) walkKey(key []byte, pos Revision, descend bool, fn func(rev Revision, tomb bool) bool) {
+func (ti *treeIndex) walkKey(key []byte, pos kv.Revision, descend bool, fn func(rev kv.Revision, tomb bool) bool) {
 	ti.mu.RLock()
 	defer ti.mu.RUnlock()
 	if ki, ok := ti.tree.Get(&keyIndex{key: key}); ok {
@@ -18,7 +22,7 @@ func (ti *treeIndex) walkKey(key []byte, pos Revision, descend bool, fn func(rev
 // the tombstone that closed it, so which revisions are tombstones needs no
 // lookup. Both ends are found by binary search: a key written a million
 // times costs no more to start than one written once.
-func (ki *keyIndex) walk(pos Revision, descend bool, fn func(rev Revision, tomb bool) bool) {
+func (ki *keyIndex) walk(pos kv.Revision, descend bool, fn func(rev kv.Revision, tomb bool) bool) {
 	gens := ki.generations
 	last := len(gens) - 1
 	tomb := func(gi, ri int) bool { return gi < last && ri == len(gens[gi].revs)-1 }

@@ -2,6 +2,8 @@ package mvcc
 
 import (
 	"errors"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // errRevisionNotFound: the key has no live version at the revision asked.
@@ -30,21 +32,21 @@ var errRevisionNotFound = errors.New("mvcc: revision not found")
 // delete; the next compaction drops it.
 type keyIndex struct {
 	key         []byte
-	modified    Revision // the newest revision in any generation
+	modified    kv.Revision // the newest revision in any generation
 	generations []generation
 }
 
 type generation struct {
-	ver     int64    // number of writes in the generation, the tombstone included
-	created Revision // the put that began the generation
-	revs    []Revision
+	ver     int64       // number of writes in the generation, the tombstone included
+	created kv.Revision // the put that began the generation
+	revs    []kv.Revision
 }
 
 func (g *generation) isEmpty() bool { return len(g.revs) == 0 }
 
 // put records a write of the key at rev, which must be newer than any
 // revision it holds.
-func (ki *keyIndex) put(rev Revision) {
+func (ki *keyIndex) put(rev kv.Revision) {
 	if len(ki.generations) == 0 {
 		ki.generations = append(ki.generations, generation{})
 	}
@@ -59,21 +61,21 @@ func (ki *keyIndex) put(rev Revision) {
 
 // restore starts the index of a key first seen, on recovery, at modified,
 // whose generation was created at created and has reached version ver.
-func (ki *keyIndex) restore(created, modified Revision, ver int64) {
+func (ki *keyIndex) restore(created, modified kv.Revision, ver int64) {
 	ki.modified = modified
-	ki.generations = []generation{{created: created, ver: ver, revs: []Revision{modified}}}
+	ki.generations = []generation{{created: created, ver: ver, revs: []kv.Revision{modified}}}
 }
 
 // restoreTombstone starts the index of a key first seen, on recovery, as
 // the tombstone at rev: the rest of its generation was compacted away, but
 // the delete is still history (it lies at or above the compact revision).
-func (ki *keyIndex) restoreTombstone(rev Revision) {
+func (ki *keyIndex) restoreTombstone(rev kv.Revision) {
 	ki.modified = rev
-	ki.generations = []generation{{created: rev, ver: 1, revs: []Revision{rev}}, {}}
+	ki.generations = []generation{{created: rev, ver: 1, revs: []kv.Revision{rev}}, {}}
 }
 
 // tombstone records a delete of the key at rev and ends its generation.
-func (ki *keyIndex) tombstone(rev Revision) error {
+func (ki *keyIndex) tombstone(rev kv.Revision) error {
 	if len(ki.generations) == 0 || ki.generations[len(ki.generations)-1].isEmpty() {
 		return errRevisionNotFound
 	}
@@ -84,7 +86,7 @@ func (ki *keyIndex) tombstone(rev Revision) error {
 
 // unput undoes the newest put or tombstone, which must be rev. It exists so
 // that a write request that fails half-way leaves the index as it found it.
-func (ki *keyIndex) unput(rev Revision, tombstone bool) {
+func (ki *keyIndex) unput(rev kv.Revision, tombstone bool) {
 	if tombstone {
 		ki.generations = ki.generations[:len(ki.generations)-1]
 	}
@@ -97,7 +99,7 @@ func (ki *keyIndex) unput(rev Revision, tombstone bool) {
 	if g.isEmpty() {
 		*g = generation{}
 	}
-	ki.modified = Revision{}
+	ki.modified = kv.Revision{}
 	for i := len(ki.generations) - 1; i >= 0; i-- {
 		if revs := ki.generations[i].revs; len(revs) > 0 {
 			ki.modified = revs[len(revs)-1]
@@ -109,17 +111,17 @@ func (ki *keyIndex) unput(rev Revision, tombstone bool) {
 // get returns the newest revision of the key at or below atRev, the
 // revision that created its generation, and its version then. It fails with
 // errRevisionNotFound when the key did not exist at atRev.
-func (ki *keyIndex) get(atRev int64) (modified, created Revision, ver int64, err error) {
+func (ki *keyIndex) get(atRev int64) (modified, created kv.Revision, ver int64, err error) {
 	g := ki.findGeneration(atRev)
 	if g == nil {
-		return Revision{}, Revision{}, 0, errRevisionNotFound
+		return kv.Revision{}, kv.Revision{}, 0, errRevisionNotFound
 	}
 	for n := len(g.revs) - 1; n >= 0; n-- {
 		if g.revs[n].Main <= atRev {
 			return g.revs[n], g.created, g.ver - int64(len(g.revs)-n-1), nil
 		}
 	}
-	return Revision{}, Revision{}, 0, errRevisionNotFound
+	return kv.Revision{}, kv.Revision{}, 0, errRevisionNotFound
 }
 
 // findGeneration returns the generation alive at rev, or nil when the key
@@ -145,7 +147,7 @@ func (ki *keyIndex) findGeneration(rev int64) *generation {
 
 // compact drops the revisions no read at or above atRev can need and adds
 // those it keeps at or below atRev to keep.
-func (ki *keyIndex) compact(atRev int64, keep map[Revision]struct{}) {
+func (ki *keyIndex) compact(atRev int64, keep map[kv.Revision]struct{}) {
 	if len(ki.generations) == 0 {
 		return
 	}
@@ -170,7 +172,7 @@ func (ki *keyIndex) compact(atRev int64, keep map[Revision]struct{}) {
 			keep[g.revs[n]] = struct{}{}
 			if n > 0 {
 				// Copy rather than reslice so the dropped prefix is freed.
-				g.revs = append([]Revision(nil), g.revs[n:]...)
+				g.revs = append([]kv.Revision(nil), g.revs[n:]...)
 			}
 			break
 		}

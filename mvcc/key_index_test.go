@@ -7,19 +7,21 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // kiWrite is one write of a key: a put, or a delete with tomb set.
 type kiWrite struct {
-	rev  Revision
+	rev  kv.Revision
 	tomb bool
 }
 
-func kiPut(main int64) kiWrite  { return kiWrite{rev: Revision{Main: main}} }
-func kiTomb(main int64) kiWrite { return kiWrite{rev: Revision{Main: main}, tomb: true} }
+func kiPut(main int64) kiWrite  { return kiWrite{rev: kv.Revision{Main: main}} }
+func kiTomb(main int64) kiWrite { return kiWrite{rev: kv.Revision{Main: main}, tomb: true} }
 
 // kiAt is a put at a sub revision, for writes sharing a main revision.
-func kiAt(main, sub int64) kiWrite { return kiWrite{rev: Revision{Main: main, Sub: sub}} }
+func kiAt(main, sub int64) kiWrite { return kiWrite{rev: kv.Revision{Main: main, Sub: sub}} }
 
 // newKeyIndex builds the index of key "a" from writes, in order.
 func newKeyIndex(tb testing.TB, writes ...kiWrite) *keyIndex {
@@ -44,10 +46,10 @@ func exampleKeyIndex(tb testing.TB) *keyIndex {
 	return newKeyIndex(tb, kiPut(2), kiPut(3), kiTomb(4), kiPut(5))
 }
 
-func kiRevs(mains ...int64) []Revision {
-	rs := make([]Revision, len(mains))
+func kiRevs(mains ...int64) []kv.Revision {
+	rs := make([]kv.Revision, len(mains))
 	for i, m := range mains {
-		rs[i] = Revision{Main: m}
+		rs[i] = kv.Revision{Main: m}
 	}
 	return rs
 }
@@ -56,10 +58,10 @@ func TestKeyIndexExampleGenerations(t *testing.T) {
 	ki := exampleKeyIndex(t)
 	want := &keyIndex{
 		key:      []byte("a"),
-		modified: Revision{Main: 5},
+		modified: kv.Revision{Main: 5},
 		generations: []generation{
-			{ver: 3, created: Revision{Main: 2}, revs: kiRevs(2, 3, 4)},
-			{ver: 1, created: Revision{Main: 5}, revs: kiRevs(5)},
+			{ver: 3, created: kv.Revision{Main: 2}, revs: kiRevs(2, 3, 4)},
+			{ver: 1, created: kv.Revision{Main: 5}, revs: kiRevs(5)},
 		},
 	}
 	if !reflect.DeepEqual(ki, want) {
@@ -132,7 +134,7 @@ func TestKeyIndexTombstone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ki := newKeyIndex(t, tt.writes...)
 			before := fmt.Sprintf("%+v", ki)
-			err := ki.tombstone(Revision{Main: 9})
+			err := ki.tombstone(kv.Revision{Main: 9})
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Fatalf("tombstone(9) after %v = %v, want %v", tt.writes, err, tt.wantErr)
 			}
@@ -159,40 +161,40 @@ func TestKeyIndexCompact(t *testing.T) {
 		writes   []kiWrite
 		at       int64
 		wantGens []generation
-		wantKeep []Revision
+		wantKeep []kv.Revision
 	}{
 		{
 			name: "example below every revision", writes: example, at: 1,
-			wantGens: []generation{{3, Revision{Main: 2}, kiRevs(2, 3, 4)}, {1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{3, kv.Revision{Main: 2}, kiRevs(2, 3, 4)}, {1, kv.Revision{Main: 5}, kiRevs(5)}},
 		},
 		{
 			name: "example at the first put", writes: example, at: 2,
-			wantGens: []generation{{3, Revision{Main: 2}, kiRevs(2, 3, 4)}, {1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{3, kv.Revision{Main: 2}, kiRevs(2, 3, 4)}, {1, kv.Revision{Main: 5}, kiRevs(5)}},
 			wantKeep: kiRevs(2),
 		},
 		{
 			name: "example at the second put", writes: example, at: 3,
-			wantGens: []generation{{3, Revision{Main: 2}, kiRevs(3, 4)}, {1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{3, kv.Revision{Main: 2}, kiRevs(3, 4)}, {1, kv.Revision{Main: 5}, kiRevs(5)}},
 			wantKeep: kiRevs(3),
 		},
 		{
 			name: "example keeps a tombstone at the compact revision", writes: example, at: 4,
-			wantGens: []generation{{3, Revision{Main: 2}, kiRevs(4)}, {1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{3, kv.Revision{Main: 2}, kiRevs(4)}, {1, kv.Revision{Main: 5}, kiRevs(5)}},
 			wantKeep: kiRevs(4),
 		},
 		{
 			name: "example drops a generation that ended before", writes: example, at: 5,
-			wantGens: []generation{{1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{1, kv.Revision{Main: 5}, kiRevs(5)}},
 			wantKeep: kiRevs(5),
 		},
 		{
 			name: "example above every revision", writes: example, at: 9,
-			wantGens: []generation{{1, Revision{Main: 5}, kiRevs(5)}},
+			wantGens: []generation{{1, kv.Revision{Main: 5}, kiRevs(5)}},
 			wantKeep: kiRevs(5),
 		},
 		{
 			name: "deleted key keeps its tombstone at the compact revision", writes: []kiWrite{kiPut(2), kiTomb(3)}, at: 3,
-			wantGens: []generation{{2, Revision{Main: 2}, kiRevs(3)}, {}},
+			wantGens: []generation{{2, kv.Revision{Main: 2}, kiRevs(3)}, {}},
 			wantKeep: kiRevs(3),
 		},
 		{
@@ -201,34 +203,34 @@ func TestKeyIndexCompact(t *testing.T) {
 		},
 		{
 			name: "newest sub revision at the compact revision", writes: []kiWrite{kiAt(3, 0), kiAt(3, 1)}, at: 3,
-			wantGens: []generation{{2, Revision{Main: 3}, []Revision{{Main: 3, Sub: 1}}}},
-			wantKeep: []Revision{{Main: 3, Sub: 1}},
+			wantGens: []generation{{2, kv.Revision{Main: 3}, []kv.Revision{{Main: 3, Sub: 1}}}},
+			wantKeep: []kv.Revision{{Main: 3, Sub: 1}},
 		},
 		{
 			// One write deleted the key and put it again at revision 6:
 			// the put, not the tombstone before it, is what reads at 6
 			// see, so it must survive.
 			name:     "key deleted and put again at the compact revision",
-			writes:   []kiWrite{kiPut(2), {rev: Revision{Main: 6, Sub: 0}, tomb: true}, kiAt(6, 1)},
+			writes:   []kiWrite{kiPut(2), {rev: kv.Revision{Main: 6, Sub: 0}, tomb: true}, kiAt(6, 1)},
 			at:       6,
-			wantGens: []generation{{1, Revision{Main: 6, Sub: 1}, []Revision{{Main: 6, Sub: 1}}}},
-			wantKeep: []Revision{{Main: 6, Sub: 1}},
+			wantGens: []generation{{1, kv.Revision{Main: 6, Sub: 1}, []kv.Revision{{Main: 6, Sub: 1}}}},
+			wantKeep: []kv.Revision{{Main: 6, Sub: 1}},
 		},
 		{
 			name: "key deleted, put and deleted again at the compact revision",
 			writes: []kiWrite{
-				kiPut(2), {rev: Revision{Main: 6, Sub: 0}, tomb: true},
-				kiAt(6, 1), {rev: Revision{Main: 6, Sub: 2}, tomb: true},
+				kiPut(2), {rev: kv.Revision{Main: 6, Sub: 0}, tomb: true},
+				kiAt(6, 1), {rev: kv.Revision{Main: 6, Sub: 2}, tomb: true},
 			},
 			at:       6,
-			wantGens: []generation{{2, Revision{Main: 6, Sub: 1}, []Revision{{Main: 6, Sub: 2}}}, {}},
-			wantKeep: []Revision{{Main: 6, Sub: 2}},
+			wantGens: []generation{{2, kv.Revision{Main: 6, Sub: 1}, []kv.Revision{{Main: 6, Sub: 2}}}, {}},
+			wantKeep: []kv.Revision{{Main: 6, Sub: 2}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ki := newKeyIndex(t, tt.writes...)
-			keep := make(map[Revision]struct{})
+			keep := make(map[kv.Revision]struct{})
 			ki.compact(tt.at, keep)
 			if !reflect.DeepEqual(ki.generations, tt.wantGens) {
 				t.Errorf("compact(%d) after %v left generations %+v, want %+v", tt.at, tt.writes, ki.generations, tt.wantGens)
@@ -241,7 +243,7 @@ func TestKeyIndexCompact(t *testing.T) {
 	}
 }
 
-func compareRevisions(a, b Revision) int {
+func compareRevisions(a, b kv.Revision) int {
 	switch {
 	case a == b:
 		return 0
@@ -257,7 +259,7 @@ func compareRevisions(a, b Revision) int {
 func TestKeyIndexCompactKeepsReads(t *testing.T) {
 	for _, writes := range [][]kiWrite{
 		{kiPut(2), kiPut(3), kiTomb(4), kiPut(5)},
-		{kiPut(2), {rev: Revision{Main: 4}, tomb: true}, kiAt(4, 1), kiPut(6), kiTomb(7)},
+		{kiPut(2), {rev: kv.Revision{Main: 4}, tomb: true}, kiAt(4, 1), kiPut(6), kiTomb(7)},
 	} {
 		for c := int64(1); c <= 8; c++ {
 			ki := newKeyIndex(t, writes...)
@@ -265,7 +267,7 @@ func TestKeyIndexCompactKeepsReads(t *testing.T) {
 			for rev := c; rev <= 9; rev++ {
 				want = append(want, kiGetAt(ki, rev).String())
 			}
-			ki.compact(c, make(map[Revision]struct{}))
+			ki.compact(c, make(map[kv.Revision]struct{}))
 			for i, rev := 0, c; rev <= 9; i, rev = i+1, rev+1 {
 				if got := kiGetAt(ki, rev).String(); got != want[i] {
 					t.Errorf("after %v and compact(%d): get(%d) = %s, want %s", writes, c, rev, got, want[i])
@@ -323,5 +325,5 @@ func TestKeyIndexUnputNotNewestPanics(t *testing.T) {
 			t.Errorf("unput(2) with 3 newer did not panic")
 		}
 	}()
-	ki.unput(Revision{Main: 2}, false)
+	ki.unput(kv.Revision{Main: 2}, false)
 }

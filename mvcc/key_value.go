@@ -3,39 +3,9 @@ package mvcc
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/httpkv/httpkv/kv"
 )
-
-// KeyValue is one version of a key.
-type KeyValue struct {
-	Key            []byte
-	Value          []byte
-	CreateRevision int64 // main revision of the put that created this generation of the key
-	ModRevision    int64 // main revision of the write that made this version
-	Version        int64 // 1 for the put that created the key, +1 for each put since
-	Lease          int64 // lease the key is attached to; 0 for none
-}
-
-// EventType tells a put from a delete.
-type EventType int
-
-const (
-	EventPut EventType = iota
-	EventDelete
-)
-
-func (t EventType) String() string {
-	if t == EventDelete {
-		return "delete"
-	}
-	return "put"
-}
-
-// Event is one change made by a write transaction. A delete's KV carries
-// only the key and the ModRevision of the delete.
-type Event struct {
-	Type EventType
-	KV   KeyValue
-}
 
 // kvFormat is the first byte of every encoded KeyValue, so that the record
 // layout can change later without guessing.
@@ -45,31 +15,31 @@ const kvFormat byte = 1
 // value bytes: the format byte and five uvarints.
 const maxRecordHeaderLen = 1 + 5*binary.MaxVarintLen64
 
-// encodeKeyValue lays kv out as: format, uvarint create, mod, version,
+// encodeKeyValue lays rec out as: format, uvarint create, mod, version,
 // lease, key length, then key and value bytes.
-func encodeKeyValue(dst []byte, kv *KeyValue) []byte {
+func encodeKeyValue(dst []byte, rec *kv.KeyValue) []byte {
 	dst = append(dst, kvFormat)
-	dst = binary.AppendUvarint(dst, uint64(kv.CreateRevision))
-	dst = binary.AppendUvarint(dst, uint64(kv.ModRevision))
-	dst = binary.AppendUvarint(dst, uint64(kv.Version))
-	dst = binary.AppendUvarint(dst, uint64(kv.Lease))
-	dst = binary.AppendUvarint(dst, uint64(len(kv.Key)))
-	dst = append(dst, kv.Key...)
-	return append(dst, kv.Value...)
+	dst = binary.AppendUvarint(dst, uint64(rec.CreateRevision))
+	dst = binary.AppendUvarint(dst, uint64(rec.ModRevision))
+	dst = binary.AppendUvarint(dst, uint64(rec.Version))
+	dst = binary.AppendUvarint(dst, uint64(rec.Lease))
+	dst = binary.AppendUvarint(dst, uint64(len(rec.Key)))
+	dst = append(dst, rec.Key...)
+	return append(dst, rec.Value...)
 }
 
 // decodeKeyValue parses a record written by encodeKeyValue. The returned
 // KeyValue owns fresh copies of the bytes, so it outlives the bbolt
 // transaction b came from.
-func decodeKeyValue(b []byte) (KeyValue, error) {
+func decodeKeyValue(b []byte) (kv.KeyValue, error) {
 	hdr, value, err := decodeHeader(b)
 	if err != nil {
-		return KeyValue{}, err
+		return kv.KeyValue{}, err
 	}
 	buf := make([]byte, len(hdr.key)+len(value))
 	n := copy(buf, hdr.key)
 	copy(buf[n:], value)
-	return KeyValue{
+	return kv.KeyValue{
 		Key:            buf[:n:n],
 		Value:          buf[n:],
 		CreateRevision: hdr.create,

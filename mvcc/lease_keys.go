@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // leaseMove is a write's change of a key's lease: from the lease it had
@@ -41,7 +43,7 @@ func (t *WriteTxn) moveLease(key []byte, from, to int64) {
 func (t *WriteTxn) LeaseKeys(id int64) ([][]byte, error) {
 	l := t.s.opts.Lessor
 	if l == nil || !l.Lookup(id) {
-		return nil, fmt.Errorf("%w (ID %d)", ErrLeaseNotFound, id)
+		return nil, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
 	}
 	// A lease granted by the open batch has no committed keys yet.
 	committed, _ := l.Keys(id)

@@ -1,9 +1,11 @@
 package mvcc
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // modelGen makes TestModel's random requests. The keyspace, values,
@@ -80,27 +82,15 @@ func (g *modelGen) span() (key, end []byte) {
 		return g.pick(g.bounds), g.pick(g.bounds)
 	case 7:
 		p := g.pick(g.prefixes)
-		return p, prefixRangeEnd(p)
+		return p, keyrange.PrefixEnd(p)
 	case 8:
 		return g.key(), []byte{0}
 	}
 	return []byte{0}, []byte{0}
 }
 
-// prefixRangeEnd is the end of the range of keys starting with p.
-func prefixRangeEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return []byte{0}
-}
-
-func (g *modelGen) put() PutRequest {
-	r := PutRequest{Key: g.key(), Value: g.value(), Lease: g.lease(), PrevKV: g.chance(2)}
+func (g *modelGen) put() kv.PutRequest {
+	r := kv.PutRequest{Key: g.key(), Value: g.value(), Lease: g.lease(), PrevKV: g.chance(2)}
 	if g.chance(6) {
 		r.IgnoreValue = true
 		if !g.chance(10) {
@@ -119,8 +109,8 @@ func (g *modelGen) put() PutRequest {
 	return r
 }
 
-func (g *modelGen) deleteRange() DeleteRequest {
-	r := DeleteRequest{PrevKV: g.chance(2)}
+func (g *modelGen) deleteRange() kv.DeleteRequest {
+	r := kv.DeleteRequest{PrevKV: g.chance(2)}
 	r.Key, r.End = g.span()
 	if g.chance(200) {
 		r.Key = nil
@@ -128,16 +118,16 @@ func (g *modelGen) deleteRange() DeleteRequest {
 	return r
 }
 
-func (g *modelGen) rangeOp() RangeOp {
-	r := RangeOp{Options: RangeOptions{Revision: g.revision()}}
+func (g *modelGen) rangeOp() kv.RangeOp {
+	r := kv.RangeOp{Options: kv.RangeOptions{Revision: g.revision()}}
 	r.Key, r.End = g.span()
 	o := &r.Options
 	if g.chance(2) {
 		o.Limit = 1 + g.rng.Int64N(4)
 	}
 	if g.chance(2) {
-		o.SortTarget = SortTarget(g.rng.IntN(5))
-		o.SortOrder = SortOrder(g.rng.IntN(3))
+		o.SortTarget = kv.SortTarget(g.rng.IntN(5))
+		o.SortOrder = kv.SortOrder(g.rng.IntN(3))
 	}
 	o.KeysOnly = g.chance(5)
 	o.CountOnly = g.chance(10)
@@ -150,35 +140,35 @@ func (g *modelGen) rangeOp() RangeOp {
 	case g.chance(200):
 		o.Limit = -1
 	case g.chance(200):
-		o.SortTarget = SortByValue + 1
+		o.SortTarget = kv.SortByValue + 1
 	case g.chance(200):
 		r.Key = nil
 	}
 	return r
 }
 
-func (g *modelGen) compare() Compare {
-	c := Compare{Target: CompareTarget(g.rng.IntN(5)), Result: CompareResult(g.rng.IntN(4))}
+func (g *modelGen) compare() kv.Compare {
+	c := kv.Compare{Target: kv.CompareTarget(g.rng.IntN(5)), Result: kv.CompareResult(g.rng.IntN(4))}
 	if g.chance(5) {
 		c.Key, c.End = g.span()
 	} else {
 		c.Key = g.key()
 	}
 	switch c.Target {
-	case CompareValue:
+	case kv.CompareValue:
 		c.Value = g.value()
-	case CompareVersion:
+	case kv.CompareVersion:
 		c.Number = g.rng.Int64N(4)
-	case CompareCreate, CompareMod:
+	case kv.CompareCreate, kv.CompareMod:
 		c.Number = g.someRev()
 		// Aim at the key's own revisions half the time, so equality holds.
-		if kv, ok := g.m.current()[string(c.Key)]; ok && g.chance(2) {
-			c.Number = kv.ModRevision
-			if c.Target == CompareCreate {
-				c.Number = kv.CreateRevision
+		if kval, ok := g.m.current()[string(c.Key)]; ok && g.chance(2) {
+			c.Number = kval.ModRevision
+			if c.Target == kv.CompareCreate {
+				c.Number = kval.CreateRevision
 			}
 		}
-	case CompareLease:
+	case kv.CompareLease:
 		c.Number = g.lease()
 	}
 	return c
@@ -186,8 +176,8 @@ func (g *modelGen) compare() Compare {
 
 // txn makes a txn nested at most two deep. With readOnly it has ranges
 // only, so the store serves it from a read snapshot.
-func (g *modelGen) txn(depth int, readOnly bool) TxnRequest {
-	var r TxnRequest
+func (g *modelGen) txn(depth int, readOnly bool) kv.TxnRequest {
+	var r kv.TxnRequest
 	for range g.rng.IntN(4) {
 		r.Compare = append(r.Compare, g.compare())
 	}
@@ -196,34 +186,34 @@ func (g *modelGen) txn(depth int, readOnly bool) TxnRequest {
 	return r
 }
 
-func (g *modelGen) ops(depth int, readOnly bool) []Op {
+func (g *modelGen) ops(depth int, readOnly bool) []kv.Op {
 	n := g.rng.IntN(4)
 	if g.chance(40) {
 		n = modelMaxTxnOps + 1
 	}
-	ops := make([]Op, 0, n)
+	ops := make([]kv.Op, 0, n)
 	for range n {
 		ops = append(ops, g.op(depth, readOnly))
 	}
 	return ops
 }
 
-func (g *modelGen) op(depth int, readOnly bool) Op {
+func (g *modelGen) op(depth int, readOnly bool) kv.Op {
 	k := g.rng.IntN(10)
 	switch {
 	case k < 3 || (readOnly && k < 8):
 		r := g.rangeOp()
-		return Op{Range: &r}
+		return kv.Op{Range: &r}
 	case k < 6:
 		r := g.put()
-		return Op{Put: &r}
+		return kv.Op{Put: &r}
 	case k < 8:
 		r := g.deleteRange()
-		return Op{Delete: &r}
+		return kv.Op{Delete: &r}
 	case depth < 2:
 		r := g.txn(depth+1, readOnly)
-		return Op{Txn: &r}
+		return kv.Op{Txn: &r}
 	}
 	r := g.rangeOp()
-	return Op{Range: &r}
+	return kv.Op{Range: &r}
 }

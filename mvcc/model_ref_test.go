@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // model is the reference TestModel holds the store to. It keeps the whole
@@ -15,9 +17,9 @@ import (
 type model struct {
 	// states[r] is the keyspace as of revision r. states[0] is unused: the
 	// empty store is at revision 1.
-	states []map[string]KeyValue
+	states []map[string]kv.KeyValue
 	// events[r] are the changes revision r made, in order.
-	events     [][]Event
+	events     [][]kv.Event
 	compactRev int64
 	leases     map[int64]bool // the leases that exist
 	maxTxnOps  int
@@ -25,8 +27,8 @@ type model struct {
 
 func newModel(leases []int64, maxTxnOps int) *model {
 	m := &model{
-		states:    []map[string]KeyValue{{}, {}},
-		events:    [][]Event{nil, nil},
+		states:    []map[string]kv.KeyValue{{}, {}},
+		events:    [][]kv.Event{nil, nil},
 		leases:    make(map[int64]bool),
 		maxTxnOps: maxTxnOps,
 	}
@@ -39,30 +41,30 @@ func newModel(leases []int64, maxTxnOps int) *model {
 // rev is the current revision.
 func (m *model) rev() int64 { return int64(len(m.states)) - 1 }
 
-func (m *model) current() map[string]KeyValue { return m.states[m.rev()] }
+func (m *model) current() map[string]kv.KeyValue { return m.states[m.rev()] }
 
 // checkRev resolves the revision a read asks for, as the read view of a
 // store at revision current does.
 func (m *model) checkRev(rev, current int64) (int64, error) {
 	switch {
 	case rev > current:
-		return 0, ErrFutureRev
+		return 0, kv.ErrFutureRevision
 	case rev <= 0:
 		return current, nil
 	case rev < m.compactRev:
-		return 0, &CompactedError{CompactRevision: m.compactRev}
+		return 0, &kv.CompactedError{CompactRevision: m.compactRev}
 	}
 	return rev, nil
 }
 
 // Range reads outside any write.
-func (m *model) Range(key, end []byte, o RangeOptions) (RangeResult, error) {
+func (m *model) Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
 	if err := modelCheckRange(key, &o); err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	rev, err := m.checkRev(o.Revision, m.rev())
 	if err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	return rangeState(m.states[rev], key, end, o, m.rev()), nil
 }
@@ -70,18 +72,18 @@ func (m *model) Range(key, end []byte, o RangeOptions) (RangeResult, error) {
 // Compact raises the compact revision.
 func (m *model) Compact(rev int64) error {
 	if rev <= m.compactRev {
-		return &CompactedError{CompactRevision: m.compactRev}
+		return &kv.CompactedError{CompactRevision: m.compactRev}
 	}
 	if rev > m.rev() {
-		return ErrFutureRev
+		return kv.ErrFutureRevision
 	}
 	m.compactRev = rev
 	return nil
 }
 
 // history returns the events of revisions from through the current one.
-func (m *model) history(from int64) []Event {
-	var evs []Event
+func (m *model) history(from int64) []kv.Event {
+	var evs []kv.Event
 	for r := max(from, 1); r <= m.rev(); r++ {
 		evs = append(evs, m.events[r]...)
 	}
@@ -91,11 +93,11 @@ func (m *model) history(from int64) []Event {
 // compactedHistory returns what history from the compact revision on
 // holds once a compaction at it has finished: of the events at the compact
 // revision itself, only the last one of each key.
-func (m *model) compactedHistory() []Event {
+func (m *model) compactedHistory() []kv.Event {
 	at := m.events[m.compactRev]
-	var evs []Event
+	var evs []kv.Event
 	for i, ev := range at {
-		superseded := slices.ContainsFunc(at[i+1:], func(later Event) bool {
+		superseded := slices.ContainsFunc(at[i+1:], func(later kv.Event) bool {
 			return bytes.Equal(later.KV.Key, ev.KV.Key)
 		})
 		if !superseded {
@@ -110,18 +112,18 @@ func (m *model) compactedHistory() []Event {
 // it and, of each key, the newest revision at or below it if that is a
 // put, or a delete made exactly at it. A revision's sub part is the
 // position of its event in its revision.
-func (m *model) compactedRevisions() []Revision {
+func (m *model) compactedRevisions() []kv.Revision {
 	type last struct {
-		rev Revision
+		rev kv.Revision
 		del bool
 	}
 	newest := make(map[string]last)
 	for r := int64(1); r <= m.compactRev; r++ {
 		for i, ev := range m.events[r] {
-			newest[string(ev.KV.Key)] = last{Revision{Main: r, Sub: int64(i)}, ev.Type == EventDelete}
+			newest[string(ev.KV.Key)] = last{kv.Revision{Main: r, Sub: int64(i)}, ev.Type == kv.EventDelete}
 		}
 	}
-	var revs []Revision
+	var revs []kv.Revision
 	for _, l := range newest {
 		if !l.del || l.rev.Main == m.compactRev {
 			revs = append(revs, l.rev)
@@ -129,10 +131,10 @@ func (m *model) compactedRevisions() []Revision {
 	}
 	for r := m.compactRev + 1; r <= m.rev(); r++ {
 		for i := range m.events[r] {
-			revs = append(revs, Revision{Main: r, Sub: int64(i)})
+			revs = append(revs, kv.Revision{Main: r, Sub: int64(i)})
 		}
 	}
-	slices.SortFunc(revs, func(a, b Revision) int {
+	slices.SortFunc(revs, func(a, b kv.Revision) int {
 		return cmp.Or(cmp.Compare(a.Main, b.Main), cmp.Compare(a.Sub, b.Sub))
 	})
 	return revs
@@ -143,8 +145,8 @@ func (m *model) compactedRevisions() []Revision {
 // changed something and did not fail.
 type modelWrite struct {
 	m      *model
-	state  map[string]KeyValue
-	events []Event
+	state  map[string]kv.KeyValue
+	events []kv.Event
 }
 
 func (m *model) write() *modelWrite {
@@ -164,8 +166,8 @@ func (w *modelWrite) readRev() int64 {
 }
 
 // changes is what the store reports for the request once it succeeds.
-func (w *modelWrite) changes() Changes {
-	return Changes{Revision: w.readRev(), Events: w.events}
+func (w *modelWrite) changes() kv.Changes {
+	return kv.Changes{Revision: w.readRev(), Events: w.events}
 }
 
 func (w *modelWrite) commit() {
@@ -178,34 +180,34 @@ func (w *modelWrite) commit() {
 
 // Put is a put outside a txn. Like etcd it looks the lease up before the
 // key that ignore_value and ignore_lease need.
-func (w *modelWrite) Put(r PutRequest) (PutResult, error) {
+func (w *modelWrite) Put(r kv.PutRequest) (kv.PutResult, error) {
 	if err := modelCheckPut(&r); err != nil {
-		return PutResult{}, err
+		return kv.PutResult{}, err
 	}
 	if r.Lease != 0 && !w.m.leases[r.Lease] {
-		return PutResult{}, ErrLeaseNotFound
+		return kv.PutResult{}, kv.ErrLeaseNotFound
 	}
 	if err := w.checkPut(&r); err != nil {
-		return PutResult{}, err
+		return kv.PutResult{}, err
 	}
 	return w.put(r), nil
 }
 
 // checkPut is etcd's check of a put against the state it will apply to:
 // the key if ignore_value or ignore_lease need it, then the lease.
-func (w *modelWrite) checkPut(r *PutRequest) error {
+func (w *modelWrite) checkPut(r *kv.PutRequest) error {
 	if _, ok := w.state[string(r.Key)]; !ok && (r.IgnoreValue || r.IgnoreLease) {
-		return ErrKeyNotFound
+		return kv.ErrKeyNotFound
 	}
 	if r.Lease != 0 && !w.m.leases[r.Lease] {
-		return ErrLeaseNotFound
+		return kv.ErrLeaseNotFound
 	}
 	return nil
 }
 
-func (w *modelWrite) put(r PutRequest) PutResult {
+func (w *modelWrite) put(r kv.PutRequest) kv.PutResult {
 	prev, existed := w.state[string(r.Key)]
-	kv := KeyValue{
+	kval := kv.KeyValue{
 		Key:            bytes.Clone(r.Key),
 		Value:          bytes.Clone(r.Value),
 		CreateRevision: w.rev(),
@@ -214,18 +216,18 @@ func (w *modelWrite) put(r PutRequest) PutResult {
 		Lease:          r.Lease,
 	}
 	if existed {
-		kv.CreateRevision = prev.CreateRevision
-		kv.Version = prev.Version + 1
+		kval.CreateRevision = prev.CreateRevision
+		kval.Version = prev.Version + 1
 		if r.IgnoreValue {
-			kv.Value = prev.Value
+			kval.Value = prev.Value
 		}
 		if r.IgnoreLease {
-			kv.Lease = prev.Lease
+			kval.Lease = prev.Lease
 		}
 	}
-	w.state[string(r.Key)] = kv
-	w.events = append(w.events, Event{Type: EventPut, KV: kv})
-	res := PutResult{Revision: w.rev()}
+	w.state[string(r.Key)] = kval
+	w.events = append(w.events, kv.Event{Type: kv.EventPut, KV: kval})
+	res := kv.PutResult{Revision: w.rev()}
 	if r.PrevKV && existed {
 		res.PrevKV = &prev
 	}
@@ -233,18 +235,18 @@ func (w *modelWrite) put(r PutRequest) PutResult {
 }
 
 // DeleteRange deletes the live keys of the range, in key order.
-func (w *modelWrite) DeleteRange(r DeleteRequest) (DeleteResult, error) {
+func (w *modelWrite) DeleteRange(r kv.DeleteRequest) (kv.DeleteResult, error) {
 	if len(r.Key) == 0 {
-		return DeleteResult{}, ErrInvalidArgument
+		return kv.DeleteResult{}, kv.ErrInvalidArgument
 	}
 	keys := liveKeysIn(w.state, r.Key, r.End)
-	res := DeleteResult{Deleted: int64(len(keys))}
+	res := kv.DeleteResult{Deleted: int64(len(keys))}
 	for _, k := range keys {
 		if r.PrevKV {
 			res.PrevKVs = append(res.PrevKVs, w.state[k])
 		}
 		delete(w.state, k)
-		w.events = append(w.events, Event{Type: EventDelete, KV: KeyValue{Key: []byte(k), ModRevision: w.rev()}})
+		w.events = append(w.events, kv.Event{Type: kv.EventDelete, KV: kv.KeyValue{Key: []byte(k), ModRevision: w.rev()}})
 	}
 	res.Revision = w.readRev()
 	return res, nil
@@ -252,13 +254,13 @@ func (w *modelWrite) DeleteRange(r DeleteRequest) (DeleteResult, error) {
 
 // Range reads as the request sees the store: its own writes at readRev,
 // history below.
-func (w *modelWrite) Range(key, end []byte, o RangeOptions) (RangeResult, error) {
+func (w *modelWrite) Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
 	if err := modelCheckRange(key, &o); err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	rev, err := w.m.checkRev(o.Revision, w.readRev())
 	if err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	state := w.state
 	if rev <= w.m.rev() {
@@ -274,7 +276,7 @@ type modelPath struct {
 	nested    []*modelPath
 }
 
-func (p *modelPath) branch(r *TxnRequest) []Op {
+func (p *modelPath) branch(r *kv.TxnRequest) []kv.Op {
 	if p.succeeded {
 		return r.Success
 	}
@@ -288,23 +290,23 @@ func (p *modelPath) branch(r *TxnRequest) []Op {
 // lease), and only then run, each seeing the writes of those before it.
 // Like etcd, each result reports the revision current when its op ran,
 // and a txn the one current when its last op had run.
-func (w *modelWrite) Txn(r TxnRequest) (TxnResult, error) {
+func (w *modelWrite) Txn(r kv.TxnRequest) (kv.TxnResult, error) {
 	if err := modelCheckTxn(&r, w.m.maxTxnOps); err != nil {
-		return TxnResult{}, err
+		return kv.TxnResult{}, err
 	}
-	for _, ops := range [][]Op{r.Success, r.Failure} {
+	for _, ops := range [][]kv.Op{r.Success, r.Failure} {
 		if _, _, err := duplicateWrites(ops); err != nil {
-			return TxnResult{}, err
+			return kv.TxnResult{}, err
 		}
 	}
 	p := w.path(&r)
 	if err := w.checkPath(&r, p); err != nil {
-		return TxnResult{}, err
+		return kv.TxnResult{}, err
 	}
 	return w.runTxn(&r, p)
 }
 
-func (w *modelWrite) path(r *TxnRequest) *modelPath {
+func (w *modelWrite) path(r *kv.TxnRequest) *modelPath {
 	p := &modelPath{succeeded: true}
 	for _, c := range r.Compare {
 		if !compareHolds(w.state, &c) {
@@ -322,10 +324,10 @@ func (w *modelWrite) path(r *TxnRequest) *modelPath {
 
 // compareHolds evaluates c over every live key of its range: a range with
 // no key compares as a zero KeyValue, except that a value compare fails.
-func compareHolds(state map[string]KeyValue, c *Compare) bool {
+func compareHolds(state map[string]kv.KeyValue, c *kv.Compare) bool {
 	keys := liveKeysIn(state, c.Key, c.End)
 	if len(keys) == 0 {
-		return c.Target != CompareValue && compareField(c, KeyValue{})
+		return c.Target != kv.CompareValue && compareField(c, kv.KeyValue{})
 	}
 	for _, k := range keys {
 		if !compareField(c, state[k]) {
@@ -335,32 +337,32 @@ func compareHolds(state map[string]KeyValue, c *Compare) bool {
 	return true
 }
 
-func compareField(c *Compare, kv KeyValue) bool {
+func compareField(c *kv.Compare, kval kv.KeyValue) bool {
 	var r int
 	switch c.Target {
-	case CompareValue:
-		r = bytes.Compare(kv.Value, c.Value)
-	case CompareVersion:
-		r = cmp.Compare(kv.Version, c.Number)
-	case CompareCreate:
-		r = cmp.Compare(kv.CreateRevision, c.Number)
-	case CompareMod:
-		r = cmp.Compare(kv.ModRevision, c.Number)
-	case CompareLease:
-		r = cmp.Compare(kv.Lease, c.Number)
+	case kv.CompareValue:
+		r = bytes.Compare(kval.Value, c.Value)
+	case kv.CompareVersion:
+		r = cmp.Compare(kval.Version, c.Number)
+	case kv.CompareCreate:
+		r = cmp.Compare(kval.CreateRevision, c.Number)
+	case kv.CompareMod:
+		r = cmp.Compare(kval.ModRevision, c.Number)
+	case kv.CompareLease:
+		r = cmp.Compare(kval.Lease, c.Number)
 	}
 	switch c.Result {
-	case CompareEqual:
+	case kv.CompareEqual:
 		return r == 0
-	case CompareNotEqual:
+	case kv.CompareNotEqual:
 		return r != 0
-	case CompareGreater:
+	case kv.CompareGreater:
 		return r > 0
 	}
 	return r < 0
 }
 
-func (w *modelWrite) checkPath(r *TxnRequest, p *modelPath) error {
+func (w *modelWrite) checkPath(r *kv.TxnRequest, p *modelPath) error {
 	nested := p.nested
 	for _, op := range p.branch(r) {
 		var err error
@@ -382,16 +384,16 @@ func (w *modelWrite) checkPath(r *TxnRequest, p *modelPath) error {
 	return nil
 }
 
-func (w *modelWrite) runTxn(r *TxnRequest, p *modelPath) (TxnResult, error) {
-	res := TxnResult{Succeeded: p.succeeded}
+func (w *modelWrite) runTxn(r *kv.TxnRequest, p *modelPath) (kv.TxnResult, error) {
+	res := kv.TxnResult{Succeeded: p.succeeded}
 	nested := p.nested
 	for _, op := range p.branch(r) {
-		var out OpResult
+		var out kv.OpResult
 		switch {
 		case op.Range != nil:
 			rr, err := w.Range(op.Range.Key, op.Range.End, op.Range.Options)
 			if err != nil {
-				return TxnResult{}, err
+				return kv.TxnResult{}, err
 			}
 			out.Range = &rr
 		case op.Put != nil:
@@ -400,13 +402,13 @@ func (w *modelWrite) runTxn(r *TxnRequest, p *modelPath) (TxnResult, error) {
 		case op.Delete != nil:
 			dr, err := w.DeleteRange(*op.Delete)
 			if err != nil {
-				return TxnResult{}, err
+				return kv.TxnResult{}, err
 			}
 			out.Delete = &dr
 		case op.Txn != nil:
 			tr, err := w.runTxn(op.Txn, nested[0])
 			if err != nil {
-				return TxnResult{}, err
+				return kv.TxnResult{}, err
 			}
 			nested = nested[1:]
 			out.Txn = &tr
@@ -420,14 +422,14 @@ func (w *modelWrite) runTxn(r *TxnRequest, p *modelPath) (TxnResult, error) {
 // modelCheckTxn is etcd's shape check: at most maxOps compares and ops
 // per branch, nested txns getting what their parent leaves, and every op
 // well formed.
-func modelCheckTxn(r *TxnRequest, maxOps int) error {
+func modelCheckTxn(r *kv.TxnRequest, maxOps int) error {
 	n := max(len(r.Compare), len(r.Success), len(r.Failure))
 	if n > maxOps {
-		return ErrTooManyOps
+		return kv.ErrTooManyOps
 	}
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 {
-			return ErrInvalidArgument
+			return kv.ErrInvalidArgument
 		}
 	}
 	for _, op := range slices.Concat(r.Success, r.Failure) {
@@ -439,7 +441,7 @@ func modelCheckTxn(r *TxnRequest, maxOps int) error {
 			err = modelCheckPut(op.Put)
 		case op.Delete != nil:
 			if len(op.Delete.Key) == 0 {
-				err = ErrInvalidArgument
+				err = kv.ErrInvalidArgument
 			}
 		case op.Txn != nil:
 			err = modelCheckTxn(op.Txn, maxOps-n)
@@ -451,19 +453,19 @@ func modelCheckTxn(r *TxnRequest, maxOps int) error {
 	return nil
 }
 
-func modelCheckPut(r *PutRequest) error {
+func modelCheckPut(r *kv.PutRequest) error {
 	if len(r.Key) == 0 || (r.IgnoreValue && len(r.Value) != 0) || (r.IgnoreLease && r.Lease != 0) {
-		return ErrInvalidArgument
+		return kv.ErrInvalidArgument
 	}
 	return nil
 }
 
-func modelCheckRange(key []byte, o *RangeOptions) error {
+func modelCheckRange(key []byte, o *kv.RangeOptions) error {
 	if len(key) == 0 ||
-		o.SortTarget < SortByKey || o.SortTarget > SortByValue ||
-		o.SortOrder < SortNone || o.SortOrder > SortDescend ||
+		o.SortTarget < kv.SortByKey || o.SortTarget > kv.SortByValue ||
+		o.SortOrder < kv.SortNone || o.SortOrder > kv.SortDescend ||
 		o.Limit < 0 || o.Revision < 0 {
-		return ErrInvalidArgument
+		return kv.ErrInvalidArgument
 	}
 	return nil
 }
@@ -477,7 +479,7 @@ type deleteSpan struct{ key, end []byte }
 // branches may put the same key, as only one runs), and its deletes cover
 // the parent's own puts and those of nested txns after it. It returns the
 // puts and deletes of ops for the level above.
-func duplicateWrites(ops []Op) (map[string]bool, []deleteSpan, error) {
+func duplicateWrites(ops []kv.Op) (map[string]bool, []deleteSpan, error) {
 	var dels []deleteSpan
 	for _, op := range ops {
 		if op.Delete != nil {
@@ -502,12 +504,12 @@ func duplicateWrites(ops []Op) (map[string]bool, []deleteSpan, error) {
 		}
 		for k := range thenPuts {
 			if puts[k] || covered(k) {
-				return nil, nil, ErrDuplicateKey
+				return nil, nil, kv.ErrDuplicateKey
 			}
 		}
 		for k := range elsePuts {
 			if (puts[k] && !thenPuts[k]) || covered(k) {
-				return nil, nil, ErrDuplicateKey
+				return nil, nil, kv.ErrDuplicateKey
 			}
 		}
 		maps.Copy(puts, thenPuts)
@@ -521,7 +523,7 @@ func duplicateWrites(ops []Op) (map[string]bool, []deleteSpan, error) {
 		}
 		k := string(op.Put.Key)
 		if puts[k] || covered(k) {
-			return nil, nil, ErrDuplicateKey
+			return nil, nil, kv.ErrDuplicateKey
 		}
 		puts[k] = true
 	}
@@ -542,7 +544,7 @@ func keyInSpan(k string, key, end []byte) bool {
 }
 
 // liveKeysIn returns, in order, the keys of state in the range key..end.
-func liveKeysIn(state map[string]KeyValue, key, end []byte) []string {
+func liveKeysIn(state map[string]kv.KeyValue, key, end []byte) []string {
 	var keys []string
 	for k := range state {
 		if keyInSpan(k, key, end) {
@@ -561,44 +563,44 @@ func liveKeysIn(state map[string]KeyValue, key, end []byte) []string {
 // Like etcd, it reads only the first limit+1 keys, in key order, when the
 // request has a limit, no filter and no sort order of its own, even if a
 // sort target then sorts those: such a range sorts a page, not the range.
-func rangeState(state map[string]KeyValue, key, end []byte, o RangeOptions, header int64) RangeResult {
+func rangeState(state map[string]kv.KeyValue, key, end []byte, o kv.RangeOptions, header int64) kv.RangeResult {
 	keys := liveKeysIn(state, key, end)
-	res := RangeResult{Count: int64(len(keys)), Revision: header}
+	res := kv.RangeResult{Count: int64(len(keys)), Revision: header}
 	if o.CountOnly {
 		return res
 	}
 	filtered := o.MinModRevision != 0 || o.MaxModRevision != 0 || o.MinCreateRevision != 0 || o.MaxCreateRevision != 0
-	if o.SortOrder == SortNone && !filtered && o.Limit > 0 && int64(len(keys)) > o.Limit+1 {
+	if o.SortOrder == kv.SortNone && !filtered && o.Limit > 0 && int64(len(keys)) > o.Limit+1 {
 		keys = keys[:o.Limit+1]
 	}
 	within := func(n, lo, hi int64) bool { return (lo == 0 || n >= lo) && (hi == 0 || n <= hi) }
 	for _, k := range keys {
-		kv := state[k]
-		if within(kv.ModRevision, o.MinModRevision, o.MaxModRevision) &&
-			within(kv.CreateRevision, o.MinCreateRevision, o.MaxCreateRevision) {
-			res.KVs = append(res.KVs, kv)
+		kval := state[k]
+		if within(kval.ModRevision, o.MinModRevision, o.MaxModRevision) &&
+			within(kval.CreateRevision, o.MinCreateRevision, o.MaxCreateRevision) {
+			res.KVs = append(res.KVs, kval)
 		}
 	}
 	order := o.SortOrder
-	if o.SortTarget != SortByKey && order == SortNone {
-		order = SortAscend
+	if o.SortTarget != kv.SortByKey && order == kv.SortNone {
+		order = kv.SortAscend
 	}
-	if order != SortNone {
-		slices.SortStableFunc(res.KVs, func(a, b KeyValue) int {
+	if order != kv.SortNone {
+		slices.SortStableFunc(res.KVs, func(a, b kv.KeyValue) int {
 			var c int
 			switch o.SortTarget {
-			case SortByKey:
+			case kv.SortByKey:
 				c = bytes.Compare(a.Key, b.Key)
-			case SortByVersion:
+			case kv.SortByVersion:
 				c = cmp.Compare(a.Version, b.Version)
-			case SortByCreate:
+			case kv.SortByCreate:
 				c = cmp.Compare(a.CreateRevision, b.CreateRevision)
-			case SortByMod:
+			case kv.SortByMod:
 				c = cmp.Compare(a.ModRevision, b.ModRevision)
-			case SortByValue:
+			case kv.SortByValue:
 				c = bytes.Compare(a.Value, b.Value)
 			}
-			if order == SortDescend {
+			if order == kv.SortDescend {
 				return -c
 			}
 			return c

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestModel compares the store's answers with the model's as text: one
@@ -14,28 +16,28 @@ import (
 // errorKind names the sentinel err matches, so that the store's errors and
 // the model's compare by meaning, not by wording.
 func errorKind(err error) string {
-	var ce *CompactedError
+	var ce *kv.CompactedError
 	switch {
 	case err == nil:
 		return "ok"
 	case errors.As(err, &ce):
-		if !errors.Is(err, ErrCompacted) {
+		if !errors.Is(err, kv.ErrCompacted) {
 			return "*CompactedError that is not ErrCompacted"
 		}
 		return fmt.Sprintf("compacted at %d", ce.CompactRevision)
-	case errors.Is(err, ErrCompacted):
+	case errors.Is(err, kv.ErrCompacted):
 		return "ErrCompacted without a *CompactedError"
-	case errors.Is(err, ErrFutureRev):
+	case errors.Is(err, kv.ErrFutureRevision):
 		return "future revision"
-	case errors.Is(err, ErrKeyNotFound):
+	case errors.Is(err, kv.ErrKeyNotFound):
 		return "key not found"
-	case errors.Is(err, ErrLeaseNotFound):
+	case errors.Is(err, kv.ErrLeaseNotFound):
 		return "lease not found"
-	case errors.Is(err, ErrDuplicateKey):
+	case errors.Is(err, kv.ErrDuplicateKey):
 		return "duplicate key"
-	case errors.Is(err, ErrTooManyOps):
+	case errors.Is(err, kv.ErrTooManyOps):
 		return "too many ops"
-	case errors.Is(err, ErrInvalidArgument):
+	case errors.Is(err, kv.ErrInvalidArgument):
 		return "invalid argument"
 	case errors.Is(err, errAbort):
 		return "aborted"
@@ -51,11 +53,11 @@ func showAnswer(err error, show func() string) string {
 	return show()
 }
 
-func showKV(kv *KeyValue) string {
-	return fmt.Sprintf("%q=%q c%d m%d v%d l%d", kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+func showKV(kval *kv.KeyValue) string {
+	return fmt.Sprintf("%q=%q c%d m%d v%d l%d", kval.Key, kval.Value, kval.CreateRevision, kval.ModRevision, kval.Version, kval.Lease)
 }
 
-func showKVs(kvs []KeyValue) string {
+func showKVs(kvs []kv.KeyValue) string {
 	parts := make([]string, len(kvs))
 	for i := range kvs {
 		parts[i] = showKV(&kvs[i])
@@ -63,11 +65,11 @@ func showKVs(kvs []KeyValue) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func showRangeResult(r *RangeResult) string {
+func showRangeResult(r *kv.RangeResult) string {
 	return fmt.Sprintf("range rev %d count %d more %v %s", r.Revision, r.Count, r.More, showKVs(r.KVs))
 }
 
-func showPutResult(r *PutResult) string {
+func showPutResult(r *kv.PutResult) string {
 	prev := "none"
 	if r.PrevKV != nil {
 		prev = showKV(r.PrevKV)
@@ -75,11 +77,11 @@ func showPutResult(r *PutResult) string {
 	return fmt.Sprintf("put rev %d prev %s", r.Revision, prev)
 }
 
-func showDeleteResult(r *DeleteResult) string {
+func showDeleteResult(r *kv.DeleteResult) string {
 	return fmt.Sprintf("delete rev %d deleted %d prev %s", r.Revision, r.Deleted, showKVs(r.PrevKVs))
 }
 
-func showTxnResult(r *TxnResult) string {
+func showTxnResult(r *kv.TxnResult) string {
 	parts := make([]string, len(r.Responses))
 	for i, out := range r.Responses {
 		switch {
@@ -98,7 +100,7 @@ func showTxnResult(r *TxnResult) string {
 	return fmt.Sprintf("txn rev %d succeeded %v {%s}", r.Revision, r.Succeeded, strings.Join(parts, "; "))
 }
 
-func showEvents(evs []Event) string {
+func showEvents(evs []kv.Event) string {
 	parts := make([]string, len(evs))
 	for i := range evs {
 		parts[i] = evs[i].Type.String() + " " + showKV(&evs[i].KV)
@@ -106,7 +108,7 @@ func showEvents(evs []Event) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func showChanges(c Changes) string {
+func showChanges(c kv.Changes) string {
 	return fmt.Sprintf("rev %d events %s", c.Revision, showEvents(c.Events))
 }
 
@@ -122,7 +124,7 @@ func showSpan(key, end []byte) string {
 	return fmt.Sprintf("[%q, %q)", key, end)
 }
 
-func showPut(r *PutRequest) string {
+func showPut(r *kv.PutRequest) string {
 	s := fmt.Sprintf("Put(%q=%q lease %d", r.Key, r.Value, r.Lease)
 	for _, f := range []struct {
 		set  bool
@@ -135,24 +137,24 @@ func showPut(r *PutRequest) string {
 	return s + ")"
 }
 
-func showDelete(r *DeleteRequest) string {
+func showDelete(r *kv.DeleteRequest) string {
 	return fmt.Sprintf("DeleteRange(%s prev_kv %v)", showSpan(r.Key, r.End), r.PrevKV)
 }
 
-func showRange(key, end []byte, o *RangeOptions) string {
+func showRange(key, end []byte, o *kv.RangeOptions) string {
 	return fmt.Sprintf("Range(%s %+v)", showSpan(key, end), *o)
 }
 
-func showCompare(c *Compare) string {
+func showCompare(c *kv.Compare) string {
 	target := [...]string{"value", "version", "create", "mod", "lease"}[c.Target]
 	result := [...]string{"=", "!=", ">", "<"}[c.Result]
-	if c.Target == CompareValue {
+	if c.Target == kv.CompareValue {
 		return fmt.Sprintf("%s %s %s %q", showSpan(c.Key, c.End), target, result, c.Value)
 	}
 	return fmt.Sprintf("%s %s %s %d", showSpan(c.Key, c.End), target, result, c.Number)
 }
 
-func showOp(op *Op) string {
+func showOp(op *kv.Op) string {
 	switch {
 	case op.Range != nil:
 		return showRange(op.Range.Key, op.Range.End, &op.Range.Options)
@@ -166,7 +168,7 @@ func showOp(op *Op) string {
 	return "empty op"
 }
 
-func showOps(ops []Op) string {
+func showOps(ops []kv.Op) string {
 	parts := make([]string, len(ops))
 	for i := range ops {
 		parts[i] = showOp(&ops[i])
@@ -174,7 +176,7 @@ func showOps(ops []Op) string {
 	return "[" + strings.Join(parts, "; ") + "]"
 }
 
-func showTxn(r *TxnRequest) string {
+func showTxn(r *kv.TxnRequest) string {
 	cmps := make([]string, len(r.Compare))
 	for i := range r.Compare {
 		cmps[i] = showCompare(&r.Compare[i])

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // modelMaxTxnOps is the store's MaxTxnOps in TestModel: small, so that
@@ -59,26 +61,26 @@ func TestModel(t *testing.T) {
 // kvOps is the request API that Store, WriteTxn and the model's write
 // share, so that one step runs the same op on each.
 type kvOps interface {
-	Range(key, end []byte, o RangeOptions) (RangeResult, error)
-	Put(PutRequest) (PutResult, error)
-	DeleteRange(DeleteRequest) (DeleteResult, error)
-	Txn(TxnRequest) (TxnResult, error)
+	Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error)
+	Put(kv.PutRequest) (kv.PutResult, error)
+	DeleteRange(kv.DeleteRequest) (kv.DeleteResult, error)
+	Txn(kv.TxnRequest) (kv.TxnResult, error)
 }
 
 // applyOp runs op on kv and returns the text of its answer.
-func applyOp(kv kvOps, op *Op) (string, error) {
+func applyOp(kval kvOps, op *kv.Op) (string, error) {
 	switch {
 	case op.Range != nil:
-		r, err := kv.Range(op.Range.Key, op.Range.End, op.Range.Options)
+		r, err := kval.Range(op.Range.Key, op.Range.End, op.Range.Options)
 		return showAnswer(err, func() string { return showRangeResult(&r) }), err
 	case op.Put != nil:
-		r, err := kv.Put(*op.Put)
+		r, err := kval.Put(*op.Put)
 		return showAnswer(err, func() string { return showPutResult(&r) }), err
 	case op.Delete != nil:
-		r, err := kv.DeleteRange(*op.Delete)
+		r, err := kval.DeleteRange(*op.Delete)
 		return showAnswer(err, func() string { return showDeleteResult(&r) }), err
 	default:
-		r, err := kv.Txn(*op.Txn)
+		r, err := kval.Txn(*op.Txn)
 		return showAnswer(err, func() string { return showTxnResult(&r) }), err
 	}
 }
@@ -175,16 +177,16 @@ func (h *modelHarness) step() {
 	switch n := h.rng.IntN(100); {
 	case n < 24:
 		r := g.put()
-		h.single(Op{Put: &r})
+		h.single(kv.Op{Put: &r})
 	case n < 34:
 		r := g.deleteRange()
-		h.single(Op{Delete: &r})
+		h.single(kv.Op{Delete: &r})
 	case n < 48:
 		r := g.rangeOp()
-		h.single(Op{Range: &r})
+		h.single(kv.Op{Range: &r})
 	case n < 70:
 		r := g.txn(0, g.chance(5))
-		h.single(Op{Txn: &r})
+		h.single(kv.Op{Txn: &r})
 	case n < 78:
 		h.write()
 	case n < 84:
@@ -208,7 +210,7 @@ func (h *modelHarness) step() {
 }
 
 // single runs one request on the store and the model.
-func (h *modelHarness) single(op Op) {
+func (h *modelHarness) single(op kv.Op) {
 	h.t.Helper()
 	call := showOp(&op)
 	h.record("%s", call)
@@ -226,7 +228,7 @@ func (h *modelHarness) single(op Op) {
 // them must leave a trace.
 func (h *modelHarness) write() {
 	h.t.Helper()
-	ops := make([]Op, 1+h.rng.IntN(4))
+	ops := make([]kv.Op, 1+h.rng.IntN(4))
 	for i := range ops {
 		ops[i] = h.gen.op(1, false)
 	}
@@ -263,7 +265,7 @@ func (h *modelHarness) write() {
 	if wantErr == nil && abort {
 		wantErr = errAbort
 	}
-	wantChanges := Changes{Revision: h.m.rev()}
+	wantChanges := kv.Changes{Revision: h.m.rev()}
 	if wantErr == nil {
 		wantChanges = w.changes()
 		w.commit()
@@ -313,7 +315,7 @@ func (h *modelHarness) checkBackend() {
 		h.fatalf("Read() = %v, want nil", err)
 	}
 	defer rt.End()
-	var got []Revision
+	var got []kv.Revision
 	err = rt.tx.Bucket(keyBucket).ForEach(func(k, _ []byte) error {
 		rev, _, err := parseRevBytes(k)
 		got = append(got, rev)
@@ -340,7 +342,7 @@ func (h *modelHarness) reopen() {
 		select {
 		case err := <-c:
 			switch {
-			case errors.Is(err, ErrClosed):
+			case errors.Is(err, kv.ErrClosed):
 				cut = true
 			case err != nil:
 				h.fatalf("compaction cut short by Close finished with %v, want nil or ErrClosed", err)
@@ -424,16 +426,16 @@ func (h *modelHarness) checkHistory(from int64) {
 		h.fatalf("Read() = %v, want nil", err)
 	}
 	defer rt.End()
-	var got []Event
-	err = rt.History(from, func(ev Event) bool {
+	var got []kv.Event
+	err = rt.History(from, func(ev kv.Event) bool {
 		got = append(got, ev)
 		return true
 	})
-	var want []Event
+	var want []kv.Event
 	var wantErr error
 	switch {
 	case from < h.m.compactRev:
-		wantErr = &CompactedError{CompactRevision: h.m.compactRev}
+		wantErr = &kv.CompactedError{CompactRevision: h.m.compactRev}
 	case from == h.m.compactRev:
 		want = h.m.compactedHistory()
 	default:
@@ -457,9 +459,9 @@ func (h *modelHarness) checkState() {
 		return
 	}
 	byLease := make(map[int64][]string)
-	for k, kv := range h.m.current() {
-		if kv.Lease != 0 {
-			byLease[kv.Lease] = append(byLease[kv.Lease], k)
+	for k, kval := range h.m.current() {
+		if kval.Lease != 0 {
+			byLease[kval.Lease] = append(byLease[kval.Lease], k)
 		}
 	}
 	if got, want := h.lessor.String(), showLeases(byLease); got != want {
@@ -484,7 +486,7 @@ func (h *modelHarness) checkPast() {
 	revs = append(revs, cur+1)
 	all := []byte{0}
 	for _, rev := range revs {
-		o := RangeOptions{Revision: rev}
+		o := kv.RangeOptions{Revision: rev}
 		got, err := h.s.Range(all, all, o)
 		want, wantErr := h.m.Range(all, all, o)
 		h.expect(showRange(all, all, &o),

@@ -3,6 +3,8 @@ package mvcc
 import (
 	"errors"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestPutCheckOrder pins which error a put gets when both its lease and
@@ -12,21 +14,21 @@ func TestPutCheckOrder(t *testing.T) {
 	tests := []struct {
 		name  string
 		inTxn bool
-		put   PutRequest
+		put   kv.PutRequest
 		want  error
 	}{
-		{"lone put, lease and key missing", false, PutRequest{Key: []byte("a"), Lease: 9, IgnoreValue: true}, ErrLeaseNotFound},
-		{"lone put, key missing", false, PutRequest{Key: []byte("a"), IgnoreValue: true}, ErrKeyNotFound},
-		{"lone put, lease missing", false, PutRequest{Key: []byte("a"), Lease: 9}, ErrLeaseNotFound},
-		{"txn put, lease and key missing", true, PutRequest{Key: []byte("a"), Lease: 9, IgnoreValue: true}, ErrKeyNotFound},
-		{"txn put, lease missing", true, PutRequest{Key: []byte("a"), Lease: 9}, ErrLeaseNotFound},
+		{"lone put, lease and key missing", false, kv.PutRequest{Key: []byte("a"), Lease: 9, IgnoreValue: true}, kv.ErrLeaseNotFound},
+		{"lone put, key missing", false, kv.PutRequest{Key: []byte("a"), IgnoreValue: true}, kv.ErrKeyNotFound},
+		{"lone put, lease missing", false, kv.PutRequest{Key: []byte("a"), Lease: 9}, kv.ErrLeaseNotFound},
+		{"txn put, lease and key missing", true, kv.PutRequest{Key: []byte("a"), Lease: 9, IgnoreValue: true}, kv.ErrKeyNotFound},
+		{"txn put, lease missing", true, kv.PutRequest{Key: []byte("a"), Lease: 9}, kv.ErrLeaseNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTestStore(t, Options{Lessor: newFakeLessor(1)})
 			var err error
 			if tt.inTxn {
-				_, err = s.Txn(TxnRequest{Success: []Op{{Put: &tt.put}}})
+				_, err = s.Txn(kv.TxnRequest{Success: []kv.Op{{Put: &tt.put}}})
 			} else {
 				_, err = s.Put(tt.put)
 			}

@@ -1,16 +1,11 @@
 package mvcc
 
-import "fmt"
+import (
+	"fmt"
 
-// Alarm names an alarm the store can raise.
-type Alarm string
-
-// AlarmNoSpace is raised when a write would take the backend past its
-// quota. While it is active, writes that add data (puts, txns with puts)
-// fail with ErrNoSpace; reads, deletes (txns of deletes too) and
-// compaction work. It stays until
-// disarmed, even across restarts, as in etcd.
-const AlarmNoSpace Alarm = "NOSPACE"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
+)
 
 // CheckSpace refuses a write that adds cost bytes when the NOSPACE alarm
 // is active, and raises the alarm when the write would exceed the quota.
@@ -19,7 +14,7 @@ const AlarmNoSpace Alarm = "NOSPACE"
 func (t *WriteTxn) CheckSpace(cost int64) error {
 	s := t.s
 	if s.alarmNoSpace.Load() {
-		return ErrNoSpace
+		return kv.ErrNoSpace
 	}
 	if cost == 0 {
 		return nil
@@ -30,15 +25,15 @@ func (t *WriteTxn) CheckSpace(cost int64) error {
 		}
 		s.alarmNoSpace.Store(true)
 		t.mustCommit = true
-		return fmt.Errorf("%w: backend size %d + %d bytes exceeds quota %d", ErrNoSpace, size, cost, s.opts.QuotaBytes)
+		return fmt.Errorf("%w: backend size %d + %d bytes exceeds quota %d", kv.ErrNoSpace, size, cost, s.opts.QuotaBytes)
 	}
 	return nil
 }
 
 // Alarms returns the active alarms.
-func (s *Store) Alarms() []Alarm {
+func (s *Store) Alarms() []kv.Alarm {
 	if s.alarmNoSpace.Load() {
-		return []Alarm{AlarmNoSpace}
+		return []kv.Alarm{kv.AlarmNoSpace}
 	}
 	return nil
 }
@@ -54,8 +49,11 @@ func (s *Store) DisarmNoSpace() error {
 		if err := tx.tx.Bucket(metaBucket).Delete(metaAlarmNoSpace); err != nil {
 			return err
 		}
-		s.alarmNoSpace.Store(false)
 		tx.mustCommit = true
+		// Writes are refused until the disarm is durable. (Raising the
+		// alarm, in CheckSpace, takes effect at once instead: refusing
+		// writes early is always safe.)
+		tx.Stage(func() { s.alarmNoSpace.Store(false) }, nil)
 		return nil
 	})
 	return err
@@ -81,7 +79,7 @@ func (s *Store) DBSize() (size, inUse int64) {
 func (s *Store) Stats() Stats {
 	rev := s.committedRev.Load()
 	var keys int64
-	s.index.visit([]byte{0}, []byte{}, rev, func(keyRev) bool { keys++; return true })
+	s.index.visit(keyrange.All(), rev, func(keyRev) bool { keys++; return true })
 	return Stats{
 		Revision:        rev,
 		CompactRevision: s.CompactRev(),

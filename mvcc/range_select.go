@@ -3,70 +3,10 @@ package mvcc
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"slices"
+
+	"github.com/httpkv/httpkv/kv"
 )
-
-// ErrTooLarge: a range would return more than its ReadLimits allow. The
-// concrete error is a *TooLargeError naming the limit. Nothing was
-// written: a txn with such a range fails whole.
-var ErrTooLarge = fmt.Errorf("%w: range answer too large", ErrInvalidArgument)
-
-// TooLargeError names the limit a range went past.
-type TooLargeError struct {
-	// MaxKeys is set when a range without a limit matched more keys than
-	// ReadLimits.MaxKeys.
-	MaxKeys int64
-	// MaxBytes is set when the ranges of one answer would return more than
-	// ReadLimits.MaxBytes.
-	MaxBytes int64
-}
-
-func (e *TooLargeError) Error() string {
-	if e.MaxKeys > 0 {
-		return fmt.Sprintf("%v: a range without a limit matched more than %d keys", ErrTooLarge, e.MaxKeys)
-	}
-	return fmt.Sprintf("%v: more than %d bytes of keys and values", ErrTooLarge, e.MaxBytes)
-}
-
-// Unwrap makes errors.Is(err, ErrTooLarge) and errors.Is(err,
-// ErrInvalidArgument) hold.
-func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
-
-// KeyOverhead is what each key a range returns counts for against
-// ReadLimits.MaxBytes besides its key and value bytes: about what its
-// metadata takes in an answer.
-const KeyOverhead = 64
-
-// ReadLimits bounds what the ranges of one answer copy out of the store, so
-// that no request makes the server build an answer of unbounded size (one
-// txn of 128 ranges over a large prefix could otherwise ask for gigabytes).
-// The ranges of one answer run one after another on one goroutine; a
-// ReadLimits is not safe for concurrent use.
-type ReadLimits struct {
-	// MaxKeys bounds the keys a range without a Limit returns: one that
-	// matches more fails with a *TooLargeError. 0: no bound.
-	MaxKeys int64
-	// MaxBytes bounds the key and value bytes the ranges sharing these
-	// limits return, each key counting KeyOverhead bytes more; the range
-	// that would go past it fails with a *TooLargeError before copying
-	// anything more. 0: no bound.
-	MaxBytes int64
-
-	used int64
-}
-
-// charge counts one more key of n key and value bytes.
-func (l *ReadLimits) charge(n int) error {
-	if l == nil || l.MaxBytes <= 0 {
-		return nil
-	}
-	l.used += int64(n) + KeyOverhead
-	if l.used > l.MaxBytes {
-		return &TooLargeError{MaxBytes: l.MaxBytes}
-	}
-	return nil
-}
 
 // selection picks, as the index walks a range in key order, the keys the
 // range returns. It keeps no more than it needs: the first limit+1 keys in
@@ -94,22 +34,22 @@ type selection struct {
 	matched int
 }
 
-func newSelection(o *RangeOptions) selection {
+func newSelection(o *kv.RangeOptions) selection {
 	s := selection{limit: int(o.Limit)}
 	if o.Limit == 0 && o.Limits != nil && o.Limits.MaxKeys > 0 {
 		s.maxKeys = o.Limits.MaxKeys
 		s.keep = int(s.maxKeys) + 1
 	}
 	filtered := o.MinModRevision != 0 || o.MaxModRevision != 0 || o.MinCreateRevision != 0 || o.MaxCreateRevision != 0
-	if o.SortOrder == SortNone && !filtered && o.Limit > 0 {
+	if o.SortOrder == kv.SortNone && !filtered && o.Limit > 0 {
 		s.window = int(o.Limit) + 1
 	}
 	order := o.SortOrder
-	if o.SortTarget != SortByKey && order == SortNone {
-		order = SortAscend // etcd: a target other than the key sorts ascending by default
+	if o.SortTarget != kv.SortByKey && order == kv.SortNone {
+		order = kv.SortAscend // etcd: a target other than the key sorts ascending by default
 	}
-	s.ascending = o.SortTarget == SortByKey && order != SortDescend
-	s.byValue = o.SortTarget == SortByValue
+	s.ascending = o.SortTarget == kv.SortByKey && order != kv.SortDescend
+	s.byValue = o.SortTarget == kv.SortByValue
 	if !s.ascending {
 		s.best.before = rankOrder(o.SortTarget, order)
 	}
@@ -139,7 +79,7 @@ func (s *selection) offer(kr keyRev) {
 // left matching keys out.
 func (s *selection) result(v view) ([]keyRev, bool, error) {
 	if s.keep > 0 && s.matched >= s.keep {
-		return nil, false, &TooLargeError{MaxKeys: s.maxKeys}
+		return nil, false, &kv.TooLargeError{MaxKeys: s.maxKeys}
 	}
 	more := s.limit > 0 && s.matched > s.limit
 	if s.ascending {
@@ -184,31 +124,31 @@ type ranked struct {
 // rankOrder returns the answer order of a sort: by target in the given
 // direction, ties in ascending key order (as a stable sort of the index's
 // order would leave them).
-func rankOrder(target SortTarget, order SortOrder) func(a, b ranked) int {
+func rankOrder(target kv.SortTarget, order kv.SortOrder) func(a, b ranked) int {
 	// Candidates are passed by value: a pointer passed to a function
 	// value escapes, which would allocate two candidates per comparison.
 	var by func(a, b ranked) int
 	switch target {
-	case SortByVersion:
+	case kv.SortByVersion:
 		by = func(a, b ranked) int { return cmp.Compare(a.kr.version, b.kr.version) }
-	case SortByCreate:
+	case kv.SortByCreate:
 		by = func(a, b ranked) int { return cmp.Compare(a.kr.created.Main, b.kr.created.Main) }
-	case SortByMod:
+	case kv.SortByMod:
 		by = func(a, b ranked) int { return cmp.Compare(a.kr.rev.Main, b.kr.rev.Main) }
-	case SortByValue:
+	case kv.SortByValue:
 		by = func(a, b ranked) int { return bytes.Compare(a.value, b.value) }
 	default:
 		by = func(a, b ranked) int { return 0 }
 	}
 	sign := 1
-	if order == SortDescend {
+	if order == kv.SortDescend {
 		sign = -1
 	}
 	return func(a, b ranked) int {
 		if c := by(a, b); c != 0 {
 			return sign * c
 		}
-		if target == SortByKey {
+		if target == kv.SortByKey {
 			return sign * bytes.Compare(a.kr.key, b.kr.key)
 		}
 		return bytes.Compare(a.kr.key, b.kr.key)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // ReadTxn is a consistent, read-only snapshot of the store at the revision
@@ -25,7 +27,7 @@ func (s *Store) Read() (*ReadTxn, error) {
 	if err != nil {
 		s.mu.RUnlock()
 		if s.isClosed() {
-			return nil, ErrClosed
+			return nil, kv.ErrClosed
 		}
 		return nil, fmt.Errorf("mvcc: begin read: %w", err)
 	}
@@ -51,7 +53,7 @@ func (r *ReadTxn) Rev() int64 { return r.v.rev }
 func (r *ReadTxn) CompactRev() int64 { return r.s.compactRev }
 
 // Range reads keys from the snapshot.
-func (r *ReadTxn) Range(key, end []byte, opts RangeOptions) (RangeResult, error) {
+func (r *ReadTxn) Range(key, end []byte, opts kv.RangeOptions) (kv.RangeResult, error) {
 	return r.v.rangeKV(key, end, opts)
 }
 
@@ -69,12 +71,12 @@ func (r *ReadTxn) UnsafeForEach(bucket []byte, fn func(k, v []byte) error) error
 // in [from, Rev()], until fn returns false. It fails with a
 // *CompactedError if from is below the compact revision: that history is
 // gone, possibly in part.
-func (r *ReadTxn) History(from int64, fn func(Event) bool) error {
+func (r *ReadTxn) History(from int64, fn func(kv.Event) bool) error {
 	if from < r.s.compactRev {
-		return &CompactedError{CompactRevision: r.s.compactRev}
+		return &kv.CompactedError{CompactRevision: r.s.compactRev}
 	}
 	c := r.tx.Bucket(keyBucket).Cursor()
-	for k, v := c.Seek(revBytes(Revision{Main: from}, false)); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(revBytes(kv.Revision{Main: from}, false)); k != nil; k, v = c.Next() {
 		rev, tomb, err := parseRevBytes(k)
 		if err != nil {
 			return err
@@ -82,14 +84,14 @@ func (r *ReadTxn) History(from int64, fn func(Event) bool) error {
 		if rev.Main > r.v.rev {
 			return nil
 		}
-		ev := Event{Type: EventPut}
+		ev := kv.Event{Type: kv.EventPut}
 		if tomb {
 			hdr, _, err := decodeHeader(v)
 			if err != nil {
 				return err
 			}
-			ev.Type = EventDelete
-			ev.KV = KeyValue{Key: append([]byte(nil), hdr.key...), ModRevision: rev.Main}
+			ev.Type = kv.EventDelete
+			ev.KV = kv.KeyValue{Key: append([]byte(nil), hdr.key...), ModRevision: rev.Main}
 		} else if ev.KV, err = decodeKeyValue(v); err != nil {
 			return err
 		}
@@ -101,10 +103,10 @@ func (r *ReadTxn) History(from int64, fn func(Event) bool) error {
 }
 
 // Range reads keys at the current revision (or opts.Revision).
-func (s *Store) Range(key, end []byte, opts RangeOptions) (RangeResult, error) {
+func (s *Store) Range(key, end []byte, opts kv.RangeOptions) (kv.RangeResult, error) {
 	r, err := s.Read()
 	if err != nil {
-		return RangeResult{}, err
+		return kv.RangeResult{}, err
 	}
 	defer r.End()
 	return r.Range(key, end, opts)

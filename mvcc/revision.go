@@ -3,22 +3,9 @@ package mvcc
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/httpkv/httpkv/kv"
 )
-
-// Revision identifies one write: Main is the revision of the write
-// transaction, Sub the position of the write inside it.
-type Revision struct {
-	Main int64
-	Sub  int64
-}
-
-// GreaterThan reports whether r was written after o.
-func (r Revision) GreaterThan(o Revision) bool {
-	if r.Main != o.Main {
-		return r.Main > o.Main
-	}
-	return r.Sub > o.Sub
-}
 
 const (
 	// revBytesLen is the length of an encoded revision: 8 bytes of main, a
@@ -32,7 +19,7 @@ const (
 )
 
 // appendRevBytes appends the bbolt key of r to dst.
-func appendRevBytes(dst []byte, r Revision, tombstone bool) []byte {
+func appendRevBytes(dst []byte, r kv.Revision, tombstone bool) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(r.Main))
 	dst = append(dst, '_')
 	dst = binary.BigEndian.AppendUint64(dst, uint64(r.Sub))
@@ -43,21 +30,21 @@ func appendRevBytes(dst []byte, r Revision, tombstone bool) []byte {
 }
 
 // revBytes returns the bbolt key of r.
-func revBytes(r Revision, tombstone bool) []byte {
+func revBytes(r kv.Revision, tombstone bool) []byte {
 	return appendRevBytes(make([]byte, 0, markedRevBytesLen), r, tombstone)
 }
 
 // parseRevBytes decodes a bbolt key written by appendRevBytes.
-func parseRevBytes(b []byte) (rev Revision, tombstone bool, err error) {
+func parseRevBytes(b []byte) (rev kv.Revision, tombstone bool, err error) {
 	switch {
 	case len(b) == markedRevBytesLen && b[revBytesLen] == markTombstone:
 		tombstone = true
 	case len(b) == revBytesLen:
 	default:
-		return Revision{}, false, fmt.Errorf("%w: revision key of %d bytes", ErrCorrupt, len(b))
+		return kv.Revision{}, false, fmt.Errorf("%w: revision key of %d bytes", ErrCorrupt, len(b))
 	}
 	if b[8] != '_' {
-		return Revision{}, false, fmt.Errorf("%w: revision key without separator", ErrCorrupt)
+		return kv.Revision{}, false, fmt.Errorf("%w: revision key without separator", ErrCorrupt)
 	}
 	rev.Main = int64(binary.BigEndian.Uint64(b[:8]))
 	rev.Sub = int64(binary.BigEndian.Uint64(b[9:17]))

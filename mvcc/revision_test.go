@@ -4,16 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // FuzzParseRevBytes feeds parseRevBytes arbitrary bbolt keys: it never
 // panics, fails only with ErrCorrupt, and what it accepts encodes back to
 // the same bytes.
 func FuzzParseRevBytes(f *testing.F) {
-	f.Add(revBytes(Revision{Main: 2}, false))
-	f.Add(revBytes(Revision{Main: 1 << 40, Sub: 7}, true))
-	f.Add(append(revBytes(Revision{Main: 3}, false), 'x')) // unknown mark
-	f.Add([]byte("0123456789abcdefg"))                     // no separator
+	f.Add(revBytes(kv.Revision{Main: 2}, false))
+	f.Add(revBytes(kv.Revision{Main: 1 << 40, Sub: 7}, true))
+	f.Add(append(revBytes(kv.Revision{Main: 3}, false), 'x')) // unknown mark
+	f.Add([]byte("0123456789abcdefg"))                        // no separator
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rev, tomb, err := parseRevBytes(b)
@@ -37,7 +39,7 @@ func FuzzRevBytesRoundTrip(f *testing.F) {
 	f.Add(int64(255), int64(0), int64(256), int64(0), true)
 	f.Add(int64(-1), int64(3), int64(0), int64(0), false)
 	f.Fuzz(func(t *testing.T, main1, sub1, main2, sub2 int64, tomb bool) {
-		a, b := Revision{Main: main1, Sub: sub1}, Revision{Main: main2, Sub: sub2}
+		a, b := kv.Revision{Main: main1, Sub: sub1}, kv.Revision{Main: main2, Sub: sub2}
 		enc := revBytes(a, tomb)
 		got, gotTomb, err := parseRevBytes(enc)
 		if err != nil || got != a || gotTomb != tomb {

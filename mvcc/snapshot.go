@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // snapshotChunk is how much of the file a snapshot reads and writes at a
@@ -41,7 +43,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		return nil, ErrClosed
+		return nil, kv.ErrClosed
 	}
 	s.snapshots.Add(1)
 	s.closeMu.RUnlock()
@@ -60,7 +62,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	if err != nil {
 		s.snapshots.Done()
 		if s.isClosed() {
-			return nil, ErrClosed
+			return nil, kv.ErrClosed
 		}
 		return nil, fmt.Errorf("mvcc: begin snapshot: %w", err)
 	}
@@ -86,9 +88,9 @@ func (sn *Snapshot) Size() int64 { return sn.tx.Size() }
 // store is closing. It may be called more than once.
 func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	n, err := sn.tx.WriteTo(&snapshotWriter{w: w, stop: sn.s.stopSnapshots})
-	if err != nil && sn.s.isClosed() && !errors.Is(err, ErrClosed) {
+	if err != nil && sn.s.isClosed() && !errors.Is(err, kv.ErrClosed) {
 		// bbolt does not wrap every error it passes on.
-		err = fmt.Errorf("%w: %w", ErrClosed, err)
+		err = fmt.Errorf("%w: %w", kv.ErrClosed, err)
 	}
 	return n, err
 }
@@ -140,7 +142,7 @@ type snapshotWriter struct {
 func (sw *snapshotWriter) Write(p []byte) (int, error) {
 	select {
 	case <-sw.stop:
-		return 0, ErrClosed
+		return 0, kv.ErrClosed
 	default:
 	}
 	return sw.w.Write(p)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // stallLimit bounds how long a test waits for work that must not wait for
@@ -80,15 +82,15 @@ func fill(s *Store, size int64, round, valueSize int) (map[string][]byte, error)
 		if db, _ := s.DBSize(); db >= size {
 			return want, nil
 		}
-		var ops []Op
+		var ops []kv.Op
 		for range 16 {
 			k := fmt.Sprintf("k%07d", i)
 			v := snapshotValue(k, round, valueSize)
 			want[k] = v
-			ops = append(ops, Op{Put: &PutRequest{Key: []byte(k), Value: v}})
+			ops = append(ops, kv.Op{Put: &kv.PutRequest{Key: []byte(k), Value: v}})
 			i++
 		}
-		if _, err := s.Txn(TxnRequest{Success: ops}); err != nil {
+		if _, err := s.Txn(kv.TxnRequest{Success: ops}); err != nil {
 			return nil, fmt.Errorf("Txn(16 puts) = %w, want nil", err)
 		}
 	}
@@ -114,7 +116,7 @@ func TestSnapshotUnderWrites(t *testing.T) {
 	size := snapshotTestSize()
 	want := fillStore(t, s, size, 1, valueSize)
 	// A delete, and a compaction, so the copy has both to show.
-	if _, err := s.DeleteRange(DeleteRequest{Key: []byte("k0000000")}); err != nil {
+	if _, err := s.DeleteRange(kv.DeleteRequest{Key: []byte("k0000000")}); err != nil {
 		t.Fatal(err)
 	}
 	delete(want, "k0000000")
@@ -181,7 +183,7 @@ func TestSnapshotUnderWrites(t *testing.T) {
 			err = s.Defrag()
 		}
 		if err == nil {
-			_, err = s.Put(PutRequest{Key: []byte("after-defrag"), Value: []byte("x")})
+			_, err = s.Put(kv.PutRequest{Key: []byte("after-defrag"), Value: []byte("x")})
 		}
 		maintErr = err
 	}()
@@ -220,11 +222,11 @@ func TestSnapshotUnderWrites(t *testing.T) {
 	}
 	checkStoreHolds(t, c, rev, want)
 	// History down to the compact revision: the deleted key is there at it.
-	rr, err := c.Range([]byte("k0000000"), nil, RangeOptions{Revision: compactRev})
+	rr, err := c.Range([]byte("k0000000"), nil, kv.RangeOptions{Revision: compactRev})
 	if err != nil || len(rr.KVs) != 1 {
 		t.Fatalf("copy: Range(k0000000, rev=%d) = %+v, %v, want the key before its delete", compactRev, rr.KVs, err)
 	}
-	if _, err := c.Put(PutRequest{Key: []byte("x"), Value: []byte("y")}); !errors.Is(err, ErrReadOnly) {
+	if _, err := c.Put(kv.PutRequest{Key: []byte("x"), Value: []byte("y")}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("Put on a read-only store = %v, want ErrReadOnly", err)
 	}
 }
@@ -232,16 +234,16 @@ func TestSnapshotUnderWrites(t *testing.T) {
 // checkStoreHolds fails unless s holds exactly the keys of want at rev.
 func checkStoreHolds(tb testing.TB, s *Store, rev int64, want map[string][]byte) {
 	tb.Helper()
-	rr, err := s.Range([]byte("k"), []byte("l"), RangeOptions{Revision: rev})
+	rr, err := s.Range([]byte("k"), []byte("l"), kv.RangeOptions{Revision: rev})
 	if err != nil {
 		tb.Fatalf("Range(k..l, rev=%d) = %v", rev, err)
 	}
 	if len(rr.KVs) != len(want) {
 		tb.Fatalf("Range(k..l, rev=%d) = %d keys, want %d", rev, len(rr.KVs), len(want))
 	}
-	for _, kv := range rr.KVs {
-		if !bytes.Equal(kv.Value, want[string(kv.Key)]) {
-			tb.Fatalf("Range(k..l, rev=%d): %s = %.20q..., want %.20q...", rev, kv.Key, kv.Value, want[string(kv.Key)])
+	for _, kval := range rr.KVs {
+		if !bytes.Equal(kval.Value, want[string(kval.Key)]) {
+			tb.Fatalf("Range(k..l, rev=%d): %s = %.20q..., want %.20q...", rev, kval.Key, kval.Value, want[string(kval.Key)])
 		}
 	}
 }
@@ -274,11 +276,11 @@ func TestSnapshotStopsOnClose(t *testing.T) {
 	for !s.isClosed() {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := s.Snapshot(); !errors.Is(err, ErrClosed) {
+	if _, err := s.Snapshot(); !errors.Is(err, kv.ErrClosed) {
 		t.Fatalf("Snapshot() while closing = %v, want ErrClosed", err)
 	}
 	close(gw.release)
-	if err := <-copied; !errors.Is(err, ErrClosed) {
+	if err := <-copied; !errors.Is(err, kv.ErrClosed) {
 		t.Fatalf("WriteTo() while the store closes = %v, want ErrClosed", err)
 	}
 	select {

@@ -1,11 +1,13 @@
 package mvcc
 
 // Memory that mirrors the data file (the compact revision, the lessor's
-// leases and their keys) must never run ahead of it: if a commit fails, a
-// lease granted in memory but not on disk would be served until a restart
-// forgets it. So a write does not change such memory itself; it stages the
-// change, and the committer applies it only once the batch holding the
-// write is durable.
+// leases and their keys, auth's users and roles, a disarmed alarm) must
+// never run ahead of it: if a commit fails, a lease granted in memory but
+// not on disk would be served until a restart forgets it. So a write does
+// not change such memory itself; it stages the change, and the committer
+// applies it only once the batch holding the write is durable, before
+// the batch's writers are answered and its observers told. This is the
+// one rule for such memory, whoever owns it (mvcc, lease, auth).
 //
 // A staged change has two halves: apply, run after the batch's commit
 // succeeded, and undo, run instead when the request that staged it fails

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
 )
 
@@ -22,18 +23,18 @@ func TestCommitFailureKeepsCompactRev(t *testing.T) {
 			t.Fatalf("Open() = %v", err)
 		}
 		for _, v := range []string{"1", "2", "3"} {
-			if _, err := s.Put(PutRequest{Key: []byte("k"), Value: []byte(v)}); err != nil {
+			if _, err := s.Put(kv.PutRequest{Key: []byte("k"), Value: []byte(v)}); err != nil {
 				t.Fatalf("Put(k=%s) = %v", v, err)
 			}
 		}
 		faults.Set(mode)
-		if _, err := s.Compact(3); !errors.Is(err, ErrBackendFailed) {
+		if _, err := s.Compact(3); !errors.Is(err, kv.ErrBackendFailed) {
 			t.Fatalf("mode %d: Compact(3) with a failing commit = %v, want ErrBackendFailed", mode, err)
 		}
 		if got := s.CompactRev(); got != 0 {
 			t.Fatalf("mode %d: CompactRev() after the failed Compact(3) = %d, want 0", mode, got)
 		}
-		res, err := s.Range([]byte("k"), nil, RangeOptions{Revision: 2})
+		res, err := s.Range([]byte("k"), nil, kv.RangeOptions{Revision: 2})
 		if err != nil || len(res.KVs) != 1 || string(res.KVs[0].Value) != "1" {
 			t.Fatalf("mode %d: Range(k, rev=2) after the failed compaction = %+v, %v, want k=1", mode, res, err)
 		}
@@ -78,7 +79,7 @@ func (g *gate) Commit(commit func() error) error {
 // them one by one, then lets the committer go. It returns their errors.
 func batch(tb testing.TB, s *Store, g *gate, writes ...func(*WriteTxn) error) []error {
 	tb.Helper()
-	go func() { _, _ = s.Put(PutRequest{Key: []byte("held"), Value: []byte("v")}) }()
+	go func() { _, _ = s.Put(kv.PutRequest{Key: []byte("held"), Value: []byte("v")}) }()
 	<-g.entered
 	errs := make([]error, len(writes))
 	done := make(chan int, len(writes))
@@ -108,10 +109,10 @@ func TestBatchSeesEarlierRequestsStagedState(t *testing.T) {
 	s := openTestStore(t, Options{Lessor: l, Committer: g})
 	var seen [][]byte
 	errs := batch(t, s, g,
-		func(tx *WriteTxn) error { _, err := tx.Put(PutRequest{Key: []byte("a"), Lease: 1}); return err },
-		func(tx *WriteTxn) error { _, err := tx.Put(PutRequest{Key: []byte("b"), Lease: 1}); return err },
+		func(tx *WriteTxn) error { _, err := tx.Put(kv.PutRequest{Key: []byte("a"), Lease: 1}); return err },
+		func(tx *WriteTxn) error { _, err := tx.Put(kv.PutRequest{Key: []byte("b"), Lease: 1}); return err },
 		func(tx *WriteTxn) error {
-			_, err := tx.DeleteRange(DeleteRequest{Key: []byte("a")})
+			_, err := tx.DeleteRange(kv.DeleteRequest{Key: []byte("a")})
 			return err
 		},
 		func(tx *WriteTxn) error {
@@ -130,7 +131,7 @@ func TestBatchSeesEarlierRequestsStagedState(t *testing.T) {
 	if got := keyStrings(seen); !slices.Equal(got, []string{"b"}) {
 		t.Errorf("LeaseKeys(1) after the batch put a and b with lease 1 and deleted a = %q, want [b]", got)
 	}
-	var ce *CompactedError
+	var ce *kv.CompactedError
 	if !errors.As(errs[5], &ce) || ce.CompactRevision != 3 {
 		t.Errorf("compacting at 2 after 3 in one batch = %v, want compacted at 3", errs[5])
 	}

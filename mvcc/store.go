@@ -13,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Defaults for Options fields left zero.
@@ -135,6 +137,10 @@ type Store struct {
 	// for none).
 	batchMoves       []leaseMove
 	stagedCompactRev int64
+
+	// observers are told of every committed batch (see Observe); owned
+	// by the committer, which alone appends to them and calls them.
+	observers []Observer
 
 	compactions chan compactionJob
 	stopCompact chan struct{}
@@ -282,7 +288,7 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 // restore rebuilds the index, the revisions and the alarm from the file. It
 // returns the revision of an unfinished compaction, or 0.
 func (s *Store) restore() (unfinishedCompact int64, err error) {
-	var leased []KeyValue
+	var leased []kv.KeyValue
 	err = s.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
 		scheduled := readInt64(meta, metaScheduledCompact)
@@ -322,14 +328,14 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 				if began {
 					// The record knows its generation's creation and
 					// version even if earlier puts were compacted.
-					g.created, g.ver = Revision{Main: hdr.create}, hdr.version
+					g.created, g.ver = kv.Revision{Main: hdr.create}, hdr.version
 				}
 			default:
 				ki = &keyIndex{key: append([]byte(nil), hdr.key...)}
 				if tomb {
 					ki.restoreTombstone(rev)
 				} else {
-					ki.restore(Revision{Main: hdr.create}, rev, hdr.version)
+					ki.restore(kv.Revision{Main: hdr.create}, rev, hdr.version)
 				}
 				cache[string(ki.key)] = ki
 			}
@@ -347,12 +353,12 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			if err != nil {
 				continue
 			}
-			kv, err := decodeKeyValue(b.Get(revBytes(mod, false)))
+			rec, err := decodeKeyValue(b.Get(revBytes(mod, false)))
 			if err != nil {
 				return err
 			}
-			if kv.Lease != 0 {
-				leased = append(leased, kv)
+			if rec.Lease != 0 {
+				leased = append(leased, rec)
 			}
 		}
 		return nil
@@ -360,8 +366,8 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("mvcc: recover %s: %w", s.path, err)
 	}
-	for _, kv := range leased {
-		s.opts.Lessor.Attach(kv.Lease, kv.Key)
+	for _, rec := range leased {
+		s.opts.Lessor.Attach(rec.Lease, rec.Key)
 	}
 	s.committedRev.Store(s.currentRev)
 	return unfinishedCompact, nil
@@ -443,7 +449,7 @@ func (s *Store) Failed() error {
 
 // errFailed wraps the cause of a backend failure.
 func (s *Store) fail(cause error) error {
-	err := fmt.Errorf("%w: %w", ErrBackendFailed, cause)
+	err := fmt.Errorf("%w: %w", kv.ErrBackendFailed, cause)
 	s.failed.CompareAndSwap(nil, &err)
 	return *s.failed.Load()
 }

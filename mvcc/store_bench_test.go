@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // The benchmarks put fresh keys of benchKeyLen bytes with values of
@@ -97,7 +99,7 @@ func benchStorePut(b *testing.B, writers int, opts Options) {
 	s := benchOpen(b, opts)
 	value := make([]byte, benchValueLen)
 	benchWrite(b, writers, func(i uint64) error {
-		_, err := s.Put(PutRequest{Key: benchKey("put", i), Value: value})
+		_, err := s.Put(kv.PutRequest{Key: benchKey("put", i), Value: value})
 		return err
 	})
 }
@@ -111,11 +113,11 @@ func benchBoltPut(b *testing.B, writers int) {
 	value := make([]byte, benchValueLen)
 	benchWrite(b, writers, func(i uint64) error {
 		rev := int64(i) + 2
-		kv := KeyValue{Key: benchKey("put", i), Value: value, CreateRevision: rev, ModRevision: rev, Version: 1}
+		kval := kv.KeyValue{Key: benchKey("put", i), Value: value, CreateRevision: rev, ModRevision: rev, Version: 1}
 		return db.Update(func(tx *bolt.Tx) error {
 			keys := tx.Bucket(keyBucket)
 			keys.FillPercent = 0.9 // as WriteTxn sets it
-			return keys.Put(revBytes(Revision{Main: rev}, false), encodeKeyValue(nil, &kv))
+			return keys.Put(revBytes(kv.Revision{Main: rev}, false), encodeKeyValue(nil, &kval))
 		})
 	})
 }
@@ -127,7 +129,7 @@ func benchFill(b *testing.B, s *Store) {
 	for lo := uint64(0); lo < benchKeys; lo += 1000 {
 		_, err := s.Write(func(tx *WriteTxn) error {
 			for i := lo; i < min(lo+1000, benchKeys); i++ {
-				if _, err := tx.Put(PutRequest{Key: benchKey("key", i), Value: value}); err != nil {
+				if _, err := tx.Put(kv.PutRequest{Key: benchKey("key", i), Value: value}); err != nil {
 					return err
 				}
 			}
@@ -144,7 +146,7 @@ func benchRangeKey(b *testing.B, s *Store) {
 	b.Helper()
 	for i := uint64(0); b.Loop(); i++ {
 		key := benchKey("key", i*7919%benchKeys)
-		r, err := s.Range(key, nil, RangeOptions{})
+		r, err := s.Range(key, nil, kv.RangeOptions{})
 		if err != nil || len(r.KVs) != 1 {
 			b.Fatalf("Range(%q) = %d keys, %v; want 1", key, len(r.KVs), err)
 		}
@@ -178,7 +180,7 @@ func BenchmarkRange(b *testing.B) {
 		benchFill(b, s)
 		from, to := benchKey("key", 0), benchKey("key", 1000)
 		for b.Loop() {
-			r, err := s.Range(from, to, RangeOptions{})
+			r, err := s.Range(from, to, kv.RangeOptions{})
 			if err != nil || len(r.KVs) != 1000 {
 				b.Fatalf("Range(%q, %q) = %d keys, %v; want 1000", from, to, len(r.KVs), err)
 			}
@@ -208,7 +210,7 @@ func benchBackgroundWriters(b *testing.B, s *Store, n int) (stop func()) {
 				default:
 				}
 				i := puts.Add(1)
-				if _, err := s.Put(PutRequest{Key: benchKey("bg", i), Value: value}); err != nil {
+				if _, err := s.Put(kv.PutRequest{Key: benchKey("bg", i), Value: value}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // WriteTxn is one write request's view of the store, valid only inside the
@@ -15,7 +17,7 @@ type WriteTxn struct {
 	keys *bolt.Bucket
 
 	rev    int64 // the revision this request's writes get
-	events []Event
+	events []kv.Event
 	undo   []undoEntry
 	leases []leaseMove // this request's moves of keys between leases
 	stages []stage     // memory changes to apply once committed
@@ -32,7 +34,7 @@ type WriteTxn struct {
 // undoEntry reverses one write if the request fails.
 type undoEntry struct {
 	key       []byte
-	rev       Revision
+	rev       kv.Revision
 	tombstone bool
 	// For writes to other buckets: the bucket and the previous value (nil
 	// when the key did not exist).
@@ -62,21 +64,21 @@ func (t *WriteTxn) view() view {
 }
 
 // Range reads keys as this transaction sees them.
-func (t *WriteTxn) Range(key, end []byte, opts RangeOptions) (RangeResult, error) {
+func (t *WriteTxn) Range(key, end []byte, opts kv.RangeOptions) (kv.RangeResult, error) {
 	return t.view().rangeKV(key, end, opts)
 }
 
 // nextRev returns the revision of the next write.
-func (t *WriteTxn) nextRev() Revision {
-	return Revision{Main: t.rev, Sub: int64(len(t.events))}
+func (t *WriteTxn) nextRev() kv.Revision {
+	return kv.Revision{Main: t.rev, Sub: int64(len(t.events))}
 }
 
-// writeKV appends kv to the history at rev and records it in the index.
-func (t *WriteTxn) writeKV(kv KeyValue, tombstone bool) error {
+// writeKV appends rec to the history at rev and records it in the index.
+func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 	rev := t.nextRev()
 	// bbolt keeps the value slice, not a copy, until the transaction
 	// commits: every record needs a buffer of its own.
-	record := encodeKeyValue(make([]byte, 0, maxRecordHeaderLen+len(kv.Key)+len(kv.Value)), &kv)
+	record := encodeKeyValue(make([]byte, 0, maxRecordHeaderLen+len(rec.Key)+len(rec.Value)), &rec)
 	t.s.batchBytes += int64(len(record) + markedRevBytesLen)
 	if err := t.keys.Put(revBytes(rev, tombstone), record); err != nil {
 		return fmt.Errorf("mvcc: write revision %v: %w", rev, err)
@@ -84,18 +86,18 @@ func (t *WriteTxn) writeKV(kv KeyValue, tombstone bool) error {
 	// The event and the index refer to the record's own copy of the key
 	// and value, never to the caller's buffers, which the caller may reuse
 	// while watchers still hold the event.
-	body := record[len(record)-len(kv.Key)-len(kv.Value):]
-	kv.Key, kv.Value = body[:len(kv.Key):len(kv.Key)], body[len(kv.Key):]
+	body := record[len(record)-len(rec.Key)-len(rec.Value):]
+	rec.Key, rec.Value = body[:len(rec.Key):len(rec.Key)], body[len(rec.Key):]
 	if tombstone {
-		if err := t.s.index.tombstone(kv.Key, rev); err != nil {
-			return fmt.Errorf("mvcc: tombstone %q: %w", kv.Key, err)
+		if err := t.s.index.tombstone(rec.Key, rev); err != nil {
+			return fmt.Errorf("mvcc: tombstone %q: %w", rec.Key, err)
 		}
-		t.events = append(t.events, Event{Type: EventDelete, KV: KeyValue{Key: kv.Key, ModRevision: rev.Main}})
+		t.events = append(t.events, kv.Event{Type: kv.EventDelete, KV: kv.KeyValue{Key: rec.Key, ModRevision: rev.Main}})
 	} else {
-		t.s.index.put(kv.Key, rev)
-		t.events = append(t.events, Event{Type: EventPut, KV: kv})
+		t.s.index.put(rec.Key, rev)
+		t.events = append(t.events, kv.Event{Type: kv.EventPut, KV: rec})
 	}
-	t.undo = append(t.undo, undoEntry{key: kv.Key, rev: rev, tombstone: tombstone})
+	t.undo = append(t.undo, undoEntry{key: rec.Key, rev: rev, tombstone: tombstone})
 	return nil
 }
 
@@ -171,11 +173,11 @@ func (t *WriteTxn) rollback() {
 }
 
 // finish makes a successful request's writes part of the batch.
-func (t *WriteTxn) finish() Changes {
+func (t *WriteTxn) finish() kv.Changes {
 	t.s.batchMoves = append(t.s.batchMoves, t.leases...)
 	if len(t.events) == 0 {
-		return Changes{Revision: t.rev - 1}
+		return kv.Changes{Revision: t.rev - 1}
 	}
 	t.s.currentRev = t.rev
-	return Changes{Revision: t.rev, Events: t.events}
+	return kv.Changes{Revision: t.rev, Events: t.events}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
@@ -29,11 +30,11 @@ func newSource(tb testing.TB) *source {
 	tb.Helper()
 	lessor := lease.New(lease.Config{})
 	tb.Cleanup(lessor.Close)
-	kv, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true, Lessor: lessor})
+	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true, Lessor: lessor})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { kv.Close() })
+	tb.Cleanup(func() { kval.Close() })
 	must := func(err error) {
 		tb.Helper()
 		if err != nil {
@@ -42,7 +43,7 @@ func newSource(tb testing.TB) *source {
 	}
 	var leaseID int64
 	for _, ttl := range []int64{60, 600} {
-		_, err := kv.Write(func(tx *mvcc.WriteTxn) error {
+		_, err := kval.Write(func(tx *mvcc.WriteTxn) error {
 			l, err := lessor.Grant(tx, 0, ttl)
 			leaseID = l.ID
 			return err
@@ -50,18 +51,18 @@ func newSource(tb testing.TB) *source {
 		must(err)
 	}
 	for i := range 100 {
-		_, err := kv.Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "k%03d", i), Value: bytes.Repeat([]byte{'v'}, i)})
+		_, err := kval.Put(kv.PutRequest{Key: fmt.Appendf(nil, "k%03d", i), Value: bytes.Repeat([]byte{'v'}, i)})
 		must(err)
 	}
-	_, err = kv.Put(mvcc.PutRequest{Key: []byte("leased"), Value: []byte("x"), Lease: leaseID})
+	_, err = kval.Put(kv.PutRequest{Key: []byte("leased"), Value: []byte("x"), Lease: leaseID})
 	must(err)
-	_, err = kv.DeleteRange(mvcc.DeleteRequest{Key: []byte("k000"), End: []byte("k010")})
+	_, err = kval.DeleteRange(kv.DeleteRequest{Key: []byte("k000"), End: []byte("k010")})
 	must(err)
-	done, err := kv.Compact(kv.Rev() - 1)
+	done, err := kval.Compact(kval.Rev() - 1)
 	must(err)
 	must(<-done)
 	a := auth.New(auth.Config{BcryptCost: 4, Write: func(fn func(auth.Bucket) error) error {
-		_, err := kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+		_, err := kval.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
 		return err
 	}})
 	for _, u := range []string{auth.RootUser, "alice", "bob"} {
@@ -72,7 +73,7 @@ func newSource(tb testing.TB) *source {
 	must(a.GrantRole(auth.RootUser, auth.RootRole))
 	must(a.SetEnabled(true))
 
-	sn, err := kv.Snapshot()
+	sn, err := kval.Snapshot()
 	must(err)
 	defer sn.Close()
 	var buf bytes.Buffer
@@ -80,8 +81,8 @@ func newSource(tb testing.TB) *source {
 	if err != nil || n != sn.Size()+HashSize || int64(buf.Len()) != n {
 		tb.Fatalf("Write() = %d, %v with %d bytes written, want %d, nil", n, err, buf.Len(), sn.Size()+HashSize)
 	}
-	s := &source{kv: kv, file: filepath.Join(tb.TempDir(), "snap.db"), data: buf.Bytes(), want: Info{
-		Revision: kv.Rev(), CompactRevision: kv.CompactRev(), Keys: 91, Leases: 2, Users: 3, Roles: 2, AuthEnabled: true,
+	s := &source{kv: kval, file: filepath.Join(tb.TempDir(), "snap.db"), data: buf.Bytes(), want: Info{
+		Revision: kval.Rev(), CompactRevision: kval.CompactRev(), Keys: 91, Leases: 2, Users: 3, Roles: 2, AuthEnabled: true,
 	}}
 	must(os.WriteFile(s.file, s.data, 0o600))
 	return s
@@ -186,26 +187,26 @@ func TestRestore(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("restored directory holds %d entries, want the store's file alone", len(entries))
 	}
-	kv, err := mvcc.Open(path, mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(path, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("opening the restored store: %v", err)
 	}
-	defer kv.Close()
-	if kv.Rev() != s.want.Revision || kv.CompactRev() != s.want.CompactRevision {
-		t.Fatalf("restored store at revision %d compact %d, want %d and %d", kv.Rev(), kv.CompactRev(), s.want.Revision, s.want.CompactRevision)
+	defer kval.Close()
+	if kval.Rev() != s.want.Revision || kval.CompactRev() != s.want.CompactRevision {
+		t.Fatalf("restored store at revision %d compact %d, want %d and %d", kval.Rev(), kval.CompactRev(), s.want.Revision, s.want.CompactRevision)
 	}
 	for rev := s.want.CompactRevision; rev <= s.want.Revision; rev++ {
-		want, err := s.kv.Range([]byte{0}, []byte{}, mvcc.RangeOptions{Revision: rev})
+		want, err := s.kv.Range([]byte{0}, []byte{}, kv.RangeOptions{Revision: rev})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := kv.Range([]byte{0}, []byte{}, mvcc.RangeOptions{Revision: rev})
+		got, err := kval.Range([]byte{0}, []byte{}, kv.RangeOptions{Revision: rev})
 		if err != nil || fmt.Sprint(got.KVs) != fmt.Sprint(want.KVs) {
 			t.Fatalf("restored Range(every key, rev=%d) = %d keys, %v, want the source's %d", rev, len(got.KVs), err, len(want.KVs))
 		}
 	}
 	// Restoring again into the directory, now full, is refused.
-	kv.Close()
+	kval.Close()
 	if b, err = os.ReadFile(path); err != nil {
 		t.Fatal(err)
 	}

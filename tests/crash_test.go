@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -143,7 +144,7 @@ func checkRecovered(t *testing.T, path string, acks []crashAck) {
 	cur := r.Rev()
 
 	history := make(map[int64][]string)
-	err = r.History(1, func(ev mvcc.Event) bool {
+	err = r.History(1, func(ev kv.Event) bool {
 		history[ev.KV.ModRevision] = append(history[ev.KV.ModRevision], formatEvent(ev))
 		return true
 	})
@@ -190,8 +191,8 @@ func checkRecovered(t *testing.T, path string, acks []crashAck) {
 	}
 }
 
-func formatEvent(ev mvcc.Event) string {
-	if ev.Type == mvcc.EventDelete {
+func formatEvent(ev kv.Event) string {
+	if ev.Type == kv.EventDelete {
 		return "del:" + string(ev.KV.Key)
 	}
 	return "put:" + string(ev.KV.Key) + "=" + string(ev.KV.Value)
@@ -201,9 +202,9 @@ func formatEvent(ev mvcc.Event) string {
 // of a fresh key as the key's first version, a delete as the key gone at
 // rev and present just before it.
 func checkEventVisible(r *mvcc.ReadTxn, rev int64, ev string) error {
-	op, kv, _ := strings.Cut(ev, ":")
-	key, value, _ := strings.Cut(kv, "=")
-	got, err := r.Range([]byte(key), nil, mvcc.RangeOptions{Revision: rev})
+	op, kval, _ := strings.Cut(ev, ":")
+	key, value, _ := strings.Cut(kval, "=")
+	got, err := r.Range([]byte(key), nil, kv.RangeOptions{Revision: rev})
 	if err != nil {
 		return fmt.Errorf("Range(%q, rev=%d): %w", key, rev, err)
 	}
@@ -211,7 +212,7 @@ func checkEventVisible(r *mvcc.ReadTxn, rev int64, ev string) error {
 		if len(got.KVs) != 0 {
 			return fmt.Errorf("Range(%q, rev=%d) = %d keys, want 0", key, rev, len(got.KVs))
 		}
-		before, err := r.Range([]byte(key), nil, mvcc.RangeOptions{Revision: rev - 1})
+		before, err := r.Range([]byte(key), nil, kv.RangeOptions{Revision: rev - 1})
 		if err != nil {
 			return fmt.Errorf("Range(%q, rev=%d): %w", key, rev-1, err)
 		}
@@ -220,18 +221,18 @@ func checkEventVisible(r *mvcc.ReadTxn, rev int64, ev string) error {
 		}
 		return nil
 	}
-	want := mvcc.KeyValue{Key: []byte(key), Value: []byte(value), CreateRevision: rev, ModRevision: rev, Version: 1}
+	want := kv.KeyValue{Key: []byte(key), Value: []byte(value), CreateRevision: rev, ModRevision: rev, Version: 1}
 	if len(got.KVs) != 1 || formatKV(got.KVs[0]) != formatKV(want) {
 		gotKVs := make([]string, len(got.KVs))
-		for i, kv := range got.KVs {
-			gotKVs[i] = formatKV(kv)
+		for i, kval := range got.KVs {
+			gotKVs[i] = formatKV(kval)
 		}
 		return fmt.Errorf("Range(%q, rev=%d) = %v, want [%s]", key, rev, gotKVs, formatKV(want))
 	}
 	return nil
 }
 
-func formatKV(kv mvcc.KeyValue) string {
+func formatKV(kval kv.KeyValue) string {
 	return fmt.Sprintf("{%q=%q create=%d mod=%d version=%d lease=%d}",
-		kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+		kval.Key, kval.Value, kval.CreateRevision, kval.ModRevision, kval.Version, kval.Lease)
 }

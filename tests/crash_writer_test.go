@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -98,7 +99,7 @@ func crashWrite(ctx context.Context, s *mvcc.Store, out *ackWriter, prefix strin
 			g := groups[0]
 			groups = groups[1:]
 			// [g/, g0) holds exactly the group: '0' follows '/'.
-			res, err := s.DeleteRange(mvcc.DeleteRequest{Key: []byte(g + "/"), End: []byte(g + "0")})
+			res, err := s.DeleteRange(kv.DeleteRequest{Key: []byte(g + "/"), End: []byte(g + "0")})
 			if err != nil {
 				return fmt.Errorf("DeleteRange(%q): %w", g+"/", err)
 			}
@@ -110,7 +111,7 @@ func crashWrite(ctx context.Context, s *mvcc.Store, out *ackWriter, prefix strin
 		case i%10 == 4 && len(puts) > 0:
 			k := puts[0]
 			puts = puts[1:]
-			res, err := s.DeleteRange(mvcc.DeleteRequest{Key: []byte(k)})
+			res, err := s.DeleteRange(kv.DeleteRequest{Key: []byte(k)})
 			if err != nil {
 				return fmt.Errorf("DeleteRange(%q): %w", k, err)
 			}
@@ -120,12 +121,12 @@ func crashWrite(ctx context.Context, s *mvcc.Store, out *ackWriter, prefix strin
 			rev = res.Revision
 			events = []string{"del:" + k}
 		case i%5 == 2:
-			req := mvcc.TxnRequest{Compare: []mvcc.Compare{{
-				Key: []byte(name + "/a"), Target: mvcc.CompareCreate, Result: mvcc.CompareEqual, Number: 0,
+			req := kv.TxnRequest{Compare: []kv.Compare{{
+				Key: []byte(name + "/a"), Target: kv.CompareCreate, Result: kv.CompareEqual, Number: 0,
 			}}}
 			for _, sub := range []string{"a", "b", "c"} {
 				k, v := name+"/"+sub, crashValue(name+"/"+sub)
-				req.Success = append(req.Success, mvcc.Op{Put: &mvcc.PutRequest{Key: []byte(k), Value: []byte(v)}})
+				req.Success = append(req.Success, kv.Op{Put: &kv.PutRequest{Key: []byte(k), Value: []byte(v)}})
 				events = append(events, "put:"+k+"="+v)
 			}
 			res, err := s.Txn(req)
@@ -139,7 +140,7 @@ func crashWrite(ctx context.Context, s *mvcc.Store, out *ackWriter, prefix strin
 			groups = append(groups, name)
 		default:
 			v := crashValue(name)
-			res, err := s.Put(mvcc.PutRequest{Key: []byte(name), Value: []byte(v)})
+			res, err := s.Put(kv.PutRequest{Key: []byte(name), Value: []byte(v)})
 			if err != nil {
 				return fmt.Errorf("Put(%q): %w", name, err)
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,8 +27,8 @@ func TestDiskFault(t *testing.T) {
 	}{{"before", mvcctest.Before}, {"after", mvcctest.After}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "httpkv.db")
-			f := startInProcess(t, path)
+			dir := t.TempDir()
+			f := startInProcess(t, dir)
 
 			const writers, perWriter = 8, 40
 			var (
@@ -98,7 +97,7 @@ func TestDiskFault(t *testing.T) {
 			// The fault clears; a restart recovers every acknowledged write.
 			f.faults.Set(mvcctest.None)
 			f.close()
-			f = startInProcess(t, path)
+			f = startInProcess(t, dir)
 			checkAcked(f.server)
 			f.put(t, "after-restart", "v")
 			if r := f.do(t, "GET", "/health", nil); r.status != http.StatusOK {

@@ -7,42 +7,41 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // inProcess is the API served in process, wired as the server wires it,
 // for tests that need to reach inside: its store's commits go through a
-// fault injector, and its watch store's figures can be read.
+// fault injector, and its figures can be read.
 type inProcess struct {
 	*server
 	faults  *mvcctest.Committer
-	kv      *mvcc.Store
-	store   *watch.Store
+	backend *embedded.Backend
 	handler *httpapi.Handler
 	http    *httptest.Server
 }
 
-func startInProcess(tb testing.TB, path string) *inProcess {
+// startInProcess serves the embedded store in the data directory dir.
+func startInProcess(tb testing.TB, dir string) *inProcess {
 	tb.Helper()
 	f := &inProcess{faults: &mvcctest.Committer{}}
-	kv, err := mvcc.Open(path, mvcc.Options{Committer: f.faults})
+	b, err := embedded.Open(dir, embedded.Options{Store: mvcc.Options{Committer: f.faults}})
 	if err != nil {
-		tb.Fatalf("mvcc.Open(%s) = %v", path, err)
+		tb.Fatalf("embedded.Open(%s) = %v", dir, err)
 	}
-	f.kv = kv
-	f.store = watch.New(kv, watch.Options{})
-	f.handler = httpapi.NewHandler(httpapi.Config{Store: f.store, Logger: zerolog.Nop()})
+	f.backend = b
+	f.handler = httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
 	f.http = httptest.NewServer(f.handler)
 	f.server = &server{URL: f.http.URL, tb: tb, client: &http.Client{Timeout: requestTimeout}, streams: &http.Client{Transport: &http.Transport{}}}
 	tb.Cleanup(f.close)
 	return f
 }
 
-// close shuts down as the server does: the watch streams, HTTP, the
-// watch store, then the store.
+// close shuts down as the server does: the watch streams, HTTP, then the
+// backend.
 func (f *inProcess) close() {
 	if f.http == nil {
 		return
@@ -51,7 +50,6 @@ func (f *inProcess) close() {
 	f.http.Close()
 	f.client.CloseIdleConnections()
 	f.streams.CloseIdleConnections()
-	f.store.Close()
-	f.kv.Close()
+	f.backend.Close()
 	f.http = nil
 }

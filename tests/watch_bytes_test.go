@@ -3,10 +3,9 @@ package tests
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -19,7 +18,7 @@ import (
 // had held for it.
 func TestWatchStalledClientBounded(t *testing.T) {
 	t.Parallel()
-	f := startInProcess(t, filepath.Join(t.TempDir(), "httpkv.db"))
+	f := startInProcess(t, t.TempDir())
 	w := openWatch(t, f.server, "key=big/&prefix=true")
 	start := w.created.StartRevision
 
@@ -28,18 +27,18 @@ func TestWatchStalledClientBounded(t *testing.T) {
 	var most int64
 	var last int64
 	for i := range n {
-		res, err := f.store.Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
+		res, err := f.backend.Store().Put(kv.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
 		if err != nil {
 			t.Fatalf("Put(big/%02d) = %v", i, err)
 		}
 		last = res.Revision
-		most = max(most, f.store.Stats().PendingBytes)
+		most = max(most, f.backend.Stats().Watchers.PendingBytes)
 	}
 	t.Logf("the server held at most %d bytes for a stalled stream over %d puts of %d bytes", most, n, size)
 	if limit := int64(watch.DefaultQueueBytes + size + 4096); most > limit {
 		t.Fatalf("Stats().PendingBytes reached %d for a stalled stream, want at most %d", most, limit)
 	}
-	if _, err := f.kv.Compact(last); err != nil {
+	if _, err := f.backend.Store().Compact(last); err != nil {
 		t.Fatalf("Compact(%d) = %v", last, err)
 	}
 	got := 0
@@ -61,7 +60,7 @@ func TestWatchStalledClientBounded(t *testing.T) {
 		t.Fatalf("the stalled stream received all %d puts before compacted, want the server to have dropped some", n)
 	}
 	t.Logf("the stream received %d of %d puts, then compacted", got, n)
-	if p := f.store.Stats(); p.PendingBytes != 0 {
+	if p := f.backend.Stats().Watchers; p.PendingBytes != 0 {
 		t.Fatalf("stats after the stream ended = %+v, want nothing pending", p)
 	}
 }

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 const largeValue = 100 << 10
 
 // putLarge writes n puts of largeValue bytes under "big/", each its own
 // revision, and returns the last revision.
-func putLarge(tb testing.TB, s *Store, h *history, n int) int64 {
+func putLarge(tb testing.TB, s *testStore, h *history, n int) int64 {
 	tb.Helper()
 	value := string(bytes.Repeat([]byte{'v'}, largeValue))
 	var rev int64
@@ -29,10 +31,10 @@ func putLarge(tb testing.TB, s *Store, h *history, n int) int64 {
 func TestStalledWatcherBoundedInBytes(t *testing.T) {
 	s := newTestStore(t, Options{})
 	h := newHistory()
-	st := mustWatch(t, s, Request{Key: []byte("big/"), End: []byte("big0")})
+	st := mustWatch(t, s, kv.WatchRequest{Key: []byte("big/"), End: []byte("big0")})
 	const n = 200
 	putLarge(t, s, h, 1)
-	if rs := recvUntil(t, st, recvTimeout, func(Response) bool { return true }); len(rs) != 1 {
+	if rs := recvUntil(t, st, recvTimeout, func(kv.WatchResponse) bool { return true }); len(rs) != 1 {
 		t.Fatalf("first response = %v, want one", fmtResponses(rs))
 	}
 	// The reader holds that response and stalls.
@@ -54,11 +56,11 @@ func TestStalledWatcherBoundedInBytes(t *testing.T) {
 	// from history where the store held nothing.
 	// Revision 2 was the first put, taken before the stall.
 	for next := int64(3); next <= int64(n)+1; {
-		rs := recvUntil(t, st, recvTimeout, func(Response) bool { return true })
+		rs := recvUntil(t, st, recvTimeout, func(kv.WatchResponse) bool { return true })
 		for _, r := range rs {
 			for _, ev := range r.Events {
 				if ev.KV.ModRevision != next || len(ev.KV.Value) != largeValue {
-					t.Fatalf("got %s, want the put at revision %d", fmtEvent(ev.Event), next)
+					t.Fatalf("got %s, want the put at revision %d", fmtEvent(ev), next)
 				}
 				next++
 			}
@@ -78,7 +80,7 @@ func TestStalledWatcherEndsCompacted(t *testing.T) {
 	s := newTestStore(t, Options{})
 	h := newHistory()
 	start := s.KV().Rev() + 1
-	st := mustWatch(t, s, Request{Key: []byte("big/"), End: []byte("big0")})
+	st := mustWatch(t, s, kv.WatchRequest{Key: []byte("big/"), End: []byte("big0")})
 	last := putLarge(t, s, h, 100)
 	if _, err := s.KV().Compact(last); err != nil {
 		t.Fatalf("Compact(%d) = %v", last, err)
@@ -92,7 +94,7 @@ func TestStalledWatcherEndsCompacted(t *testing.T) {
 	for _, r := range rs[:len(rs)-1] {
 		for _, ev := range r.Events {
 			if ev.KV.ModRevision != start+got {
-				t.Fatalf("event %s, want revision %d", fmtEvent(ev.Event), start+got)
+				t.Fatalf("event %s, want revision %d", fmtEvent(ev), start+got)
 			}
 			got++
 		}

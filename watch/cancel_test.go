@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -16,13 +17,13 @@ import (
 // whichever group it is in before it returns, and its queued events stop
 // counting as pending.
 func TestCancelRemovesFromEveryGroup(t *testing.T) {
-	single := Request{Key: []byte("k"), ProgressNotify: true}
-	ranged := Request{Key: []byte("a"), End: []byte("z"), ProgressNotify: true}
+	single := kv.WatchRequest{Key: []byte("k"), ProgressNotify: true}
+	ranged := kv.WatchRequest{Key: []byte("a"), End: []byte("z"), ProgressNotify: true}
 	for _, tc := range []struct {
 		name string
-		req  Request
+		req  kv.WatchRequest
 		// setup puts the watcher of req in its group and returns it.
-		setup func(t *testing.T, s *Store, h *history, req Request) *Stream
+		setup func(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream
 		want  Stats // groups before Close
 	}{
 		{"synced key", single, watchSynced, Stats{Synced: 1, PendingEvents: 1}},
@@ -66,7 +67,7 @@ func TestCancelRemovesFromEveryGroup(t *testing.T) {
 }
 
 // watchSynced starts a caught-up watcher with one event queued.
-func watchSynced(t *testing.T, s *Store, h *history, req Request) *Stream {
+func watchSynced(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	st := mustWatch(t, s, req)
 	h.put(t, s, "k", "1")
 	return st
@@ -74,7 +75,7 @@ func watchSynced(t *testing.T, s *Store, h *history, req Request) *Stream {
 
 // watchUnsynced starts a watcher behind and holds the sync loop so it
 // stays there; the loop is let go at cleanup.
-func watchUnsynced(t *testing.T, s *Store, h *history, req Request) *Stream {
+func watchUnsynced(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	for range 5 {
 		h.put(t, s, "k", "1")
 	}
@@ -95,7 +96,7 @@ func watchUnsynced(t *testing.T, s *Store, h *history, req Request) *Stream {
 
 // watchVictim starts a watcher whose unread queue overflows: two events
 // queued, the third revision's held for it.
-func watchVictim(t *testing.T, s *Store, h *history, req Request) *Stream {
+func watchVictim(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *Stream {
 	st := mustWatch(t, s, req)
 	for range 3 {
 		h.put(t, s, "k", "1")
@@ -108,19 +109,19 @@ func watchVictim(t *testing.T, s *Store, h *history, req Request) *Stream {
 // down" after the events queued before; it is safe to call twice, and
 // watching afterwards fails.
 func TestCloseEndsEveryStream(t *testing.T) {
-	kv, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kv.Close()
+	defer kval.Close()
 	baseline := runtime.NumGoroutine()
 
-	s := New(kv, Options{QueueLimit: 2, ProgressInterval: time.Millisecond})
+	s := observe(t, kval, Options{QueueLimit: 2, ProgressInterval: time.Millisecond})
 	h := newHistory()
 	for range 10 {
 		h.put(t, s, "k", "v")
 	}
-	reqs := []Request{
+	reqs := []kv.WatchRequest{
 		{Key: []byte("k")},                                       // synced, read
 		{Key: []byte("k"), StartRevision: 2},                     // unsynced, not read
 		{Key: []byte("a"), End: []byte{0}, ProgressNotify: true}, // victim, not read
@@ -135,7 +136,7 @@ func TestCloseEndsEveryStream(t *testing.T) {
 	}
 	// The first is read by a goroutine waiting in Recv when Close comes.
 	var reading sync.WaitGroup
-	var read []Response
+	var read []kv.WatchResponse
 	reading.Go(func() {
 		for {
 			rs, err := streams[0].Recv(context.Background())
@@ -149,15 +150,15 @@ func TestCloseEndsEveryStream(t *testing.T) {
 	s.Close()
 	s.Close()
 	reading.Wait()
-	if _, err := s.Watch(Request{Key: []byte("k")}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Watch(kv.WatchRequest{Key: []byte("k")}); !errors.Is(err, kv.ErrClosed) {
 		t.Errorf("Watch after Close = %v, want ErrClosed", err)
 	}
-	if _, err := s.Watch(Request{Key: []byte("k")}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Watch(kv.WatchRequest{Key: []byte("k")}); !errors.Is(err, kv.ErrClosed) {
 		t.Errorf("Watch after Close = %v, want ErrClosed", err)
 	}
 	ref := h.reference(t)
 	for i, st := range streams {
-		var got []Response
+		var got []kv.WatchResponse
 		if i == 0 {
 			got = read
 		} else {

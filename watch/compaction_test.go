@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -53,7 +54,7 @@ func TestCompactionDuringSyncPass(t *testing.T) {
 			starts := []int64{2, 9, 25, compactRev - 1, compactRev, compactRev + 1, 40}
 			streams := make([]*Stream, len(starts))
 			for i, start := range starts {
-				st, err := s.Watch(Request{Key: []byte("k"), StartRevision: start})
+				st, err := s.Watch(kv.WatchRequest{Key: []byte("k"), StartRevision: start})
 				if err != nil {
 					t.Fatalf("Watch(from %d) = %v", start, err)
 				}
@@ -61,11 +62,11 @@ func TestCompactionDuringSyncPass(t *testing.T) {
 				streams[i] = st
 			}
 			for i, st := range streams {
-				got := recvUntil(t, st, recvTimeout, func(r Response) bool {
+				got := recvUntil(t, st, recvTimeout, func(r kv.WatchResponse) bool {
 					return r.Revision == 41 && len(r.Events) > 0
 				})
 				ref := h.reference(t)
-				if err := ref.check(Request{Key: []byte("k")}, starts[i], got, checkOptions{}); err != nil {
+				if err := ref.check(kv.WatchRequest{Key: []byte("k")}, starts[i], got, checkOptions{}); err != nil {
 					t.Errorf("watch from %d: %v", starts[i], err)
 				}
 				last := got[len(got)-1]
@@ -86,15 +87,15 @@ func TestCompactionDuringSyncPass(t *testing.T) {
 
 // compactHistory puts a and b, then in one txn deletes a and puts c, then
 // puts b and c again. It returns the txn's revision, to compact at.
-func compactHistory(tb testing.TB, s *Store, h *history) int64 {
+func compactHistory(tb testing.TB, s *testStore, h *history) int64 {
 	tb.Helper()
 	h.put(tb, s, "a", "1")
 	h.put(tb, s, "b", "1")
 	h.put(tb, s, "a", "2")
 	ch, err := h.write(s, func(tx *mvcc.WriteTxn) error {
-		_, err := tx.Txn(mvcc.TxnRequest{Success: []mvcc.Op{
-			{Delete: &mvcc.DeleteRequest{Key: []byte("a")}},
-			{Put: &mvcc.PutRequest{Key: []byte("c"), Value: []byte("1")}},
+		_, err := tx.Txn(kv.TxnRequest{Success: []kv.Op{
+			{Delete: &kv.DeleteRequest{Key: []byte("a")}},
+			{Put: &kv.PutRequest{Key: []byte("c"), Value: []byte("1")}},
 		}})
 		return err
 	})
@@ -111,7 +112,7 @@ func compactHistory(tb testing.TB, s *Store, h *history) int64 {
 // it, which is gone; also after a restart that may have cut the
 // compaction short.
 func TestWatchAtCompactRevision(t *testing.T) {
-	all := Request{Key: []byte("a"), End: []byte{0}}
+	all := kv.WatchRequest{Key: []byte("a"), End: []byte{0}}
 	for _, tc := range []struct {
 		name string
 		// reopen closes the store right after compacting, before the
@@ -127,18 +128,18 @@ func TestWatchAtCompactRevision(t *testing.T) {
 			// Deleting one revision per commit makes the removal slow
 			// enough for Close to cut it short.
 			kvOpts := mvcc.Options{NoFsync: true, CompactionBatchLimit: 1}
-			kv, err := mvcc.Open(path, kvOpts)
+			kval, err := mvcc.Open(path, kvOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := New(kv, Options{})
+			s := observe(t, kval, Options{})
 			h := newHistory()
 			// Plenty of history below the compact revision to remove.
 			for range 200 {
 				h.put(t, s, "filler", "x")
 			}
 			compactRev := compactHistory(t, s, h)
-			done, err := kv.Compact(compactRev)
+			done, err := kval.Compact(compactRev)
 			if err != nil {
 				t.Fatalf("Compact(%d) = %v", compactRev, err)
 			}
@@ -150,41 +151,41 @@ func TestWatchAtCompactRevision(t *testing.T) {
 			}
 			if tc.reopen {
 				s.Close()
-				if err := kv.Close(); err != nil {
+				if err := kval.Close(); err != nil {
 					t.Fatal(err)
 				}
 				if !tc.wait {
 					t.Logf("compaction before Close: %v (ErrClosed means cut short)", <-done)
 				}
-				if kv, err = mvcc.Open(path, kvOpts); err != nil {
+				if kval, err = mvcc.Open(path, kvOpts); err != nil {
 					t.Fatalf("reopen: %v", err)
 				}
-				s = New(kv, Options{})
+				s = observe(t, kval, Options{})
 			}
-			defer kv.Close()
+			defer kval.Close()
 			defer s.Close()
-			if got := kv.CompactRev(); got != compactRev {
+			if got := kval.CompactRev(); got != compactRev {
 				t.Fatalf("CompactRev() = %d, want %d", got, compactRev)
 			}
 
 			ref := h.reference(t)
-			last := kv.Rev()
-			st, err := s.Watch(Request{Key: all.Key, End: all.End, StartRevision: compactRev})
+			last := kval.Rev()
+			st, err := s.Watch(kv.WatchRequest{Key: all.Key, End: all.End, StartRevision: compactRev})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			got := recvUntil(t, st, recvTimeout, func(r Response) bool { return r.Revision == last })
+			got := recvUntil(t, st, recvTimeout, func(r kv.WatchResponse) bool { return r.Revision == last })
 			if err := ref.check(all, compactRev, got, checkOptions{}); err != nil {
 				t.Errorf("watch from the compact revision %d: %v", compactRev, err)
 			}
 			if len(got) == 0 || len(got[0].Events) < 2 ||
-				got[0].Events[0].Type != mvcc.EventDelete || got[0].Events[0].KV.ModRevision != compactRev ||
-				got[0].Events[1].Type != mvcc.EventPut || got[0].Events[1].KV.ModRevision != compactRev {
+				got[0].Events[0].Type != kv.EventDelete || got[0].Events[0].KV.ModRevision != compactRev ||
+				got[0].Events[1].Type != kv.EventPut || got[0].Events[1].KV.ModRevision != compactRev {
 				t.Errorf("watch from the compact revision %d: got %v, want its delete of a and put of c first", compactRev, fmtResponses(got))
 			}
 
-			below, err := s.Watch(Request{Key: all.Key, End: all.End, StartRevision: compactRev - 1})
+			below, err := s.Watch(kv.WatchRequest{Key: all.Key, End: all.End, StartRevision: compactRev - 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +221,7 @@ func TestPrevKVCompacted(t *testing.T) {
 			h := newHistory()
 			h.put(t, s, "k", "1") // 2
 			h.put(t, s, "k", "2") // 3
-			req := Request{Key: []byte("k"), PrevKV: true}
+			req := kv.WatchRequest{Key: []byte("k"), PrevKV: true}
 			var st *Stream
 			watch := func() {
 				var err error
@@ -242,7 +243,7 @@ func TestPrevKVCompacted(t *testing.T) {
 			if tc.past {
 				watch()
 			}
-			got := recvUntil(t, st, recvTimeout, func(r Response) bool { return isFinal(r) || r.Revision == 5 })
+			got := recvUntil(t, st, recvTimeout, func(r kv.WatchResponse) bool { return isFinal(r) || r.Revision == 5 })
 			if err := h.reference(t).check(req, 4, got, checkOptions{}); err != nil {
 				t.Error(err)
 			}
@@ -269,21 +270,21 @@ func TestCompactBelowWatchStart(t *testing.T) {
 	for range 20 {
 		h.put(t, s, "k", "v")
 	}
-	st, err := s.Watch(Request{Key: []byte("k"), StartRevision: 2})
+	st, err := s.Watch(kv.WatchRequest{Key: []byte("k"), StartRevision: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	// Take one response, so the watcher has caught up a little and then
 	// waits for its reader with a full queue.
-	first := recvUntil(t, st, recvTimeout, func(Response) bool { return true })
+	first := recvUntil(t, st, recvTimeout, func(kv.WatchResponse) bool { return true })
 	if err := h.compact(s, 15); err != nil {
 		t.Fatal(err)
 	}
 	h.put(t, s, "k", "after")
 	rest := recvUntil(t, st, recvTimeout, isFinal)
 	got := append(first, rest...)
-	if err := h.reference(t).check(Request{Key: []byte("k")}, 2, got, checkOptions{}); err != nil {
+	if err := h.reference(t).check(kv.WatchRequest{Key: []byte("k")}, 2, got, checkOptions{}); err != nil {
 		t.Error(err)
 	}
 	if last := got[len(got)-1]; last.CompactRevision != 15 {

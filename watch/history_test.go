@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -31,16 +32,16 @@ func testSeed(tb testing.TB) uint64 {
 
 // newTestStore opens an mvcc store in a temporary directory and a watch
 // store over it; both are closed at cleanup, the watch store first.
-func newTestStore(tb testing.TB, opts Options) *Store {
+func newTestStore(tb testing.TB, opts Options) *testStore {
 	tb.Helper()
-	kv, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatalf("mvcc.Open: %v", err)
 	}
-	s := New(kv, opts)
+	s := observe(tb, kval, opts)
 	tb.Cleanup(func() {
 		s.Close()
-		if err := kv.Close(); err != nil {
+		if err := kval.Close(); err != nil {
 			tb.Errorf("mvcc Close: %v", err)
 		}
 	})
@@ -52,14 +53,14 @@ func newTestStore(tb testing.TB, opts Options) *Store {
 // stands for a store that is never compacted.
 type history struct {
 	mu       sync.Mutex
-	changes  []mvcc.Changes
+	changes  []kv.Changes
 	compacts map[int64]bool
 }
 
 func newHistory() *history { return &history{compacts: make(map[int64]bool)} }
 
 // write runs fn through s.Write and records the changes it made.
-func (h *history) write(s *Store, fn func(*mvcc.WriteTxn) error) (mvcc.Changes, error) {
+func (h *history) write(s *testStore, fn func(*mvcc.WriteTxn) error) (kv.Changes, error) {
 	ch, err := s.Write(fn)
 	if err == nil && len(ch.Events) > 0 {
 		h.mu.Lock()
@@ -69,10 +70,10 @@ func (h *history) write(s *Store, fn func(*mvcc.WriteTxn) error) (mvcc.Changes, 
 	return ch, err
 }
 
-func (h *history) put(tb testing.TB, s *Store, key, value string) int64 {
+func (h *history) put(tb testing.TB, s *testStore, key, value string) int64 {
 	tb.Helper()
 	ch, err := h.write(s, func(tx *mvcc.WriteTxn) error {
-		_, err := tx.Put(mvcc.PutRequest{Key: []byte(key), Value: []byte(value)})
+		_, err := tx.Put(kv.PutRequest{Key: []byte(key), Value: []byte(value)})
 		return err
 	})
 	if err != nil {
@@ -81,10 +82,10 @@ func (h *history) put(tb testing.TB, s *Store, key, value string) int64 {
 	return ch.Revision
 }
 
-func (h *history) del(tb testing.TB, s *Store, key, end string) int64 {
+func (h *history) del(tb testing.TB, s *testStore, key, end string) int64 {
 	tb.Helper()
 	ch, err := h.write(s, func(tx *mvcc.WriteTxn) error {
-		_, err := tx.DeleteRange(mvcc.DeleteRequest{Key: []byte(key), End: []byte(end)})
+		_, err := tx.DeleteRange(kv.DeleteRequest{Key: []byte(key), End: []byte(end)})
 		return err
 	})
 	if err != nil {
@@ -95,7 +96,7 @@ func (h *history) del(tb testing.TB, s *Store, key, end string) int64 {
 
 // compact compacts s's store at rev and records it; it does not wait for
 // the history to be removed.
-func (h *history) compact(s *Store, rev int64) error {
+func (h *history) compact(s *testStore, rev int64) error {
 	if _, err := s.KV().Compact(rev); err != nil {
 		return err
 	}
@@ -108,8 +109,8 @@ func (h *history) compact(s *Store, rev int64) error {
 // reference is a recorded history in revision order, with each event's
 // previous version worked out.
 type reference struct {
-	events   []mvcc.Event
-	prev     []*mvcc.KeyValue // prev[i] is the version events[i] replaced
+	events   []kv.Event
+	prev     []*kv.KeyValue // prev[i] is the version events[i] replaced
 	compacts map[int64]bool
 }
 
@@ -120,12 +121,12 @@ func (h *history) reference(tb testing.TB) *reference {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	chs := slices.Clone(h.changes)
-	slices.SortFunc(chs, func(a, b mvcc.Changes) int { return cmp.Compare(a.Revision, b.Revision) })
+	slices.SortFunc(chs, func(a, b kv.Changes) int { return cmp.Compare(a.Revision, b.Revision) })
 	ref := &reference{compacts: make(map[int64]bool)}
 	for rev := range h.compacts {
 		ref.compacts[rev] = true
 	}
-	live := make(map[string]*mvcc.KeyValue)
+	live := make(map[string]*kv.KeyValue)
 	for i, ch := range chs {
 		if i > 0 && ch.Revision != chs[i-1].Revision+1 {
 			tb.Fatalf("recorded history jumps from revision %d to %d", chs[i-1].Revision, ch.Revision)
@@ -136,9 +137,9 @@ func (h *history) reference(tb testing.TB) *reference {
 			}
 			ref.events = append(ref.events, ev)
 			ref.prev = append(ref.prev, live[string(ev.KV.Key)])
-			if ev.Type == mvcc.EventPut {
-				kv := ev.KV
-				live[string(kv.Key)] = &kv
+			if ev.Type == kv.EventPut {
+				kval := ev.KV
+				live[string(kval.Key)] = &kval
 			} else {
 				delete(live, string(ev.KV.Key))
 			}
@@ -148,7 +149,7 @@ func (h *history) reference(tb testing.TB) *reference {
 }
 
 // inRange restates Request's key selection, independently of the store.
-func inRange(r Request, key []byte) bool {
+func inRange(r kv.WatchRequest, key []byte) bool {
 	switch {
 	case len(r.End) == 0:
 		return bytes.Equal(key, r.Key)
@@ -160,12 +161,12 @@ func inRange(r Request, key []byte) bool {
 
 // expected returns the indexes of the events a watcher of r starting at
 // start must receive.
-func (ref *reference) expected(r Request, start int64) []int {
+func (ref *reference) expected(r kv.WatchRequest, start int64) []int {
 	var idx []int
 	for i, ev := range ref.events {
 		switch {
 		case ev.KV.ModRevision < start:
-		case ev.Type == mvcc.EventPut && r.NoPut, ev.Type == mvcc.EventDelete && r.NoDelete:
+		case ev.Type == kv.EventPut && r.NoPut, ev.Type == kv.EventDelete && r.NoDelete:
 		case inRange(r, ev.KV.Key):
 			idx = append(idx, i)
 		}
@@ -173,7 +174,7 @@ func (ref *reference) expected(r Request, start int64) []int {
 	return idx
 }
 
-func sameKV(a, b *mvcc.KeyValue) bool {
+func sameKV(a, b *kv.KeyValue) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -182,14 +183,14 @@ func sameKV(a, b *mvcc.KeyValue) bool {
 		a.Version == b.Version && a.Lease == b.Lease
 }
 
-func fmtKV(kv *mvcc.KeyValue) string {
-	if kv == nil {
+func fmtKV(kval *kv.KeyValue) string {
+	if kval == nil {
 		return "<nil>"
 	}
-	return fmt.Sprintf("{%q=%q create=%d mod=%d ver=%d lease=%d}", kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+	return fmt.Sprintf("{%q=%q create=%d mod=%d ver=%d lease=%d}", kval.Key, kval.Value, kval.CreateRevision, kval.ModRevision, kval.Version, kval.Lease)
 }
 
-func fmtEvent(ev mvcc.Event) string { return ev.Type.String() + " " + fmtKV(&ev.KV) }
+func fmtEvent(ev kv.Event) string { return ev.Type.String() + " " + fmtKV(&ev.KV) }
 
 // checkOptions say how a watcher's stream may end.
 type checkOptions struct {
@@ -204,7 +205,7 @@ type checkOptions struct {
 // each revision's events in one response, progress never ahead of an
 // event, and the stream either complete or ended by a compacted response
 // that names a compaction of a revision the watcher still needed.
-func (ref *reference) check(r Request, start int64, rs []Response, o checkOptions) error {
+func (ref *reference) check(r kv.WatchRequest, start int64, rs []kv.WatchResponse, o checkOptions) error {
 	exp := ref.expected(r, start)
 	rev := func(pos int) int64 { return ref.events[exp[pos]].KV.ModRevision }
 	pos := 0       // exp[pos] is the next event the watcher must receive
@@ -226,18 +227,18 @@ func (ref *reference) check(r Request, start int64, rs []Response, o checkOption
 			}
 			for j, ev := range resp.Events {
 				if pos == len(exp) {
-					return fmt.Errorf("%s: event %d %s beyond the %d expected", where, j, fmtEvent(ev.Event), len(exp))
+					return fmt.Errorf("%s: event %d %s beyond the %d expected", where, j, fmtEvent(ev), len(exp))
 				}
 				want := ref.events[exp[pos]]
 				if ev.Type != want.Type || !sameKV(&ev.KV, &want.KV) {
-					return fmt.Errorf("%s: event %d = %s, want %s (expected event %d)", where, j, fmtEvent(ev.Event), fmtEvent(want), pos)
+					return fmt.Errorf("%s: event %d = %s, want %s (expected event %d)", where, j, fmtEvent(ev), fmtEvent(want), pos)
 				}
-				var wantPrev *mvcc.KeyValue
+				var wantPrev *kv.KeyValue
 				if r.PrevKV {
 					wantPrev = ref.prev[exp[pos]]
 				}
 				if !sameKV(ev.PrevKV, wantPrev) {
-					return fmt.Errorf("%s: event %d %s has prev %s, want %s", where, j, fmtEvent(ev.Event), fmtKV(ev.PrevKV), fmtKV(wantPrev))
+					return fmt.Errorf("%s: event %d %s has prev %s, want %s", where, j, fmtEvent(ev), fmtKV(ev.PrevKV), fmtKV(wantPrev))
 				}
 				pos++
 			}
@@ -284,7 +285,7 @@ func (ref *reference) check(r Request, start int64, rs []Response, o checkOption
 	return nil
 }
 
-func fmtResponse(r Response) string {
+func fmtResponse(r kv.WatchResponse) string {
 	switch {
 	case len(r.Events) > 0:
 		return fmt.Sprintf("%d events at %d..%d", len(r.Events), r.Events[0].KV.ModRevision, r.Revision)
@@ -300,11 +301,11 @@ func fmtResponse(r Response) string {
 
 // recvUntil receives from st until done reports true for a response, or
 // the stream ends, or timeout passes; it returns everything received.
-func recvUntil(tb testing.TB, st *Stream, timeout time.Duration, done func(Response) bool) []Response {
+func recvUntil(tb testing.TB, st *Stream, timeout time.Duration, done func(kv.WatchResponse) bool) []kv.WatchResponse {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var all []Response
+	var all []kv.WatchResponse
 	for {
 		rs, err := st.Recv(ctx)
 		if err != nil {
@@ -322,7 +323,7 @@ func recvUntil(tb testing.TB, st *Stream, timeout time.Duration, done func(Respo
 	}
 }
 
-func fmtResponses(rs []Response) []string {
+func fmtResponses(rs []kv.WatchResponse) []string {
 	s := make([]string, len(rs))
 	for i, r := range rs {
 		s[i] = fmtResponse(r)
@@ -331,4 +332,4 @@ func fmtResponses(rs []Response) []string {
 }
 
 // isFinal reports whether r ends its watch.
-func isFinal(r Response) bool { return r.CompactRevision != 0 || r.Canceled }
+func isFinal(r kv.WatchResponse) bool { return r.CompactRevision != 0 || r.Canceled }

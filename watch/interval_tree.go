@@ -3,41 +3,17 @@ package watch
 import (
 	"bytes"
 	"math/rand/v2"
+
+	"github.com/httpkv/httpkv/keyrange"
 )
 
-// keyRange is [start, end) in key space; an empty end means no upper bound.
-type keyRange struct {
-	start, end []byte
-}
-
-func (r keyRange) contains(key []byte) bool {
-	return bytes.Compare(key, r.start) >= 0 && endAbove(r.end, key)
-}
-
-// endAbove reports whether the exclusive range end e lies above key, an
-// empty end being +infinity.
-func endAbove(e, key []byte) bool {
-	return len(e) == 0 || bytes.Compare(e, key) > 0
-}
-
-// compareEnds orders range ends, an empty end last.
-func compareEnds(a, b []byte) int {
-	switch {
-	case len(a) == 0 && len(b) == 0:
-		return 0
-	case len(a) == 0:
-		return 1
-	case len(b) == 0:
-		return -1
-	}
-	return bytes.Compare(a, b)
-}
-
-func compareRanges(a, b keyRange) int {
-	if c := bytes.Compare(a.start, b.start); c != 0 {
+// compareRanges orders ranges by start, then by upper bound. The tree
+// holds ranges of more than one key only, whose Limit is End or nil.
+func compareRanges(a, b keyrange.Range) int {
+	if c := bytes.Compare(a.Key, b.Key); c != 0 {
 		return c
 	}
-	return compareEnds(a.end, b.end)
+	return keyrange.CompareLimits(a.Limit(), b.Limit())
 }
 
 // intervalTree holds the range watchers, one node per distinct range, so
@@ -51,17 +27,18 @@ type intervalTree struct {
 }
 
 type itNode struct {
-	r           keyRange
-	maxEnd      []byte // highest end in this subtree; empty = +infinity
+	r           keyrange.Range
+	limit       []byte // r.Limit(): nil = +infinity
+	maxEnd      []byte // highest limit in this subtree; nil = +infinity
 	prio        uint64
 	left, right *itNode
 	watchers    watcherSet
 }
 
 func (n *itNode) fix() {
-	n.maxEnd = n.r.end
+	n.maxEnd = n.limit
 	for _, c := range []*itNode{n.left, n.right} {
-		if c != nil && compareEnds(c.maxEnd, n.maxEnd) > 0 {
+		if c != nil && keyrange.CompareLimits(c.maxEnd, n.maxEnd) > 0 {
 			n.maxEnd = c.maxEnd
 		}
 	}
@@ -84,13 +61,13 @@ func rotateLeft(n *itNode) *itNode {
 }
 
 // add puts w in the node for r, creating it if needed.
-func (t *intervalTree) add(r keyRange, w *watcher) {
+func (t *intervalTree) add(r keyrange.Range, w *watcher) {
 	t.root = t.insert(t.root, r, w)
 }
 
-func (t *intervalTree) insert(n *itNode, r keyRange, w *watcher) *itNode {
+func (t *intervalTree) insert(n *itNode, r keyrange.Range, w *watcher) *itNode {
 	if n == nil {
-		n = &itNode{r: r, prio: rand.Uint64(), watchers: watcherSet{w: {}}}
+		n = &itNode{r: r, limit: r.Limit(), prio: rand.Uint64(), watchers: watcherSet{w: {}}}
 		n.fix()
 		return n
 	}
@@ -115,11 +92,11 @@ func (t *intervalTree) insert(n *itNode, r keyRange, w *watcher) *itNode {
 
 // remove takes w out of the node for r, and the node out of the tree once
 // it has no watchers.
-func (t *intervalTree) remove(r keyRange, w *watcher) {
+func (t *intervalTree) remove(r keyrange.Range, w *watcher) {
 	t.root = t.delete(t.root, r, w)
 }
 
-func (t *intervalTree) delete(n *itNode, r keyRange, w *watcher) *itNode {
+func (t *intervalTree) delete(n *itNode, r keyrange.Range, w *watcher) *itNode {
 	if n == nil {
 		return nil
 	}
@@ -163,12 +140,12 @@ func (t *intervalTree) stab(key []byte, fn func(*watcher)) {
 }
 
 func stab(n *itNode, key []byte, fn func(*watcher)) {
-	for n != nil && endAbove(n.maxEnd, key) {
+	for n != nil && keyrange.AboveKey(n.maxEnd, key) {
 		stab(n.left, key, fn)
-		if bytes.Compare(n.r.start, key) > 0 {
+		if bytes.Compare(n.r.Key, key) > 0 {
 			return // every range to the right starts above key too
 		}
-		if endAbove(n.r.end, key) {
+		if keyrange.AboveKey(n.limit, key) {
 			for w := range n.watchers {
 				fn(w)
 			}

@@ -1,5 +1,7 @@
 package watch
 
+import "github.com/httpkv/httpkv/kv"
+
 // What the store holds for watchers, and how it is counted against each
 // watcher's bounds (Options.QueueLimit events, Options.QueueBytes bytes).
 
@@ -15,7 +17,7 @@ type limits struct {
 const eventOverhead = 128
 
 // eventSize is what the store counts an event as holding.
-func eventSize(ev *Event) int64 {
+func eventSize(ev *kv.Event) int64 {
 	n := int64(eventOverhead + len(ev.KV.Key) + len(ev.KV.Value))
 	if ev.PrevKV != nil {
 		n += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
@@ -24,7 +26,7 @@ func eventSize(ev *Event) int64 {
 }
 
 // responseSize is the size of a response's events.
-func responseSize(r *Response) int64 {
+func responseSize(r *kv.WatchResponse) int64 {
 	var n int64
 	for i := range r.Events {
 		n += eventSize(&r.Events[i])

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -41,7 +42,7 @@ func TestBoundedMemory(t *testing.T) {
 		maxGrowth = 16 << 20
 	)
 	s := newTestStore(t, Options{})
-	st := mustWatch(t, s, Request{Key: []byte("k/"), End: []byte("k0")})
+	st := mustWatch(t, s, kv.WatchRequest{Key: []byte("k/"), End: []byte("k0")})
 	start := st.StartRevision()
 
 	// Which txn made each revision: writer w's n-th txn puts keys
@@ -66,12 +67,12 @@ func TestBoundedMemory(t *testing.T) {
 	for w := range writers {
 		writing.Go(func() {
 			for n := range txns / writers {
-				ops := make([]mvcc.Op, perTxn)
+				ops := make([]kv.Op, perTxn)
 				for i := range ops {
-					ops[i].Put = &mvcc.PutRequest{Key: key(w, n, i), Value: value(w, n, i)}
+					ops[i].Put = &kv.PutRequest{Key: key(w, n, i), Value: value(w, n, i)}
 				}
 				ch, err := s.Write(func(tx *mvcc.WriteTxn) error {
-					_, err := tx.Txn(mvcc.TxnRequest{Success: ops})
+					_, err := tx.Txn(kv.TxnRequest{Success: ops})
 					return err
 				})
 				if err != nil {
@@ -136,7 +137,7 @@ func TestBoundedMemory(t *testing.T) {
 			for _, ev := range r.Events {
 				wn := txnOf[rev]
 				if ev.KV.ModRevision != rev || !bytes.Equal(ev.KV.Key, key(wn[0], wn[1], i)) || !bytes.Equal(ev.KV.Value, value(wn[0], wn[1], i)) {
-					t.Fatalf("got %s, want put %q at revision %d", fmtEvent(ev.Event), key(wn[0], wn[1], i), rev)
+					t.Fatalf("got %s, want put %q at revision %d", fmtEvent(ev), key(wn[0], wn[1], i), rev)
 				}
 				if i++; i == perTxn {
 					rev, i = rev+1, 0

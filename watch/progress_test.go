@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestProgressNotifyIdle: a watcher that asked for progress gets a
@@ -17,12 +19,12 @@ func TestProgressNotifyIdle(t *testing.T) {
 		s := newTestStore(t, Options{ProgressInterval: interval})
 		h := newHistory()
 		h.put(t, s, "other", "x") // 2
-		idle, err := s.Watch(Request{Key: []byte("k"), ProgressNotify: true})
+		idle, err := s.Watch(kv.WatchRequest{Key: []byte("k"), ProgressNotify: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer idle.Close()
-		quiet, err := s.Watch(Request{Key: []byte("k")})
+		quiet, err := s.Watch(kv.WatchRequest{Key: []byte("k")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,17 +79,17 @@ func TestProgressNotifyIdle(t *testing.T) {
 func TestRequestProgress(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, s *Store, h *history) (req Request, st *Stream, want int64)
+		run  func(t *testing.T, s *testStore, h *history) (req kv.WatchRequest, st *Stream, want int64)
 	}{
-		{"synced", func(t *testing.T, s *Store, h *history) (Request, *Stream, int64) {
-			req := Request{Key: []byte("k")}
+		{"synced", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
+			req := kv.WatchRequest{Key: []byte("k")}
 			st := mustWatch(t, s, req)
 			h.put(t, s, "k", "1")
 			rev := h.put(t, s, "other", "1")
 			st.RequestProgress()
 			return req, st, rev
 		}},
-		{"unsynced with events pending", func(t *testing.T, s *Store, h *history) (Request, *Stream, int64) {
+		{"unsynced with events pending", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			for range 20 {
 				h.put(t, s, "k", "v")
 			}
@@ -100,7 +102,7 @@ func TestRequestProgress(t *testing.T) {
 					<-release
 				})
 			}
-			req := Request{Key: []byte("k"), StartRevision: 2}
+			req := kv.WatchRequest{Key: []byte("k"), StartRevision: 2}
 			st := mustWatch(t, s, req)
 			<-chosen
 			st.RequestProgress()
@@ -111,8 +113,8 @@ func TestRequestProgress(t *testing.T) {
 			close(release)
 			return req, st, rev
 		}},
-		{"victim", func(t *testing.T, s *Store, h *history) (Request, *Stream, int64) {
-			req := Request{Key: []byte("k")}
+		{"victim", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
+			req := kv.WatchRequest{Key: []byte("k")}
 			st := mustWatch(t, s, req)
 			for range 6 {
 				h.put(t, s, "k", "v")
@@ -124,9 +126,9 @@ func TestRequestProgress(t *testing.T) {
 			rev := h.put(t, s, "k", "last")
 			return req, st, rev
 		}},
-		{"future start", func(t *testing.T, s *Store, h *history) (Request, *Stream, int64) {
+		{"future start", func(t *testing.T, s *testStore, h *history) (kv.WatchRequest, *Stream, int64) {
 			cur := s.KV().Rev()
-			req := Request{Key: []byte("k"), StartRevision: cur + 5, ProgressNotify: true}
+			req := kv.WatchRequest{Key: []byte("k"), StartRevision: cur + 5, ProgressNotify: true}
 			st := mustWatch(t, s, req)
 			st.RequestProgress()
 			for range 4 {
@@ -140,7 +142,7 @@ func TestRequestProgress(t *testing.T) {
 			s := newTestStore(t, Options{QueueLimit: 2, ProgressInterval: time.Millisecond})
 			h := newHistory()
 			req, st, want := tc.run(t, s, h)
-			got := recvUntil(t, st, recvTimeout, func(r Response) bool { return r.Progress && r.Revision >= want })
+			got := recvUntil(t, st, recvTimeout, func(r kv.WatchResponse) bool { return r.Progress && r.Revision >= want })
 			if err := h.reference(t).check(req, st.StartRevision(), got, checkOptions{}); err != nil {
 				t.Errorf("%v", err)
 			}
@@ -151,7 +153,10 @@ func TestRequestProgress(t *testing.T) {
 	}
 }
 
-func mustWatch(tb testing.TB, s *Store, r Request) *Stream {
+// mustWatch starts a watch of a *Store or a *testStore.
+func mustWatch(tb testing.TB, s interface {
+	Watch(kv.WatchRequest) (*Stream, error)
+}, r kv.WatchRequest) *Stream {
 	tb.Helper()
 	st, err := s.Watch(r)
 	if err != nil {

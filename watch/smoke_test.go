@@ -6,31 +6,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
 func TestSmokeWatch(t *testing.T) {
-	kv, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kv.Close()
-	s := New(kv, Options{})
+	defer kval.Close()
+	s := observe(t, kval, Options{})
 	defer s.Close()
-	s.Put(mvcc.PutRequest{Key: []byte("a/1"), Value: []byte("x")}) // rev 2
-	st, err := s.Watch(Request{Key: []byte("a/"), End: []byte("a0"), StartRevision: 1, PrevKV: true})
+	s.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("x")}) // rev 2
+	st, err := s.Watch(kv.WatchRequest{Key: []byte("a/"), End: []byte("a0"), StartRevision: 1, PrevKV: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s.Put(mvcc.PutRequest{Key: []byte("a/1"), Value: []byte("y")}) // rev 3
-	s.Txn(mvcc.TxnRequest{Success: []mvcc.Op{
-		{Put: &mvcc.PutRequest{Key: []byte("a/2"), Value: []byte("z")}},
-		{Delete: &mvcc.DeleteRequest{Key: []byte("a/1")}},
+	s.Put(kv.PutRequest{Key: []byte("a/1"), Value: []byte("y")}) // rev 3
+	s.Txn(kv.TxnRequest{Success: []kv.Op{
+		{Put: &kv.PutRequest{Key: []byte("a/2"), Value: []byte("z")}},
+		{Delete: &kv.DeleteRequest{Key: []byte("a/1")}},
 	}}) // rev 4
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var got []Event
+	var got []kv.Event
 	for len(got) < 4 {
 		rs, err := st.Recv(ctx)
 		if err != nil {
@@ -42,9 +43,9 @@ func TestSmokeWatch(t *testing.T) {
 	}
 	want := []struct {
 		rev int64
-		typ mvcc.EventType
+		typ kv.EventType
 		key string
-	}{{2, mvcc.EventPut, "a/1"}, {3, mvcc.EventPut, "a/1"}, {4, mvcc.EventPut, "a/2"}, {4, mvcc.EventDelete, "a/1"}}
+	}{{2, kv.EventPut, "a/1"}, {3, kv.EventPut, "a/1"}, {4, kv.EventPut, "a/2"}, {4, kv.EventDelete, "a/1"}}
 	for i, w := range want {
 		if got[i].KV.ModRevision != w.rev || got[i].Type != w.typ || string(got[i].KV.Key) != w.key {
 			t.Fatalf("event %d = %+v, want %+v", i, got[i], w)

@@ -1,19 +1,12 @@
 package watch
 
 import (
-	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
-)
-
-// Errors returned by Watch.
-var (
-	ErrInvalid = errors.New("watch: invalid request")
-	ErrClosed  = errors.New("watch: store closed")
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Defaults for Options fields left zero.
@@ -57,29 +50,47 @@ type Options struct {
 	QueueBytes int64
 }
 
-// Store is the watchable store: it wraps an mvcc.Store, performs every
-// write through it, and delivers each committed write's events to the
-// watchers that match them, in revision order, after they are durable.
+// History is where the scheduler catches watchers up from: the record of
+// past revisions of whatever publishes them. The embedded store's is its
+// mvcc.Store; a gateway's is a window of recent revisions in memory over
+// its etcd cluster.
+type History interface {
+	// ReadHistory calls fn with the events of revisions from to to,
+	// oldest first, each revision's in the order they were written, from
+	// one consistent view, until fn returns false; when from is below the
+	// view's compact revision it starts there instead. It returns that
+	// compact revision: a watcher needing history below it gets a
+	// compacted response.
+	ReadHistory(from, to int64, fn func(kv.Event) bool) (compactRev int64, err error)
+	// FillPrevKVs sets each event's PrevKV to the key's version at the
+	// revision before it (nil when the key did not exist), and returns
+	// how many it filled: it stops at the first event whose previous
+	// version is below the compact revision, with a *kv.CompactedError.
+	FillPrevKVs(events []*kv.Event) (filled int, err error)
+}
+
+// Store is the watch scheduler. It knows nothing of where revisions come
+// from: they are published to it, in order (Publish), by the store's
+// commit point or by an upstream watch, and it delivers each to the
+// watchers that match it, whole revisions at a time, after they are
+// durable.
 //
 // Watchers live in one of three groups. Synced watchers are caught up and
-// receive events straight from the write path. Unsynced watchers are
-// behind (they started in the past, or fell behind) and are caught up from
-// the history by the sync loop. Victims could not take a revision when the
-// write path offered it; they keep that revision's events and the victim
-// loop retries. The write path never blocks on a reader.
-//
-// All writes to the wrapped mvcc.Store must go through Store.Write:
-// a revision written around it would never be delivered.
+// receive events as revisions are published. Unsynced watchers are
+// behind (they started in the past, or fell behind) and are caught up
+// from the History by the sync loop. Victims could not take a revision
+// when it was published; they keep that revision's events and the victim
+// loop retries. Publishing never blocks on a reader.
 type Store struct {
-	kv   *mvcc.Store
-	opts Options
+	history History
+	opts    Options
 
 	// mu guards the groups, the watchers' group fields and notifiedRev.
 	// Lock order: mu, then a watcher's mu.
 	mu          sync.Mutex
 	synced      *watcherGroup
 	unsynced    watcherSet
-	victims     map[*watcher]Response
+	victims     map[*watcher]kv.WatchResponse
 	all         watcherSet
 	progressing watcherSet // watchers that asked for periodic progress
 	// progressPending holds the watchers owed an on-demand progress
@@ -88,10 +99,7 @@ type Store struct {
 	// notifiedRev is the newest revision offered to synced watchers; every
 	// revision up to it has been.
 	notifiedRev int64
-	// pending holds committed changes that arrived before an earlier
-	// revision's: they are delivered strictly in order.
-	pending map[int64]mvcc.Changes
-	closed  bool
+	closed      bool
 
 	pendingEvents atomic.Int64
 	pendingBytes  atomic.Int64 // queued and held by readers; victims apart
@@ -111,9 +119,11 @@ type syncHooks struct {
 	afterChoose, afterRead, afterSend func()
 }
 
-// New wraps kv and starts the sync, victim and progress loops. Close stops
-// them.
-func New(kv *mvcc.Store, opts Options) *Store {
+// New returns a scheduler at revision rev (every revision up to it was
+// published before: a watch from now starts after it) that catches
+// watchers up from h, and starts its sync, victim and progress loops.
+// Close stops them.
+func New(h History, rev int64, opts Options) *Store {
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
@@ -133,16 +143,15 @@ func New(kv *mvcc.Store, opts Options) *Store {
 		opts.QueueBytes = DefaultQueueBytes
 	}
 	s := &Store{
-		kv:              kv,
+		history:         h,
 		opts:            opts,
 		synced:          newWatcherGroup(),
 		unsynced:        make(watcherSet),
-		victims:         make(map[*watcher]Response),
+		victims:         make(map[*watcher]kv.WatchResponse),
 		all:             make(watcherSet),
 		progressing:     make(watcherSet),
 		progressPending: make(watcherSet),
-		notifiedRev:     kv.Rev(),
-		pending:         make(map[int64]mvcc.Changes),
+		notifiedRev:     rev,
 		syncKick:        make(chan struct{}, 1),
 		stop:            make(chan struct{}),
 	}
@@ -153,68 +162,41 @@ func New(kv *mvcc.Store, opts Options) *Store {
 	return s
 }
 
-// KV returns the wrapped store, for reads and maintenance. Write through
-// Store.Write only.
-func (s *Store) KV() *mvcc.Store { return s.kv }
-
-// Write runs fn in the store's write transaction (see mvcc.Store.Write)
-// and delivers its changes to the watchers before returning.
-func (s *Store) Write(fn func(*mvcc.WriteTxn) error) (mvcc.Changes, error) {
-	ch, err := s.kv.Write(fn)
-	if err == nil && len(ch.Events) > 0 {
-		s.publish(ch)
-	}
-	return ch, err
-}
-
-// Put, DeleteRange and Txn are mvcc's, with events delivered.
-func (s *Store) Put(r mvcc.PutRequest) (mvcc.PutResult, error) {
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.PutResult, error) { return tx.Put(r) })
-}
-
-// DeleteRange deletes a key or a range; see mvcc.WriteTxn.DeleteRange.
-func (s *Store) DeleteRange(r mvcc.DeleteRequest) (mvcc.DeleteResult, error) {
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.DeleteResult, error) { return tx.DeleteRange(r) })
-}
-
-// Txn runs a txn; one that cannot write runs on a read snapshot.
-func (s *Store) Txn(r mvcc.TxnRequest) (mvcc.TxnResult, error) {
-	if !r.HasWrites() {
-		return s.kv.Txn(r)
-	}
-	return mvcc.Apply(s, func(tx *mvcc.WriteTxn) (mvcc.TxnResult, error) { return tx.Txn(r) })
-}
-
-// publish delivers committed changes in revision order. Writers finish
-// their commits in any order; a revision that arrives early waits in
-// pending for the ones before it.
-func (s *Store) publish(ch mvcc.Changes) {
+// Publish delivers revisions, oldest first, to the watchers that match
+// them: the changes of a committed batch (mvcc calls it on its committer,
+// as an mvcc.Observer), or what an upstream watch received. A revision at
+// or below the last one published is ignored; one may follow another
+// with a gap (a gateway's namespace has no events in most of a cluster's
+// revisions), and a revision without events only moves the scheduler's
+// revision on, as a progress notification does. Events are published
+// without PrevKV: they are shared by every watcher they match, and those
+// that asked for previous versions get them from the History. It never
+// blocks on a reader; after Close it does nothing.
+func (s *Store) Publish(changes []kv.Changes) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch.Revision <= s.notifiedRev {
+	if s.closed {
 		return
 	}
-	s.pending[ch.Revision] = ch
-	for {
-		next, ok := s.pending[s.notifiedRev+1]
-		if !ok {
-			return
+	for i := range changes {
+		ch := &changes[i]
+		if ch.Revision <= s.notifiedRev {
+			continue
 		}
-		delete(s.pending, next.Revision)
-		s.notify(next)
-		s.notifiedRev = next.Revision
+		s.notify(ch)
+		s.notifiedRev = ch.Revision
 	}
 }
 
 // notify offers one revision's events to the synced watchers they match.
-func (s *Store) notify(ch mvcc.Changes) {
+func (s *Store) notify(ch *kv.Changes) {
 	rev := ch.Revision
 	now := time.Now().UnixNano()
-	deliver := func(w *watcher, evs []Event) {
+	deliver := func(w *watcher, evs []kv.Event) {
 		if w.next > rev {
 			return // a watcher starting in the future
 		}
-		r := Response{Revision: rev, Events: evs}
+		r := kv.WatchResponse{Revision: rev, Events: evs}
 		n, ok := w.offer(r, s.limits())
 		if ok {
 			s.queued(len(evs), n)
@@ -241,11 +223,11 @@ func (s *Store) notify(ch mvcc.Changes) {
 			}
 		})
 		for _, w := range ws {
-			deliver(w, []Event{{Event: *ev}})
+			deliver(w, []kv.Event{*ev})
 		}
 		return
 	}
-	per := make(map[*watcher][]Event)
+	per := make(map[*watcher][]kv.Event)
 	var order []*watcher
 	for i := range ch.Events {
 		ev := &ch.Events[i]
@@ -256,7 +238,7 @@ func (s *Store) notify(ch mvcc.Changes) {
 			if _, seen := per[w]; !seen {
 				order = append(order, w)
 			}
-			per[w] = append(per[w], Event{Event: *ev})
+			per[w] = append(per[w], *ev)
 		})
 	}
 	for _, w := range order {
@@ -265,12 +247,12 @@ func (s *Store) notify(ch mvcc.Changes) {
 }
 
 // Watch starts a watcher.
-func (s *Store) Watch(r Request) (*Stream, error) {
+func (s *Store) Watch(r kv.WatchRequest) (*Stream, error) {
 	if len(r.Key) == 0 {
-		return nil, fmt.Errorf("%w: empty key", ErrInvalid)
+		return nil, kv.Invalidf("empty key")
 	}
 	if r.StartRevision < 0 {
-		return nil, fmt.Errorf("%w: negative start revision", ErrInvalid)
+		return nil, kv.Invalidf("negative start revision")
 	}
 	w := &watcher{
 		prevKV:   r.PrevKV,
@@ -279,19 +261,14 @@ func (s *Store) Watch(r Request) (*Stream, error) {
 		progress: r.ProgressNotify,
 		ready:    make(chan struct{}, 1),
 	}
-	switch {
-	case len(r.End) == 0:
-		w.single = true
-		w.r = keyRange{start: clone(r.Key)}
-	case len(r.End) == 1 && r.End[0] == 0:
-		w.r = keyRange{start: clone(r.Key), end: []byte{}}
-	default:
-		w.r = keyRange{start: clone(r.Key), end: clone(r.End)}
+	w.r = keyrange.Range{Key: clone(r.Key)}
+	if len(r.End) > 0 {
+		w.r.End = clone(r.End)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, kv.ErrClosed
 	}
 	start := r.StartRevision
 	if start == 0 {
@@ -337,7 +314,7 @@ func (s *Store) cancel(w *watcher) {
 	s.mu.Lock()
 	s.remove(w)
 	s.mu.Unlock()
-	w.finish(Response{Canceled: true})
+	w.finish(kv.WatchResponse{Canceled: true})
 }
 
 // requestProgress queues a progress response for w now if it is caught up,
@@ -364,7 +341,7 @@ func (s *Store) sendProgress(w *watcher) {
 	if w.done {
 		return
 	}
-	w.queue = append(w.queue, Response{Revision: s.notifiedRev, Progress: true})
+	w.queue = append(w.queue, kv.WatchResponse{Revision: s.notifiedRev, Progress: true})
 	w.signal()
 }
 
@@ -404,7 +381,7 @@ func (s *Store) Close() {
 		}
 		s.mu.Unlock()
 		for _, w := range ws {
-			w.finish(Response{Canceled: true, CancelReason: "shutting down"})
+			w.finish(kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestFarBehindWatchersHoldNoOneUp starts watchers 200 revisions of
@@ -27,7 +29,7 @@ func TestFarBehindWatchersHoldNoOneUp(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 	for i := range farWatchers {
-		far := mustWatch(t, s, Request{Key: []byte("big/"), End: []byte("big0"), StartRevision: int64(2 + i)})
+		far := mustWatch(t, s, kv.WatchRequest{Key: []byte("big/"), End: []byte("big0"), StartRevision: int64(2 + i)})
 		wg.Go(func() {
 			for {
 				rs, err := far.Recv(ctx)
@@ -41,8 +43,8 @@ func TestFarBehindWatchersHoldNoOneUp(t *testing.T) {
 		})
 	}
 
-	near := mustWatch(t, s, Request{Key: []byte("big/"), End: []byte("big0"), StartRevision: last})
-	rs := recvUntil(t, near, recvTimeout, func(Response) bool { return true })
+	near := mustWatch(t, s, kv.WatchRequest{Key: []byte("big/"), End: []byte("big0"), StartRevision: last})
+	rs := recvUntil(t, near, recvTimeout, func(kv.WatchResponse) bool { return true })
 	if len(rs) == 0 || len(rs[0].Events) == 0 || rs[0].Events[0].KV.ModRevision != last {
 		t.Fatalf("the watcher from %d got %v, want the put at %d", last, fmtResponses(rs), last)
 	}

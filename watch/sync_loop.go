@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // syncLoop catches unsynced watchers up from the history. It runs a pass
@@ -109,7 +109,7 @@ func (s *Store) syncPass() bool {
 // not be read.
 func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (advanced bool, rest []syncTarget, ok bool) {
 	// Read.
-	events, readTo, compactRev, err := s.readHistory(targets, from, upTo, most)
+	events, readTo, compactRev, err := s.readHistory(from, upTo, most)
 	if err != nil {
 		// The store is closed or broken; the watchers stay unsynced.
 		return false, nil, false
@@ -126,7 +126,7 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 		}
 		if t.next < compactRev {
 			s.remove(w)
-			w.finish(Response{Revision: s.notifiedRev, CompactRevision: compactRev})
+			w.finish(kv.WatchResponse{Revision: s.notifiedRev, CompactRevision: compactRev})
 			advanced = true
 			continue
 		}
@@ -152,54 +152,33 @@ func callHook(f func()) {
 	}
 }
 
-// readHistory reads the events of revisions [from, upTo] from one snapshot,
-// stopping after the first whole revision that reaches limit's events or
-// bytes. It returns them, the last revision read in full, and the
-// snapshot's compact revision; watchers needing history below that one get
-// nothing from it.
-func (s *Store) readHistory(targets []syncTarget, from, upTo int64, limit limits) ([]mvcc.Event, int64, int64, error) {
-	rt, err := s.kv.Read()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	defer rt.End()
-	compactRev := rt.CompactRev()
-	if from < compactRev {
-		// Read for the watchers the compaction spares.
-		from = -1
-		for _, t := range targets {
-			if t.next >= compactRev && (from < 0 || t.next < from) {
-				from = t.next
-			}
-		}
-		if from < 0 {
-			return nil, upTo, compactRev, nil
-		}
-	}
+// readHistory reads the events of revisions [from, upTo] from one view
+// of the history, stopping after the first whole revision that reaches
+// limit's events or bytes. It returns them, the last revision read in
+// full, and the view's compact revision; watchers needing history below
+// that one get nothing from it. (When from is below it, the read starts
+// at it.)
+func (s *Store) readHistory(from, upTo int64, limit limits) ([]kv.Event, int64, int64, error) {
 	readTo := upTo
 	if from > upTo {
-		return nil, readTo, compactRev, nil
+		return nil, readTo, 0, nil
 	}
-	var events []mvcc.Event
+	var events []kv.Event
 	var size int64
-	err = rt.History(from, func(ev mvcc.Event) bool {
+	compactRev, err := s.history.ReadHistory(from, upTo, func(ev kv.Event) bool {
 		rev := ev.KV.ModRevision
-		if rev > upTo {
-			return false
-		}
 		if (len(events) >= limit.events || size >= limit.bytes) && rev != events[len(events)-1].KV.ModRevision {
 			readTo = events[len(events)-1].KV.ModRevision
 			return false
 		}
 		events = append(events, ev)
-		size += eventSize(&Event{Event: ev})
+		size += eventSize(&ev)
 		return true
 	})
-	if errors.Is(err, mvcc.ErrCompacted) {
-		// Cannot happen: the snapshot's compact revision was checked.
+	if err != nil {
 		return nil, 0, 0, err
 	}
-	return events, readTo, compactRev, err
+	return events, readTo, compactRev, nil
 }
 
 // maxResponseEvents is the size at which catching up starts a new
@@ -209,15 +188,15 @@ const maxResponseEvents = 256
 // sendHistory offers w its share of events, whole revisions in order, from
 // w.next up to readTo, as far as its queue takes them, and advances w.next
 // past what it took. The caller holds mu. It reports whether w advanced.
-func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool {
+func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
 	start := w.next
-	var batch []Event
+	var batch []kv.Event
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
-		n, ok := w.offer(Response{Revision: rev, Events: batch}, s.limits())
+		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: batch}, s.limits())
 		if !ok {
 			return false
 		}
@@ -237,11 +216,11 @@ func (s *Store) sendHistory(w *watcher, events []mvcc.Event, readTo int64) bool 
 			n := len(batch)
 			for k := i; k < j; k++ {
 				if w.matches(&events[k]) {
-					batch = append(batch, Event{Event: events[k]})
+					batch = append(batch, events[k])
 				}
 			}
 			if n > 0 && len(batch) > maxResponseEvents {
-				cur := append([]Event(nil), batch[n:]...)
+				cur := append([]kv.Event(nil), batch[n:]...)
 				batch = batch[:n]
 				if !flush() {
 					return w.next != start
@@ -335,31 +314,42 @@ func (s *Store) progressLoop() {
 
 // fillPrevKVs adds to each event the key's version before it. If one is no
 // longer in the history, the responses end there with a compacted one.
-func (s *Store) fillPrevKVs(w *watcher, rs []Response) []Response {
-	rt, err := s.kv.Read()
-	if err != nil {
-		return []Response{{Canceled: true, CancelReason: "store closed"}}
-	}
-	defer rt.End()
-	// The previous versions are held by the reader with the events.
-	var held int64
-	defer func() {
-		w.hold(held)
-		s.pendingBytes.Add(held)
-	}()
+func (s *Store) fillPrevKVs(w *watcher, rs []kv.WatchResponse) []kv.WatchResponse {
+	var evs []*kv.Event
 	for i := range rs {
 		for j := range rs[i].Events {
-			ev := &rs[i].Events[j]
-			res, err := rt.Range(ev.KV.Key, nil, mvcc.RangeOptions{Revision: ev.KV.ModRevision - 1})
-			var ce *mvcc.CompactedError
-			if errors.As(err, &ce) {
-				return append(rs[:i:i], Response{Revision: rt.Rev(), CompactRevision: ce.CompactRevision})
-			}
-			if err == nil && len(res.KVs) == 1 {
-				ev.PrevKV = &res.KVs[0]
-				held += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
-			}
+			evs = append(evs, &rs[i].Events[j])
 		}
 	}
-	return rs
+	filled, err := s.history.FillPrevKVs(evs)
+	// The previous versions are held by the reader with the events.
+	var held int64
+	for _, ev := range evs[:filled] {
+		if ev.PrevKV != nil {
+			held += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
+		}
+	}
+	w.hold(held)
+	s.pendingBytes.Add(held)
+	if err == nil {
+		return rs
+	}
+	var ce *kv.CompactedError
+	if !errors.As(err, &ce) {
+		return []kv.WatchResponse{{Canceled: true, CancelReason: "store closed"}}
+	}
+	// End before the response holding the first event without its
+	// previous version.
+	i := 0
+	for n := filled; n >= len(rs[i].Events); i++ {
+		n -= len(rs[i].Events)
+	}
+	return append(rs[:i:i], kv.WatchResponse{Revision: s.rev(), CompactRevision: ce.CompactRevision})
+}
+
+// rev returns the scheduler's revision: the newest published.
+func (s *Store) rev() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notifiedRev
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // drain reads st until it ends.
@@ -30,19 +30,19 @@ func BenchmarkPut(b *testing.B) {
 		name string
 		// watch starts the watchers, whose readers drain them if they
 		// match the key written.
-		watch func(b *testing.B, s *Store) []*Stream
+		watch func(b *testing.B, s *testStore) []*Stream
 		match bool
 	}{
 		{"watchers=0", nil, false},
-		{"prefix-watchers=10000", func(b *testing.B, s *Store) []*Stream {
-			return watchMany(b, s, 10_000, func(int) Request { return Request{Key: []byte("p/"), End: []byte("p0")} })
+		{"prefix-watchers=10000", func(b *testing.B, s *testStore) []*Stream {
+			return watchMany(b, s, 10_000, func(int) kv.WatchRequest { return kv.WatchRequest{Key: []byte("p/"), End: []byte("p0")} })
 		}, true},
-		{"other-key-watchers=100000", func(b *testing.B, s *Store) []*Stream {
-			return watchMany(b, s, 100_000, func(i int) Request { return Request{Key: fmt.Appendf(nil, "w/%06d", i)} })
+		{"other-key-watchers=100000", func(b *testing.B, s *testStore) []*Stream {
+			return watchMany(b, s, 100_000, func(i int) kv.WatchRequest { return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i)} })
 		}, false},
-		{"other-range-watchers=100000", func(b *testing.B, s *Store) []*Stream {
-			return watchMany(b, s, 100_000, func(i int) Request {
-				return Request{Key: fmt.Appendf(nil, "w/%06d", i), End: fmt.Appendf(nil, "w/%06d", i+1)}
+		{"other-range-watchers=100000", func(b *testing.B, s *testStore) []*Stream {
+			return watchMany(b, s, 100_000, func(i int) kv.WatchRequest {
+				return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i), End: fmt.Appendf(nil, "w/%06d", i+1)}
 			})
 		}, false},
 	} {
@@ -62,7 +62,7 @@ func BenchmarkPut(b *testing.B) {
 			defer s.Close()
 			key, value := []byte("p/k"), []byte("value")
 			for b.Loop() {
-				if _, err := s.Put(mvcc.PutRequest{Key: key, Value: value}); err != nil {
+				if _, err := s.Put(kv.PutRequest{Key: key, Value: value}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -70,7 +70,7 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-func watchMany(tb testing.TB, s *Store, n int, req func(i int) Request) []*Stream {
+func watchMany(tb testing.TB, s *testStore, n int, req func(i int) kv.WatchRequest) []*Stream {
 	tb.Helper()
 	streams := make([]*Stream, n)
 	for i := range streams {
@@ -95,7 +95,7 @@ func BenchmarkCatchUp(b *testing.B) {
 	for w := range writers {
 		writing.Go(func() {
 			for i := range revs / writers {
-				if _, err := s.Put(mvcc.PutRequest{Key: fmt.Appendf(nil, "c/%02d/%06d", w, i%1000), Value: []byte("value")}); err != nil {
+				if _, err := s.Put(kv.PutRequest{Key: fmt.Appendf(nil, "c/%02d/%06d", w, i%1000), Value: []byte("value")}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -108,7 +108,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.Fatalf("wrote revisions %d..%d, want %d", start, last, revs)
 	}
 	for b.Loop() {
-		st, err := s.Watch(Request{Key: []byte("c/"), End: []byte("c0"), StartRevision: start})
+		st, err := s.Watch(kv.WatchRequest{Key: []byte("c/"), End: []byte("c0"), StartRevision: start})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,27 +137,27 @@ func BenchmarkWatcherMemory(b *testing.B) {
 	const n = 100_000
 	for _, bc := range []struct {
 		name string
-		req  func(i int) Request
+		req  func(i int) kv.WatchRequest
 	}{
-		{"single-key", func(i int) Request { return Request{Key: fmt.Appendf(nil, "w/%06d", i)} }},
-		{"same-key", func(int) Request { return Request{Key: []byte("w/shared")} }},
-		{"range", func(i int) Request {
-			return Request{Key: fmt.Appendf(nil, "w/%06d", i), End: fmt.Appendf(nil, "w/%06d", i+1)}
+		{"single-key", func(i int) kv.WatchRequest { return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i)} }},
+		{"same-key", func(int) kv.WatchRequest { return kv.WatchRequest{Key: []byte("w/shared")} }},
+		{"range", func(i int) kv.WatchRequest {
+			return kv.WatchRequest{Key: fmt.Appendf(nil, "w/%06d", i), End: fmt.Appendf(nil, "w/%06d", i+1)}
 		}},
-		{"same-prefix", func(int) Request { return Request{Key: []byte("w/"), End: []byte("w0")} }},
+		{"same-prefix", func(int) kv.WatchRequest { return kv.WatchRequest{Key: []byte("w/"), End: []byte("w0")} }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := newTestStore(b, Options{})
 			// The requests are made before measuring: they are the
 			// caller's, not the watcher's.
-			reqs := make([]Request, n)
+			reqs := make([]kv.WatchRequest, n)
 			for i := range reqs {
 				reqs[i] = bc.req(i)
 			}
 			var perWatcher float64
 			for b.Loop() {
 				before := heapAlloc()
-				streams := watchMany(b, s, n, func(i int) Request { return reqs[i] })
+				streams := watchMany(b, s, n, func(i int) kv.WatchRequest { return reqs[i] })
 				after := heapAlloc()
 				perWatcher = float64(after-before) / n
 				for _, st := range streams {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -49,8 +50,8 @@ var randomKeys = func() []string {
 // randomPrefixes are prefixes of randomKeys, as [key, end) ranges.
 var randomPrefixes = [][2]string{{"a/", "a0"}, {"a/x/", "a/x0"}, {"b/", "b0"}, {"c", "d"}}
 
-func randomRequest(rng *rand.Rand) Request {
-	var r Request
+func randomRequest(rng *rand.Rand) kv.WatchRequest {
+	var r kv.WatchRequest
 	switch rng.IntN(4) {
 	case 0:
 		r.Key = []byte(randomKeys[rng.IntN(len(randomKeys))])
@@ -80,28 +81,28 @@ func randomWrite(rng *rand.Rand, tx *mvcc.WriteTxn, seq string) error {
 	key := func() []byte { return []byte(randomKeys[rng.IntN(len(randomKeys))]) }
 	switch n := rng.IntN(10); {
 	case n < 4:
-		_, err := tx.Put(mvcc.PutRequest{Key: key(), Value: []byte(seq)})
+		_, err := tx.Put(kv.PutRequest{Key: key(), Value: []byte(seq)})
 		return err
 	case n < 5:
-		_, err := tx.DeleteRange(mvcc.DeleteRequest{Key: key()})
+		_, err := tx.DeleteRange(kv.DeleteRequest{Key: key()})
 		return err
 	case n < 6:
 		p := randomPrefixes[rng.IntN(len(randomPrefixes))]
-		_, err := tx.DeleteRange(mvcc.DeleteRequest{Key: []byte(p[0]), End: []byte(p[1])})
+		_, err := tx.DeleteRange(kv.DeleteRequest{Key: []byte(p[0]), End: []byte(p[1])})
 		return err
 	default:
-		var ops []mvcc.Op
+		var ops []kv.Op
 		for i, k := range rng.Perm(len(randomKeys))[:2+rng.IntN(4)] {
 			key := []byte(randomKeys[k])
 			if rng.IntN(3) == 0 {
-				ops = append(ops, mvcc.Op{Delete: &mvcc.DeleteRequest{Key: key}})
+				ops = append(ops, kv.Op{Delete: &kv.DeleteRequest{Key: key}})
 			} else {
-				ops = append(ops, mvcc.Op{Put: &mvcc.PutRequest{Key: key, Value: fmt.Appendf(nil, "%s.%d", seq, i)}})
+				ops = append(ops, kv.Op{Put: &kv.PutRequest{Key: key, Value: fmt.Appendf(nil, "%s.%d", seq, i)}})
 			}
 		}
 		half := len(ops) / 2
-		_, err := tx.Txn(mvcc.TxnRequest{
-			Compare: []mvcc.Compare{{Key: key(), Target: mvcc.CompareVersion, Result: mvcc.CompareGreater}},
+		_, err := tx.Txn(kv.TxnRequest{
+			Compare: []kv.Compare{{Key: key(), Target: kv.CompareVersion, Result: kv.CompareGreater}},
 			Success: ops[:half],
 			Failure: ops[half:],
 		})
@@ -111,12 +112,12 @@ func randomWrite(rng *rand.Rand, tx *mvcc.WriteTxn, seq string) error {
 
 // randomWatcher is one watcher of the test and what its reader saw.
 type randomWatcher struct {
-	req         Request
+	req         kv.WatchRequest
 	st          *Stream
 	slow        bool
 	cancelAfter int // close the stream after this many responses; 0 never
 	canceled    atomic.Bool
-	got         []Response
+	got         []kv.WatchResponse
 	err         error
 }
 
@@ -163,7 +164,7 @@ func runRandomWatch(t *testing.T, seed uint64, opts Options) {
 		watchers        = 60
 	)
 	s := newTestStore(t, opts)
-	kv := s.KV()
+	kval := s.KV()
 	h := newHistory()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -202,11 +203,11 @@ func runRandomWatch(t *testing.T, seed uint64, opts Options) {
 				return
 			case <-time.After(time.Duration(5+rng.IntN(20)) * time.Millisecond):
 			}
-			rev := kv.Rev() - int64(rng.IntN(40))
-			if rev <= kv.CompactRev() {
+			rev := kval.Rev() - int64(rng.IntN(40))
+			if rev <= kval.CompactRev() {
 				continue
 			}
-			if err := h.compact(s, rev); err != nil && !errors.Is(err, mvcc.ErrCompacted) {
+			if err := h.compact(s, rev); err != nil && !errors.Is(err, kv.ErrCompacted) {
 				t.Errorf("Compact(%d) = %v", rev, err)
 				return
 			}
@@ -237,13 +238,13 @@ func runRandomWatch(t *testing.T, seed uint64, opts Options) {
 	rng := rand.New(rand.NewPCG(seed, 200))
 	for i := range watchers {
 		req := randomRequest(rng)
-		cur := kv.Rev()
+		cur := kval.Rev()
 		switch rng.IntN(5) {
 		case 0, 1: // now
 		case 2: // anywhere in the past, perhaps compacted
 			req.StartRevision = 1 + rng.Int64N(cur)
 		case 3: // at the compact revision
-			req.StartRevision = max(1, kv.CompactRev())
+			req.StartRevision = max(1, kval.CompactRev())
 		default: // a little in the future
 			req.StartRevision = cur + 1 + rng.Int64N(10)
 		}
@@ -273,7 +274,7 @@ func runRandomWatch(t *testing.T, seed uint64, opts Options) {
 	}
 	// Every write is published once its Write returns: ask each watcher
 	// for progress, which comes once it has everything up to the end.
-	final := kv.Rev()
+	final := kval.Rev()
 	finalRev.Store(final)
 	for _, w := range ws {
 		if w.st.StartRevision() > final+1 {
@@ -287,7 +288,7 @@ func runRandomWatch(t *testing.T, seed uint64, opts Options) {
 
 	ref := h.reference(t)
 	t.Logf("%d revisions, %d events, %d compactions, final compact revision %d; stats %+v",
-		final-1, len(ref.events), len(ref.compacts), kv.CompactRev(), s.Stats())
+		final-1, len(ref.events), len(ref.compacts), kval.CompactRev(), s.Stats())
 	counts := map[string]int{}
 	for _, w := range ws {
 		if w.err != nil {

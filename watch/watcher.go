@@ -4,52 +4,9 @@ import (
 	"context"
 	"sync"
 
-	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
-
-// Request describes what a watcher watches.
-type Request struct {
-	// Key and End select keys as mvcc.RangeOptions does: End nil or empty
-	// for the single key, [Key, End) otherwise, and every key >= Key when
-	// End is the single byte 0.
-	Key, End []byte
-	// StartRevision is the first revision to report; 0 means the next one.
-	StartRevision int64
-	PrevKV        bool // events carry the key's previous version
-	NoPut         bool // leave puts out
-	NoDelete      bool // leave deletes out
-	// ProgressNotify asks for a progress response whenever the watcher has
-	// been idle for the store's progress interval.
-	ProgressNotify bool
-}
-
-// Event is a change delivered to a watcher.
-type Event struct {
-	mvcc.Event
-	// PrevKV is the key's version before the change, for watchers that
-	// asked for it, when there was one.
-	PrevKV *mvcc.KeyValue
-}
-
-// Response is what a watcher receives: events, a progress bookmark, or the
-// end of the watch.
-type Response struct {
-	// Revision: for events, the revision of the last of them; for a
-	// progress response, the revision up to which every event has been
-	// delivered; for a compacted one, the store's revision then.
-	Revision int64
-	// Events are whole revisions in revision order: the events of one
-	// revision are never split across responses.
-	Events []Event
-	// Progress marks a bookmark with no events.
-	Progress bool
-	// CompactRevision, when set, ends the watch: it needed history below
-	// this compact revision.
-	CompactRevision int64
-	// Canceled ends the watch for CancelReason.
-	Canceled     bool
-	CancelReason string
-}
 
 // group says which of the store's groups a watcher is in.
 type group int
@@ -64,8 +21,7 @@ const (
 // watcher is the store's side of one watch. Fields above mu are fixed at
 // creation or guarded by the store's mu; those below by the watcher's own.
 type watcher struct {
-	r        keyRange
-	single   bool
+	r        keyrange.Range
 	prevKV   bool
 	noPut    bool
 	noDelete bool
@@ -79,7 +35,7 @@ type watcher struct {
 	// mu guards the queue between the store and the reader. Lock order:
 	// Store.mu, then watcher.mu.
 	mu          sync.Mutex
-	queue       []Response
+	queue       []kv.WatchResponse
 	queued      int   // events in queue
 	queuedBytes int64 // their size (see eventSize)
 	// heldBytes is the size of what the reader took with Next and has not
@@ -91,21 +47,18 @@ type watcher struct {
 }
 
 // matches reports whether ev is for this watcher.
-func (w *watcher) matches(ev *mvcc.Event) bool {
-	if ev.Type == mvcc.EventPut && w.noPut || ev.Type == mvcc.EventDelete && w.noDelete {
+func (w *watcher) matches(ev *kv.Event) bool {
+	if ev.Type == kv.EventPut && w.noPut || ev.Type == kv.EventDelete && w.noDelete {
 		return false
 	}
-	if w.single {
-		return string(ev.KV.Key) == string(w.r.start)
-	}
-	return w.r.contains(ev.KV.Key)
+	return w.r.Contains(ev.KV.Key)
 }
 
 // offer queues r unless that would take the watcher past lim. A watcher
 // holding nothing (nothing queued, nothing held by its reader) always
 // takes r, so that a revision larger than the bound still gets through.
 // It returns r's size and whether it was queued.
-func (w *watcher) offer(r Response, lim limits) (int64, bool) {
+func (w *watcher) offer(r kv.WatchResponse, lim limits) (int64, bool) {
 	n := responseSize(&r)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -161,7 +114,7 @@ func (w *watcher) empty() bool {
 
 // finish queues a final response and marks the watcher done. Responses
 // queued before it stay, for the reader to take first.
-func (w *watcher) finish(r Response) {
+func (w *watcher) finish(r kv.WatchResponse) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
@@ -195,7 +148,7 @@ func (w *watcher) signal() {
 
 // take empties the queue. What it returns counts as held by the reader
 // until release.
-func (w *watcher) take() []Response {
+func (w *watcher) take() []kv.WatchResponse {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.queue
@@ -255,7 +208,7 @@ func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
 // reader calls Release, or Next again: a reader that writes responses out
 // (to a slow client) calls Release once it has, so that the store does
 // not queue more for it meanwhile than the bound allows.
-func (st *Stream) Next() []Response {
+func (st *Stream) Next() []kv.WatchResponse {
 	if st.ended {
 		return nil
 	}
@@ -303,7 +256,7 @@ func (st *Stream) release() int64 {
 
 // Recv waits for responses and returns them; it returns ctx's error when
 // ctx is done first, and nil responses after the final one.
-func (st *Stream) Recv(ctx context.Context) ([]Response, error) {
+func (st *Stream) Recv(ctx context.Context) ([]kv.WatchResponse, error) {
 	for !st.ended {
 		if rs := st.Next(); len(rs) > 0 {
 			return rs, nil

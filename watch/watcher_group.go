@@ -18,11 +18,11 @@ func newWatcherGroup() *watcherGroup {
 
 func (g *watcherGroup) add(w *watcher) {
 	g.n++
-	if w.r.end == nil {
-		set := g.keys[string(w.r.start)]
+	if w.r.IsSingle() {
+		set := g.keys[string(w.r.Key)]
 		if set == nil {
 			set = make(watcherSet)
-			g.keys[string(w.r.start)] = set
+			g.keys[string(w.r.Key)] = set
 		}
 		set[w] = struct{}{}
 		return
@@ -32,11 +32,11 @@ func (g *watcherGroup) add(w *watcher) {
 
 func (g *watcherGroup) remove(w *watcher) {
 	g.n--
-	if w.r.end == nil {
-		set := g.keys[string(w.r.start)]
+	if w.r.IsSingle() {
+		set := g.keys[string(w.r.Key)]
 		delete(set, w)
 		if len(set) == 0 {
-			delete(g.keys, string(w.r.start))
+			delete(g.keys, string(w.r.Key))
 		}
 		return
 	}

@@ -15,6 +15,7 @@ import (
 // A flag given on the command line wins over the environment.
 type config struct {
 	listen                      string
+	backend                     string
 	dataDir                     string
 	quotaBackendBytes           int64
 	maxRequestBytes             int64
@@ -41,6 +42,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	fs.Usage = func() { printUsage(fs) }
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:2378", "address to serve on")
+	fs.StringVar(&c.backend, "backend", "embedded", "where the keys live: embedded, a store in --data-dir")
 	fs.StringVar(&c.dataDir, "data-dir", "./httpkv.data", "bbolt file and anything else persistent")
 	fs.Int64Var(&c.quotaBackendBytes, "quota-backend-bytes", 2<<30, "NOSPACE alarm above this many backend bytes")
 	fs.Int64Var(&c.maxRequestBytes, "max-request-bytes", 3<<19, "larger request bodies answer 413")
@@ -83,6 +85,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	})
 	if err != nil {
 		return c, err
+	}
+	if c.backend != "embedded" {
+		return c, fmt.Errorf("--backend must be embedded, not %q", c.backend)
 	}
 	if (c.tlsCertFile == "") != (c.tlsKeyFile == "") {
 		return c, fmt.Errorf("--tls-cert-file and --tls-key-file go together")

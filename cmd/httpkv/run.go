@@ -7,18 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/net/netutil"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/compactor"
-	"github.com/httpkv/httpkv/concurrency/embedded"
 	"github.com/httpkv/httpkv/httpapi"
-	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -53,57 +50,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	lessor := lease.New(lease.Config{})
-	defer lessor.Close()
-	kv, err := mvcc.Open(filepath.Join(cfg.dataDir, "httpkv.db"), mvcc.Options{
-		NoFsync:    cfg.unsafeNoFsync,
-		QuotaBytes: cfg.quotaBackendBytes,
-		MaxTxnOps:  cfg.maxTxnOps,
-		Lessor:     lessor,
-		Committer:  crash, // nil unless a test sets a crash point
-	})
+	b, err := openBackend(cfg, compaction, crash, log)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
-	if err := restore(kv, lessor.Restore); err != nil {
-		return err
-	}
-	store := watch.New(kv, watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval})
-	defer store.Close()
-	authStore := auth.New(auth.Config{
-		TokenTTL:   cfg.authTokenTTL,
-		BcryptCost: cfg.bcryptCost,
-		Write: func(fn func(auth.Bucket) error) error {
-			_, err := store.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-			return err
-		},
-	})
-	if err := restore(kv, authStore.Restore); err != nil {
-		return err
-	}
+	defer b.Close()
 
-	ls := &leases{store: store, lessor: lessor}
-	var loops sync.WaitGroup
-	stopLoops := make(chan struct{})
-	defer func() { close(stopLoops); loops.Wait() }()
-	loops.Add(1)
-	go func() {
-		defer loops.Done()
-		ls.revokeExpired(stopLoops, func(err error) { log.Error().Err(err).Msg("revoking an expired lease") })
-	}()
-	comp := compactor.New(compaction, kv, func(err error) { log.Error().Err(err).Msg("auto-compaction") })
-	defer comp.Close()
-
-	locks := embedded.New(store, func(id int64) bool {
-		_, err := lessor.TimeToLive(id, false)
-		return err == nil
-	})
 	handler := httpapi.NewHandler(httpapi.Config{
-		Store:              store,
-		Leases:             ls,
-		Concurrency:        locks,
-		Auth:               authStore,
+		Backend:            b,
+		Auth:               b.Auth(),
 		Logger:             log,
 		Version:            version,
 		CORSAllowedOrigins: cfg.corsOrigins(),
@@ -135,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		scheme = "https"
 	}
 	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
-		Int64("revision", kv.Rev()).Str("data_dir", cfg.dataDir).Msg("listening")
+		Int64("revision", b.Rev()).Str("backend", cfg.backend).Str("data_dir", cfg.dataDir).Msg("listening")
 	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	serveErr := make(chan error, 1)
@@ -171,7 +126,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn().Dur("grace", cfg.shutdownGrace).Msg("requests and streams still running at shutdown were cut")
 	}
 	handler.Close()
-	store.Close()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -196,13 +150,20 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
-// restore loads state kept beside the key history (leases, auth) through
-// load, which reads its buckets with the given function.
-func restore[F ~func([]byte, func(k, v []byte) error) error](kv *mvcc.Store, load func(F) error) error {
-	rt, err := kv.Read()
-	if err != nil {
-		return err
-	}
-	defer rt.End()
-	return load(rt.UnsafeForEach)
+// openBackend opens the backend --backend names: the embedded store in
+// --data-dir, the only one so far. crash, nil unless a test sets a crash
+// point (crashpoint.go), commits the store's batches.
+func openBackend(cfg config, compaction compactor.Config, crash mvcc.Committer, log zerolog.Logger) (*embedded.Backend, error) {
+	return embedded.Open(cfg.dataDir, embedded.Options{
+		Store: mvcc.Options{
+			NoFsync:    cfg.unsafeNoFsync,
+			QuotaBytes: cfg.quotaBackendBytes,
+			MaxTxnOps:  cfg.maxTxnOps,
+			Committer:  crash,
+		},
+		Watch:      watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
+		Compaction: compaction,
+		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },
+	})
 }

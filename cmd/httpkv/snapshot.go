@@ -10,11 +10,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
 // dataFileName is the store's file in --data-dir, as run opens it.
-const dataFileName = "httpkv.db"
+const dataFileName = embedded.FileName
 
 const snapshotUsage = `Usage: httpkv snapshot COMMAND [flags] FILE
 

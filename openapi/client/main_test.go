@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // httpkvURL is the base URL of the server the examples talk to: one served
@@ -31,15 +30,13 @@ func runWithServer(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	kv, err := mvcc.Open(filepath.Join(dir, "httpkv.db"), mvcc.Options{NoFsync: true})
+	b, err := embedded.Open(dir, embedded.Options{Store: mvcc.Options{NoFsync: true}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer kv.Close()
-	store := watch.New(kv, watch.Options{})
-	defer store.Close()
-	handler := httpapi.NewHandler(httpapi.Config{Store: store, Logger: zerolog.Nop()})
+	defer b.Close()
+	handler := httpapi.NewHandler(httpapi.Config{Backend: b, Auth: b.Auth(), Logger: zerolog.Nop()})
 	defer handler.Close()
 	srv := httptest.NewServer(handler)
 	defer srv.Close()

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// Backend is everything the API needs of a store, in package kv's terms:
+// the embedded store (backend/embedded) is one, a gateway over an etcd
+// cluster is another. It is declared here, where it is consumed, and
+// composed of small interfaces, so that a handler test can fake it.
+// Every method is safe for concurrent use; ctx is the request's.
+type Backend interface {
+	KV
+	Watcher
+	Leases
+	Maintenance
+	Monitor
+}
+
+// KV reads and writes keys.
+type KV interface {
+	// Range reads one page of a range: from r.From when set, with Count
+	// the count of the whole range.
+	Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error)
+	// Put writes a key. guard, if not nil, is asked inside the write
+	// about the keys attached to the lease the put names.
+	Put(ctx context.Context, r kv.PutRequest, guard kv.LeaseGuard) (kv.PutResult, error)
+	// Delete deletes a key or a range at one revision.
+	Delete(ctx context.Context, r kv.DeleteRequest) (kv.DeleteResult, error)
+	// Txn runs a txn. guard, if not nil, is asked inside its write about
+	// the keys attached to every lease its puts name (kv.PutLeases).
+	Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard) (kv.TxnResult, error)
+	// History reads one page of what happened to a range (API.md
+	// "History").
+	History(ctx context.Context, r kv.HistoryRequest) (kv.HistoryPage, error)
+}
+
+// Watcher starts watches. The stream lives until it ends or is closed,
+// not until ctx is done.
+type Watcher interface {
+	Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream, error)
+}
+
+// Leases grants, renews, reads and revokes leases.
+type Leases interface {
+	// Grant creates a lease of ttl seconds; id 0 lets the backend choose.
+	Grant(ctx context.Context, id, ttl int64) (kv.Lease, error)
+	// Revoke deletes the lease's keys in one revision and forgets it; it
+	// returns the revision after. guard, if not nil, is asked inside that
+	// write with the keys about to go: its error revokes nothing.
+	Revoke(ctx context.Context, id int64, guard kv.LeaseGuard) (revision int64, err error)
+	// KeepAlive renews a lease to its full TTL and returns that TTL.
+	KeepAlive(ctx context.Context, id int64) (ttl int64, err error)
+	// TimeToLive reports a lease, with its keys if asked.
+	TimeToLive(ctx context.Context, id int64, keys bool) (kv.LeaseStatus, error)
+	// Leases returns the IDs of every lease, sorted.
+	Leases(ctx context.Context) ([]int64, error)
+}
+
+// Maintenance is what an operator does to a backend.
+type Maintenance interface {
+	// Compact discards the history below rev; with physical it returns
+	// once the space is reclaimed (or ctx is done).
+	Compact(ctx context.Context, rev int64, physical bool) error
+	// Defrag gives the space of free pages back, and returns the new size.
+	Defrag(ctx context.Context) (dbSize int64, err error)
+	// Alarms returns the active alarms; DisarmAlarms clears them and
+	// returns those still active.
+	Alarms(ctx context.Context) ([]kv.Alarm, error)
+	DisarmAlarms(ctx context.Context) ([]kv.Alarm, error)
+	// Snapshot begins a point-in-time copy of the backend.
+	Snapshot(ctx context.Context) (kv.Snapshot, error)
+}
+
+// Monitor reports on a backend.
+type Monitor interface {
+	// Rev is the newest revision the backend knows committed: the
+	// revision of the headers of answers that read none of their own.
+	Rev() int64
+	// Failed returns why the backend takes no writes, or nil.
+	Failed() error
+	// Stats are the figures cheap to gather (metrics); Status adds the
+	// count of keys (GET /v1/status).
+	Stats() kv.Stats
+	Status(ctx context.Context) (kv.Status, error)
+	// PageTokenKey is the key that seals page tokens (see page_token.go):
+	// backends whose gateways share one key accept each other's tokens.
+	PageTokenKey() []byte
+}

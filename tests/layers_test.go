@@ -1,0 +1,48 @@
+package tests
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/httpkv/httpkv/"
+
+// deps returns the packages pkg imports, directly or not (its tests'
+// imports apart), as go list -deps reports them.
+func deps(tb testing.TB, pkg string) []string {
+	tb.Helper()
+	// go test puts the go command of its toolchain first in PATH.
+	out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestLayers checks the direction of imports docs/design.md draws: the
+// API, and the locks and elections it serves, depend on the backend
+// interface and on the domain types, never on a storage package; the
+// watch scheduler knows nothing of the store it is fed from; and nothing
+// below the API knows HTTP.
+func TestLayers(t *testing.T) {
+	t.Parallel()
+	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded"}
+	for _, pkg := range []string{"httpapi", "concurrency"} {
+		imports := deps(t, pkg)
+		for _, storage := range storages {
+			if slices.Contains(imports, module+storage) {
+				t.Errorf("%s imports %s: it must reach the store through a backend interface only", pkg, storage)
+			}
+		}
+	}
+	if slices.Contains(deps(t, "watch"), module+"mvcc") {
+		t.Error("watch imports mvcc: the scheduler must take published revisions and a History, whatever the source")
+	}
+	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+		if slices.Contains(deps(t, below), "net/http") {
+			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
+		}
+	}
+}
