@@ -232,8 +232,11 @@ func TestHeldAnswersBounded(t *testing.T) {
 	}
 	before := s.metric(t, "go_memstats_heap_inuse_bytes")
 
+	// One after the other, so that what the heap holds is what the server
+	// keeps for stalled clients, not answers being built at once.
 	statuses := map[string]int{}
 	var conns []net.Conn
+	start := time.Now()
 	for range n {
 		c, err := net.Dial("tcp", s.addr)
 		if err != nil {
@@ -256,11 +259,17 @@ func TestHeldAnswersBounded(t *testing.T) {
 	}()
 	grown := s.metric(t, "go_memstats_heap_inuse_bytes") - before
 	t.Logf("%d stalled lists of 12 MiB: the heap grew %.1f MiB; answers %v", n, grown/mib, statuses)
-	if ok := statuses["HTTP/1.1 200 OK"]; ok < 1 || ok > held/(keys*value) {
-		t.Errorf("answers %v: want 1 to %d held and sent, the others 429", statuses, held/(keys*value))
+	// Two answers fit in the bound at once. A held answer that its client
+	// takes nothing of for 30 s is cut off and gives its bytes back, so
+	// when the requests took longer (a slow machine, the race detector),
+	// two more may have found room per 30 s.
+	perDeadline := held / (keys * value)
+	most := perDeadline * (1 + int(time.Since(start)/(30*time.Second)))
+	if ok := statuses["HTTP/1.1 200 OK"]; ok < 1 || ok > most {
+		t.Errorf("answers %v in %v: want 1 to %d held and sent, the others 429", statuses, time.Since(start), most)
 	}
-	if statuses["HTTP/1.1 429 Too Many Requests"] < n-held/(keys*value) {
-		t.Errorf("answers %v: want at least %d answered 429", statuses, n-held/(keys*value))
+	if statuses["HTTP/1.1 429 Too Many Requests"] < n-most {
+		t.Errorf("answers %v: want at least %d answered 429", statuses, n-most)
 	}
 	if bound := float64(2*held + 32*mib); grown > bound {
 		t.Errorf("%d stalled lists grew the heap by %.1f MiB, want at most %.1f", n, grown/mib, bound/mib)
