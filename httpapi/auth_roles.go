@@ -160,15 +160,12 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req struct {
-		selectorJSON
-		Type string `json:"type"`
-	}
+	var req permissionRequestDoc
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	sel, err := req.selection()
+	sel, err := req.selector().selection()
 	if err != nil {
 		h.writeError(w, r, err)
 		return
