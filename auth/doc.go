@@ -7,10 +7,14 @@
 // administrative operations; auth can be enabled only when a root user
 // holds it.
 //
-// A request is allowed only when the union of its user's permissions
-// covers every key it can touch: coverage of the whole requested range,
-// not overlap. A watch from a key with range end "\x00" therefore needs a
-// permission reaching to the end of the key space, not one on the key.
+// The policy is decided here, on key ranges (policy.go): the API collects
+// what a request can touch as a Need (the keyrange.Ranges it reads and
+// writes, and whether it is administrative) and asks Authorize; a stream
+// asks Recheck whenever Changed fires. A request is allowed only when the
+// union of its user's permissions covers every key it can touch: coverage
+// of the whole requested range, not overlap. A watch from a key with range
+// end "\x00" therefore needs a permission reaching to the end of the key
+// space, not one on the key.
 //
 // Users, roles and the enabled flag live in bbolt buckets of their own,
 // written in the store's write transaction (Bucket) so each change is

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/httpkv/httpkv/keyrange"
@@ -15,6 +16,29 @@ const (
 	Write     Access = 2
 	ReadWrite Access = Read | Write
 )
+
+// accessNames are the names of the kinds of access, as the API and etcd
+// spell them.
+var accessNames = [...]string{Read: "read", Write: "write", ReadWrite: "readwrite"}
+
+// String returns the access's name: read, write or readwrite.
+func (a Access) String() string {
+	if a < Read || a > ReadWrite {
+		return fmt.Sprintf("Access(%d)", int(a))
+	}
+	return accessNames[a]
+}
+
+// ParseAccess returns the access named s (read, write or readwrite), and
+// whether there is one.
+func ParseAccess(s string) (Access, bool) {
+	for a := Read; a <= ReadWrite; a++ {
+		if accessNames[a] == s {
+			return a, true
+		}
+	}
+	return 0, false
+}
 
 // Permission grants access to the keys of a keyrange.Range: Key and End
 // are its fields (kept apart here because they are stored as they are).

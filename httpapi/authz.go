@@ -3,20 +3,14 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"time"
 
-	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/auth"
 )
 
-// Access is everything one request can touch. A request is allowed only if
-// every range is covered in full, not merely overlapped.
-type Access struct {
-	Read  []keyrange.Range
-	Write []keyrange.Range
-	// Admin marks operations reserved to the root role: compaction,
-	// defrag, alarms, status details, auth administration.
-	Admin bool
-}
+// Access is everything one request can touch, as auth's policy reads
+// it: the handlers collect the ranges a request reads and writes, and
+// whether it is an administrative operation, and the Authorizer decides.
+type Access = auth.Need
 
 // Authorizer decides whether a request may have the access it asks for.
 // It is the one place every request's keys pass through.
@@ -39,28 +33,30 @@ type streamAuthorizer interface {
 	Recheck(c streamCaller, a Access) error
 }
 
-// streamCaller is who opened a stream: the user, the token it came with
-// ("" when auth was off), and when that token expires (zero without one).
-type streamCaller struct {
-	user, token string
-	expires     time.Time
-}
+// streamCaller is who opened a stream (see auth.Caller).
+type streamCaller = auth.Caller
 
-// Why a stream's credentials stopped being good: the reasons of its
-// canceled message.
-var (
-	errTokenExpired = errors.New("token expired")
-	errTokenRevoked = errors.New("token revoked")
-	errUserDeleted  = errors.New("user deleted")
-	errAuthDisabled = errors.New("auth disabled")
-	errAuthEnabled  = errors.New("auth enabled: a token is needed")
-)
+// reasonTokenExpired ends a stream whose token's time is up.
+const reasonTokenExpired = "token expired"
+
+// streamEndReasons are the canceled message's reasons for the errors
+// Recheck gives, in the contract's words.
+var streamEndReasons = []struct {
+	err    error
+	reason string
+}{
+	{auth.ErrTokenExpired, reasonTokenExpired},
+	{auth.ErrTokenRevoked, "token revoked"},
+	{auth.ErrUserDeleted, "user deleted"},
+	{auth.ErrAuthDisabled, "auth disabled"},
+	{auth.ErrAuthEnabled, "auth enabled: a token is needed"},
+}
 
 // streamEndReason is the canceled message's reason for a Recheck error.
 func streamEndReason(err error) string {
-	for _, e := range []error{errTokenExpired, errTokenRevoked, errUserDeleted, errAuthDisabled, errAuthEnabled} {
-		if errors.Is(err, e) {
-			return e.Error()
+	for _, e := range streamEndReasons {
+		if errors.Is(err, e.err) {
+			return e.reason
 		}
 	}
 	return "permission denied"

@@ -11,5 +11,9 @@
 // It alone knows status codes, wire types, the base64 twins of non-UTF-8
 // bytes and SSE framing; the backends know nothing of HTTP. Domain errors
 // are mapped to statuses in errors.go, and every request's keys pass
-// through one authorization point (authz.go).
+// through one authorization point (authz.go), where auth's policy decides
+// the key ranges a handler collected. Request and response bodies are the
+// types of openapi_types*.go and txn_request.go, which swag documents;
+// wire.go appends the answers of the hot paths by hand, and a test holds
+// those to the declared types.
 package httpapi

@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/ssetest"
 )
 
 // openTestBackend opens the embedded backend in a temporary directory,
@@ -139,21 +138,13 @@ func listKeys(tb testing.TB, h http.Handler, q string) []string {
 	return keys
 }
 
-// sseMessage is one dispatched block of a text/event-stream: its fields
-// as the client saw them. Retry holds the last retry field, -1 if none.
-type sseMessage struct {
-	ID    string
-	HasID bool
-	Event string
-	Data  string
-	Retry int
-	// Raw is the block as received, for failure messages.
-	Raw string
-}
+// sseMessage is one block of a text/event-stream, as the tests' one
+// parser (ssetest) reads it.
+type sseMessage = ssetest.Message
 
 // sseReader parses a text/event-stream in a goroutine of its own and
-// hands out its blocks (a block with only a retry field or only comments
-// included, so a test sees everything the server framed).
+// hands out its blocks (a block with only a retry field included, so a
+// test sees everything the server framed but keep-alive comments).
 type sseReader struct {
 	msgs chan sseMessage
 	done chan struct{} // closed when the stream ends
@@ -164,46 +155,14 @@ func newSSEReader(r io.Reader) *sseReader {
 	s := &sseReader{msgs: make(chan sseMessage, 1024), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		br := bufio.NewReader(r)
-		m := sseMessage{Retry: -1}
-		var raw strings.Builder
-		var data []string
+		p := ssetest.NewParser(r)
 		for {
-			line, err := br.ReadString('\n')
+			m, err := p.Next()
 			if err != nil {
 				s.err = err
 				return
 			}
-			raw.WriteString(line)
-			line = strings.TrimSuffix(line, "\n")
-			if line == "" {
-				if raw.Len() > 1 {
-					m.Data = strings.Join(data, "\n")
-					m.Raw = raw.String()
-					s.msgs <- m
-				}
-				m, data = sseMessage{Retry: -1}, nil
-				raw.Reset()
-				continue
-			}
-			if strings.HasPrefix(line, ":") {
-				continue
-			}
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				m.ID, m.HasID = value, true
-			case "event":
-				m.Event = value
-			case "data":
-				data = append(data, value)
-			case "retry":
-				n, err := strconv.Atoi(value)
-				if err == nil {
-					m.Retry = n
-				}
-			}
+			s.msgs <- m
 		}
 	}()
 	return s

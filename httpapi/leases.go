@@ -24,20 +24,12 @@ func leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	return id, true
 }
 
-type leaseResponse struct {
-	Header header `json:"header"`
-	ID     int64  `json:"id"`
-	TTL    int64  `json:"ttl"`
-}
-
-type header struct {
-	Revision int64 `json:"revision"`
-}
-
-func (h *Handler) header(w http.ResponseWriter) header {
+// header is the "header" of an answer: the store's current revision,
+// which the X-Revision header carries too.
+func (h *Handler) header(w http.ResponseWriter) responseHeaderDoc {
 	rev := h.cfg.Backend.Rev()
 	setRevision(w, rev)
-	return header{Revision: rev}
+	return responseHeaderDoc{Revision: rev}
 }
 
 // grantLease serves POST /v1/leases.
@@ -63,10 +55,7 @@ func (h *Handler) header(w http.ResponseWriter) header {
 //	@Security		BearerAuth
 //	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		TTL int64 `json:"ttl"`
-		ID  int64 `json:"id"`
-	}
+	var req leaseGrantRequestDoc
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -87,7 +76,7 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, leaseResponse{Header: h.header(w), ID: l.ID, TTL: l.TTL})
+	writeJSON(w, http.StatusCreated, leaseResponseDoc{Header: h.header(w), ID: l.ID, TTL: l.TTL})
 }
 
 // listLeases serves GET /v1/leases.
@@ -109,22 +98,16 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	type item struct {
-		ID int64 `json:"id"`
-	}
 	ids, err := h.cfg.Backend.Leases(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	items := make([]item, len(ids))
+	items := make([]leaseItemDoc, len(ids))
 	for i, id := range ids {
 		items[i].ID = id
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Header header `json:"header"`
-		Leases []item `json:"leases"`
-	}{h.header(w), items})
+	writeJSON(w, http.StatusOK, leaseListDoc{Header: h.header(w), Leases: items})
 }
 
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
@@ -226,7 +209,7 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, leaseResponse{Header: h.header(w), ID: id, TTL: ttl})
+	writeJSON(w, http.StatusOK, leaseResponseDoc{Header: h.header(w), ID: id, TTL: ttl})
 }
 
 // revokeLease serves DELETE /v1/leases/{id}: the caller needs write access
@@ -266,9 +249,7 @@ func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, rev)
-	writeJSON(w, http.StatusOK, struct {
-		Header header `json:"header"`
-	}{header{Revision: rev}})
+	writeJSON(w, http.StatusOK, headerResponseDoc{Header: responseHeaderDoc{Revision: rev}})
 }
 
 var _ json.Marshaler = jsonKV{}

@@ -30,10 +30,7 @@ import (
 //	@Security		BearerAuth
 //	@Router			/v1/compact [post]
 func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Revision int64 `json:"revision"`
-		Physical bool  `json:"physical"`
-	}
+	var req compactRequestDoc
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -52,15 +49,7 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Header header `json:"header"`
-	}{h.header(w)})
-}
-
-type watcherCounts struct {
-	Synced   int `json:"synced"`
-	Unsynced int `json:"unsynced"`
-	Victims  int `json:"victims"`
+	writeJSON(w, http.StatusOK, headerResponseDoc{Header: h.header(w)})
 }
 
 // status serves GET /v1/status.
@@ -90,22 +79,11 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	ws := st.Watchers
 	setRevision(w, st.Revision)
-	writeJSON(w, http.StatusOK, struct {
-		Header          header        `json:"header"`
-		Version         string        `json:"version"`
-		Revision        int64         `json:"revision"`
-		CompactRevision int64         `json:"compact_revision"`
-		DBSize          int64         `json:"db_size"`
-		DBSizeInUse     int64         `json:"db_size_in_use"`
-		Keys            int64         `json:"keys"`
-		Leases          int           `json:"leases"`
-		Watchers        watcherCounts `json:"watchers"`
-		Alarms          []string      `json:"alarms"`
-	}{
-		Header: header{Revision: st.Revision}, Version: h.cfg.Version,
+	writeJSON(w, http.StatusOK, statusDoc{
+		Header: responseHeaderDoc{Revision: st.Revision}, Version: h.cfg.Version,
 		Revision: st.Revision, CompactRevision: st.CompactRevision,
-		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: st.Leases,
-		Watchers: watcherCounts{Synced: ws.Synced, Unsynced: ws.Unsynced, Victims: ws.Victims},
+		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: int64(st.Leases),
+		Watchers: watchersDoc{Synced: int64(ws.Synced), Unsynced: int64(ws.Unsynced), Victims: int64(ws.Victims)},
 		Alarms:   alarmNames(st.Alarms),
 	})
 }
@@ -143,15 +121,7 @@ func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Header header `json:"header"`
-		DBSize int64  `json:"db_size"`
-	}{h.header(w), size})
-}
-
-type alarmsResponse struct {
-	Header header   `json:"header"`
-	Alarms []string `json:"alarms"`
+	writeJSON(w, http.StatusOK, defragResponseDoc{Header: h.header(w), DBSize: size})
 }
 
 // listAlarms serves GET /v1/alarms.
@@ -179,7 +149,7 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(alarms)})
+	writeJSON(w, http.StatusOK, alarmsDoc{Header: h.header(w), Alarms: alarmNames(alarms)})
 }
 
 // disarmAlarms serves DELETE /v1/alarms: it clears NOSPACE. A write that
@@ -208,7 +178,7 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsResponse{h.header(w), alarmNames(alarms)})
+	writeJSON(w, http.StatusOK, alarmsDoc{Header: h.header(w), Alarms: alarmNames(alarms)})
 }
 
 // health serves GET /health: 503 while shutting down, when the backend has
@@ -224,10 +194,10 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	if reason := healthReason(r.Context(), h.cfg.Backend, h.shuttingDown.Load()); reason != "" {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"health": false, "reason": reason})
+		writeJSON(w, http.StatusServiceUnavailable, healthDoc{Health: false, Reason: reason})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"health": true})
+	writeJSON(w, http.StatusOK, healthDoc{Health: true})
 }
 
 // healthSource is what /health reads of the backend.

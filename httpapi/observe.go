@@ -162,8 +162,8 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 	// The stream ends when the token it was opened with expires, as a
 	// watch does.
 	var expired <-chan time.Time
-	if !st.caller.expires.IsZero() {
-		t := time.NewTimer(time.Until(st.caller.expires))
+	if !st.caller.Expires.IsZero() {
+		t := time.NewTimer(time.Until(st.caller.Expires))
 		defer t.Stop()
 		expired = t.C
 	}
@@ -181,7 +181,7 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 		case <-keepAlive.C:
 			out = enc.keepAlive(nil)
 		case <-expired:
-			out, final = canceled(errTokenExpired.Error()), true
+			out, final = canceled(reasonTokenExpired), true
 		case <-st.authChanged:
 			// Users, roles or the enabled flag changed: end the stream if
 			// its token is no longer good or its caller may no longer

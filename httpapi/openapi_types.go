@@ -1,11 +1,13 @@
 package httpapi
 
-// The types in this file document the wire for the OpenAPI document; no
-// code encodes or decodes them. The handlers append their JSON by hand
-// (wire.go) and decode requests into the types next to them, so these
-// mirror that JSON field for field: swag reads them (each names its schema
-// with an @name comment), and the end-to-end tests check every answer the
-// server gives against the document made from them.
+// The types of these files (openapi_types*.go, txn_request.go) are the
+// wire, declared once: handlers decode request bodies into them and
+// encode answers from them, and swag documents them (each names its
+// schema with an @name comment); the end-to-end tests check every answer
+// the server gives against the document made from them. The answers on
+// the hot paths (reads, lists, watch events, txn results) are appended by
+// hand (wire.go) for speed; wire_test.go decodes what they write into
+// these types and checks no field is lost or added.
 //
 // A field without omitempty is always present; a field with it may be
 // left out. A key-like field and its *_base64 twin are both optional in
@@ -97,107 +99,6 @@ type listResponseDoc struct {
 	// Present when more is true and the order is key-ascending: pass it as page_token to read the next page at this page's revision.
 	NextPageToken string `json:"next_page_token,omitempty"`
 } // @name ListResponse
-
-// txnRequestDoc is the body of POST /v1/txn.
-type txnRequestDoc struct {
-	// Conditions, all of which must hold for success to run; none means success runs.
-	Compare []compareDoc `json:"compare,omitempty"`
-	// Ops run when every compare holds.
-	Success []requestOpDoc `json:"success,omitempty"`
-	// Ops run otherwise.
-	Failure []requestOpDoc `json:"failure,omitempty"`
-} // @name TxnRequest
-
-// compareDoc is one condition of a txn.
-type compareDoc struct {
-	// The key compared, or the start of the range compared (every key of it must satisfy the condition); key or key_base64 is required.
-	Key       string `json:"key,omitempty" example:"a"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
-	// The end of the range [key, range_end); at most one of range_end, prefix and from_key.
-	RangeEnd       string `json:"range_end,omitempty"`
-	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
-	// Compare every key with the prefix key.
-	Prefix bool `json:"prefix,omitempty"`
-	// Compare every key >= key.
-	FromKey bool `json:"from_key,omitempty"`
-	// What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
-	Target string `json:"target" enums:"value,version,create,mod,lease" example:"value"`
-	Result string `json:"result" enums:"equal,not_equal,greater,less" example:"equal"`
-	// The operand of a value compare (or value_base64).
-	Value       string `json:"value,omitempty" example:"x"`
-	ValueBase64 string `json:"value_base64,omitempty" format:"byte"`
-	// The operand of a version compare (0: the key does not exist).
-	Version int64 `json:"version,omitempty" format:"int64"`
-	// The operand of a create compare.
-	CreateRevision int64 `json:"create_revision,omitempty" format:"int64"`
-	// The operand of a mod compare.
-	ModRevision int64 `json:"mod_revision,omitempty" format:"int64"`
-	// The operand of a lease compare.
-	Lease int64 `json:"lease,omitempty" format:"int64"`
-} // @name Compare
-
-// requestOpDoc is one op of a txn branch: exactly one field is set.
-type requestOpDoc struct {
-	Put    *putOpDoc      `json:"put,omitempty"`
-	Delete *deleteOpDoc   `json:"delete,omitempty"`
-	Range  *rangeOpDoc    `json:"range,omitempty"`
-	Txn    *txnRequestDoc `json:"txn,omitempty"`
-} // @name RequestOp
-
-// putOpDoc is a put in a txn.
-type putOpDoc struct {
-	// key or key_base64 is required.
-	Key       string `json:"key,omitempty" example:"a"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
-	// The value (or value_base64); none is the empty value.
-	Value       string `json:"value,omitempty" example:"y"`
-	ValueBase64 string `json:"value_base64,omitempty" format:"byte"`
-	// Attach the key to this lease; 0 for none.
-	Lease int64 `json:"lease,omitempty" format:"int64"`
-	// Answer with the key as it was before.
-	PrevKV bool `json:"prev_kv,omitempty"`
-	// Keep the current value (the key must exist).
-	IgnoreValue bool `json:"ignore_value,omitempty"`
-	// Keep the current lease (the key must exist).
-	IgnoreLease bool `json:"ignore_lease,omitempty"`
-} // @name PutOp
-
-// deleteOpDoc is a delete in a txn.
-type deleteOpDoc struct {
-	// key or key_base64 is required.
-	Key       string `json:"key,omitempty" example:"tmp/"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
-	// At most one of range_end, prefix and from_key.
-	RangeEnd       string `json:"range_end,omitempty"`
-	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool   `json:"prefix,omitempty"`
-	FromKey        bool   `json:"from_key,omitempty"`
-	// Answer with the deleted keys.
-	PrevKV bool `json:"prev_kv,omitempty"`
-} // @name DeleteOp
-
-// rangeOpDoc is a read in a txn, with the options of GET /v1/kv but pages.
-type rangeOpDoc struct {
-	// key or key_base64 is required.
-	Key       string `json:"key,omitempty" example:"a"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
-	// At most one of range_end, prefix and from_key.
-	RangeEnd       string `json:"range_end,omitempty"`
-	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool   `json:"prefix,omitempty"`
-	FromKey        bool   `json:"from_key,omitempty"`
-	Revision       int64  `json:"revision,omitempty" format:"int64" minimum:"0"`
-	// At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
-	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0" maximum:"10000"`
-	SortTarget        string `json:"sort_target,omitempty" enums:"key,version,create,mod,value"`
-	SortOrder         string `json:"sort_order,omitempty" enums:"none,ascend,descend"`
-	KeysOnly          bool   `json:"keys_only,omitempty"`
-	CountOnly         bool   `json:"count_only,omitempty"`
-	MinModRevision    int64  `json:"min_mod_revision,omitempty" format:"int64" minimum:"0"`
-	MaxModRevision    int64  `json:"max_mod_revision,omitempty" format:"int64" minimum:"0"`
-	MinCreateRevision int64  `json:"min_create_revision,omitempty" format:"int64" minimum:"0"`
-	MaxCreateRevision int64  `json:"max_create_revision,omitempty" format:"int64" minimum:"0"`
-} // @name RangeOp
 
 // txnResponseDoc answers POST /v1/txn (and a nested txn op).
 type txnResponseDoc struct {
@@ -401,14 +302,14 @@ type permissionDoc struct {
 // permissionRequestDoc is the body of POST /v1/auth/roles/{name}/permissions.
 type permissionRequestDoc struct {
 	// key or key_base64 is required.
-	Key       string `json:"key,omitempty" example:"config/"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	Key       *string `json:"key,omitempty" example:"config/"`
+	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
 	// At most one of range_end, prefix and from_key; none is the single key.
-	RangeEnd       string `json:"range_end,omitempty"`
-	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool   `json:"prefix,omitempty"`
-	FromKey        bool   `json:"from_key,omitempty"`
-	Type           string `json:"type" enums:"read,write,readwrite" example:"readwrite"`
+	RangeEnd       *string `json:"range_end,omitempty"`
+	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix         bool    `json:"prefix,omitempty"`
+	FromKey        bool    `json:"from_key,omitempty"`
+	Type           string  `json:"type" enums:"read,write,readwrite" example:"readwrite"`
 } // @name PermissionRequest
 
 // emptyDoc answers the auth changes that have nothing to say.

@@ -155,8 +155,8 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	defer keepAlive.Stop()
 	// The stream ends when the token it was opened with expires.
 	var expired <-chan time.Time
-	if !ws.caller.expires.IsZero() {
-		t := time.NewTimer(time.Until(ws.caller.expires))
+	if !ws.caller.Expires.IsZero() {
+		t := time.NewTimer(time.Until(ws.caller.Expires))
 		defer t.Stop()
 		expired = t.C
 	}
@@ -180,7 +180,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
 		case <-expired:
-			final(&kv.WatchResponse{Canceled: true, CancelReason: errTokenExpired.Error()})
+			final(&kv.WatchResponse{Canceled: true, CancelReason: reasonTokenExpired})
 			return
 		case <-ws.authChanged:
 			// Users, roles or the enabled flag changed: end the stream if

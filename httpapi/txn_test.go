@@ -16,7 +16,7 @@ import (
 
 // decodeTxn decodes a txn body and converts it, as the handler does.
 func decodeTxn(body string) (kv.TxnRequest, Access, error) {
-	var j txnRequestJSON
+	var j txnRequestDoc
 	var a Access
 	if err := decodeJSONBytes([]byte(body), &j); err != nil {
 		return kv.TxnRequest{}, a, err

@@ -117,7 +117,7 @@ func TestWatchFraming(t *testing.T) {
 	s := newSSEReader(resp.Body)
 	select {
 	case first := <-s.msgs:
-		if first.Retry != 1000 || first.Data != "" {
+		if !first.HasRetry || first.Retry != 1000 || first.HasData {
 			t.Errorf("first block %q, want retry: 1000 alone", first.Raw)
 		}
 	case <-time.After(streamTimeout):
@@ -227,11 +227,11 @@ func TestWatchCompactedInBand(t *testing.T) {
 	// The retry field may come in a block of its own: a client applies it
 	// as it reads it.
 	var compacted sseMessage
-	retry := -1
+	retry := int64(-1)
 	for compacted.Event == "" {
 		select {
 		case compacted = <-s.msgs:
-			if compacted.Retry >= 0 {
+			if compacted.HasRetry {
 				retry = compacted.Retry
 			}
 		case <-time.After(streamTimeout):

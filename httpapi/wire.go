@@ -122,3 +122,13 @@ func appendHeader(dst []byte, rev int64) []byte {
 	dst = strconv.AppendInt(dst, rev, 10)
 	return append(dst, '}')
 }
+
+// textOrBase64 is b as a key-like field of a declared wire type: text
+// when b is valid UTF-8, else its standard base64 twin, the other empty
+// (as appendBytesField writes it).
+func textOrBase64(b []byte) (text, b64 string) {
+	if utf8.Valid(b) {
+		return string(b), ""
+	}
+	return "", base64.StdEncoding.EncodeToString(b)
+}

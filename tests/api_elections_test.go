@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/internal/ssetest"
 )
 
 // observeTimeout bounds a whole observe stream of a test: a bound on the
@@ -65,12 +67,12 @@ func leading(tb testing.TB, r *reply) wireLeader {
 }
 
 // observer is an open GET /v1/elections/{name}/observe, read on the
-// test's goroutine. Every message is parsed by sseParser and checked
+// test's goroutine. Every message is parsed by ssetest.Parser and checked
 // against the contract as it is read.
 type observer struct {
 	tb     testing.TB
 	req    string
-	p      *sseParser
+	p      *ssetest.Parser
 	lastID int64
 	close  func()
 }

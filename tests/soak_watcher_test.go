@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/httpkv/httpkv/internal/ssetest"
 )
 
 // soakKind is how a soak watcher reads.
@@ -135,7 +137,7 @@ func (w *soakWatcher) stream(ctx context.Context, base string, resume bool, next
 		if err != nil {
 			// The server gives up on a client that does not read: the
 			// stream ends, perhaps inside a message.
-			if stalled && (!errors.Is(err, errSSESyntax) || strings.Contains(err.Error(), "ended inside")) {
+			if stalled && (!errors.Is(err, ssetest.ErrSyntax) || strings.Contains(err.Error(), "ended inside")) {
 				return "cut"
 			}
 			w.errs.add("GET /v1/watch?%s (%v): the stream ended: %v", w.query, w.kind, err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/internal/ssetest"
 )
 
 // watchTimeout bounds the wait for any one watch message.
@@ -51,7 +53,7 @@ type sseResult struct {
 }
 
 // watchStream is an open GET /v1/watch read as Server-Sent Events. Every
-// message is parsed by sseParser and checked against the contract as it
+// message is parsed by ssetest.Parser and checked against the contract as it
 // is read: ids increase, a progress bookmark is never followed by an event
 // at or below it, every event of a message is of the message's revision,
 // compacted comes after "retry: 60000" and ends the stream, as canceled
@@ -181,7 +183,7 @@ func (w *watchStream) recvOrEnd(timeout time.Duration) (watchMessage, error) {
 		w.ended = true
 		return watchMessage{}, io.EOF
 	}
-	if errors.Is(res.err, errSSESyntax) {
+	if errors.Is(res.err, ssetest.ErrSyntax) {
 		w.tb.Fatalf("%s: %v", w.req, res.err)
 	}
 	if res.err != nil {

@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// A write to /v1/kv/{key} may be conditional, as HTTP has it: If-Match
+// and If-None-Match name the key's mod revision as its entity tag, and
+// the condition becomes the compares of the txn that writes, so it is
+// checked at the revision the write makes.
+
+// matchETag reports whether a conditional header's list of entity tags
+// names modRev. Weak tags compare as strong ones: a revision is exact.
+func matchETag(header string, modRev int64) bool {
+	want := etag(modRev)
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == want {
+			return true
+		}
+	}
+	return false
+}
+
+// precondition is a parsed If-Match / If-None-Match pair.
+type precondition struct {
+	ifMatch     string // "" none, "*" any existing version, else a quoted mod revision
+	ifNoneMatch bool   // If-None-Match: * (the key must not exist)
+}
+
+func parsePrecondition(r *http.Request) (precondition, *apiError) {
+	var p precondition
+	if v := strings.TrimSpace(r.Header.Get("If-Match")); v != "" {
+		if v != "*" {
+			t := strings.TrimPrefix(v, "W/")
+			if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+				return p, badRequest(`If-Match must be "*" or a quoted mod revision such as "\"42\""`)
+			}
+			if _, err := strconv.ParseInt(t[1:len(t)-1], 10, 64); err != nil {
+				return p, badRequest("If-Match must name a mod revision, not %s", v)
+			}
+			v = t
+		}
+		p.ifMatch = v
+	}
+	if v := strings.TrimSpace(r.Header.Get("If-None-Match")); v != "" {
+		if v != "*" {
+			return p, badRequest(`only "If-None-Match: *" is supported on writes`)
+		}
+		p.ifNoneMatch = true
+	}
+	if p.ifMatch != "" && p.ifNoneMatch {
+		return p, badRequest("If-Match and If-None-Match cannot be combined")
+	}
+	return p, nil
+}
+
+// compares turns the precondition on key into txn compares.
+func (p precondition) compares(key []byte) []kv.Compare {
+	switch {
+	case p.ifNoneMatch:
+		return []kv.Compare{{Key: key, Target: kv.CompareCreate, Result: kv.CompareEqual, Number: 0}}
+	case p.ifMatch == "*":
+		return []kv.Compare{{Key: key, Target: kv.CompareVersion, Result: kv.CompareGreater, Number: 0}}
+	case p.ifMatch != "":
+		rev, _ := strconv.ParseInt(p.ifMatch[1:len(p.ifMatch)-1], 10, 64)
+		return []kv.Compare{{Key: key, Target: kv.CompareMod, Result: kv.CompareEqual, Number: rev}}
+	}
+	return nil
+}
+
+// writeAccess is what a put or a delete of sel touches.
+func writeAccess(sel keyrange.Range, p precondition, op kv.Op) Access {
+	access := Access{Write: []keyrange.Range{sel}}
+	// A condition or prev_kv answers with values: that is reading too.
+	if p != (precondition{}) || op.Put != nil && op.Put.PrevKV || op.Delete != nil && op.Delete.PrevKV {
+		access.Read = access.Write
+	}
+	return access
+}
+
+// writeKey runs a put or a delete of sel, which the caller authorized,
+// under the precondition if there is one. It answers the request itself
+// when it reports false.
+func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op kv.Op) (*kv.OpResult, bool) {
+	if p != (precondition{}) {
+		return h.conditional(w, r, sel.Key, p, op)
+	}
+	var out kv.OpResult
+	var err error
+	if op.Put != nil {
+		var res kv.PutResult
+		res, err = h.cfg.Backend.Put(r.Context(), *op.Put, h.leaseGuard(r))
+		out.Put = &res
+	} else {
+		var res kv.DeleteResult
+		res, err = h.cfg.Backend.Delete(r.Context(), *op.Delete)
+		out.Delete = &res
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, false
+	}
+	return &out, true
+}
+
+// conditional runs op under the precondition, as a txn whose failure
+// branch reads the key; a failed condition answers 412 with the current kv.
+func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, bool) {
+	res, err := h.cfg.Backend.Txn(r.Context(), kv.TxnRequest{
+		Compare: p.compares(key),
+		Success: []kv.Op{op},
+		Failure: []kv.Op{{Range: &kv.RangeOp{Key: key}}},
+	}, h.leaseGuard(r))
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, false
+	}
+	if !res.Succeeded {
+		ae := &apiError{status: http.StatusPreconditionFailed, code: "precondition_failed",
+			message: "the key's current version does not match the condition",
+			extra:   map[string]any{"revision": res.Revision}}
+		if kvs := res.Responses[0].Range.KVs; len(kvs) == 1 {
+			ae.extra["kv"] = jsonKV{kv: &kvs[0], withValue: true}
+			w.Header().Set("ETag", etag(kvs[0].ModRevision))
+		}
+		setRevision(w, res.Revision)
+		writeAPIError(w, ae)
+		return nil, false
+	}
+	return &res.Responses[0], true
+}
