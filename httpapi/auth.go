@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -10,24 +9,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/kv"
 )
-
-// authErrors say how auth's errors appear on the wire. Messages never
-// name keys or other users' permissions.
-var authErrors = []ErrorMapping{
-	{auth.ErrUnauthenticated, http.StatusUnauthorized, "unauthenticated"},
-	{auth.ErrBadCredentials, http.StatusUnauthorized, "unauthenticated"},
-	{auth.ErrPermissionDenied, http.StatusForbidden, "permission_denied"},
-	{auth.ErrTooManyAttempts, http.StatusTooManyRequests, "too_many_requests"},
-	{auth.ErrUserNotFound, http.StatusNotFound, "user_not_found"},
-	{auth.ErrRoleNotFound, http.StatusNotFound, "role_not_found"},
-	{auth.ErrPermissionNotFound, http.StatusNotFound, "permission_not_found"},
-	{auth.ErrUserExists, http.StatusConflict, "already_exists"},
-	{auth.ErrRoleExists, http.StatusConflict, "already_exists"},
-	{auth.ErrRootMissing, http.StatusBadRequest, "invalid_argument"},
-	{auth.ErrNotEnabled, http.StatusBadRequest, "invalid_argument"},
-	{auth.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
-}
 
 // authAuthorizer checks requests against an auth.Store: with auth enabled,
 // a valid token, and permissions covering every key the request touches.
@@ -37,7 +20,7 @@ type authAuthorizer struct {
 
 // errQueryToken: a token in the query string of a request that must send
 // it in its Authorization header.
-var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
+var errQueryToken = kv.Errorf(auth.ErrUnauthenticated, "access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers: send \"Authorization: Bearer <token>\"")
 
 // requestToken returns the bearer token of r: the Authorization header,
 // or, on a stream a browser opens with EventSource (which cannot set
@@ -181,14 +164,12 @@ func (x authAuthorizer) check(user string, a Access) error {
 	return nil
 }
 
-func (x authAuthorizer) Errors() []ErrorMapping { return authErrors }
-
 // Changed lets watch streams check again when users or roles change.
 func (x authAuthorizer) Changed() <-chan struct{} { return x.a.Changed() }
 
 func (h *Handler) authStore(w http.ResponseWriter) *auth.Store {
 	if h.cfg.Auth == nil {
-		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "auth is not served"})
+		answerError(w, errorf(kv.CodeUnavailable, "auth is not served"))
 	}
 	return h.cfg.Auth
 }
@@ -721,7 +702,7 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	}
 	access, ok := accessNames[req.Type]
 	if !ok {
-		writeAPIError(w, badRequest("type must be read, write or readwrite, not %q", req.Type))
+		h.writeError(w, r, badRequest("type must be read, write or readwrite, not %q", req.Type))
 		return
 	}
 	if err := a.GrantPermission(chi.URLParam(r, "name"), auth.Permission{Key: sel.Key, End: sel.End, Access: access}); err != nil {
@@ -763,7 +744,7 @@ func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	sel := q.selector(true)
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if err := a.RevokePermission(chi.URLParam(r, "name"), sel.Key, sel.End); err != nil {

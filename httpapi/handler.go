@@ -72,14 +72,13 @@ type Config struct {
 
 // Handler serves the API. Create it with NewHandler.
 type Handler struct {
-	cfg         Config
-	router      chi.Router
-	extraErrors []ErrorMapping
-	metrics     *metrics
-	tokens      tokenCodec
-	ids         *requestIDs
-	inflight    *semaphore.Weighted
-	held        *semaphore.Weighted // bytes of large answers being sent
+	cfg      Config
+	router   chi.Router
+	metrics  *metrics
+	tokens   tokenCodec
+	ids      *requestIDs
+	inflight *semaphore.Weighted
+	held     *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// streams are the open watch streams, which Close and Shutdown end.
@@ -128,20 +127,9 @@ func NewHandler(cfg Config) *Handler {
 		_, err := openapi.Load()
 		return err
 	})
-	if a, ok := cfg.Authorizer.(interface{ Errors() []ErrorMapping }); ok {
-		h.extraErrors = append(h.extraErrors, a.Errors()...)
-	}
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	return h
-}
-
-// ErrorMapping is one row of the table from domain errors to the contract;
-// components outside this package (an authenticator) give their own rows.
-type ErrorMapping struct {
-	Target error
-	Status int
-	Code   string
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -46,7 +46,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	sel := q.selector(false)
 	req := h.historyRequest(q, sel)
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {

@@ -75,14 +75,14 @@ func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	q := newQuery(r)
 	rev := q.int64("revision", 0)
 	raw := q.boolean("raw")
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
@@ -95,8 +95,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	}
 	setRevision(w, res.Revision)
 	if len(res.KVs) == 0 {
-		writeAPIError(w, &apiError{status: http.StatusNotFound, code: "key_not_found",
-			message: "key not found", extra: map[string]any{"revision": res.Revision}})
+		h.writeError(w, r, errorf(kv.CodeKeyNotFound, "the key %q does not exist", key).with("revision", res.Revision))
 		return
 	}
 	cur := &res.KVs[0]
@@ -231,18 +230,31 @@ func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte
 		return nil, false
 	}
 	if !res.Succeeded {
-		ae := &apiError{status: http.StatusPreconditionFailed, code: "precondition_failed",
-			message: "the key's current version does not match the condition",
-			extra:   map[string]any{"revision": res.Revision}}
+		ae := p.failed(key, res.Responses[0].Range.KVs).with("revision", res.Revision)
 		if kvs := res.Responses[0].Range.KVs; len(kvs) == 1 {
-			ae.extra["kv"] = jsonKV{kv: &kvs[0], withValue: true}
 			w.Header().Set("ETag", etag(kvs[0].ModRevision))
 		}
 		setRevision(w, res.Revision)
-		writeAPIError(w, ae)
+		h.writeError(w, r, ae)
 		return nil, false
 	}
 	return &res.Responses[0], true
+}
+
+// failed says why the precondition p on key did not hold, given the key
+// as it is (none when it does not exist), which the answer carries.
+func (p precondition) failed(key []byte, kvs []kv.KeyValue) *apiError {
+	if len(kvs) == 0 {
+		return errorf(codePreconditionFailed, "the key %q does not exist, and If-Match %s needs it to", key, p.ifMatch)
+	}
+	cur := &kvs[0]
+	var ae *apiError
+	if p.ifNoneMatch {
+		ae = errorf(codePreconditionFailed, "the key %q exists (ETag %s), and If-None-Match: * needs it not to", key, etag(cur.ModRevision))
+	} else {
+		ae = errorf(codePreconditionFailed, "the key %q has changed: its ETag is %s, not %s; read it again and retry with the new ETag", key, etag(cur.ModRevision), p.ifMatch)
+	}
+	return ae.with("kv", jsonKV{kv: cur, withValue: true})
 }
 
 // jsonKV lets encoding/json write a KeyValue with its base64 twins.
@@ -289,7 +301,7 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	q := newQuery(r)
@@ -301,12 +313,12 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		IgnoreLease: q.boolean("ignore_lease"),
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	p, aerr := parsePrecondition(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	// The body is read once the caller may write the key.
@@ -372,7 +384,7 @@ func bodyError(err error) error {
 func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	h.doDelete(w, r, keyrange.Range{Key: key}, true)
@@ -409,7 +421,7 @@ func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	sel := q.selector(true)
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	h.doDelete(w, r, sel, sel.End == nil)
@@ -419,16 +431,16 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.
 	q := newQuery(r)
 	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	p, aerr := parsePrecondition(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	if p != (precondition{}) && (!single || p.ifNoneMatch) {
-		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
+		h.writeError(w, r, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
 	op := kv.Op{Delete: &req}

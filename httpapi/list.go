@@ -93,7 +93,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 		opts.Revision = page.rev
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {

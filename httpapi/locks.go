@@ -60,7 +60,7 @@ func (q *query) timeout() time.Duration {
 func (h *Handler) nameRequest(w http.ResponseWriter, r *http.Request, prefix, suffix string, v any, write bool) (concurrency.Backend, []byte, bool) {
 	name, aerr := pathName(r, prefix, suffix)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return nil, nil, false
 	}
 	if v != nil {
@@ -104,7 +104,7 @@ func (h *Handler) waitRequest(w http.ResponseWriter, r *http.Request, prefix, su
 		aerr = checkLeaseID("lease", *lease)
 	}
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return nil, nil, 0, false
 	}
 	return b, name, timeout, true
@@ -235,7 +235,7 @@ func (h *Handler) unlock(w http.ResponseWriter, r *http.Request) {
 		q.fail("key (the owner key the lock returned) is required")
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	rev, err := concurrency.Unlock(r.Context(), b, name, key)

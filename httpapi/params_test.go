@@ -265,7 +265,7 @@ func FuzzQuery(f *testing.F) {
 			sel := q.selector(requireKey)
 			q.rangeOptions()
 			if q.err != nil {
-				if q.err.code != "invalid_argument" || q.err.status != http.StatusBadRequest {
+				if q.err.code != kv.CodeInvalidArgument {
 					t.Fatalf("selector of %q: error %v, want invalid_argument", raw, q.err)
 				}
 				continue

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/cors"
@@ -34,11 +35,9 @@ func (h *Handler) routes() chi.Router {
 		}))
 	}
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeAPIError(w, &apiError{status: http.StatusNotFound, code: "not_found", message: "no route for " + r.URL.Path})
+		h.writeError(w, r, errorf(codeNotFound, "no route for %q: GET /openapi.json lists every path", r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeAPIError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed on " + r.URL.Path})
-	})
+	r.MethodNotAllowed(h.methodNotAllowed)
 
 	r.Group(func(r chi.Router) {
 		r.Use(h.deadlines)
@@ -54,7 +53,7 @@ func (h *Handler) routes() chi.Router {
 	})
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(checkQuery)
+		r.Use(h.checkQuery)
 		// Streams.
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
@@ -125,4 +124,19 @@ func (h *Handler) routes() chi.Router {
 		})
 	})
 	return r
+}
+
+// methodNotAllowed answers a method a path does not have with the ones it
+// has, in the Allow header and in the message.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if h.router.Match(chi.NewRouteContext(), m, r.URL.Path) {
+			allow = append(allow, m)
+		}
+	}
+	list := strings.Join(allow, ", ")
+	w.Header().Set("Allow", list)
+	h.writeError(w, r, errorf(codeMethodNotAllowed, "%s is not allowed on %q: use %s", r.Method, r.URL.Path, list).
+		with("allow", allow))
 }

@@ -70,7 +70,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		req.StartRevision = n + 1
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	// Take the change signal before checking, so no change slips between.
