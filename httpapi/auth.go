@@ -737,14 +737,14 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
-	a := h.admin(w, r)
-	if a == nil {
-		return
-	}
-	q := newQuery(r)
+	q := newQuery(r, selectorParams)
 	sel := q.selector(true)
 	if q.err != nil {
 		h.writeError(w, r, q.err)
+		return
+	}
+	a := h.admin(w, r)
+	if a == nil {
 		return
 	}
 	if err := a.RevokePermission(chi.URLParam(r, "name"), sel.Key, sel.End); err != nil {

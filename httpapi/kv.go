@@ -43,6 +43,9 @@ func setRevision(w http.ResponseWriter, rev int64) {
 
 func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"` }
 
+// getKeyParams are the query parameters of GET /v1/kv/{key}.
+var getKeyParams = params{"revision", "raw"}
+
 // getKey serves GET /v1/kv/{key}.
 //
 //	@Summary		Read one key
@@ -78,7 +81,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, aerr)
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, getKeyParams)
 	rev := q.int64("revision", 0)
 	raw := q.boolean("raw")
 	if q.err != nil {
@@ -265,6 +268,9 @@ type jsonKV struct {
 
 func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.withValue), nil }
 
+// putKeyParams are the query parameters of PUT /v1/kv/{key}.
+var putKeyParams = params{"lease", "prev_kv", "ignore_value", "ignore_lease"}
+
 // putKey serves PUT /v1/kv/{key}: the body is the value.
 //
 //	@Summary		Put a key
@@ -304,7 +310,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, aerr)
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, putKeyParams)
 	req := kv.PutRequest{
 		Key:         key,
 		Lease:       q.int64("lease", 0),
@@ -359,6 +365,9 @@ func bodyError(err error) error {
 	return badRequest("reading the request body: %v", err)
 }
 
+// deleteKeyParams are the query parameters of DELETE /v1/kv/{key}.
+var deleteKeyParams = params{"prev_kv"}
+
 // deleteKey serves DELETE /v1/kv/{key}.
 //
 //	@Summary		Delete a key
@@ -387,8 +396,17 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, aerr)
 		return
 	}
-	h.doDelete(w, r, keyrange.Range{Key: key}, true)
+	q := newQuery(r, deleteKeyParams)
+	prevKV := q.boolean("prev_kv")
+	if q.err != nil {
+		h.writeError(w, r, q.err)
+		return
+	}
+	h.doDelete(w, r, keyrange.Range{Key: key}, prevKV, true)
 }
+
+// deleteRangeParams are the query parameters of DELETE /v1/kv.
+var deleteRangeParams = paramsOf(selectorParams, deleteKeyParams)
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
 //
@@ -418,22 +436,18 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
+	q := newQuery(r, deleteRangeParams)
 	sel := q.selector(true)
+	prevKV := q.boolean("prev_kv")
 	if q.err != nil {
 		h.writeError(w, r, q.err)
 		return
 	}
-	h.doDelete(w, r, sel, sel.End == nil)
+	h.doDelete(w, r, sel, prevKV, sel.End == nil)
 }
 
-func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, single bool) {
-	q := newQuery(r)
-	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
-	if q.err != nil {
-		h.writeError(w, r, q.err)
-		return
-	}
+func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, prevKV, single bool) {
+	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: prevKV}
 	p, aerr := parsePrecondition(r)
 	if aerr != nil {
 		h.writeError(w, r, aerr)

@@ -127,6 +127,9 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	}{h.header(w), items})
 }
 
+// leaseTimeToLiveParams are the query parameters of GET /v1/leases/{id}.
+var leaseTimeToLiveParams = params{"keys"}
+
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
 // attached keys the caller may read, and only those.
 //
@@ -152,7 +155,7 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, leaseTimeToLiveParams)
 	withKeys := q.boolean("keys")
 	if q.err != nil {
 		h.writeError(w, r, q.err)

@@ -18,6 +18,8 @@ import (
 // Under /v1, a malformed query string is refused first, then a request
 // without valid credentials (before its body is read: only the token
 // and auth status endpoints need none), then a body over the limits.
+// Every route takes only the query parameters it declares (newQuery in
+// its handler, or noQuery here for none).
 func (h *Handler) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(h.requestID)
@@ -58,13 +60,13 @@ func (h *Handler) routes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
 			r.Get("/watch", h.watch)
-			r.Get("/elections/{name}/observe", h.observe)
+			r.With(h.noQuery).Get("/elections/{name}/observe", h.observe)
 			// A snapshot bounds each of its writes itself.
-			r.Get("/snapshot", h.snapshot)
+			r.With(h.noQuery).Get("/snapshot", h.snapshot)
 		})
 		// What needs no token.
 		r.Group(func(r chi.Router) {
-			r.Use(h.deadlines, h.limitBody)
+			r.Use(h.deadlines, h.limitBody, h.noQuery)
 			r.Get("/auth/status", h.authStatus)
 			r.Post("/auth/token", h.authToken)
 		})
@@ -78,14 +80,14 @@ func (h *Handler) routes() chi.Router {
 			r.Get("/kv/*", h.getKey)
 			r.Put("/kv/*", h.putKey)
 			r.Delete("/kv/*", h.deleteKey)
-			r.Post("/txn", h.txn)
+			r.With(h.noQuery).Post("/txn", h.txn)
 			r.Get("/history", h.history)
 			r.Route("/leases", func(r chi.Router) {
-				r.Post("/", h.grantLease)
-				r.Get("/", h.listLeases)
 				r.Get("/{id}", h.leaseTimeToLive)
-				r.Post("/{id}/keepalive", h.keepAliveLease)
-				r.Delete("/{id}", h.revokeLease)
+				r.With(h.noQuery).Post("/", h.grantLease)
+				r.With(h.noQuery).Get("/", h.listLeases)
+				r.With(h.noQuery).Post("/{id}/keepalive", h.keepAliveLease)
+				r.With(h.noQuery).Delete("/{id}", h.revokeLease)
 			})
 			// A name is one path segment; a slash in it is written %2F.
 			// (An election's observe is a stream, with the streams.)
@@ -95,31 +97,39 @@ func (h *Handler) routes() chi.Router {
 			})
 			r.Route("/elections/{name}", func(r chi.Router) {
 				r.Post("/campaign", h.campaign)
-				r.Post("/proclaim", h.proclaim)
-				r.Post("/resign", h.resign)
-				r.Get("/leader", h.leader)
+				r.With(h.noQuery).Post("/proclaim", h.proclaim)
+				r.With(h.noQuery).Post("/resign", h.resign)
+				r.With(h.noQuery).Get("/leader", h.leader)
 			})
-			r.Post("/compact", h.compact)
-			r.Get("/status", h.status)
-			r.Post("/defrag", h.defrag)
-			r.Get("/alarms", h.listAlarms)
-			r.Delete("/alarms", h.disarmAlarms)
+			r.Group(func(r chi.Router) {
+				r.Use(h.noQuery)
+				r.Post("/compact", h.compact)
+				r.Get("/status", h.status)
+				r.Post("/defrag", h.defrag)
+				r.Get("/alarms", h.listAlarms)
+				r.Delete("/alarms", h.disarmAlarms)
+			})
 			r.Route("/auth", func(r chi.Router) {
-				r.Post("/enable", h.authEnable)
-				r.Post("/disable", h.authDisable)
-				r.Get("/users", h.listUsers)
-				r.Post("/users", h.addUser)
-				r.Get("/users/{name}", h.getUser)
-				r.Delete("/users/{name}", h.deleteUser)
-				r.Put("/users/{name}/password", h.changePassword)
-				r.Put("/users/{name}/roles/{role}", h.grantRole)
-				r.Delete("/users/{name}/roles/{role}", h.revokeRole)
-				r.Get("/roles", h.listRoles)
-				r.Post("/roles", h.addRole)
-				r.Get("/roles/{name}", h.getRole)
-				r.Delete("/roles/{name}", h.deleteRole)
-				r.Post("/roles/{name}/permissions", h.grantPermission)
+				// The revoke of a permission names it in the query; the
+				// rest take no query parameters.
 				r.Delete("/roles/{name}/permissions", h.revokePermission)
+				r.Group(func(r chi.Router) {
+					r.Use(h.noQuery)
+					r.Post("/enable", h.authEnable)
+					r.Post("/disable", h.authDisable)
+					r.Get("/users", h.listUsers)
+					r.Post("/users", h.addUser)
+					r.Get("/users/{name}", h.getUser)
+					r.Delete("/users/{name}", h.deleteUser)
+					r.Put("/users/{name}/password", h.changePassword)
+					r.Put("/users/{name}/roles/{role}", h.grantRole)
+					r.Delete("/users/{name}/roles/{role}", h.revokeRole)
+					r.Get("/roles", h.listRoles)
+					r.Post("/roles", h.addRole)
+					r.Get("/roles/{name}", h.getRole)
+					r.Delete("/roles/{name}", h.deleteRole)
+					r.Post("/roles/{name}/permissions", h.grantPermission)
+				})
 			})
 		})
 	})
