@@ -115,8 +115,7 @@ func toAPIError(err error) *apiError {
 
 // tooLarge is the answer to a body over limit bytes.
 func tooLarge(limit int64) *apiError {
-	return errorf(codeRequestTooLarge, "the request body is larger than %d bytes: send less, or raise the server's --max-request-bytes", limit).
-		with("max_request_bytes", limit)
+	return errorf(codeRequestTooLarge, "the request body is larger than %d bytes: send less, or raise the server's --max-request-bytes", limit)
 }
 
 // writeError is the one way a handler answers with an error: err in the

@@ -74,6 +74,7 @@ type Config struct {
 type Handler struct {
 	cfg      Config
 	router   chi.Router
+	methods  methodIndex // the Allow header of a 405
 	metrics  *metrics
 	tokens   tokenCodec
 	ids      *requestIDs
@@ -129,6 +130,9 @@ func NewHandler(cfg Config) *Handler {
 	})
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
+	// Walking routes this package declares fails only on a bug, which
+	// every test would show: 405s would list no methods.
+	h.methods, _ = newMethodIndex(h.router)
 	return h
 }
 

@@ -136,3 +136,21 @@ func TestDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodNotAllowed checks that a 405 lists the methods the path has,
+// in Allow and in the message, subrouter paths included.
+func TestMethodNotAllowed(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	for _, tt := range []struct{ method, path, allow string }{
+		{"PATCH", "/v1/kv/a", "GET, PUT, DELETE"},
+		{"PUT", "/v1/leases", "GET, POST"},
+		{"GET", "/v1/txn", "POST"},
+		{"POST", "/health", "GET"},
+	} {
+		rec := serve(t, h, tt.method, tt.path, "")
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != tt.allow ||
+			!strings.HasSuffix(errorMessage(t, rec), "use "+tt.allow) {
+			t.Errorf("%s %s = %d (Allow %q) %s, want 405 with Allow %q", tt.method, tt.path, rec.Code, rec.Header().Get("Allow"), rec.Body, tt.allow)
+		}
+	}
+}

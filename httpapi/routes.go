@@ -139,14 +139,40 @@ func (h *Handler) routes() chi.Router {
 // methodNotAllowed answers a method a path does not have with the ones it
 // has, in the Allow header and in the message.
 func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if h.router.Match(chi.NewRouteContext(), m, r.URL.Path) {
-			allow = append(allow, m)
-		}
-	}
+	allow := h.methods.of(r.URL.Path)
 	list := strings.Join(allow, ", ")
 	w.Header().Set("Allow", list)
-	h.writeError(w, r, errorf(codeMethodNotAllowed, "%s is not allowed on %q: use %s", r.Method, r.URL.Path, list).
-		with("allow", allow))
+	h.writeError(w, r, errorf(codeMethodNotAllowed, "%.16q is not allowed on %q: use %s", r.Method, r.URL.Path, list))
+}
+
+// methodIndex answers which methods the router has for a path. It is a
+// flat copy of the router's routes: the router's own Match takes the
+// path of a subrouter (/v1/leases) for a stub that has every method.
+type methodIndex struct{ flat *chi.Mux }
+
+// routeMethods are the methods a route can have.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+func newMethodIndex(router chi.Routes) (methodIndex, error) {
+	flat := chi.NewMux()
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		flat.Method(method, route, noop)
+		if trimmed := strings.TrimSuffix(route, "/"); trimmed != route && trimmed != "" {
+			// A subrouter's "/" route answers its own path too.
+			flat.Method(method, trimmed, noop)
+		}
+		return nil
+	})
+	return methodIndex{flat: flat}, err
+}
+
+func (x methodIndex) of(path string) []string {
+	var out []string
+	for _, m := range routeMethods {
+		if x.flat.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
