@@ -2,7 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -33,7 +32,7 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 		return "", 0, err
 	}
 	if password == "" || len(password) > maxPassword {
-		return "", 0, fmt.Errorf("%w: a password is 1 to %d bytes", ErrInvalid, maxPassword)
+		return "", 0, invalidf("a password is 1 to %d bytes", maxPassword)
 	}
 	a := newAttempt(name, clientAddr)
 	if !s.limiter.begin(&a) {

@@ -2,9 +2,10 @@ package auth
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // AddRole creates a role with no permissions.
@@ -15,7 +16,7 @@ func (s *Store) AddRole(name string) error {
 	r := &roleRecord{Name: name}
 	return s.change(func() error {
 		if _, ok := s.roles[name]; ok {
-			return ErrRoleExists
+			return kv.Errorf(ErrRoleExists, "the role %q already exists", name)
 		}
 		return nil
 	}, func(b Bucket) error {
@@ -28,10 +29,10 @@ func (s *Store) DeleteRole(name string) error {
 	var changed []*userRecord
 	return s.change(func() error {
 		if _, ok := s.roles[name]; !ok {
-			return ErrRoleNotFound
+			return roleNotFound(name)
 		}
 		if name == RootRole && s.enabled {
-			return fmt.Errorf("%w: the root role cannot be deleted while auth is enabled", ErrInvalid)
+			return invalidf("the root role cannot be deleted while auth is enabled")
 		}
 		changed = nil
 		for _, u := range s.users {
@@ -63,7 +64,7 @@ func (s *Store) GetRole(name string) (Role, error) {
 	defer s.mu.RUnlock()
 	r, ok := s.roles[name]
 	if !ok {
-		return Role{}, ErrRoleNotFound
+		return Role{}, roleNotFound(name)
 	}
 	return Role{Name: r.Name, Permissions: slices.Clone(r.Permissions)}, nil
 }
@@ -84,16 +85,16 @@ func (s *Store) Roles() []string {
 // replaced (its access becomes p's).
 func (s *Store) GrantPermission(role string, p Permission) error {
 	if len(p.Key) == 0 {
-		return fmt.Errorf("%w: a permission needs a key", ErrInvalid)
+		return invalidf("a permission needs a key")
 	}
 	if p.Access < Read || p.Access > ReadWrite {
-		return fmt.Errorf("%w: access must be read, write or readwrite", ErrInvalid)
+		return invalidf("access must be read, write or readwrite")
 	}
 	var r roleRecord
 	return s.change(func() error {
 		cur, ok := s.roles[role]
 		if !ok {
-			return ErrRoleNotFound
+			return roleNotFound(role)
 		}
 		r = roleRecord{Name: cur.Name, Permissions: append(withoutRange(cur.Permissions, p.Key, p.End), p)}
 		return nil
@@ -108,11 +109,11 @@ func (s *Store) RevokePermission(role string, key, end []byte) error {
 	return s.change(func() error {
 		cur, ok := s.roles[role]
 		if !ok {
-			return ErrRoleNotFound
+			return roleNotFound(role)
 		}
 		r = roleRecord{Name: cur.Name, Permissions: withoutRange(cur.Permissions, key, end)}
 		if len(r.Permissions) == len(cur.Permissions) {
-			return ErrPermissionNotFound
+			return kv.Errorf(ErrPermissionNotFound, "the role %q has no permission on exactly this range: revoke takes the key and range_end it was granted with", role)
 		}
 		return nil
 	}, func(b Bucket) error {

@@ -1,17 +1,17 @@
 package auth
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"unicode/utf8"
 
+	"github.com/httpkv/httpkv/kv"
 	"golang.org/x/crypto/bcrypt"
 )
 
 func validName(kind, name string) error {
 	if name == "" || len(name) > 256 || !utf8.ValidString(name) {
-		return fmt.Errorf("%w: a %s name is 1 to 256 bytes of UTF-8", ErrInvalid, kind)
+		return invalidf("a %s name is 1 to 256 bytes of UTF-8", kind)
 	}
 	return nil
 }
@@ -21,10 +21,10 @@ const maxPassword = 72
 
 func (s *Store) hash(password string) ([]byte, error) {
 	if password == "" {
-		return nil, fmt.Errorf("%w: the password must not be empty", ErrInvalid)
+		return nil, invalidf("the password must not be empty")
 	}
 	if len(password) > maxPassword {
-		return nil, fmt.Errorf("%w: a password is at most %d bytes", ErrInvalid, maxPassword)
+		return nil, invalidf("a password is at most %d bytes", maxPassword)
 	}
 	return bcrypt.GenerateFromPassword([]byte(password), s.cfg.BcryptCost)
 }
@@ -41,7 +41,7 @@ func (s *Store) AddUser(name, password string) error {
 	u := &userRecord{Name: name, Hash: h}
 	return s.change(func() error {
 		if _, ok := s.users[name]; ok {
-			return ErrUserExists
+			return kv.Errorf(ErrUserExists, "the user %q already exists", name)
 		}
 		return nil
 	}, func(b Bucket) error {
@@ -54,10 +54,10 @@ func (s *Store) AddUser(name, password string) error {
 func (s *Store) DeleteUser(name string) error {
 	return s.change(func() error {
 		if _, ok := s.users[name]; !ok {
-			return ErrUserNotFound
+			return userNotFound(name)
 		}
 		if name == RootUser && s.enabled {
-			return fmt.Errorf("%w: the root user cannot be deleted while auth is enabled", ErrInvalid)
+			return invalidf("the root user cannot be deleted while auth is enabled")
 		}
 		return nil
 	}, func(b Bucket) error {
@@ -78,7 +78,7 @@ func (s *Store) ChangePassword(name, password string) error {
 	return s.change(func() error {
 		cur, ok := s.users[name]
 		if !ok {
-			return ErrUserNotFound
+			return userNotFound(name)
 		}
 		u = *cur
 		u.Hash, u.Password = h, cur.Password+1
@@ -97,10 +97,10 @@ func (s *Store) GrantRole(user, role string) error {
 	return s.change(func() error {
 		cur, ok := s.users[user]
 		if !ok {
-			return ErrUserNotFound
+			return userNotFound(user)
 		}
 		if _, ok := s.roles[role]; !ok && role != RootRole {
-			return ErrRoleNotFound
+			return roleNotFound(role)
 		}
 		u = *cur
 		if !slices.Contains(u.Roles, role) {
@@ -120,13 +120,13 @@ func (s *Store) RevokeRole(user, role string) error {
 	return s.change(func() error {
 		cur, ok := s.users[user]
 		if !ok {
-			return ErrUserNotFound
+			return userNotFound(user)
 		}
 		if !slices.Contains(cur.Roles, role) {
-			return ErrRoleNotFound
+			return roleNotFound(role)
 		}
 		if user == RootUser && role == RootRole && s.enabled {
-			return fmt.Errorf("%w: root keeps the root role while auth is enabled", ErrInvalid)
+			return invalidf("root keeps the root role while auth is enabled")
 		}
 		u = *cur
 		u.Roles = slices.DeleteFunc(slices.Clone(u.Roles), func(r string) bool { return r == role })
@@ -142,7 +142,7 @@ func (s *Store) GetUser(name string) (User, error) {
 	defer s.mu.RUnlock()
 	u, ok := s.users[name]
 	if !ok {
-		return User{}, ErrUserNotFound
+		return User{}, userNotFound(name)
 	}
 	return User{Name: u.Name, Roles: slices.Clone(u.Roles)}, nil
 }

@@ -182,5 +182,5 @@ func (e *entry) lost(ctx context.Context, b Backend) error {
 	case alive:
 		return ErrKeyDeleted
 	}
-	return ErrLeaseNotFound
+	return kv.Errorf(ErrLeaseNotFound, "lease %d expired or was revoked while its key waited: grant a new lease and try again", e.lease)
 }

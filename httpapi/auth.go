@@ -1,29 +1,12 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/kv"
 )
-
-// authErrors say how auth's errors appear on the wire. Messages never
-// name keys or other users' permissions.
-var authErrors = []ErrorMapping{
-	{auth.ErrUnauthenticated, http.StatusUnauthorized, "unauthenticated"},
-	{auth.ErrBadCredentials, http.StatusUnauthorized, "unauthenticated"},
-	{auth.ErrPermissionDenied, http.StatusForbidden, "permission_denied"},
-	{auth.ErrTooManyAttempts, http.StatusTooManyRequests, "too_many_requests"},
-	{auth.ErrUserNotFound, http.StatusNotFound, "user_not_found"},
-	{auth.ErrRoleNotFound, http.StatusNotFound, "role_not_found"},
-	{auth.ErrPermissionNotFound, http.StatusNotFound, "permission_not_found"},
-	{auth.ErrUserExists, http.StatusConflict, "already_exists"},
-	{auth.ErrRoleExists, http.StatusConflict, "already_exists"},
-	{auth.ErrRootMissing, http.StatusBadRequest, "invalid_argument"},
-	{auth.ErrNotEnabled, http.StatusBadRequest, "invalid_argument"},
-	{auth.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
-}
 
 // authAuthorizer checks requests against an auth.Store: with auth enabled,
 // a valid token, and permissions covering every key the request touches.
@@ -33,7 +16,7 @@ type authAuthorizer struct {
 
 // errQueryToken: a token in the query string of a request that must send
 // it in its Authorization header.
-var errQueryToken = fmt.Errorf("%w: access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers; send \"Authorization: Bearer <token>\"", auth.ErrUnauthenticated)
+var errQueryToken = kv.Errorf(auth.ErrUnauthenticated, "access_token in the query is accepted only by the streams a browser's EventSource opens (GET /v1/watch), which cannot set headers: send \"Authorization: Bearer <token>\"")
 
 // requestToken returns the bearer token of r: the Authorization header,
 // or, on a stream a browser opens with EventSource (which cannot set
@@ -121,15 +104,13 @@ func (x authAuthorizer) Identify(r *http.Request) (streamCaller, error) {
 // Recheck decides a again for the caller of a stream (see auth.Store.Recheck).
 func (x authAuthorizer) Recheck(c streamCaller, a Access) error { return x.a.Recheck(c, a) }
 
-func (x authAuthorizer) Errors() []ErrorMapping { return authErrors }
-
 // Changed lets watch streams check again when users or roles change.
 func (x authAuthorizer) Changed() <-chan struct{} { return x.a.Changed() }
 
 // authStore returns the auth store, or answers 503 when none is served.
 func (h *Handler) authStore(w http.ResponseWriter) *auth.Store {
 	if h.cfg.Auth == nil {
-		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "auth is not served"})
+		answerError(w, errorf(kv.CodeUnavailable, "auth is not served"))
 	}
 	return h.cfg.Auth
 }

@@ -172,7 +172,7 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	}
 	access, ok := auth.ParseAccess(req.Type)
 	if !ok {
-		writeAPIError(w, badRequest("type must be read, write or readwrite, not %q", req.Type))
+		h.writeError(w, r, badRequest("type must be read, write or readwrite, not %q", req.Type))
 		return
 	}
 	if err := a.GrantPermission(chi.URLParam(r, "name"), auth.Permission{Key: sel.Key, End: sel.End, Access: access}); err != nil {
@@ -207,14 +207,14 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
-	a := h.admin(w, r)
-	if a == nil {
-		return
-	}
-	q := newQuery(r)
+	q := newQuery(r, selectorParams)
 	sel := q.selector(true)
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
+		return
+	}
+	a := h.admin(w, r)
+	if a == nil {
 		return
 	}
 	if err := a.RevokePermission(chi.URLParam(r, "name"), sel.Key, sel.End); err != nil {

@@ -15,9 +15,9 @@ type Access = auth.Need
 // Authorizer decides whether a request may have the access it asks for.
 // It is the one place every request's keys pass through.
 type Authorizer interface {
-	// Authorize returns nil when r may have a, or an error that the
-	// Authorizer's error mappings (if it has an Errors() []ErrorMapping
-	// method) turn into 401 or 403.
+	// Authorize returns nil when r may have a, or an error whose code
+	// (kv.CodeUnauthenticated, kv.CodePermissionDenied) answers 401 or
+	// 403.
 	Authorize(r *http.Request, a Access) error
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // decodeJSON reads a request body into v, strictly: unknown fields and
@@ -53,6 +55,13 @@ func decodeJSONBytes(body []byte, v any) error {
 			return badRequest("the request body must be a JSON object, not %s", te.Value)
 		case errors.As(err, &te):
 			return badRequest("field %q must be %v, not %s", te.Field, te.Type, te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			if path, known, ok := unknownField(body, v); ok {
+				slices.Sort(known)
+				name := path[strings.LastIndexAny(path, ".]")+1:]
+				return badRequest("unknown field %q%s: the object there takes %s", path, didYouMean(name, known), strings.Join(known, ", "))
+			}
+			return badRequest("%s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return badRequest("malformed JSON: %v", err)
 	}

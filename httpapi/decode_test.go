@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // The bodies of POST /v1/compact and POST /v1/leases, as their handlers
@@ -126,7 +128,7 @@ func FuzzJSONBody(f *testing.F) {
 			err := decodeJSONBytes(body, v)
 			if err != nil {
 				var ae *apiError
-				if !errors.As(err, &ae) || ae.code != "invalid_argument" || ae.status != http.StatusBadRequest {
+				if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument || statusOf[ae.code] != http.StatusBadRequest {
 					t.Fatalf("decodeJSONBytes(%q, %T) = %v, want an invalid_argument error", body, v, err)
 				}
 				continue

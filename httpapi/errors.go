@@ -5,132 +5,143 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
 )
 
-// apiError is an error with its place in the contract's error table.
-type apiError struct {
-	status  int
-	code    string
-	message string
-	// extra fields of the error object, e.g. compact_revision.
-	extra map[string]any
+// Codes of failures that only HTTP has: the rest are kv's.
+const (
+	codeNotFound           kv.Code = "not_found"
+	codeMethodNotAllowed   kv.Code = "method_not_allowed"
+	codeRequestTooLarge    kv.Code = "request_too_large"
+	codePreconditionFailed kv.Code = "precondition_failed"
+	codeStreamNotFound     kv.Code = "stream_not_found"
+)
+
+// statusOf is the one table from error codes to HTTP statuses. Every
+// error a client sees goes through it (writeError); docs/errors.md lists
+// each row with an example, and TestErrorsDoc holds the two together.
+var statusOf = map[kv.Code]int{
+	kv.CodeInvalidArgument:    http.StatusBadRequest,
+	kv.CodeFutureRevision:     http.StatusBadRequest,
+	kv.CodeUnauthenticated:    http.StatusUnauthorized,
+	kv.CodePermissionDenied:   http.StatusForbidden,
+	codeNotFound:              http.StatusNotFound,
+	kv.CodeKeyNotFound:        http.StatusNotFound,
+	kv.CodeLeaseNotFound:      http.StatusNotFound,
+	kv.CodeUserNotFound:       http.StatusNotFound,
+	kv.CodeRoleNotFound:       http.StatusNotFound,
+	kv.CodePermissionNotFound: http.StatusNotFound,
+	kv.CodeNoLeader:           http.StatusNotFound,
+	codeStreamNotFound:        http.StatusNotFound,
+	codeMethodNotAllowed:      http.StatusMethodNotAllowed,
+	kv.CodeLockTimeout:        http.StatusRequestTimeout,
+	kv.CodeAlreadyExists:      http.StatusConflict,
+	kv.CodeCompacted:          http.StatusGone,
+	codePreconditionFailed:    http.StatusPreconditionFailed,
+	kv.CodeNotLeader:          http.StatusPreconditionFailed,
+	codeRequestTooLarge:       http.StatusRequestEntityTooLarge,
+	kv.CodeTooManyRequests:    http.StatusTooManyRequests,
+	kv.CodeInternal:           http.StatusInternalServerError,
+	kv.CodeUnavailable:        http.StatusServiceUnavailable,
+	kv.CodeNoSpace:            http.StatusInsufficientStorage,
 }
 
-func (e *apiError) Error() string { return e.code + ": " + e.message }
+// apiError is an error of this package's own making, with the extra
+// fields of its error object (compact_revision, kv, ...). It is a
+// kv.Coded error like the domain's, and goes through the same table.
+type apiError struct {
+	code    kv.Code
+	message string
+	extra   map[string]any
+}
+
+func (e *apiError) Error() string      { return e.message }
+func (e *apiError) ErrorCode() kv.Code { return e.code }
+
+// errorf returns an apiError with code.
+func errorf(code kv.Code, format string, args ...any) *apiError {
+	return &apiError{code: code, message: fmt.Sprintf(format, args...)}
+}
 
 // badRequest reports malformed input.
 func badRequest(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_argument", message: fmt.Sprintf(format, args...)}
+	return errorf(kv.CodeInvalidArgument, format, args...)
 }
 
-// errorTable maps domain errors to statuses and codes, checked in order
-// with errors.Is so wrapped errors match.
-var errorTable = []ErrorMapping{
-	{kv.ErrCompacted, http.StatusGone, "compacted"},
-	{kv.ErrFutureRevision, http.StatusBadRequest, "future_revision"},
-	{kv.ErrKeyNotFound, http.StatusNotFound, "key_not_found"},
-	{kv.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
-	{kv.ErrLeaseExists, http.StatusConflict, "already_exists"},
-	{kv.ErrInvalidArgument, http.StatusBadRequest, "invalid_argument"},
-	{kv.ErrNoSpace, http.StatusInsufficientStorage, "no_space"},
-	{kv.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
-	{kv.ErrBackendFailed, http.StatusServiceUnavailable, "unavailable"},
-	{kv.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
-	{concurrency.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
-	{concurrency.ErrTimeout, http.StatusRequestTimeout, "lock_timeout"},
-	{concurrency.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
-	{concurrency.ErrKeyDeleted, http.StatusNotFound, "key_not_found"},
-	{concurrency.ErrNoLeader, http.StatusNotFound, "no_leader"},
-	{concurrency.ErrNotLeader, http.StatusPreconditionFailed, "not_leader"},
-	{concurrency.ErrWatchEnded, http.StatusServiceUnavailable, "unavailable"},
-}
-
-// toAPIError finds err's row in the contract. ok is false for errors that
-// are not the client's doing: those answer 500.
-func (h *Handler) toAPIError(err error) (*apiError, bool) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae, true
+// with adds an extra field to e's error object.
+func (e *apiError) with(name string, v any) *apiError {
+	if e.extra == nil {
+		e.extra = map[string]any{}
 	}
+	e.extra[name] = v
+	return e
+}
+
+// toAPIError turns err into what the client is told: its code, its
+// message and extra fields. An error without a code is the server's own
+// trouble and answers 500 with no internals; so does the text of any 5xx
+// but those whose messages are written for clients.
+func toAPIError(err error) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-			message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}, true
+		return tooLarge(mbe.Limit)
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	code, msg, ok := kv.CodeOf(err)
+	if !ok {
+		return errorf(kv.CodeInternal, "internal error")
+	}
+	out := &apiError{code: code, message: msg}
+	var ce *kv.CompactedError
+	if errors.As(err, &ce) {
+		out.with("compact_revision", ce.CompactRevision)
 	}
 	var tle *kv.TooLargeError
 	if errors.As(err, &tle) {
-		return answerTooLarge(tle), true
-	}
-	for _, m := range append(errorTable, h.extraErrors...) {
-		if errors.Is(err, m.Target) {
-			ae := &apiError{status: m.Status, code: m.Code, message: err.Error()}
-			if m.Status >= 500 {
-				// The server's own trouble: its text may hold internals
-				// (a file's path, an OS error), which go to the log only.
-				ae.message = serverErrorMessage(m)
-			}
-			var ce *kv.CompactedError
-			if errors.As(err, &ce) {
-				ae.extra = map[string]any{"compact_revision": ce.CompactRevision}
-			}
-			return ae, true
+		if tle.MaxKeys > 0 {
+			out.with("max_keys", tle.MaxKeys)
+		} else {
+			out.with("max_response_bytes", tle.MaxBytes)
 		}
 	}
-	return nil, false
-}
-
-// serverErrorMessage is what a client is told of a 5xx error: its
-// meaning, never its text.
-func serverErrorMessage(m ErrorMapping) string {
-	switch {
-	case m.Target == kv.ErrClosed:
-		return "the server is shutting down"
-	case m.Target == kv.ErrBackendFailed:
-		return "the backend failed; the server takes no more writes until it is restarted"
-	case m.Status == http.StatusInsufficientStorage:
-		return "the backend quota is exceeded (NOSPACE alarm)"
-	case m.Status == http.StatusServiceUnavailable:
-		return "the server cannot serve this now: it is shutting down, or its backend failed"
+	if code == kv.CodeInternal {
+		out.message = "internal error"
 	}
-	return "internal error"
+	return out
 }
 
-// writeError answers with err in the contract's error format. Errors that
-// are the server's (5xx) are logged with the request id and answered
-// without internals.
+// tooLarge is the answer to a body over limit bytes.
+func tooLarge(limit int64) *apiError {
+	return errorf(codeRequestTooLarge, "the request body is larger than %d bytes: send less, or raise the server's --max-request-bytes", limit)
+}
+
+// writeError is the one way a handler answers with an error: err in the
+// contract's error format, its status from statusOf. Errors that are the
+// server's (5xx) are logged with the request id.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	ae, ok := h.toAPIError(err)
-	if !ok {
-		ae = &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error"}
+	if status := answerError(w, err); status >= 500 {
+		h.log(r).Error().Err(err).Int("status", status).Msg("request failed")
 	}
-	if ae.status >= 500 {
-		h.log(r).Error().Err(err).Int("status", ae.status).Msg("request failed")
-	}
-	writeAPIError(w, ae)
 }
 
-func writeAPIError(w http.ResponseWriter, ae *apiError) {
+// answerError writes err as writeError does, without the log line, for
+// the writers that have no request to log it with; it returns the status.
+func answerError(w http.ResponseWriter, err error) int {
+	ae := toAPIError(err)
+	status := statusOf[ae.code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
 	body := map[string]any{"code": ae.code, "message": ae.message}
 	for k, v := range ae.extra {
 		body[k] = v
 	}
-	if ae.status == http.StatusUnauthorized {
+	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	writeJSON(w, ae.status, map[string]any{"error": body})
-}
-
-// answerTooLarge says which bound of one answer a read went past, and how
-// to ask for less.
-func answerTooLarge(e *kv.TooLargeError) *apiError {
-	if e.MaxKeys > 0 {
-		return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
-			message: fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys),
-			extra:   map[string]any{"max_keys": e.MaxKeys}}
-	}
-	return &apiError{status: http.StatusBadRequest, code: "invalid_argument",
-		message: fmt.Sprintf("the answer would hold more than %d bytes of keys and values (--max-response-bytes): ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes),
-		extra:   map[string]any{"max_response_bytes": e.MaxBytes}}
+	writeJSON(w, status, map[string]any{"error": body})
+	return status
 }

@@ -72,14 +72,14 @@ type Config struct {
 
 // Handler serves the API. Create it with NewHandler.
 type Handler struct {
-	cfg         Config
-	router      chi.Router
-	extraErrors []ErrorMapping
-	metrics     *metrics
-	tokens      tokenCodec
-	ids         *requestIDs
-	inflight    *semaphore.Weighted
-	held        *semaphore.Weighted // bytes of large answers being sent
+	cfg      Config
+	router   chi.Router
+	methods  methodIndex // the Allow header of a 405
+	metrics  *metrics
+	tokens   tokenCodec
+	ids      *requestIDs
+	inflight *semaphore.Weighted
+	held     *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// streams are the open watch streams, which Close and Shutdown end.
@@ -128,20 +128,12 @@ func NewHandler(cfg Config) *Handler {
 		_, err := openapi.Load()
 		return err
 	})
-	if a, ok := cfg.Authorizer.(interface{ Errors() []ErrorMapping }); ok {
-		h.extraErrors = append(h.extraErrors, a.Errors()...)
-	}
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
+	// Walking routes this package declares fails only on a bug, which
+	// every test would show: 405s would list no methods.
+	h.methods, _ = newMethodIndex(h.router)
 	return h
-}
-
-// ErrorMapping is one row of the table from domain errors to the contract;
-// components outside this package (an authenticator) give their own rows.
-type ErrorMapping struct {
-	Target error
-	Status int
-	Code   string
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,9 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
+// historyParams are the query parameters of GET /v1/history.
+var historyParams = paramsOf(selectorParams, params{"start_revision", "end_revision", "order", "prev_kv", "filters", "limit", "page_token"})
+
 // history serves GET /v1/history.
 //
 //	@Summary		What happened to a key or a range, page by page
@@ -42,11 +45,11 @@ import (
 //	@Security		AccessToken
 //	@Router			/v1/history [get]
 func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
+	q := newQuery(r, historyParams)
 	sel := q.selector(false)
 	req := h.historyRequest(q, sel)
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
@@ -97,14 +100,14 @@ func (h *Handler) historyRequest(q *query, sel keyrange.Range) kv.HistoryRequest
 		q.fail("limit must be between 1 and %d", maxListLimit)
 	}
 	req.NoPut, req.NoDelete = q.filters()
-	switch order := q.v.Get("order"); order {
+	switch order := q.get("order"); order {
 	case "", "ascend":
 	case "descend":
 		req.Descend = true
 	default:
 		q.fail("order must be ascend or descend, not %q", order)
 	}
-	s := q.v.Get("page_token")
+	s := q.get("page_token")
 	if s == "" || q.err != nil {
 		return req
 	}

@@ -280,7 +280,7 @@ type recordingAuthorizer struct{ asked []Access }
 
 func (a *recordingAuthorizer) Authorize(_ *http.Request, acc Access) error {
 	a.asked = append(a.asked, acc)
-	return &apiError{status: http.StatusForbidden, code: "permission_denied", message: "refused"}
+	return errorf(kv.CodePermissionDenied, "refused")
 }
 
 // TestHistoryAuthorization: a history read asks to read exactly its

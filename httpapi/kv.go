@@ -43,6 +43,9 @@ func setRevision(w http.ResponseWriter, rev int64) {
 
 func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"` }
 
+// getKeyParams are the query parameters of GET /v1/kv/{key}.
+var getKeyParams = params{"revision", "raw"}
+
 // getKey serves GET /v1/kv/{key}.
 //
 //	@Summary		Read one key
@@ -75,14 +78,14 @@ func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, getKeyParams)
 	rev := q.int64("revision", 0)
 	raw := q.boolean("raw")
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
@@ -95,8 +98,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 	}
 	setRevision(w, res.Revision)
 	if len(res.KVs) == 0 {
-		writeAPIError(w, &apiError{status: http.StatusNotFound, code: "key_not_found",
-			message: "key not found", extra: map[string]any{"revision": res.Revision}})
+		h.writeError(w, r, errorf(kv.CodeKeyNotFound, "the key %q does not exist", key).with("revision", res.Revision))
 		return
 	}
 	cur := &res.KVs[0]
@@ -130,6 +132,9 @@ type jsonKV struct {
 }
 
 func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.withValue), nil }
+
+// putKeyParams are the query parameters of PUT /v1/kv/{key}.
+var putKeyParams = params{"lease", "prev_kv", "ignore_value", "ignore_lease"}
 
 // putKey serves PUT /v1/kv/{key}: the body is the value.
 //
@@ -167,10 +172,10 @@ func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.wit
 func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, putKeyParams)
 	req := kv.PutRequest{
 		Key:         key,
 		Lease:       q.int64("lease", 0),
@@ -179,12 +184,12 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		IgnoreLease: q.boolean("ignore_lease"),
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	p, aerr := parsePrecondition(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	// The body is read once the caller may write the key.
@@ -225,6 +230,9 @@ func bodyError(err error) error {
 	return badRequest("reading the request body: %v", err)
 }
 
+// deleteKeyParams are the query parameters of DELETE /v1/kv/{key}.
+var deleteKeyParams = params{"prev_kv"}
+
 // deleteKey serves DELETE /v1/kv/{key}.
 //
 //	@Summary		Delete a key
@@ -250,11 +258,20 @@ func bodyError(err error) error {
 func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 	key, aerr := pathKey(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
-	h.doDelete(w, r, keyrange.Range{Key: key}, true)
+	q := newQuery(r, deleteKeyParams)
+	prevKV := q.boolean("prev_kv")
+	if q.err != nil {
+		h.writeError(w, r, q.err)
+		return
+	}
+	h.doDelete(w, r, keyrange.Range{Key: key}, prevKV, true)
 }
+
+// deleteRangeParams are the query parameters of DELETE /v1/kv.
+var deleteRangeParams = paramsOf(selectorParams, deleteKeyParams)
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
 //
@@ -284,29 +301,25 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
+	q := newQuery(r, deleteRangeParams)
 	sel := q.selector(true)
+	prevKV := q.boolean("prev_kv")
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
-	h.doDelete(w, r, sel, sel.End == nil)
+	h.doDelete(w, r, sel, prevKV, sel.End == nil)
 }
 
-func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, single bool) {
-	q := newQuery(r)
-	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: q.boolean("prev_kv")}
-	if q.err != nil {
-		writeAPIError(w, q.err)
-		return
-	}
+func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.Range, prevKV, single bool) {
+	req := kv.DeleteRequest{Key: sel.Key, End: sel.End, PrevKV: prevKV}
 	p, aerr := parsePrecondition(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	if p != (precondition{}) && (!single || p.ifNoneMatch) {
-		writeAPIError(w, badRequest("only If-Match applies to a delete, and only of a single key"))
+		h.writeError(w, r, badRequest("only If-Match applies to a delete, and only of a single key"))
 		return
 	}
 	op := kv.Op{Delete: &req}

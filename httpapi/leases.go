@@ -14,11 +14,11 @@ import (
 // maxLeaseID is the largest ID a JavaScript number holds exactly.
 const maxLeaseID = 1<<53 - 1
 
-func leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+func (h *Handler) leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	s := chi.URLParam(r, "id")
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id < 1 || id > maxLeaseID {
-		writeAPIError(w, badRequest("lease ID must be an integer in [1, 2^53-1], not %q", s))
+		h.writeError(w, r, badRequest("lease ID must be an integer in [1, 2^53-1], not %q", s))
 		return 0, false
 	}
 	return id, true
@@ -61,11 +61,11 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.TTL <= 0 {
-		writeAPIError(w, badRequest("ttl must be a positive number of seconds"))
+		h.writeError(w, r, badRequest("ttl must be a positive number of seconds"))
 		return
 	}
 	if req.ID < 0 || req.ID > maxLeaseID {
-		writeAPIError(w, badRequest("id must be 0 (let the server choose) or in [1, 2^53-1]"))
+		h.writeError(w, r, badRequest("id must be 0 (let the server choose) or in [1, 2^53-1]"))
 		return
 	}
 	if !h.authorize(w, r, Access{}) {
@@ -110,6 +110,9 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, leaseListDoc{Header: h.header(w), Leases: items})
 }
 
+// leaseTimeToLiveParams are the query parameters of GET /v1/leases/{id}.
+var leaseTimeToLiveParams = params{"keys"}
+
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
 // attached keys the caller may read, and only those.
 //
@@ -131,14 +134,14 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id} [get]
 func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
-	id, ok := leaseID(w, r)
+	id, ok := h.leaseID(w, r)
 	if !ok {
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, leaseTimeToLiveParams)
 	withKeys := q.boolean("keys")
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{}) {
@@ -200,7 +203,7 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id}/keepalive [post]
 func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
-	id, ok := leaseID(w, r)
+	id, ok := h.leaseID(w, r)
 	if !ok || !h.authorize(w, r, Access{}) {
 		return
 	}
@@ -233,7 +236,7 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases/{id} [delete]
 func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
-	id, ok := leaseID(w, r)
+	id, ok := h.leaseID(w, r)
 	if !ok {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/httpkv/httpkv/kv"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -33,8 +34,7 @@ const (
 func (h *Handler) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > h.cfg.MaxRequestBytes {
-			writeAPIError(w, &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-				message: "request body larger than the server's limit"})
+			h.writeError(w, r, tooLarge(h.cfg.MaxRequestBytes))
 			return
 		}
 		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
@@ -44,8 +44,8 @@ func (h *Handler) limitBody(next http.Handler) http.Handler {
 			}
 			if !h.inflight.TryAcquire(n) {
 				w.Header().Set("Retry-After", "1")
-				writeAPIError(w, &apiError{status: http.StatusTooManyRequests, code: "too_many_requests",
-					message: "too many request bytes in flight (--max-inflight-request-bytes); retry later"})
+				h.writeError(w, r, errorf(kv.CodeTooManyRequests,
+					"too many request bytes are in flight (--max-inflight-request-bytes): retry later"))
 				return
 			}
 			defer h.inflight.Release(n)
@@ -180,9 +180,9 @@ func (d *deadlineWriter) refuse() {
 		hdr.Del(k)
 	}
 	hdr.Set("Retry-After", "1")
-	d.headSent = true // writeAPIError writes through the server's writer
-	writeAPIError(d.ResponseWriter, &apiError{status: http.StatusTooManyRequests, code: "too_many_requests",
-		message: "too many large answers are being sent to clients (--max-held-answer-bytes); retry later"})
+	d.headSent = true // answerError writes through the server's writer
+	answerError(d.ResponseWriter, errorf(kv.CodeTooManyRequests,
+		"too many large answers are being sent to clients (--max-held-answer-bytes): retry later"))
 }
 
 // Flush sends the head held back, if any, before flushing.

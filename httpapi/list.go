@@ -18,6 +18,13 @@ var (
 )
 
 // rangeOptions reads the options a list shares with a txn range.
+// rangeOptionParams are the parameters rangeOptions reads.
+var rangeOptionParams = params{"revision", "keys_only", "count_only", "min_mod_revision", "max_mod_revision",
+	"min_create_revision", "max_create_revision", "sort_target", "sort_order"}
+
+// listParams are the query parameters of GET /v1/kv.
+var listParams = paramsOf(selectorParams, rangeOptionParams, params{"limit", "page_token"})
+
 func (q *query) rangeOptions() kv.RangeOptions {
 	o := kv.RangeOptions{
 		Revision:          q.int64("revision", 0),
@@ -28,16 +35,16 @@ func (q *query) rangeOptions() kv.RangeOptions {
 		MinCreateRevision: q.int64("min_create_revision", 0),
 		MaxCreateRevision: q.int64("max_create_revision", 0),
 	}
-	if s := q.v.Get("sort_target"); s != "" {
+	if s := q.get("sort_target"); s != "" {
 		t, ok := sortTargets[s]
 		if !ok {
 			q.fail("sort_target must be key, version, create, mod or value, not %q", s)
 		}
 		o.SortTarget = t
 	}
-	order, ok := sortOrders[q.v.Get("sort_order")]
+	order, ok := sortOrders[q.get("sort_order")]
 	if !ok {
-		q.fail("sort_order must be ascend or descend, not %q", q.v.Get("sort_order"))
+		q.fail("sort_order must be ascend or descend, not %q", q.get("sort_order"))
 	}
 	o.SortOrder = order
 	return o
@@ -80,7 +87,7 @@ func (q *query) rangeOptions() kv.RangeOptions {
 //	@Security		BearerAuth
 //	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
+	q := newQuery(r, listParams)
 	sel := q.selector(false)
 	opts := q.rangeOptions()
 	opts.Limit = q.int64("limit", defaultListLimit)
@@ -88,12 +95,12 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 		q.fail("limit must be between 1 and %d", maxListLimit)
 	}
 	var page listPage
-	if s := q.v.Get("page_token"); s != "" && q.err == nil {
+	if s := q.get("page_token"); s != "" && q.err == nil {
 		page = h.openListPage(q, s, sel, opts)
 		opts.Revision = page.rev
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {

@@ -38,10 +38,16 @@ func pathName(r *http.Request, prefix, suffix string) ([]byte, *apiError) {
 	return []byte(name), nil
 }
 
+// waitParams are the query parameters of a lock and a campaign.
+var waitParams = params{"timeout"}
+
+// unlockParams are the query parameters of DELETE /v1/locks/{name}.
+var unlockParams = params{"key", "key_base64"}
+
 // timeout reads the timeout of a lock or a campaign: a Go duration in
 // [0, 5m], 30s when absent; 0 does not wait.
 func (q *query) timeout() time.Duration {
-	s := q.v.Get("timeout")
+	s := q.get("timeout")
 	if s == "" {
 		return defaultLockTimeout
 	}
@@ -60,7 +66,7 @@ func (q *query) timeout() time.Duration {
 func (h *Handler) nameRequest(w http.ResponseWriter, r *http.Request, prefix, suffix string, v any, write bool) (concurrency.Backend, []byte, bool) {
 	name, aerr := pathName(r, prefix, suffix)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return nil, nil, false
 	}
 	if v != nil {
@@ -93,18 +99,19 @@ func (b lockBackend) Txn(ctx context.Context, r kv.TxnRequest) (kv.TxnResult, er
 // timeout query parameter too and need a lease ID: the body's field that
 // lease points to.
 func (h *Handler) waitRequest(w http.ResponseWriter, r *http.Request, prefix, suffix string, v any, lease *int64) (concurrency.Backend, []byte, time.Duration, bool) {
+	// The query first: a bad one answers before the body is read.
+	q := newQuery(r, waitParams)
+	timeout := q.timeout()
+	if q.err != nil {
+		h.writeError(w, r, q.err)
+		return nil, nil, 0, false
+	}
 	b, name, ok := h.nameRequest(w, r, prefix, suffix, v, true)
 	if !ok {
 		return nil, nil, 0, false
 	}
-	q := newQuery(r)
-	timeout := q.timeout()
-	aerr := q.err
-	if aerr == nil {
-		aerr = checkLeaseID("lease", *lease)
-	}
-	if aerr != nil {
-		writeAPIError(w, aerr)
+	if aerr := checkLeaseID("lease", *lease); aerr != nil {
+		h.writeError(w, r, aerr)
 		return nil, nil, 0, false
 	}
 	return b, name, timeout, true
@@ -229,13 +236,13 @@ func (h *Handler) unlock(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	q := newQuery(r)
+	q := newQuery(r, unlockParams)
 	key := q.bytes("key")
 	if q.err == nil && len(key) == 0 {
 		q.fail("key (the owner key the lock returned) is required")
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	rev, err := concurrency.Unlock(r.Context(), b, name, key)

@@ -36,7 +36,7 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Revision <= 0 {
-		writeAPIError(w, badRequest("revision must be a positive revision"))
+		h.writeError(w, r, badRequest("revision must be a positive revision"))
 		return
 	}
 	if !h.authorize(w, r, Access{Admin: true}) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // maxRequestIDLen bounds a request id a client sends in X-Request-Id: it
@@ -102,7 +103,7 @@ func (h *Handler) recoverer(next http.Handler) http.Handler {
 					panic(p)
 				}
 				h.log(r).Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("handler panic")
-				writeAPIError(w, &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error"})
+				answerError(w, errorf(kv.CodeInternal, "internal error"))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -121,10 +122,10 @@ func noSniff(next http.Handler) http.Handler {
 // semicolon) with 400, where url.Values would drop the parameter and the
 // request would run as if it had not been given: a list without its key
 // lists every key.
-func checkQuery(next http.Handler) http.Handler {
+func (h *Handler) checkQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := malformedQuery(r.URL.RawQuery); msg != "" {
-			writeAPIError(w, badRequest("malformed query string: %s", msg))
+			h.writeError(w, r, badRequest("malformed query string: %s", msg))
 			return
 		}
 		next.ServeHTTP(w, r)

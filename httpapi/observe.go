@@ -42,7 +42,7 @@ import (
 func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	after, aerr := lastEventID(r)
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		h.writeError(w, r, aerr)
 		return
 	}
 	// Take the change signal before checking, so no change slips between.

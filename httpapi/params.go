@@ -4,20 +4,62 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
+
+// params is the query parameters one route accepts. Each is declared
+// next to the handler that reads them, as the one list of what that route
+// takes: newQuery refuses any other name, so that a misspelt parameter is
+// an error rather than a default, and a read of a name the list lacks is
+// a bug that answers 500 (TestQueryParamsDocumented holds every list to
+// the route's OpenAPI parameters).
+type params []string
+
+// paramsOf joins lists of parameters.
+func paramsOf(lists ...params) params {
+	var out params
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// selectorParams are the range selectors of list, delete, watch, history
+// and the permission a revoke names.
+var selectorParams = params{"key", "key_base64", "range_end", "range_end_base64", "prefix", "from_key"}
 
 // query reads query parameters, remembering the first malformed one.
 type query struct {
-	v   url.Values
-	err *apiError
+	v        url.Values
+	accepted params
+	err      *apiError
 }
 
-func newQuery(r *http.Request) *query {
-	return &query{v: r.URL.Query()}
+// newQuery reads r's query string, which may hold the accepted
+// parameters only (and access_token, on the streams that take it).
+func newQuery(r *http.Request, accepted params) *query {
+	q := &query{v: r.URL.Query(), accepted: accepted}
+	q.err = unknownParam(r, q.v, accepted)
+	return q
+}
+
+// get returns the parameter name, which the route must accept.
+func (q *query) get(name string) string {
+	q.declared(name)
+	return q.v.Get(name)
+}
+
+// declared fails the request when the handler reads a parameter its
+// route's list lacks: the list is what the route tells clients it takes.
+func (q *query) declared(name string) {
+	if !slices.Contains(q.accepted, name) && q.err == nil {
+		q.err = errorf(kv.CodeInternal, "query parameter %q read but not declared", name)
+	}
 }
 
 func (q *query) fail(format string, args ...any) {
@@ -26,11 +68,14 @@ func (q *query) fail(format string, args ...any) {
 	}
 }
 
-func (q *query) has(name string) bool { return q.v.Has(name) }
+func (q *query) has(name string) bool {
+	q.declared(name)
+	return q.v.Has(name)
+}
 
 // boolean reads a true/false/1/0 parameter; absent is false.
 func (q *query) boolean(name string) bool {
-	s := q.v.Get(name)
+	s := q.get(name)
 	switch strings.ToLower(s) {
 	case "", "false", "0":
 		return false
@@ -43,7 +88,7 @@ func (q *query) boolean(name string) bool {
 
 // int64 reads a non-negative integer parameter; absent is def.
 func (q *query) int64(name string, def int64) int64 {
-	s := q.v.Get(name)
+	s := q.get(name)
 	if s == "" {
 		return def
 	}
@@ -58,7 +103,7 @@ func (q *query) int64(name string, def int64) int64 {
 // filters reads the filters parameter of a watch or a history read: a
 // comma list of noput and nodelete.
 func (q *query) filters() (noPut, noDelete bool) {
-	f := q.v.Get("filters")
+	f := q.get("filters")
 	if f == "" {
 		return false, false
 	}
@@ -77,6 +122,8 @@ func (q *query) filters() (noPut, noDelete bool) {
 
 // bytes reads a key-like parameter, or its name_base64 twin.
 func (q *query) bytes(name string) []byte {
+	q.declared(name)
+	q.declared(name + "_base64")
 	s, hasS := q.v[name]
 	b, hasB := q.v[name+"_base64"]
 	switch {

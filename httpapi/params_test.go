@@ -14,8 +14,16 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
+// newQueryOf reads raw as a route would that accepts every parameter
+// of list, history and watch, b and n, and every name raw holds: these
+// tests are about values (TestUnknownQueryParam is about names).
 func newQueryOf(raw string) *query {
-	return newQuery(&http.Request{URL: &url.URL{RawQuery: raw}})
+	accepted := paramsOf(listParams, historyParams, watchParams, params{"b", "n"})
+	v, _ := url.ParseQuery(raw)
+	for name := range v {
+		accepted = append(accepted, name)
+	}
+	return newQuery(&http.Request{URL: &url.URL{RawQuery: raw}}, accepted)
 }
 
 func TestQueryBoolean(t *testing.T) {
@@ -265,7 +273,7 @@ func FuzzQuery(f *testing.F) {
 			sel := q.selector(requireKey)
 			q.rangeOptions()
 			if q.err != nil {
-				if q.err.code != "invalid_argument" || q.err.status != http.StatusBadRequest {
+				if q.err.code != kv.CodeInvalidArgument {
 					t.Fatalf("selector of %q: error %v, want invalid_argument", raw, q.err)
 				}
 				continue

@@ -122,16 +122,29 @@ func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte
 		return nil, false
 	}
 	if !res.Succeeded {
-		ae := &apiError{status: http.StatusPreconditionFailed, code: "precondition_failed",
-			message: "the key's current version does not match the condition",
-			extra:   map[string]any{"revision": res.Revision}}
+		ae := p.failed(key, res.Responses[0].Range.KVs).with("revision", res.Revision)
 		if kvs := res.Responses[0].Range.KVs; len(kvs) == 1 {
-			ae.extra["kv"] = jsonKV{kv: &kvs[0], withValue: true}
 			w.Header().Set("ETag", etag(kvs[0].ModRevision))
 		}
 		setRevision(w, res.Revision)
-		writeAPIError(w, ae)
+		h.writeError(w, r, ae)
 		return nil, false
 	}
 	return &res.Responses[0], true
+}
+
+// failed says why the precondition p on key did not hold, given the key
+// as it is (none when it does not exist), which the answer carries.
+func (p precondition) failed(key []byte, kvs []kv.KeyValue) *apiError {
+	if len(kvs) == 0 {
+		return errorf(codePreconditionFailed, "the key %q does not exist, and If-Match %s needs it to", key, p.ifMatch)
+	}
+	cur := &kvs[0]
+	var ae *apiError
+	if p.ifNoneMatch {
+		ae = errorf(codePreconditionFailed, "the key %q exists (ETag %s), and If-None-Match: * needs it not to", key, etag(cur.ModRevision))
+	} else {
+		ae = errorf(codePreconditionFailed, "the key %q has changed: its ETag is %s, not %s; read it again and retry with the new ETag", key, etag(cur.ModRevision), p.ifMatch)
+	}
+	return ae.with("kv", jsonKV{kv: cur, withValue: true})
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/cors"
@@ -17,6 +18,8 @@ import (
 // Under /v1, a malformed query string is refused first, then a request
 // without valid credentials (before its body is read: only the token
 // and auth status endpoints need none), then a body over the limits.
+// Every route takes only the query parameters it declares (newQuery in
+// its handler, or noQuery here for none).
 func (h *Handler) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(h.requestID)
@@ -34,11 +37,9 @@ func (h *Handler) routes() chi.Router {
 		}))
 	}
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeAPIError(w, &apiError{status: http.StatusNotFound, code: "not_found", message: "no route for " + r.URL.Path})
+		h.writeError(w, r, errorf(codeNotFound, "no route for %q: GET /openapi.json lists every path", r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeAPIError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed on " + r.URL.Path})
-	})
+	r.MethodNotAllowed(h.methodNotAllowed)
 
 	r.Group(func(r chi.Router) {
 		r.Use(h.deadlines)
@@ -54,18 +55,18 @@ func (h *Handler) routes() chi.Router {
 	})
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(checkQuery)
+		r.Use(h.checkQuery)
 		// Streams.
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
 			r.Get("/watch", h.watch)
-			r.Get("/elections/{name}/observe", h.observe)
+			r.With(h.noQuery).Get("/elections/{name}/observe", h.observe)
 			// A snapshot bounds each of its writes itself.
-			r.Get("/snapshot", h.snapshot)
+			r.With(h.noQuery).Get("/snapshot", h.snapshot)
 		})
 		// What needs no token.
 		r.Group(func(r chi.Router) {
-			r.Use(h.deadlines, h.limitBody)
+			r.Use(h.deadlines, h.limitBody, h.noQuery)
 			r.Get("/auth/status", h.authStatus)
 			r.Post("/auth/token", h.authToken)
 		})
@@ -79,14 +80,14 @@ func (h *Handler) routes() chi.Router {
 			r.Get("/kv/*", h.getKey)
 			r.Put("/kv/*", h.putKey)
 			r.Delete("/kv/*", h.deleteKey)
-			r.Post("/txn", h.txn)
+			r.With(h.noQuery).Post("/txn", h.txn)
 			r.Get("/history", h.history)
 			r.Route("/leases", func(r chi.Router) {
-				r.Post("/", h.grantLease)
-				r.Get("/", h.listLeases)
 				r.Get("/{id}", h.leaseTimeToLive)
-				r.Post("/{id}/keepalive", h.keepAliveLease)
-				r.Delete("/{id}", h.revokeLease)
+				r.With(h.noQuery).Post("/", h.grantLease)
+				r.With(h.noQuery).Get("/", h.listLeases)
+				r.With(h.noQuery).Post("/{id}/keepalive", h.keepAliveLease)
+				r.With(h.noQuery).Delete("/{id}", h.revokeLease)
 			})
 			// A name is one path segment; a slash in it is written %2F.
 			// (An election's observe is a stream, with the streams.)
@@ -96,33 +97,82 @@ func (h *Handler) routes() chi.Router {
 			})
 			r.Route("/elections/{name}", func(r chi.Router) {
 				r.Post("/campaign", h.campaign)
-				r.Post("/proclaim", h.proclaim)
-				r.Post("/resign", h.resign)
-				r.Get("/leader", h.leader)
+				r.With(h.noQuery).Post("/proclaim", h.proclaim)
+				r.With(h.noQuery).Post("/resign", h.resign)
+				r.With(h.noQuery).Get("/leader", h.leader)
 			})
-			r.Post("/compact", h.compact)
-			r.Get("/status", h.status)
-			r.Post("/defrag", h.defrag)
-			r.Get("/alarms", h.listAlarms)
-			r.Delete("/alarms", h.disarmAlarms)
+			r.Group(func(r chi.Router) {
+				r.Use(h.noQuery)
+				r.Post("/compact", h.compact)
+				r.Get("/status", h.status)
+				r.Post("/defrag", h.defrag)
+				r.Get("/alarms", h.listAlarms)
+				r.Delete("/alarms", h.disarmAlarms)
+			})
 			r.Route("/auth", func(r chi.Router) {
-				r.Post("/enable", h.authEnable)
-				r.Post("/disable", h.authDisable)
-				r.Get("/users", h.listUsers)
-				r.Post("/users", h.addUser)
-				r.Get("/users/{name}", h.getUser)
-				r.Delete("/users/{name}", h.deleteUser)
-				r.Put("/users/{name}/password", h.changePassword)
-				r.Put("/users/{name}/roles/{role}", h.grantRole)
-				r.Delete("/users/{name}/roles/{role}", h.revokeRole)
-				r.Get("/roles", h.listRoles)
-				r.Post("/roles", h.addRole)
-				r.Get("/roles/{name}", h.getRole)
-				r.Delete("/roles/{name}", h.deleteRole)
-				r.Post("/roles/{name}/permissions", h.grantPermission)
+				// The revoke of a permission names it in the query; the
+				// rest take no query parameters.
 				r.Delete("/roles/{name}/permissions", h.revokePermission)
+				r.Group(func(r chi.Router) {
+					r.Use(h.noQuery)
+					r.Post("/enable", h.authEnable)
+					r.Post("/disable", h.authDisable)
+					r.Get("/users", h.listUsers)
+					r.Post("/users", h.addUser)
+					r.Get("/users/{name}", h.getUser)
+					r.Delete("/users/{name}", h.deleteUser)
+					r.Put("/users/{name}/password", h.changePassword)
+					r.Put("/users/{name}/roles/{role}", h.grantRole)
+					r.Delete("/users/{name}/roles/{role}", h.revokeRole)
+					r.Get("/roles", h.listRoles)
+					r.Post("/roles", h.addRole)
+					r.Get("/roles/{name}", h.getRole)
+					r.Delete("/roles/{name}", h.deleteRole)
+					r.Post("/roles/{name}/permissions", h.grantPermission)
+				})
 			})
 		})
 	})
 	return r
+}
+
+// methodNotAllowed answers a method a path does not have with the ones it
+// has, in the Allow header and in the message.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	allow := h.methods.of(r.URL.Path)
+	list := strings.Join(allow, ", ")
+	w.Header().Set("Allow", list)
+	h.writeError(w, r, errorf(codeMethodNotAllowed, "%.16q is not allowed on %q: use %s", r.Method, r.URL.Path, list))
+}
+
+// methodIndex answers which methods the router has for a path. It is a
+// flat copy of the router's routes: the router's own Match takes the
+// path of a subrouter (/v1/leases) for a stub that has every method.
+type methodIndex struct{ flat *chi.Mux }
+
+// routeMethods are the methods a route can have.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+func newMethodIndex(router chi.Routes) (methodIndex, error) {
+	flat := chi.NewMux()
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		flat.Method(method, route, noop)
+		if trimmed := strings.TrimSuffix(route, "/"); trimmed != route && trimmed != "" {
+			// A subrouter's "/" route answers its own path too.
+			flat.Method(method, trimmed, noop)
+		}
+		return nil
+	})
+	return methodIndex{flat: flat}, err
+}
+
+func (x methodIndex) of(path string) []string {
+	var out []string
+	for _, m := range routeMethods {
+		if x.flat.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

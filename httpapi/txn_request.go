@@ -189,11 +189,11 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 		}
 		target, ok := compareTargets[c.Target]
 		if !ok {
-			return t, badRequest("compare target must be value, version, create, mod or lease, not %q", c.Target)
+			return t, badRequest("compare[%d].target must be value, version, create, mod or lease, not %q", i, c.Target)
 		}
 		result, ok := compareResults[c.Result]
 		if !ok {
-			return t, badRequest("compare result must be equal, not_equal, greater or less, not %q", c.Result)
+			return t, badRequest("compare[%d].result must be equal, not_equal, greater or less, not %q", i, c.Result)
 		}
 		mc := kv.Compare{Key: sel.Key, End: sel.End, Target: target, Result: result}
 		var operand *int64
@@ -204,7 +204,7 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 				return t, err
 			}
 			if !set {
-				return t, badRequest("a value compare needs value or value_base64")
+				return t, badRequest("compare[%d] has target \"value\" and needs the field \"value\" (or \"value_base64\") to compare with", i)
 			}
 			mc.Value = v
 		case kv.CompareVersion:
@@ -218,7 +218,9 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 		}
 		if target != kv.CompareValue {
 			if operand == nil {
-				return t, badRequest("a %s compare needs its operand field", c.Target)
+				field := map[kv.CompareTarget]string{kv.CompareVersion: "version", kv.CompareCreate: "create_revision",
+					kv.CompareMod: "mod_revision", kv.CompareLease: "lease"}[target]
+				return t, badRequest("compare[%d] has target %q and needs the field %q to compare with", i, c.Target, field)
 			}
 			mc.Number = *operand
 		}

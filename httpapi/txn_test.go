@@ -115,7 +115,7 @@ func TestTxnDecode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := decodeTxn(tt.body)
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != "invalid_argument" || ae.status != http.StatusBadRequest {
+			if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument {
 				t.Errorf("decode %s = %v, want an invalid_argument error", tt.body, err)
 			}
 		})
@@ -253,7 +253,7 @@ func FuzzTxnRequest(f *testing.F) {
 		r, a, err := decodeTxn(body)
 		if err != nil {
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != "invalid_argument" || ae.status != http.StatusBadRequest || ae.message == "" {
+			if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument || ae.message == "" {
 				t.Fatalf("decode %q = %v, want an invalid_argument error with a message", body, err)
 			}
 		} else {

@@ -11,6 +11,9 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
+// watchParams are the query parameters of GET /v1/watch.
+var watchParams = paramsOf(selectorParams, params{"start_revision", "prev_kv", "filters", "progress_notify"})
+
 // watch serves GET /v1/watch: one watcher per stream, framed as SSE (or
 // NDJSON on request) until the client leaves, the watch ends (compacted,
 // canceled) or the server shuts down.
@@ -51,7 +54,7 @@ import (
 //	@Security		AccessToken
 //	@Router			/v1/watch [get]
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
+	q := newQuery(r, watchParams)
 	sel := q.selector(false)
 	req := kv.WatchRequest{
 		Key:            sel.Key,
@@ -70,7 +73,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		req.StartRevision = n + 1
 	}
 	if q.err != nil {
-		writeAPIError(w, q.err)
+		h.writeError(w, r, q.err)
 		return
 	}
 	// Take the change signal before checking, so no change slips between.

@@ -5,42 +5,126 @@ import (
 	"fmt"
 )
 
+// Code names a kind of failure as the API's clients see it: httpapi maps
+// each code to an HTTP status in one table, and answers with the code and
+// the error's message. Backends and the packages under them speak only
+// of codes, never of HTTP.
+type Code string
+
+// The codes a request can fail with. Their statuses and meanings are in
+// docs/errors.md.
+const (
+	CodeInvalidArgument    Code = "invalid_argument"
+	CodeFutureRevision     Code = "future_revision"
+	CodeUnauthenticated    Code = "unauthenticated"
+	CodePermissionDenied   Code = "permission_denied"
+	CodeKeyNotFound        Code = "key_not_found"
+	CodeLeaseNotFound      Code = "lease_not_found"
+	CodeUserNotFound       Code = "user_not_found"
+	CodeRoleNotFound       Code = "role_not_found"
+	CodePermissionNotFound Code = "permission_not_found"
+	CodeNoLeader           Code = "no_leader"
+	CodeLockTimeout        Code = "lock_timeout"
+	CodeAlreadyExists      Code = "already_exists"
+	CodeCompacted          Code = "compacted"
+	CodeNotLeader          Code = "not_leader"
+	CodeTooManyRequests    Code = "too_many_requests"
+	CodeUnavailable        Code = "unavailable"
+	CodeNoSpace            Code = "no_space"
+	CodeInternal           Code = "internal"
+)
+
+// Error is a failure with a code and a message meant for the client: no
+// package prefix, the offending value quoted, and what to do when there
+// is something to do. Sentinels are *Error values; an error about one
+// case of a sentinel (Errorf) keeps it as its cause, so that errors.Is
+// still tells it apart.
+type Error struct {
+	Code    Code
+	Message string
+	// Cause is the sentinel this error is a case of, or nil.
+	Cause error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the sentinel e is a case of.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// NewError returns a sentinel error.
+func NewError(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// Errorf returns a case of the sentinel: its code, a message of its own,
+// and errors.Is(err, sentinel) holds. The message replaces the
+// sentinel's, so it says everything the client needs.
+func Errorf(sentinel *Error, format string, args ...any) *Error {
+	return &Error{Code: sentinel.Code, Message: fmt.Sprintf(format, args...), Cause: sentinel}
+}
+
+// ErrorCode returns e's code.
+func (e *Error) ErrorCode() Code { return e.Code }
+
+// Coded is an error that carries its code: an *Error, or a richer error
+// of its own type (*CompactedError).
+type Coded interface {
+	error
+	ErrorCode() Code
+}
+
+// CodeOf returns the code of the first Coded error in err's chain, and
+// that error's message; ok is false when there is none: an error that is
+// the server's own trouble, not a failure the API defines.
+func CodeOf(err error) (code Code, message string, ok bool) {
+	var c Coded
+	if !errors.As(err, &c) {
+		return "", "", false
+	}
+	return c.ErrorCode(), c.Error(), true
+}
+
 // Sentinel errors. Callers tell failures apart with errors.Is; httpapi
-// maps each to a status and a code.
+// answers each with its code.
 var (
 	// ErrCompacted: the requested revision is below the compact revision.
 	// The concrete error is a *CompactedError naming that revision.
-	ErrCompacted = errors.New("mvcc: required revision has been compacted")
+	ErrCompacted = NewError(CodeCompacted, "the revision has been compacted")
 	// ErrFutureRevision: the requested revision is above the current one.
-	ErrFutureRevision = errors.New("mvcc: required revision is a future revision")
+	ErrFutureRevision = NewError(CodeFutureRevision, "the revision is above the store's current revision")
 	// ErrKeyNotFound: ignore_value or ignore_lease on a key that does not
 	// exist.
-	ErrKeyNotFound = errors.New("mvcc: key not found")
+	ErrKeyNotFound = NewError(CodeKeyNotFound, "the key does not exist")
 	// ErrLeaseNotFound: no lease has the ID (a put with it, a revoke, a
-	// keep-alive of an expired one).
-	ErrLeaseNotFound = errors.New("lease not found")
+	// keep-alive of an expired one). LeaseNotFound names the ID.
+	ErrLeaseNotFound = NewError(CodeLeaseNotFound, "the lease does not exist")
 	// ErrLeaseExists: a grant asked for an ID a lease already has.
-	ErrLeaseExists = errors.New("lease already exists")
+	ErrLeaseExists = NewError(CodeAlreadyExists, "a lease with this ID already exists")
 	// ErrInvalidArgument: the request is malformed (empty key, unknown sort
 	// target, value given with ignore_value, ...). The concrete error says
 	// which.
-	ErrInvalidArgument = errors.New("mvcc: invalid argument")
+	ErrInvalidArgument = NewError(CodeInvalidArgument, "invalid argument")
 	// ErrTooManyOps: a txn has more compares or ops than allowed.
-	ErrTooManyOps = fmt.Errorf("%w: too many operations in txn request", ErrInvalidArgument)
+	ErrTooManyOps = Errorf(ErrInvalidArgument, "too many operations in the txn: see --max-txn-ops")
 	// ErrDuplicateKey: a txn writes the same key twice.
-	ErrDuplicateKey = fmt.Errorf("%w: duplicate key given in txn request", ErrInvalidArgument)
+	ErrDuplicateKey = Errorf(ErrInvalidArgument, "the txn writes one key twice: give each key at most one put or delete")
 	// ErrNoSpace: the backend quota is exceeded; the NOSPACE alarm is active.
-	ErrNoSpace = errors.New("mvcc: database space exceeded")
+	ErrNoSpace = NewError(CodeNoSpace, "the backend quota is exceeded (NOSPACE alarm): compact, defrag, then DELETE /v1/alarms")
 	// ErrUnavailable: the backend cannot serve the request now. ErrClosed
 	// and ErrBackendFailed say why when it is known.
-	ErrUnavailable = errors.New("backend unavailable")
+	ErrUnavailable = NewError(CodeUnavailable, "the server cannot serve this now: it is shutting down, or its backend failed")
 	// ErrClosed: the backend is closed or closing.
-	ErrClosed = fmt.Errorf("%w: mvcc: store closed", ErrUnavailable)
+	ErrClosed = Errorf(ErrUnavailable, "the server is shutting down")
 	// ErrBackendFailed: a commit to the backend failed. It refuses every
 	// further write; nothing after the last successful commit was
 	// acknowledged. Restart to recover.
-	ErrBackendFailed = fmt.Errorf("%w: mvcc: backend failed", ErrUnavailable)
+	ErrBackendFailed = Errorf(ErrUnavailable, "the backend failed; the server takes no more writes until it is restarted")
 )
+
+// LeaseNotFound is ErrLeaseNotFound for the lease id.
+func LeaseNotFound(id int64) error {
+	return Errorf(ErrLeaseNotFound, "lease %d does not exist (it expired or was revoked): grant a new one with POST /v1/leases", id)
+}
 
 // CompactedError is returned for reads below the compact revision.
 type CompactedError struct {
@@ -49,13 +133,16 @@ type CompactedError struct {
 }
 
 func (e *CompactedError) Error() string {
-	return fmt.Sprintf("%v (compact revision %d)", ErrCompacted, e.CompactRevision)
+	return fmt.Sprintf("the revision has been compacted: read at or above the compact revision %d", e.CompactRevision)
 }
 
-// Is makes errors.Is(err, ErrCompacted) hold.
-func (e *CompactedError) Is(target error) bool { return target == ErrCompacted }
+// Unwrap makes errors.Is(err, ErrCompacted) hold.
+func (e *CompactedError) Unwrap() error { return ErrCompacted }
+
+// ErrorCode returns CodeCompacted.
+func (e *CompactedError) ErrorCode() Code { return CodeCompacted }
 
 // Invalidf returns an ErrInvalidArgument saying what is wrong.
 func Invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+	return Errorf(ErrInvalidArgument, format, args...)
 }

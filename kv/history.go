@@ -74,7 +74,7 @@ type HistoryPage struct {
 func (q *HistoryRequest) Validate() error {
 	switch {
 	case len(q.Key) == 0:
-		return Invalidf("empty key")
+		return Invalidf("key must not be empty")
 	case q.StartRevision < 0 || q.EndRevision < 0:
 		return Invalidf("negative revision")
 	case q.Resume.Main < 0 || q.Resume.Sub < 0:

@@ -52,10 +52,10 @@ func (o *RangeOptions) Validate() error {
 		return Invalidf("unknown sort order %d", o.SortOrder)
 	}
 	if o.Limit < 0 {
-		return Invalidf("negative limit %d", o.Limit)
+		return Invalidf("limit must not be negative, not %d", o.Limit)
 	}
 	if o.Revision < 0 {
-		return Invalidf("negative revision %d", o.Revision)
+		return Invalidf("revision must not be negative, not %d", o.Revision)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ type RangeRequest struct {
 // ErrTooLarge: a range would return more than its ReadLimits allow. The
 // concrete error is a *TooLargeError naming the limit. Nothing was
 // written: a txn with such a range fails whole.
-var ErrTooLarge = fmt.Errorf("%w: range answer too large", ErrInvalidArgument)
+var ErrTooLarge = Errorf(ErrInvalidArgument, "the range's answer is too large: give it a limit and page through the rest")
 
 // TooLargeError names the limit a range went past.
 type TooLargeError struct {
@@ -108,10 +108,13 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.MaxKeys > 0 {
-		return fmt.Sprintf("%v: a range without a limit matched more than %d keys", ErrTooLarge, e.MaxKeys)
+		return fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys)
 	}
-	return fmt.Sprintf("%v: more than %d bytes of keys and values", ErrTooLarge, e.MaxBytes)
+	return fmt.Sprintf("the answer would hold more than %d bytes of keys and values (--max-response-bytes): ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes)
 }
+
+// ErrorCode returns CodeInvalidArgument.
+func (e *TooLargeError) ErrorCode() Code { return CodeInvalidArgument }
 
 // Unwrap makes errors.Is(err, ErrTooLarge) and errors.Is(err,
 // ErrInvalidArgument) hold.

@@ -98,11 +98,11 @@ func (r *TxnRequest) Validate(maxOps int) error {
 func (r *TxnRequest) validateShape(maxOps int) error {
 	n := max(len(r.Compare), len(r.Success), len(r.Failure))
 	if n > maxOps {
-		return ErrTooManyOps
+		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed (--max-txn-ops)", n, maxOps)
 	}
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 {
-			return Invalidf("empty key in compare")
+			return Invalidf("a compare's key must not be empty")
 		}
 		if c.Target < CompareValue || c.Target > CompareLease {
 			return Invalidf("unknown compare target %d", c.Target)
@@ -134,14 +134,14 @@ func (op *Op) validate(maxOps int) error {
 	switch {
 	case op.Range != nil:
 		if len(op.Range.Key) == 0 {
-			return Invalidf("empty key")
+			return Invalidf("key must not be empty")
 		}
 		return op.Range.Options.Validate()
 	case op.Put != nil:
 		return op.Put.Validate()
 	case op.Delete != nil:
 		if len(op.Delete.Key) == 0 {
-			return Invalidf("empty key")
+			return Invalidf("key must not be empty")
 		}
 		return nil
 	default:
@@ -183,18 +183,18 @@ func checkIntervals(ops []Op) (map[string]struct{}, []keyrange.Range, error) {
 		}
 		for k := range putsThen {
 			if _, dup := puts[k]; dup || deleted([]byte(k)) {
-				return nil, nil, ErrDuplicateKey
+				return nil, nil, duplicateKey([]byte(k))
 			}
 			puts[k] = struct{}{}
 		}
 		for k := range putsElse {
 			if _, dup := puts[k]; dup {
 				if _, sameTxn := putsThen[k]; !sameTxn {
-					return nil, nil, ErrDuplicateKey
+					return nil, nil, duplicateKey([]byte(k))
 				}
 			}
 			if deleted([]byte(k)) {
-				return nil, nil, ErrDuplicateKey
+				return nil, nil, duplicateKey([]byte(k))
 			}
 			puts[k] = struct{}{}
 		}
@@ -207,7 +207,7 @@ func checkIntervals(ops []Op) (map[string]struct{}, []keyrange.Range, error) {
 		}
 		k := op.Put.Key
 		if _, dup := puts[string(k)]; dup || deleted(k) {
-			return nil, nil, ErrDuplicateKey
+			return nil, nil, duplicateKey(k)
 		}
 		puts[string(k)] = struct{}{}
 	}
@@ -225,4 +225,9 @@ func (r *TxnRequest) HasWrites() bool {
 		}
 	}
 	return false
+}
+
+// duplicateKey is ErrDuplicateKey for key.
+func duplicateKey(key []byte) error {
+	return Errorf(ErrDuplicateKey, "the txn writes the key %q twice: give each key at most one put or delete", key)
 }

@@ -37,11 +37,11 @@ type DeleteResult struct {
 func (r *PutRequest) Validate() error {
 	switch {
 	case len(r.Key) == 0:
-		return Invalidf("empty key")
+		return Invalidf("key must not be empty")
 	case r.IgnoreValue && len(r.Value) != 0:
-		return Invalidf("value is provided with ignore_value")
+		return Invalidf("give no value with ignore_value: the key keeps its current value")
 	case r.IgnoreLease && r.Lease != 0:
-		return Invalidf("lease is provided with ignore_lease")
+		return Invalidf("give no lease with ignore_lease: the key keeps its current lease")
 	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package lease
 
 import (
-	"fmt"
-
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -56,7 +54,7 @@ func (l *Lessor) Keys(id int64) ([][]byte, error) {
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return nil, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+		return nil, kv.LeaseNotFound(id)
 	}
 	return e.sortedKeys(), nil
 }

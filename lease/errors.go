@@ -2,7 +2,6 @@ package lease
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -13,9 +12,9 @@ import (
 // invalid arguments below are kv.ErrInvalidArgument too.
 var (
 	// ErrInvalidTTL: Grant's TTL is not positive or is above MaxTTL.
-	ErrInvalidTTL = fmt.Errorf("%w: lease: invalid TTL", kv.ErrInvalidArgument)
+	ErrInvalidTTL = kv.Errorf(kv.ErrInvalidArgument, "ttl must be a positive number of seconds")
 	// ErrInvalidID: Grant asked for an ID outside [1, MaxID].
-	ErrInvalidID = fmt.Errorf("%w: lease: invalid ID", kv.ErrInvalidArgument)
+	ErrInvalidID = kv.Errorf(kv.ErrInvalidArgument, "id must be 0 (let the server choose) or in [1, 2^53-1]")
 	// ErrCorrupt: Restore found a record this version cannot read.
-	ErrCorrupt = errors.New("lease: corrupt record")
+	ErrCorrupt = errors.New("corrupt lease record")
 )

@@ -203,10 +203,10 @@ func (l *Lessor) Close() {
 // kv.ErrLeaseExists if a lease has it.
 func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if ttl <= 0 || ttl > MaxTTL {
-		return Lease{}, fmt.Errorf("%w: %d seconds, want 1 to %d", ErrInvalidTTL, ttl, MaxTTL)
+		return Lease{}, kv.Errorf(ErrInvalidTTL, "ttl must be 1 to %d seconds, not %d", MaxTTL, ttl)
 	}
 	if id < 0 || id > MaxID {
-		return Lease{}, fmt.Errorf("%w: %d, want 1 to %d or 0 for any", ErrInvalidID, id, MaxID)
+		return Lease{}, kv.Errorf(ErrInvalidID, "id must be 0 (let the server choose) or in [1, %d], not %d", MaxID, id)
 	}
 	ttl = max(ttl, MinTTL)
 
@@ -215,7 +215,7 @@ func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if id == 0 {
 		id = l.unusedID()
 	} else if l.exists(id) {
-		return Lease{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseExists, id)
+		return Lease{}, kv.Errorf(kv.ErrLeaseExists, "lease %d already exists: give another id, or 0 to let the server choose", id)
 	}
 	r := record{id: id, ttl: ttl}
 	if err := tx.UnsafePut(bucketName, r.key(), r.value()); err != nil {
@@ -251,7 +251,7 @@ func (l *Lessor) Revoke(tx Txn, id int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.exists(id) {
-		return fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+		return kv.LeaseNotFound(id)
 	}
 	if err := tx.UnsafeDelete(bucketName, record{id: id}.key()); err != nil {
 		return fmt.Errorf("lease: revoke %d: %w", id, err)
@@ -274,11 +274,11 @@ func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
 	defer l.mu.Unlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return 0, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+		return 0, kv.LeaseNotFound(id)
 	}
 	now := l.now()
 	if !now.Before(e.expiry) {
-		return 0, fmt.Errorf("%w (ID %d expired)", kv.ErrLeaseNotFound, id)
+		return 0, kv.LeaseNotFound(id)
 	}
 	e.renew(now)
 	heap.Fix(&l.heap, e.index)
@@ -293,7 +293,7 @@ func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
 	if !ok {
-		return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+		return Status{}, kv.LeaseNotFound(id)
 	}
 	st := Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	if withKeys {

@@ -75,14 +75,14 @@ func (l *Lessor) Status(tx Txn, id int64) (Status, error) {
 	if sl, ok := l.staged[id]; ok {
 		if sl.e == nil {
 			l.mu.RUnlock()
-			return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+			return Status{}, kv.LeaseNotFound(id)
 		}
 		st = Status{Lease: Lease{ID: id, TTL: sl.e.ttl}, Remaining: sl.e.ttl}
 	} else {
 		e, ok := l.leases[id]
 		if !ok {
 			l.mu.RUnlock()
-			return Status{}, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+			return Status{}, kv.LeaseNotFound(id)
 		}
 		st = Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	}

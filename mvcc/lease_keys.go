@@ -2,7 +2,6 @@ package mvcc
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 
 	"github.com/httpkv/httpkv/kv"
@@ -43,7 +42,7 @@ func (t *WriteTxn) moveLease(key []byte, from, to int64) {
 func (t *WriteTxn) LeaseKeys(id int64) ([][]byte, error) {
 	l := t.s.opts.Lessor
 	if l == nil || !l.Lookup(id) {
-		return nil, fmt.Errorf("%w (ID %d)", kv.ErrLeaseNotFound, id)
+		return nil, kv.LeaseNotFound(id)
 	}
 	// A lease granted by the open batch has no committed keys yet.
 	committed, _ := l.Keys(id)

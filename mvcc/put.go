@@ -10,14 +10,14 @@ const putOverhead = 256
 // ignore_value and ignore_lease, the lease for a leased put.
 func (t *WriteTxn) checkPut(r *kv.PutRequest, prev *kv.KeyValue) error {
 	if (r.IgnoreValue || r.IgnoreLease) && prev == nil {
-		return kv.ErrKeyNotFound
+		return kv.Errorf(kv.ErrKeyNotFound, "the key %q does not exist: ignore_value and ignore_lease keep what an existing key has", r.Key)
 	}
 	lease := r.Lease
 	if r.IgnoreLease {
 		lease = prev.Lease
 	}
 	if lease != 0 && !r.IgnoreLease && !t.leaseExists(lease) {
-		return kv.ErrLeaseNotFound
+		return kv.LeaseNotFound(lease)
 	}
 	return nil
 }
@@ -39,7 +39,7 @@ func (t *WriteTxn) Put(r kv.PutRequest) (kv.PutResult, error) {
 	// ignore_value or ignore_lease need; inside a txn, checkPut checks the
 	// key first, as etcd checks a txn's puts.
 	if r.Lease != 0 && !t.leaseExists(r.Lease) {
-		return kv.PutResult{}, kv.ErrLeaseNotFound
+		return kv.PutResult{}, kv.LeaseNotFound(r.Lease)
 	}
 	return t.put(r)
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var updateScreenshots = flag.Bool("update", false, "write the console's screenshots to docs/console/")
+var updateDocs = flag.Bool("update", false, "rewrite generated docs: the console's screenshots in docs/console/, the table of docs/errors.md")
 
 // screenshotDir is where the README's screenshots of the console live.
 const screenshotDir = "../docs/console"
@@ -118,7 +118,7 @@ func TestConsoleScreenshots(t *testing.T) {
 
 	for name, b := range shots {
 		path := filepath.Join(screenshotDir, name+".png")
-		if *updateScreenshots {
+		if *updateDocs {
 			if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 				t.Fatal(err)
 			}

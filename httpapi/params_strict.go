@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// unknownParam refuses the first parameter of v (in name order) that the
+// route does not accept, naming it, the nearest accepted name, and every
+// accepted one. access_token is accepted where a token may come in the
+// query (queryTokenAllowed); elsewhere authentication refuses it first.
+func unknownParam(r *http.Request, v url.Values, accepted params) *apiError {
+	var unknown []string
+	for name := range v {
+		if !slices.Contains(accepted, name) && (name != "access_token" || !queryTokenAllowed(r)) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	name := unknown[0]
+	route := r.Method + " " + routePattern(r)
+	if hint := keyPathHint(r, name); hint != "" {
+		return badRequest("%s reads one key and takes no %q: %s", route, name, hint)
+	}
+	if len(accepted) == 0 {
+		return badRequest("unknown query parameter %q: %s takes no query parameters", name, route)
+	}
+	return badRequest("unknown query parameter %q%s: %s takes %s", name, didYouMean(name, accepted), route, strings.Join(accepted, ", "))
+}
+
+// routePattern is r's route as the API documents it: /v1/kv/{key}, not
+// chi's /v1/kv/*.
+func routePattern(r *http.Request) string {
+	rc := chi.RouteContext(r.Context())
+	if rc == nil || rc.RoutePattern() == "" {
+		return r.URL.Path
+	}
+	p := rc.RoutePattern()
+	if strings.HasSuffix(p, "/kv/*") {
+		p = strings.TrimSuffix(p, "*") + "{key}"
+	}
+	return p
+}
+
+// keyPathHint points a range selector given to /v1/kv/{key} at the
+// range endpoint that takes it: GET /v1/kv/app/?prefix=true reads the
+// key "app/" alone, which is not what its author meant.
+func keyPathHint(r *http.Request, name string) string {
+	switch name {
+	case "prefix", "range_end", "from_key", "range_end_base64":
+	default:
+		return ""
+	}
+	key, aerr := pathKey(r)
+	if aerr != nil || r.Method != http.MethodGet && r.Method != http.MethodDelete {
+		return ""
+	}
+	q := url.Values{"key": {string(key)}}
+	q.Set(name, r.URL.Query().Get(name))
+	return "to " + map[string]string{http.MethodGet: "read", http.MethodDelete: "delete"}[r.Method] +
+		" a range, use " + r.Method + " /v1/kv?" + q.Encode()
+}
+
+// didYouMean suggests the known name nearest to name, if one is near
+// enough to be a slip: within a third of its length in edits (at least
+// one), or cut short (prev for prev_kv).
+func didYouMean(name string, known []string) string {
+	best, bestD := "", max(1, len(name)/3)+1
+	for _, k := range known {
+		d := editDistance(name, k)
+		if len(name) >= 3 && strings.HasPrefix(k, name) {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return ` (did you mean "` + best + `"?)`
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// noQuery refuses every query parameter, for the routes that take none.
+func (h *Handler) noQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if aerr := unknownParam(r, r.URL.Query(), nil); aerr != nil {
+			h.writeError(w, r, aerr)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,186 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// errorExample is one row of docs/errors.md: a request that fails with
+// code, run against a fresh server in the order of the table.
+type errorExample struct {
+	code, when     string
+	method, path   string
+	body           string
+	header         []string
+	setup          func(tb testing.TB, s *server) // before the request
+	status         int                            // filled in by the run
+	message, allow string
+}
+
+func errorExamples() []*errorExample {
+	put := func(path, body string) func(tb testing.TB, s *server) {
+		return func(tb testing.TB, s *server) { s.do(tb, "PUT", path, []byte(body)).want(tb, 200) }
+	}
+	post := func(path, body string, want int) func(tb testing.TB, s *server) {
+		return func(tb testing.TB, s *server) {
+			s.do(tb, "POST", path, []byte(body), "Content-Type", "application/json").want(tb, want)
+		}
+	}
+	return []*errorExample{
+		{code: "invalid_argument", when: "malformed JSON or parameter, an unknown query parameter or JSON field, an empty key, a duplicate key in a txn, too many txn ops",
+			method: "GET", path: "/v1/kv?key=app/&prefx=true"},
+		{code: "invalid_argument", when: "a range selector on the one-key path",
+			method: "GET", path: "/v1/kv/app/?prefix=true"},
+		{code: "invalid_argument", when: "an unknown field of a JSON body, named by its path",
+			method: "POST", path: "/v1/txn", body: `{"success":[{"putt":{"key":"a","value":"b"}}]}`},
+		{code: "invalid_argument", when: "a compare without its operand",
+			method: "POST", path: "/v1/txn", body: `{"compare":[{"key":"a","target":"version","result":"equal"}]}`},
+		{code: "future_revision", when: "a read at a revision above the current one",
+			method: "GET", path: "/v1/kv/a?revision=99"},
+		{code: "key_not_found", when: "GET /v1/kv/{key} of a key that does not exist (carries revision)",
+			method: "GET", path: "/v1/kv/missing"},
+		{code: "lease_not_found", when: "a put with, a keep-alive or a revoke of a lease that does not exist",
+			method: "PUT", path: "/v1/kv/a?lease=12345", body: "v"},
+		{code: "user_not_found", when: "a user that does not exist", method: "GET", path: "/v1/auth/users/nobody"},
+		{code: "role_not_found", when: "a role that does not exist", method: "GET", path: "/v1/auth/roles/nobody"},
+		{code: "permission_not_found", when: "revoking a permission the role does not have",
+			setup:  post("/v1/auth/roles", `{"name":"reader"}`, 201),
+			method: "DELETE", path: "/v1/auth/roles/reader/permissions?key=app/&prefix=true"},
+		{code: "no_leader", when: "the leader of an election without candidates", method: "GET", path: "/v1/elections/jobs/leader"},
+		{code: "not_found", when: "a path the API does not have", method: "GET", path: "/v1/kvs"},
+		{code: "method_not_allowed", when: "a method the path does not have (the Allow header lists those it has)",
+			method: "PATCH", path: "/v1/kv/a"},
+		{code: "lock_timeout", when: "a lock or campaign not won within timeout",
+			setup: func(tb testing.TB, s *server) {
+				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)
+				post("/v1/leases", `{"ttl":60,"id":200}`, 201)(tb, s)
+				post("/v1/locks/deploy", `{"lease":100}`, 200)(tb, s)
+			},
+			method: "POST", path: "/v1/locks/deploy?timeout=0s", body: `{"lease":200}`},
+		{code: "already_exists", when: "a user, role or lease ID that already exists",
+			method: "POST", path: "/v1/leases", body: `{"ttl":60,"id":100}`},
+		{code: "compacted", when: "a read below the compact revision (carries compact_revision)",
+			setup: func(tb testing.TB, s *server) {
+				put("/v1/kv/c", "1")(tb, s)
+				put("/v1/kv/c", "2")(tb, s)
+				var st struct{ Revision int64 }
+				s.do(tb, "GET", "/v1/status", nil).ok(tb, 200, &st)
+				post("/v1/compact", fmt.Sprintf(`{"revision":%d}`, st.Revision), 200)(tb, s)
+			},
+			method: "GET", path: "/v1/kv/c?revision=2"},
+		{code: "precondition_failed", when: "If-Match on a key that changed or does not exist, If-None-Match: * on one that exists (carries kv)",
+			method: "PUT", path: "/v1/kv/counter", body: "1", header: []string{"If-Match", `"3"`}},
+		{code: "not_leader", when: "proclaim or resign by a candidate that no longer leads",
+			method: "POST", path: "/v1/elections/jobs/resign", body: `{"leader":{"name":"jobs","key":"jobs/64","revision":3,"lease":100}}`},
+		{code: "request_too_large", when: "a body over --max-request-bytes",
+			method: "PUT", path: "/v1/kv/big", body: strings.Repeat("x", 2048)},
+		{code: "unauthenticated", when: "auth enabled and the token missing, invalid or expired (WWW-Authenticate: Bearer)",
+			setup: func(tb testing.TB, s *server) {
+				post("/v1/auth/users", `{"name":"root","password":"pw"}`, 201)(tb, s)
+				s.do(tb, "PUT", "/v1/auth/users/root/roles/root", nil).want(tb, 200)
+				post("/v1/auth/users", `{"name":"ann","password":"pw"}`, 201)(tb, s)
+				post("/v1/auth/enable", "", 200)(tb, s)
+			},
+			method: "GET", path: "/v1/kv/a"},
+		{code: "permission_denied", when: "the user's roles do not allow the operation on every key it touches",
+			method: "GET", path: "/v1/kv/a"},
+	}
+}
+
+// TestErrorsDoc runs the example of every row of docs/errors.md against
+// the real binary and checks that the table shows what the server said;
+// with -update it rewrites the table instead.
+func TestErrorsDoc(t *testing.T) {
+	s := startServer(t, "--max-request-bytes=1024")
+	examples := errorExamples()
+	for _, ex := range examples {
+		if ex.setup != nil {
+			ex.setup(t, s)
+		}
+		header := ex.header
+		if ex.code == "permission_denied" {
+			var tok struct{ Token string }
+			s.do(t, "POST", "/v1/auth/token", []byte(`{"name":"ann","password":"pw"}`)).ok(t, 200, &tok)
+			header = append(header, "Authorization", "Bearer "+tok.Token)
+		}
+		var body []byte
+		if ex.body != "" {
+			body = []byte(ex.body)
+		}
+		r, err := s.send(context.Background(), ex.method, ex.path, body, header...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Code != ex.code {
+			t.Fatalf("%s %s = %d %s, want error %s", ex.method, ex.path, r.status, r.body, ex.code)
+		}
+		ex.status, ex.message, ex.allow = r.status, e.Error.Message, r.header.Get("Allow")
+		if ex.code == "method_not_allowed" && ex.allow == "" {
+			t.Errorf("%s %s: 405 without an Allow header", ex.method, ex.path)
+		}
+	}
+	checkErrorsTable(t, errorsTable(examples))
+}
+
+const (
+	errorsDoc      = "../docs/errors.md"
+	errorsTableBeg = "<!-- table: generated by TestErrorsDoc (go test ./tests -run TestErrorsDoc -update) -->\n"
+	errorsTableEnd = "<!-- end of the generated table -->\n"
+)
+
+// errorsTable renders the examples as docs/errors.md shows them.
+func errorsTable(examples []*errorExample) string {
+	var b strings.Builder
+	b.WriteString("| HTTP | code | when | example request | example message |\n|---|---|---|---|---|\n")
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	for _, ex := range examples {
+		req := ex.method + " " + ex.path
+		if ex.body != "" {
+			body := ex.body
+			if len(body) > 80 {
+				body = fmt.Sprintf("(%d bytes)", len(body))
+			}
+			req += " " + body
+		}
+		for i := 0; i+1 < len(ex.header); i += 2 {
+			req += " (" + ex.header[i] + ": " + ex.header[i+1] + ")"
+		}
+		msg := ex.message
+		if ex.allow != "" {
+			msg += " (Allow: " + ex.allow + ")"
+		}
+		fmt.Fprintf(&b, "| %d | `%s` | %s | `%s` | %s |\n", ex.status, ex.code, cell(ex.when), cell(req), cell(msg))
+	}
+	return b.String()
+}
+
+// checkErrorsTable fails unless docs/errors.md holds table between its
+// markers, or rewrites it there with -update.
+func checkErrorsTable(t *testing.T, table string) {
+	doc, err := os.ReadFile(errorsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, ok1 := strings.Cut(string(doc), errorsTableBeg)
+	old, after, ok2 := strings.Cut(rest, errorsTableEnd)
+	if !ok1 || !ok2 {
+		t.Fatalf("%s lacks the markers of its generated table", errorsDoc)
+	}
+	if old == table {
+		return
+	}
+	if *updateDocs {
+		if err := os.WriteFile(errorsDoc, []byte(before+errorsTableBeg+table+errorsTableEnd+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s is stale: run go test ./tests -run TestErrorsDoc -update; the server says:\n%s", errorsDoc, table)
+}
