@@ -59,6 +59,7 @@ func (h *Handler) routes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
 			r.Get("/watch", h.watch)
+			r.Get("/watch/streams/{stream}", h.readWatchStream)
 			r.Get("/elections/{name}/observe", h.observe)
 			// A snapshot bounds each of its writes itself.
 			r.Get("/snapshot", h.snapshot)
@@ -80,6 +81,11 @@ func (h *Handler) routes() chi.Router {
 			r.Put("/kv/*", h.putKey)
 			r.Delete("/kv/*", h.deleteKey)
 			r.Post("/txn", h.txn)
+			// Streams of many watchers; reading one is a stream, above.
+			r.Post("/watch/streams", h.createWatchStream)
+			r.Delete("/watch/streams/{stream}", h.deleteWatchStream)
+			r.Post("/watch/streams/{stream}/watches", h.addStreamWatch)
+			r.Delete("/watch/streams/{stream}/watches/{watch_id}", h.deleteStreamWatch)
 			r.Get("/history", h.history)
 			r.Route("/leases", func(r chi.Router) {
 				r.Post("/", h.grantLease)

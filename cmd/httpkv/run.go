@@ -66,6 +66,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxResponseBytes:   cfg.maxResponseBytes,
 
 		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
+		WatchStreams: httpapi.WatchStreamConfig{
+			IdleTimeout:       cfg.watchStreamIdleTimeout,
+			MaxStreams:        cfg.maxWatchStreams,
+			MaxStreamsPerUser: cfg.maxWatchStreamsPerUser,
+			MaxWatchers:       cfg.maxWatchersPerStream,
+			BufferBytes:       cfg.watchStreamBufferBytes,
+			ResumeBytes:       cfg.watchStreamResumeBytes,
+		},
 	})
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
