@@ -198,6 +198,12 @@ func TestCrashInsideCompaction(t *testing.T) {
 
 		// The compaction, resumed on start, and one more finish; the file
 		// then holds one record per key at or below the compact revision.
+		// One more needs a revision above the compact one: when nothing
+		// was written after the compaction began, write some.
+		if m.top <= got {
+			writeAcked(t, s, m, fmt.Sprintf("c%d/more", i), 1, 1, rng)
+			m.sync(t, s)
+		}
 		s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, m.top))).want(t, http.StatusOK)
 		s.Stop()
 		checkKeptRecords(t, dataFile, m.top, m.keptAt(m.top))
