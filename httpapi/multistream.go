@@ -43,21 +43,23 @@ type multiStream struct {
 	readyCh chan struct{} // signalled when ready gains a watcher
 	quit    chan struct{} // closed when the stream is gone: the collector returns
 
-	mu       sync.Mutex // guards the fields below
-	watchers map[int64]*streamWatcher
-	live     int   // watchers not ended
-	ended    int   // ended watchers kept until their final message is confirmed
-	nextID   int64 // the next watch_id
-	parked   []*streamWatcher
-	pending  *streamBuffer // encoded and not yet taken by a connection; nil when empty
-	log      deliveryLog
-	conn     *streamConn // the connection reading the stream, or nil
-	idle     *time.Timer // drops the stream once it had no connection for IdleTimeout
-	idleGen  uint64      // counts the arms of idle, so that a stale one does nothing
-	gone     bool        // deleted, expired, ended or closed: no more requests
-	scratch  []byte      // one message's payload while it is encoded
-	rewound  []*streamWatcher
-	stopOnce sync.Once
+	mu        sync.Mutex // guards the fields below
+	watchers  map[int64]*streamWatcher
+	live      int              // watchers not ended
+	ended     int              // ended watchers kept until their final message is confirmed
+	nextID    int64            // the next watch_id
+	parked    []*streamWatcher // oldest first; some may be stale (watched again since)
+	unparkN   int              // how many unpark watched again last time
+	parkedNow bool             // a watcher was parked since the last take
+	pending   *streamBuffer    // encoded and not yet taken by a connection; nil when empty
+	log       deliveryLog
+	conn      *streamConn // the connection reading the stream, or nil
+	idle      *time.Timer // drops the stream once it had no connection for IdleTimeout
+	idleGen   uint64      // counts the arms of idle, so that a stale one does nothing
+	gone      bool        // deleted, expired, ended or closed: no more requests
+	scratch   []byte      // one message's payload while it is encoded
+	rewound   []*streamWatcher
+	stopOnce  sync.Once
 }
 
 // streamWatcher is one watcher of a multiStream. All fields but queued are
@@ -169,31 +171,48 @@ func (ms *multiStream) take(w *streamWatcher) {
 }
 
 // park closes w's backend watch, dropping what it queued; unpark watches
-// again from w.next.
+// it again from w.next.
 func (ms *multiStream) park(w *streamWatcher) {
 	w.bw.Close()
 	w.bw = nil
 	w.parked = true
 	ms.parked = append(ms.parked, w)
+	ms.parkedNow = true
 	ms.reg.parks.Add(1)
 }
 
-// unpark watches every parked watcher again. A watch that cannot start
-// (the backend is closing) ends the stream.
+// minUnpark is how many parked watchers a take watches again at least.
+const minUnpark = 16
+
+// unpark watches parked watchers again, oldest first, as the reader makes
+// room: what they missed comes from history, and what a watcher parked
+// anew dropped is read again, so the number let go at once adapts, as a
+// congestion window does. It doubles while nothing had to be parked
+// since the last take, and halves when something had. A watch that
+// cannot start (the backend is closing) ends the stream.
 func (ms *multiStream) unpark() {
-	for i, w := range ms.parked {
+	n := max(minUnpark, ms.unparkN*2)
+	if ms.parkedNow {
+		n = max(minUnpark, ms.unparkN/2)
+	}
+	ms.unparkN, ms.parkedNow = n, false
+	i := 0
+	for ; i < len(ms.parked) && n > 0; i++ {
+		w := ms.parked[i]
 		ms.parked[i] = nil
 		if !w.parked || w.final != nil {
-			continue
+			continue // ended, or rewound and watched again
 		}
 		w.parked = false
+		n--
 		if err := ms.watch(w, w.next); err != nil {
-			ms.parked = ms.parked[:0]
 			ms.end(cancelReason(err), false)
 			return
 		}
 	}
-	ms.parked = ms.parked[:0]
+	rest := copy(ms.parked, ms.parked[i:])
+	clear(ms.parked[rest:])
+	ms.parked = ms.parked[:rest]
 }
 
 // watch starts w's backend watch from revision from (0: from now).

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"runtime"
 	"time"
 )
@@ -180,8 +181,12 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			leave(errTokenExpired.Error())
 			return
 		case <-mc.authChanged:
+			// The connection ends with its token; what ends the owner's
+			// right to the stream (the user deleted, auth turned on or
+			// off) ends the stream, whose last messages come first.
 			mc.authChanged = mc.auth.Changed()
-			if err := mc.auth.Recheck(mc.caller, Access{}); err != nil {
+			err := mc.auth.Recheck(mc.caller, Access{})
+			if errors.Is(err, errTokenRevoked) || errors.Is(err, errTokenExpired) {
 				leave(streamEndReason(err))
 				return
 			}
