@@ -15,6 +15,7 @@ const (
 	codeRequestTooLarge    kv.Code = "request_too_large"
 	codePreconditionFailed kv.Code = "precondition_failed"
 	codeStreamNotFound     kv.Code = "stream_not_found"
+	codeWatchNotFound      kv.Code = "watch_not_found"
 )
 
 // statusOf is the one table from error codes to HTTP statuses. Every
@@ -33,6 +34,7 @@ var statusOf = map[kv.Code]int{
 	kv.CodePermissionNotFound: http.StatusNotFound,
 	kv.CodeNoLeader:           http.StatusNotFound,
 	codeStreamNotFound:        http.StatusNotFound,
+	codeWatchNotFound:         http.StatusNotFound,
 	codeMethodNotAllowed:      http.StatusMethodNotAllowed,
 	kv.CodeLockTimeout:        http.StatusRequestTimeout,
 	kv.CodeAlreadyExists:      http.StatusConflict,

@@ -64,6 +64,9 @@ type Config struct {
 	MaxHeldAnswerBytes int64
 	// KeepAliveInterval is how often an idle watch stream gets a comment.
 	KeepAliveInterval time.Duration
+	// WatchStreams bounds the streams of many watchers
+	// (/v1/watch/streams); zero fields take their defaults.
+	WatchStreams WatchStreamConfig
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means
 	// DefaultSnapshotWriteTimeout.
@@ -84,6 +87,8 @@ type Handler struct {
 	shuttingDown atomic.Bool
 	// streams are the open watch streams, which Close and Shutdown end.
 	streams *streamSet
+	// wstreams are the streams of many watchers (/v1/watch/streams).
+	wstreams *streamRegistry
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error
@@ -128,6 +133,7 @@ func NewHandler(cfg Config) *Handler {
 		_, err := openapi.Load()
 		return err
 	})
+	h.wstreams = newStreamRegistry(cfg.WatchStreams, cfg.Backend, cfg.Authorizer)
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	// Walking routes this package declares fails only on a bug, which

@@ -110,12 +110,18 @@ func editDistance(a, b string) int {
 }
 
 // noQuery refuses every query parameter, for the routes that take none.
-func (h *Handler) noQuery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if aerr := unknownParam(r, r.URL.Query(), nil); aerr != nil {
-			h.writeError(w, r, aerr)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+func (h *Handler) noQuery(next http.Handler) http.Handler { return h.onlyQuery(nil)(next) }
+
+// onlyQuery refuses every query parameter but the accepted ones, for the
+// routes whose handlers read their few parameters themselves.
+func (h *Handler) onlyQuery(accepted params) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if aerr := unknownParam(r, r.URL.Query(), accepted); aerr != nil {
+				h.writeError(w, r, aerr)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }

@@ -60,6 +60,7 @@ func (h *Handler) routes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
 			r.Get("/watch", h.watch)
+			r.With(h.onlyQuery(readWatchStreamParams)).Get("/watch/streams/{stream}", h.readWatchStream)
 			r.With(h.noQuery).Get("/elections/{name}/observe", h.observe)
 			// A snapshot bounds each of its writes itself.
 			r.With(h.noQuery).Get("/snapshot", h.snapshot)
@@ -81,6 +82,11 @@ func (h *Handler) routes() chi.Router {
 			r.Put("/kv/*", h.putKey)
 			r.Delete("/kv/*", h.deleteKey)
 			r.With(h.noQuery).Post("/txn", h.txn)
+			// Streams of many watchers; reading one is a stream, above.
+			r.With(h.noQuery).Post("/watch/streams", h.createWatchStream)
+			r.With(h.noQuery).Delete("/watch/streams/{stream}", h.deleteWatchStream)
+			r.With(h.noQuery).Post("/watch/streams/{stream}/watches", h.addStreamWatch)
+			r.With(h.noQuery).Delete("/watch/streams/{stream}/watches/{watch_id}", h.deleteStreamWatch)
 			r.Get("/history", h.history)
 			r.Route("/leases", func(r chi.Router) {
 				r.Get("/{id}", h.leaseTimeToLive)

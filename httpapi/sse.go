@@ -130,25 +130,36 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 	// One message per revision; a response may hold several.
 	evs := r.Events
 	for len(evs) > 0 {
-		rev := evs[0].KV.ModRevision
-		n := 1
-		for n < len(evs) && evs[n].KV.ModRevision == rev {
-			n++
-		}
-		p := appendHeader(scratch[:0], rev)
-		p = append(p, `,"events":[`...)
-		for i := range evs[:n] {
-			if i > 0 {
-				p = append(p, ',')
-			}
-			p = appendEvent(p, &evs[i])
-		}
-		p = append(p, ']', '}')
+		rev, n := revisionSpan(evs)
+		p := appendEventsField(appendHeader(scratch[:0], rev), evs[:n])
+		p = append(p, '}')
 		b = e.frame(b, "", rev, p)
 		scratch = p
 		evs = evs[n:]
 	}
 	return b, scratch, false
+}
+
+// revisionSpan returns the revision of evs[0] and how many events of evs,
+// from the first, are of it.
+func revisionSpan(evs []kv.Event) (rev int64, n int) {
+	rev, n = evs[0].KV.ModRevision, 1
+	for n < len(evs) && evs[n].KV.ModRevision == rev {
+		n++
+	}
+	return rev, n
+}
+
+// appendEventsField appends `,"events":[...]`.
+func appendEventsField(p []byte, evs []kv.Event) []byte {
+	p = append(p, `,"events":[`...)
+	for i := range evs {
+		if i > 0 {
+			p = append(p, ',')
+		}
+		p = appendEvent(p, &evs[i])
+	}
+	return append(p, ']')
 }
 
 func appendEvent(b []byte, ev *kv.Event) []byte {

@@ -236,11 +236,13 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 
 // Close ends every open watch stream with a canceled message ("shutting
 // down") and waits for them all, those that took their connection over
-// included. New watches answer 503 from then on. It is safe to call more
+// included, then drops the streams of many watchers. New watches answer
+// 503 from then on. It is safe to call more
 // than once, and after Shutdown.
 func (h *Handler) Close() {
 	h.streams.beginClose()
 	_ = h.streams.wait(context.Background())
+	h.wstreams.close()
 }
 
 // Shutdown is Close with a grace period: it waits for the streams until
@@ -250,5 +252,7 @@ func (h *Handler) Close() {
 // (http.Server.Close), after which Close returns promptly.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.streams.beginClose()
-	return h.streams.wait(ctx)
+	err := h.streams.wait(ctx)
+	h.wstreams.close()
+	return err
 }

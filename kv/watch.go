@@ -12,6 +12,12 @@ type WatchRequest struct {
 	// ProgressNotify asks for a progress response whenever the watch has
 	// been idle for the backend's progress interval.
 	ProgressNotify bool
+	// Notify, when not nil, is called instead of signalling Ready
+	// whenever responses may be waiting (and Ready is then nil): a reader
+	// of many watches learns which one is ready without a goroutine or a
+	// channel each. It is called from inside the backend, under its locks:
+	// it must return at once and must not call back into the stream.
+	Notify func()
 }
 
 // WatchResponse is what a watch delivers: events, a progress bookmark,
@@ -42,7 +48,8 @@ type WatchStream interface {
 	// Revision is the backend's revision as watchers had seen it when the
 	// watch began: for a watch from now, StartRevision - 1.
 	Revision() int64
-	// Ready is signalled when responses may be waiting.
+	// Ready is signalled when responses may be waiting; nil for a watch
+	// started with a Notify function, which is called instead.
 	Ready() <-chan struct{}
 	// Next returns every response queued so far, without waiting; after
 	// the final one (compacted or canceled) it returns nil. What it

@@ -22,6 +22,7 @@ import (
 // union; these must be exactly so).
 var streamMessages = map[string][]string{
 	"GET /v1/watch":                    {"canceled", "compacted", "created", "events", "progress"},
+	"GET /v1/watch/streams/{stream}":   {"canceled", "compacted", "created", "events", "progress"},
 	"GET /v1/elections/{name}/observe": {"canceled", "compacted", "leader", "no_leader"},
 }
 

@@ -14,9 +14,9 @@ var tsClientDir = filepath.Join("..", "openapi", "ts")
 
 // TestTypeScriptClient runs the end-to-end test of the TypeScript client
 // generated from the OpenAPI document (openapi/ts/test/e2e.test.ts: put,
-// get, range with pagination, history, txn, leases, locks and elections)
-// under node against the real server, through a proxy that checks every
-// answer with checkReply. It needs node and `npm ci` in openapi/ts:
+// get, range with pagination, history, txn, leases, locks and elections,
+// a stream of many watchers) under node against the real server, through
+// a proxy that checks every answer with checkReply. It needs node and `npm ci` in openapi/ts:
 // without them it is skipped, or fails on CI.
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()

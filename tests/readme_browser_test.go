@@ -34,12 +34,26 @@ console.log = (...args) => {
 // example logs where the watch starts, then the put the test makes.
 func TestREADMEBrowserWatch(t *testing.T) {
 	t.Parallel()
+	s, waitLog := openREADMEPage(t, "")
+	waitLog("where it watches from", func(l []string) bool { return len(l) == 2 && l[0] == "watching from" })
+	rev := s.put(t, "config/db/url", "postgres://db:5432")
+	want := []string{strconv.FormatInt(rev, 10), "put", "config/db/url", "postgres://db:5432"}
+	waitLog("the put", func(l []string) bool { return slices.Equal(l, want) })
+}
+
+// openREADMEPage serves the README's html block with attr after its
+// language as a page on an origin of its own, opens it in headless
+// Chromium against a server started with --cors-allowed-origins as the
+// README says, and returns the server and a function that waits until
+// the page has logged a line that match accepts.
+func openREADMEPage(t *testing.T, attr string) (*server, func(what string, match func([]string) bool)) {
+	t.Helper()
 	requireChromium(t)
 	text, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := onlyBlock(string(text), "html")
+	example, err := htmlBlock(string(text), attr)
 	if err != nil {
 		t.Fatalf("README.md: %v", err)
 	}
@@ -72,8 +86,7 @@ func TestREADMEBrowserWatch(t *testing.T) {
 	mu.Unlock()
 	startChromium(t, origin.URL+"/")
 
-	// waitLog waits until the page has logged a line that match accepts.
-	waitLog := func(what string, match func([]string) bool) {
+	return s, func(what string, match func([]string) bool) {
 		t.Helper()
 		deadline := time.Now().Add(browserTimeout)
 		for {
@@ -90,8 +103,4 @@ func TestREADMEBrowserWatch(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitLog("where it watches from", func(l []string) bool { return len(l) == 2 && l[0] == "watching from" })
-	rev := s.put(t, "config/db/url", "postgres://db:5432")
-	want := []string{strconv.FormatInt(rev, 10), "put", "config/db/url", "postgres://db:5432"}
-	waitLog("the put", func(l []string) bool { return slices.Equal(l, want) })
 }

@@ -171,14 +171,7 @@ func (w *watchStream) recvOrEnd(timeout time.Duration) (watchMessage, error) {
 	if w.ended {
 		return watchMessage{}, io.EOF
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var res sseResult
-	select {
-	case res = <-w.results:
-	case <-timer.C:
-		w.tb.Fatalf("%s: no message within %v (last id %d)", w.req, timeout, w.lastID)
-	}
+	res := awaitSSE(w.tb, w.results, timeout, w.req, w.lastID)
 	if res.err == io.EOF {
 		w.ended = true
 		return watchMessage{}, io.EOF
@@ -193,6 +186,24 @@ func (w *watchStream) recvOrEnd(timeout time.Duration) (watchMessage, error) {
 		w.tb.Fatalf("%s: %v after the final message, want the end of the stream", w.req, res.msg)
 	}
 	return w.check(res.msg), nil
+}
+
+// awaitSSE returns what the parser of a stream gives next; it fails the
+// test when nothing comes within timeout, or the stream is malformed.
+func awaitSSE(tb testing.TB, results <-chan sseResult, timeout time.Duration, req string, lastID int64) sseResult {
+	tb.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var res sseResult
+	select {
+	case res = <-results:
+	case <-timer.C:
+		tb.Fatalf("%s: no message within %v (last id %d)", req, timeout, lastID)
+	}
+	if errors.Is(res.err, ssetest.ErrSyntax) {
+		tb.Fatalf("%s: %v", req, res.err)
+	}
+	return res
 }
 
 // next returns the next message, skipping nothing but checking

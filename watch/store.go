@@ -259,7 +259,10 @@ func (s *Store) Watch(r kv.WatchRequest) (*Stream, error) {
 		noPut:    r.NoPut,
 		noDelete: r.NoDelete,
 		progress: r.ProgressNotify,
-		ready:    make(chan struct{}, 1),
+		notify:   r.Notify,
+	}
+	if w.notify == nil {
+		w.ready = make(chan struct{}, 1)
 	}
 	w.r = keyrange.Range{Key: clone(r.Key)}
 	if len(r.End) > 0 {

@@ -43,7 +43,10 @@ type watcher struct {
 	// client), so still counted against the bound.
 	heldBytes int64
 	done      bool
-	ready     chan struct{} // signalled when queue becomes non-empty or done
+	// ready is signalled when queue becomes non-empty or done; notify,
+	// when set, is called instead (and ready is nil).
+	ready  chan struct{}
+	notify func()
 }
 
 // matches reports whether ev is for this watcher.
@@ -140,6 +143,10 @@ func (w *watcher) drop() (int, int64) {
 }
 
 func (w *watcher) signal() {
+	if w.notify != nil {
+		w.notify()
+		return
+	}
 	select {
 	case w.ready <- struct{}{}:
 	default:
@@ -196,7 +203,8 @@ func (st *Stream) StartRevision() int64 { return st.start }
 // ahead of it: a revision is durable before it is delivered.)
 func (st *Stream) Revision() int64 { return st.rev }
 
-// Ready is signalled when responses may be waiting; call Next to take them.
+// Ready is signalled when responses may be waiting; call Next to take
+// them. It is nil for a watch started with a Notify function.
 func (st *Stream) Ready() <-chan struct{} { return st.w.ready }
 
 // Next returns every response queued so far, without waiting; after the
@@ -255,7 +263,8 @@ func (st *Stream) release() int64 {
 }
 
 // Recv waits for responses and returns them; it returns ctx's error when
-// ctx is done first, and nil responses after the final one.
+// ctx is done first, and nil responses after the final one. It needs a
+// watch started without a Notify function.
 func (st *Stream) Recv(ctx context.Context) ([]kv.WatchResponse, error) {
 	for !st.ended {
 		if rs := st.Next(); len(rs) > 0 {

@@ -37,6 +37,13 @@ func TestParseConfig(t *testing.T) {
 		{"in-flight bytes below one body", []string{"--max-inflight-request-bytes", "1000"}, nil, nil, true},
 		{"max connections from the environment", nil, map[string]string{"HTTPKV_MAX_CONNECTIONS": "50", "HTTPKV_SHUTDOWN_GRACE": "2s"},
 			func(c config) bool { return c.maxConnections == 50 && c.shutdownGrace == 2*time.Second }, false},
+		{"watch stream defaults", nil, nil, func(c config) bool {
+			return c.watchStreamIdleTimeout == time.Minute && c.maxWatchStreams == 10000 && c.maxWatchStreamsPerUser == 32 &&
+				c.maxWatchersPerStream == 10000 && c.watchStreamBufferBytes == 4<<20 && c.watchStreamResumeBytes == 4<<20
+		}, false},
+		{"watch stream idle timeout from the environment", nil, map[string]string{"HTTPKV_WATCH_STREAM_IDLE_TIMEOUT": "2s"},
+			func(c config) bool { return c.watchStreamIdleTimeout == 2*time.Second }, false},
+		{"no watchers per stream", []string{"--max-watchers-per-stream", "0"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"--nope"}, nil, nil, true},
 	}

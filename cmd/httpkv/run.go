@@ -67,6 +67,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
 		MaxHeldAnswerBytes:      cfg.maxHeldAnswerBytes,
+		WatchStreams: httpapi.WatchStreamConfig{
+			IdleTimeout:       cfg.watchStreamIdleTimeout,
+			MaxStreams:        cfg.maxWatchStreams,
+			MaxStreamsPerUser: cfg.maxWatchStreamsPerUser,
+			MaxWatchers:       cfg.maxWatchersPerStream,
+			BufferBytes:       cfg.watchStreamBufferBytes,
+			ResumeBytes:       cfg.watchStreamResumeBytes,
+		},
 	})
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {

@@ -1,6 +1,7 @@
 // End-to-end test of a client that @hey-api/openapi-ts, a generator the
 // project does not otherwise use, makes of the OpenAPI document: put, get,
-// list, txn, lease and a watch whose Server-Sent Events arrive typed.
+// list, txn, lease, and a watch and a stream of many watchers whose
+// Server-Sent Events arrive typed.
 // go test ./tests/ -run TestHeyAPIClient generates the client into
 // ./client beside a copy of this file, compiles both and runs them under
 // node against a real server, whose URL is in HTTPKV_URL.
@@ -8,17 +9,22 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  addStreamWatch,
+  createWatchStream,
+  deleteWatchStream,
   getKey,
   grantLease,
   keepAliveLease,
   leaseTimeToLive,
   listKeys,
   putKey,
+  readWatchStream,
   revokeLease,
   runTxn,
   watch,
   type KeyValue,
   type WatchMessage,
+  type WatchStreamMessage,
 } from "./client";
 import { client } from "./client/client.gen";
 
@@ -160,4 +166,39 @@ test("watch: typed Server-Sent Events", async () => {
   const events = got.filter((m): m is Extract<WatchMessage, { type: "events" }> => m.type === "events");
   assert.equal(events[0]?.header.revision, startRevision);
   assert.equal(events[1]?.header.revision, startRevision + 1);
+});
+
+test("a stream of many watchers: typed Server-Sent Events", async () => {
+  const created = await createWatchStream({ body: { watches: [{ key: "hey/s/", prefix: true }] } });
+  assert.equal(created.response.status, 201, JSON.stringify(created.error));
+  const stream = created.data?.stream;
+  assert.ok(stream);
+  const abort = new AbortController();
+  const { stream: messages } = await readWatchStream({
+    path: { stream },
+    signal: abort.signal,
+    sseMaxRetryAttempts: 1,
+  });
+  const got: WatchStreamMessage[] = [];
+  for await (const m of messages) {
+    got.push(m);
+    if (m.type === "created" && m.watch_id === 1) {
+      const added: { data?: { watch_id: number }; error?: unknown } = await addStreamWatch({ path: { stream }, body: { key: "hey/t" } });
+      assert.equal(added.data?.watch_id, 2, JSON.stringify(added.error));
+      continue;
+    }
+    if (m.type === "created") {
+      await put("hey/t", "t");
+      await put("hey/s/1", "s");
+      continue;
+    }
+    if (m.type === "events" && m.watch_id === 1) break;
+  }
+  abort.abort();
+  assert.deepEqual(
+    got.map((m) => `${m.type} ${m.watch_id}`),
+    ["created 1", "created 2", "events 2", "events 1"],
+  );
+  const deleted = await deleteWatchStream({ path: { stream } });
+  assert.equal(deleted.response.status, 200);
 });

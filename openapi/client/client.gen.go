@@ -103,10 +103,12 @@ const (
 	ErrorBodyCodePreconditionFailed ErrorBodyCode = "precondition_failed"
 	ErrorBodyCodeRequestTooLarge    ErrorBodyCode = "request_too_large"
 	ErrorBodyCodeRoleNotFound       ErrorBodyCode = "role_not_found"
+	ErrorBodyCodeStreamNotFound     ErrorBodyCode = "stream_not_found"
 	ErrorBodyCodeTooManyRequests    ErrorBodyCode = "too_many_requests"
 	ErrorBodyCodeUnauthenticated    ErrorBodyCode = "unauthenticated"
 	ErrorBodyCodeUnavailable        ErrorBodyCode = "unavailable"
 	ErrorBodyCodeUserNotFound       ErrorBodyCode = "user_not_found"
+	ErrorBodyCodeWatchNotFound      ErrorBodyCode = "watch_not_found"
 )
 
 // Valid indicates whether the value is a known member of the ErrorBodyCode enum.
@@ -148,6 +150,8 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeRoleNotFound:
 		return true
+	case ErrorBodyCodeStreamNotFound:
+		return true
 	case ErrorBodyCodeTooManyRequests:
 		return true
 	case ErrorBodyCodeUnauthenticated:
@@ -155,6 +159,8 @@ func (e ErrorBodyCode) Valid() bool {
 	case ErrorBodyCodeUnavailable:
 		return true
 	case ErrorBodyCodeUserNotFound:
+		return true
+	case ErrorBodyCodeWatchNotFound:
 		return true
 	default:
 		return false
@@ -298,13 +304,13 @@ func (e StatusAlarms) Valid() bool {
 
 // Defines values for WatchCanceledType.
 const (
-	Canceled WatchCanceledType = "canceled"
+	WatchCanceledTypeCanceled WatchCanceledType = "canceled"
 )
 
 // Valid indicates whether the value is a known member of the WatchCanceledType enum.
 func (e WatchCanceledType) Valid() bool {
 	switch e {
-	case Canceled:
+	case WatchCanceledTypeCanceled:
 		return true
 	default:
 		return false
@@ -328,13 +334,13 @@ func (e WatchCompactedType) Valid() bool {
 
 // Defines values for WatchCreatedType.
 const (
-	Created WatchCreatedType = "created"
+	WatchCreatedTypeCreated WatchCreatedType = "created"
 )
 
 // Valid indicates whether the value is a known member of the WatchCreatedType enum.
 func (e WatchCreatedType) Valid() bool {
 	switch e {
-	case Created:
+	case WatchCreatedTypeCreated:
 		return true
 	default:
 		return false
@@ -361,13 +367,13 @@ func (e WatchEventType) Valid() bool {
 
 // Defines values for WatchEventsType.
 const (
-	Events WatchEventsType = "events"
+	WatchEventsTypeEvents WatchEventsType = "events"
 )
 
 // Valid indicates whether the value is a known member of the WatchEventsType enum.
 func (e WatchEventsType) Valid() bool {
 	switch e {
-	case Events:
+	case WatchEventsTypeEvents:
 		return true
 	default:
 		return false
@@ -376,13 +382,88 @@ func (e WatchEventsType) Valid() bool {
 
 // Defines values for WatchProgressType.
 const (
-	Progress WatchProgressType = "progress"
+	WatchProgressTypeProgress WatchProgressType = "progress"
 )
 
 // Valid indicates whether the value is a known member of the WatchProgressType enum.
 func (e WatchProgressType) Valid() bool {
 	switch e {
-	case Progress:
+	case WatchProgressTypeProgress:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchStreamCanceledType.
+const (
+	WatchStreamCanceledTypeCanceled WatchStreamCanceledType = "canceled"
+)
+
+// Valid indicates whether the value is a known member of the WatchStreamCanceledType enum.
+func (e WatchStreamCanceledType) Valid() bool {
+	switch e {
+	case WatchStreamCanceledTypeCanceled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchStreamCompactedType.
+const (
+	WatchStreamCompactedTypeCompacted WatchStreamCompactedType = "compacted"
+)
+
+// Valid indicates whether the value is a known member of the WatchStreamCompactedType enum.
+func (e WatchStreamCompactedType) Valid() bool {
+	switch e {
+	case WatchStreamCompactedTypeCompacted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchStreamCreatedMessageType.
+const (
+	WatchStreamCreatedMessageTypeCreated WatchStreamCreatedMessageType = "created"
+)
+
+// Valid indicates whether the value is a known member of the WatchStreamCreatedMessageType enum.
+func (e WatchStreamCreatedMessageType) Valid() bool {
+	switch e {
+	case WatchStreamCreatedMessageTypeCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchStreamEventsType.
+const (
+	WatchStreamEventsTypeEvents WatchStreamEventsType = "events"
+)
+
+// Valid indicates whether the value is a known member of the WatchStreamEventsType enum.
+func (e WatchStreamEventsType) Valid() bool {
+	switch e {
+	case WatchStreamEventsTypeEvents:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchStreamProgressType.
+const (
+	WatchStreamProgressTypeProgress WatchStreamProgressType = "progress"
+)
+
+// Valid indicates whether the value is a known member of the WatchStreamProgressType enum.
+func (e WatchStreamProgressType) Valid() bool {
+	switch e {
+	case WatchStreamProgressTypeProgress:
 		return true
 	default:
 		return false
@@ -1104,6 +1185,14 @@ type UserList struct {
 	Users []string `json:"users"`
 }
 
+// WatchAdded defines model for WatchAdded.
+type WatchAdded struct {
+	// WatchId The watcher's id on its stream: every message of it carries it.
+	//
+	// Example: 1
+	WatchId int64 `json:"watch_id"`
+}
+
 // WatchCanceled defines model for WatchCanceled.
 type WatchCanceled struct {
 	// Reason Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied.
@@ -1180,6 +1269,133 @@ type WatchProgress struct {
 
 // WatchProgressType defines model for WatchProgress.Type.
 type WatchProgressType string
+
+// WatchRequest defines model for WatchRequest.
+type WatchRequest struct {
+	// Filters A comma list of noput and nodelete: leave those events out.
+	//
+	// Example: nodelete
+	Filters *string `json:"filters,omitempty"`
+	FromKey *bool   `json:"from_key,omitempty"`
+
+	// Key The key, or the start of the range (or key_base64); none means every key.
+	//
+	// Example: config/
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+
+	// Prefix Example: true
+	Prefix *bool `json:"prefix,omitempty"`
+
+	// PrevKv Give each event the key as it was before, in prev_kv.
+	PrevKv *bool `json:"prev_kv,omitempty"`
+
+	// ProgressNotify Send progress bookmarks while idle.
+	ProgressNotify *bool `json:"progress_notify,omitempty"`
+
+	// RangeEnd At most one of range_end, prefix and from_key: [key, range_end), every key with the prefix key (an empty key: every key), every key >= key.
+	RangeEnd       *string `json:"range_end,omitempty"`
+	RangeEndBase64 *[]byte `json:"range_end_base64,omitempty"`
+
+	// StartRevision Report events from this revision on; 0 or none: from the next one. It may be exactly the compact revision.
+	StartRevision *int64 `json:"start_revision,omitempty"`
+}
+
+// WatchStreamCanceled defines model for WatchStreamCanceled.
+type WatchStreamCanceled struct {
+	// Reason Why: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled.
+	Reason string                  `json:"reason"`
+	Type   WatchStreamCanceledType `json:"type"`
+
+	// WatchId The watcher, which has ended.
+	WatchId int64 `json:"watch_id"`
+}
+
+// WatchStreamCanceledType defines model for WatchStreamCanceled.Type.
+type WatchStreamCanceledType string
+
+// WatchStreamCompacted defines model for WatchStreamCompacted.
+type WatchStreamCompacted struct {
+	// CompactRevision The compact revision: list again, and add a watch from the list's revision + 1.
+	CompactRevision int64 `json:"compact_revision"`
+
+	// Header The store's revision.
+	Header ResponseHeader           `json:"header"`
+	Type   WatchStreamCompactedType `json:"type"`
+
+	// WatchId The watcher, which has ended.
+	WatchId int64 `json:"watch_id"`
+}
+
+// WatchStreamCompactedType defines model for WatchStreamCompacted.Type.
+type WatchStreamCompactedType string
+
+// WatchStreamCreateRequest defines model for WatchStreamCreateRequest.
+type WatchStreamCreateRequest struct {
+	// Watches The stream's first watches; none or an empty body: a stream without watchers yet.
+	Watches *[]WatchRequest `json:"watches,omitempty"`
+}
+
+// WatchStreamCreated defines model for WatchStreamCreated.
+type WatchStreamCreated struct {
+	// Stream The stream's id, for GET /v1/watch/streams/{stream} and the rest.
+	//
+	// Example: q3Vb1yW0Xl0m2N5c8Zk4aA
+	Stream string `json:"stream"`
+
+	// Watches The watches of the request, in order.
+	Watches []WatchAdded `json:"watches"`
+}
+
+// WatchStreamCreatedMessage defines model for WatchStreamCreatedMessage.
+type WatchStreamCreatedMessage struct {
+	// Header The revision the watcher is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise.
+	Header ResponseHeader `json:"header"`
+
+	// StartRevision The first revision the watcher reports.
+	StartRevision int64                         `json:"start_revision"`
+	Type          WatchStreamCreatedMessageType `json:"type"`
+
+	// WatchId The watcher.
+	WatchId int64 `json:"watch_id"`
+}
+
+// WatchStreamCreatedMessageType defines model for WatchStreamCreatedMessage.Type.
+type WatchStreamCreatedMessageType string
+
+// WatchStreamEvents defines model for WatchStreamEvents.
+type WatchStreamEvents struct {
+	// Events Every event of that revision that matches the watcher, in order: a txn is never split.
+	Events []WatchEvent `json:"events"`
+
+	// Header The revision of the events.
+	Header ResponseHeader        `json:"header"`
+	Type   WatchStreamEventsType `json:"type"`
+
+	// WatchId The watcher.
+	WatchId int64 `json:"watch_id"`
+}
+
+// WatchStreamEventsType defines model for WatchStreamEvents.Type.
+type WatchStreamEventsType string
+
+// WatchStreamMessage defines model for WatchStreamMessage.
+type WatchStreamMessage struct {
+	union json.RawMessage
+}
+
+// WatchStreamProgress defines model for WatchStreamProgress.
+type WatchStreamProgress struct {
+	// Header Every event of the watcher up to this revision has been sent.
+	Header ResponseHeader          `json:"header"`
+	Type   WatchStreamProgressType `json:"type"`
+
+	// WatchId The watcher.
+	WatchId int64 `json:"watch_id"`
+}
+
+// WatchStreamProgressType defines model for WatchStreamProgress.Type.
+type WatchStreamProgressType string
 
 // WatcherCounts defines model for WatcherCounts.
 type WatcherCounts struct {
@@ -1455,6 +1671,15 @@ type WatchParams struct {
 	Accept *string `json:"Accept,omitempty"`
 }
 
+// ReadWatchStreamParams defines parameters for ReadWatchStream.
+type ReadWatchStreamParams struct {
+	// LastEventId Last-Event-ID, for a client that cannot set headers; the header wins.
+	LastEventId *string `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+
+	// LastEventID Resume after the message with this id.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // AddRoleJSONRequestBody defines body for AddRole for application/json ContentType.
 type AddRoleJSONRequestBody = RoleName
 
@@ -1490,6 +1715,12 @@ type LockAcquireJSONRequestBody = LockRequest
 
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
+
+// CreateWatchStreamJSONRequestBody defines body for CreateWatchStream for application/json ContentType.
+type CreateWatchStreamJSONRequestBody = WatchStreamCreateRequest
+
+// AddStreamWatchJSONRequestBody defines body for AddStreamWatch for application/json ContentType.
+type AddStreamWatchJSONRequestBody = WatchRequest
 
 // AsWatchCanceled returns the union data inside the ObserveMessage as a WatchCanceled
 func (t ObserveMessage) AsWatchCanceled() (WatchCanceled, error) {
@@ -1869,6 +2100,215 @@ func (t WatchMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (t *WatchMessage) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWatchStreamCanceled returns the union data inside the WatchStreamMessage as a WatchStreamCanceled
+func (t WatchStreamMessage) AsWatchStreamCanceled() (WatchStreamCanceled, error) {
+	var body WatchStreamCanceled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchStreamCanceled overwrites any union data inside the WatchStreamMessage as the provided WatchStreamCanceled
+func (t *WatchStreamMessage) FromWatchStreamCanceled(v WatchStreamCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchStreamCanceled performs a merge with any union data inside the WatchStreamMessage, using the provided WatchStreamCanceled
+func (t *WatchStreamMessage) MergeWatchStreamCanceled(v WatchStreamCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchStreamCompacted returns the union data inside the WatchStreamMessage as a WatchStreamCompacted
+func (t WatchStreamMessage) AsWatchStreamCompacted() (WatchStreamCompacted, error) {
+	var body WatchStreamCompacted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchStreamCompacted overwrites any union data inside the WatchStreamMessage as the provided WatchStreamCompacted
+func (t *WatchStreamMessage) FromWatchStreamCompacted(v WatchStreamCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchStreamCompacted performs a merge with any union data inside the WatchStreamMessage, using the provided WatchStreamCompacted
+func (t *WatchStreamMessage) MergeWatchStreamCompacted(v WatchStreamCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchStreamCreatedMessage returns the union data inside the WatchStreamMessage as a WatchStreamCreatedMessage
+func (t WatchStreamMessage) AsWatchStreamCreatedMessage() (WatchStreamCreatedMessage, error) {
+	var body WatchStreamCreatedMessage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchStreamCreatedMessage overwrites any union data inside the WatchStreamMessage as the provided WatchStreamCreatedMessage
+func (t *WatchStreamMessage) FromWatchStreamCreatedMessage(v WatchStreamCreatedMessage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchStreamCreatedMessage performs a merge with any union data inside the WatchStreamMessage, using the provided WatchStreamCreatedMessage
+func (t *WatchStreamMessage) MergeWatchStreamCreatedMessage(v WatchStreamCreatedMessage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchStreamEvents returns the union data inside the WatchStreamMessage as a WatchStreamEvents
+func (t WatchStreamMessage) AsWatchStreamEvents() (WatchStreamEvents, error) {
+	var body WatchStreamEvents
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchStreamEvents overwrites any union data inside the WatchStreamMessage as the provided WatchStreamEvents
+func (t *WatchStreamMessage) FromWatchStreamEvents(v WatchStreamEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchStreamEvents performs a merge with any union data inside the WatchStreamMessage, using the provided WatchStreamEvents
+func (t *WatchStreamMessage) MergeWatchStreamEvents(v WatchStreamEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchStreamProgress returns the union data inside the WatchStreamMessage as a WatchStreamProgress
+func (t WatchStreamMessage) AsWatchStreamProgress() (WatchStreamProgress, error) {
+	var body WatchStreamProgress
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchStreamProgress overwrites any union data inside the WatchStreamMessage as the provided WatchStreamProgress
+func (t *WatchStreamMessage) FromWatchStreamProgress(v WatchStreamProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchStreamProgress performs a merge with any union data inside the WatchStreamMessage, using the provided WatchStreamProgress
+func (t *WatchStreamMessage) MergeWatchStreamProgress(v WatchStreamProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WatchStreamMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WatchStreamMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "canceled":
+		return t.AsWatchStreamCanceled()
+	case "compacted":
+		return t.AsWatchStreamCompacted()
+	case "created":
+		return t.AsWatchStreamCreatedMessage()
+	case "events":
+		return t.AsWatchStreamEvents()
+	case "progress":
+		return t.AsWatchStreamProgress()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WatchStreamMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WatchStreamMessage) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2437,6 +2877,65 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
 	Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWatchStreamWithBody Create a stream of many watchers
+	//
+	// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+	CreateWatchStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWatchStream Create a stream of many watchers
+	//
+	// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+	CreateWatchStream(ctx context.Context, body CreateWatchStreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWatchStream Delete a stream of many watchers
+	//
+	// Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+	//
+	// Corresponds with DELETE /v1/watch/streams/{stream} (the `DeleteWatchStream` operationId).
+	DeleteWatchStream(ctx context.Context, stream string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReadWatchStream Read a stream of many watchers as Server-Sent Events
+	//
+	// Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+	// Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+	// One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+	//
+	// Corresponds with GET /v1/watch/streams/{stream} (the `ReadWatchStream` operationId).
+	ReadWatchStream(ctx context.Context, stream string, params *ReadWatchStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddStreamWatchWithBody Add a watcher to a stream
+	//
+	// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+	AddStreamWatchWithBody(ctx context.Context, stream string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddStreamWatch Add a watcher to a stream
+	//
+	// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+	AddStreamWatch(ctx context.Context, stream string, body AddStreamWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteStreamWatch Cancel a watcher of a stream
+	//
+	// Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+	//
+	// Corresponds with DELETE /v1/watch/streams/{stream}/watches/{watch_id} (the `DeleteStreamWatch` operationId).
+	DeleteStreamWatch(ctx context.Context, stream string, watchId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetConsole The web console
@@ -3520,6 +4019,135 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 // Corresponds with GET /v1/watch (the `Watch` operationId).
 func (c *Client) Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWatchRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWatchStreamWithBody Create a stream of many watchers
+//
+// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+func (c *Client) CreateWatchStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWatchStreamRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWatchStream Create a stream of many watchers
+//
+// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+func (c *Client) CreateWatchStream(ctx context.Context, body CreateWatchStreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWatchStreamRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWatchStream Delete a stream of many watchers
+//
+// Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+//
+// Corresponds with DELETE /v1/watch/streams/{stream} (the `DeleteWatchStream` operationId).
+func (c *Client) DeleteWatchStream(ctx context.Context, stream string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWatchStreamRequest(c.Server, stream)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadWatchStream Read a stream of many watchers as Server-Sent Events
+//
+// Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+// Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+// One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+//
+// Corresponds with GET /v1/watch/streams/{stream} (the `ReadWatchStream` operationId).
+func (c *Client) ReadWatchStream(ctx context.Context, stream string, params *ReadWatchStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadWatchStreamRequest(c.Server, stream, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddStreamWatchWithBody Add a watcher to a stream
+//
+// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+func (c *Client) AddStreamWatchWithBody(ctx context.Context, stream string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddStreamWatchRequestWithBody(c.Server, stream, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddStreamWatch Add a watcher to a stream
+//
+// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+func (c *Client) AddStreamWatch(ctx context.Context, stream string, body AddStreamWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddStreamWatchRequest(c.Server, stream, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteStreamWatch Cancel a watcher of a stream
+//
+// Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+//
+// Corresponds with DELETE /v1/watch/streams/{stream}/watches/{watch_id} (the `DeleteStreamWatch` operationId).
+func (c *Client) DeleteStreamWatch(ctx context.Context, stream string, watchId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteStreamWatchRequest(c.Server, stream, watchId)
 	if err != nil {
 		return nil, err
 	}
@@ -6224,6 +6852,244 @@ func NewWatchRequest(server string, params *WatchParams) (*http.Request, error) 
 	return req, nil
 }
 
+// NewCreateWatchStreamRequest calls the generic CreateWatchStream builder with application/json body
+func NewCreateWatchStreamRequest(server string, body CreateWatchStreamJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWatchStreamRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateWatchStreamRequestWithBody constructs an http.Request for the CreateWatchStream method, with any body, and a specified content type
+func NewCreateWatchStreamRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch/streams")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWatchStreamRequest constructs an http.Request for the DeleteWatchStream method
+func NewDeleteWatchStreamRequest(server string, stream string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "stream", stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch/streams/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReadWatchStreamRequest constructs an http.Request for the ReadWatchStream method
+func NewReadWatchStreamRequest(server string, stream string, params *ReadWatchStreamParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "stream", stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch/streams/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "last_event_id", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddStreamWatchRequest calls the generic AddStreamWatch builder with application/json body
+func NewAddStreamWatchRequest(server string, stream string, body AddStreamWatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddStreamWatchRequestWithBody(server, stream, "application/json", bodyReader)
+}
+
+// NewAddStreamWatchRequestWithBody constructs an http.Request for the AddStreamWatch method, with any body, and a specified content type
+func NewAddStreamWatchRequestWithBody(server string, stream string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "stream", stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch/streams/%s/watches", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteStreamWatchRequest constructs an http.Request for the DeleteStreamWatch method
+func NewDeleteStreamWatchRequest(server string, stream string, watchId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "stream", stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch/streams/%s/watches/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -6828,6 +7694,71 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
 	WatchWithResponse(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*WatchResponse, error)
+
+	// CreateWatchStreamWithBodyWithResponse Create a stream of many watchers
+	//
+	// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+	CreateWatchStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWatchStreamResponse, error)
+
+	// CreateWatchStreamWithResponse Create a stream of many watchers
+	//
+	// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+	CreateWatchStreamWithResponse(ctx context.Context, body CreateWatchStreamJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWatchStreamResponse, error)
+
+	// DeleteWatchStreamWithResponse Delete a stream of many watchers
+	//
+	// Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/watch/streams/{stream} (the `DeleteWatchStream` operationId).
+	DeleteWatchStreamWithResponse(ctx context.Context, stream string, reqEditors ...RequestEditorFn) (*DeleteWatchStreamResponse, error)
+
+	// ReadWatchStreamWithResponse Read a stream of many watchers as Server-Sent Events
+	//
+	// Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+	// Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+	// One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/watch/streams/{stream} (the `ReadWatchStream` operationId).
+	ReadWatchStreamWithResponse(ctx context.Context, stream string, params *ReadWatchStreamParams, reqEditors ...RequestEditorFn) (*ReadWatchStreamResponse, error)
+
+	// AddStreamWatchWithBodyWithResponse Add a watcher to a stream
+	//
+	// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+	AddStreamWatchWithBodyWithResponse(ctx context.Context, stream string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddStreamWatchResponse, error)
+
+	// AddStreamWatchWithResponse Add a watcher to a stream
+	//
+	// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+	AddStreamWatchWithResponse(ctx context.Context, stream string, body AddStreamWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*AddStreamWatchResponse, error)
+
+	// DeleteStreamWatchWithResponse Cancel a watcher of a stream
+	//
+	// Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/watch/streams/{stream}/watches/{watch_id} (the `DeleteStreamWatch` operationId).
+	DeleteStreamWatchWithResponse(ctx context.Context, stream string, watchId int64, reqEditors ...RequestEditorFn) (*DeleteStreamWatchResponse, error)
 }
 
 type GetConsoleResponse struct {
@@ -11099,6 +12030,435 @@ func (r WatchResponse) ContentType() string {
 	return ""
 }
 
+// CreateWatchStreamResponse401Headers the declared response headers of an HTTP 401 response for CreateWatchStream
+type CreateWatchStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type CreateWatchStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WatchStreamCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWatchStreamResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON201() *WatchStreamCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWatchStreamResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWatchStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWatchStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWatchStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWatchStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWatchStreamResponse401Headers the declared response headers of an HTTP 401 response for DeleteWatchStream
+type DeleteWatchStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type DeleteWatchStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWatchStreamResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteWatchStreamResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWatchStreamResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWatchStreamResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWatchStreamResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWatchStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWatchStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWatchStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWatchStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReadWatchStreamResponse200Headers the declared response headers of an HTTP 200 response for ReadWatchStream
+type ReadWatchStreamResponse200Headers struct {
+	CacheControl *string
+}
+
+// ReadWatchStreamResponse401Headers the declared response headers of an HTTP 401 response for ReadWatchStream
+type ReadWatchStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ReadWatchStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReadWatchStreamResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReadWatchStreamResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadWatchStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadWatchStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadWatchStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadWatchStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddStreamWatchResponse401Headers the declared response headers of an HTTP 401 response for AddStreamWatch
+type AddStreamWatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AddStreamWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WatchAdded
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddStreamWatchResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddStreamWatchResponse) GetJSON201() *WatchAdded {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddStreamWatchResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddStreamWatchResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddStreamWatchResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AddStreamWatchResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddStreamWatchResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddStreamWatchResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddStreamWatchResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddStreamWatchResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddStreamWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddStreamWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddStreamWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddStreamWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteStreamWatchResponse401Headers the declared response headers of an HTTP 401 response for DeleteStreamWatch
+type DeleteStreamWatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type DeleteStreamWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteStreamWatchResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteStreamWatchResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteStreamWatchResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteStreamWatchResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteStreamWatchResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteStreamWatchResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteStreamWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteStreamWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteStreamWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteStreamWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetConsoleWithResponse The web console
 //
 // The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
@@ -12018,6 +13378,113 @@ func (c *ClientWithResponses) WatchWithResponse(ctx context.Context, params *Wat
 		return nil, err
 	}
 	return ParseWatchResponse(rsp)
+}
+
+// CreateWatchStreamWithBodyWithResponse Create a stream of many watchers
+//
+// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+func (c *ClientWithResponses) CreateWatchStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWatchStreamResponse, error) {
+	rsp, err := c.CreateWatchStreamWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWatchStreamResponse(rsp)
+}
+
+// CreateWatchStreamWithResponse Create a stream of many watchers
+//
+// Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watch/streams (the `CreateWatchStream` operationId).
+func (c *ClientWithResponses) CreateWatchStreamWithResponse(ctx context.Context, body CreateWatchStreamJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWatchStreamResponse, error) {
+	rsp, err := c.CreateWatchStream(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWatchStreamResponse(rsp)
+}
+
+// DeleteWatchStreamWithResponse Delete a stream of many watchers
+//
+// Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/watch/streams/{stream} (the `DeleteWatchStream` operationId).
+func (c *ClientWithResponses) DeleteWatchStreamWithResponse(ctx context.Context, stream string, reqEditors ...RequestEditorFn) (*DeleteWatchStreamResponse, error) {
+	rsp, err := c.DeleteWatchStream(ctx, stream, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWatchStreamResponse(rsp)
+}
+
+// ReadWatchStreamWithResponse Read a stream of many watchers as Server-Sent Events
+//
+// Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+// Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+// One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/watch/streams/{stream} (the `ReadWatchStream` operationId).
+func (c *ClientWithResponses) ReadWatchStreamWithResponse(ctx context.Context, stream string, params *ReadWatchStreamParams, reqEditors ...RequestEditorFn) (*ReadWatchStreamResponse, error) {
+	rsp, err := c.ReadWatchStream(ctx, stream, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadWatchStreamResponse(rsp)
+}
+
+// AddStreamWatchWithBodyWithResponse Add a watcher to a stream
+//
+// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+func (c *ClientWithResponses) AddStreamWatchWithBodyWithResponse(ctx context.Context, stream string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddStreamWatchResponse, error) {
+	rsp, err := c.AddStreamWatchWithBody(ctx, stream, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddStreamWatchResponse(rsp)
+}
+
+// AddStreamWatchWithResponse Add a watcher to a stream
+//
+// Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watch/streams/{stream}/watches (the `AddStreamWatch` operationId).
+func (c *ClientWithResponses) AddStreamWatchWithResponse(ctx context.Context, stream string, body AddStreamWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*AddStreamWatchResponse, error) {
+	rsp, err := c.AddStreamWatch(ctx, stream, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddStreamWatchResponse(rsp)
+}
+
+// DeleteStreamWatchWithResponse Cancel a watcher of a stream
+//
+// Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/watch/streams/{stream}/watches/{watch_id} (the `DeleteStreamWatch` operationId).
+func (c *ClientWithResponses) DeleteStreamWatchWithResponse(ctx context.Context, stream string, watchId int64, reqEditors ...RequestEditorFn) (*DeleteStreamWatchResponse, error) {
+	rsp, err := c.DeleteStreamWatch(ctx, stream, watchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteStreamWatchResponse(rsp)
 }
 
 // ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
@@ -15973,6 +17440,393 @@ func ParseWatchResponse(rsp *http.Response) (*WatchResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers WatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWatchStreamResponse parses an HTTP response from a CreateWatchStreamWithResponse call
+func ParseCreateWatchStreamResponse(rsp *http.Response) (*CreateWatchStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWatchStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WatchStreamCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateWatchStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWatchStreamResponse parses an HTTP response from a DeleteWatchStreamWithResponse call
+func ParseDeleteWatchStreamResponse(rsp *http.Response) (*DeleteWatchStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWatchStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteWatchStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReadWatchStreamResponse parses an HTTP response from a ReadWatchStreamWithResponse call
+func ParseReadWatchStreamResponse(rsp *http.Response) (*ReadWatchStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadWatchStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReadWatchStreamResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReadWatchStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddStreamWatchResponse parses an HTTP response from a AddStreamWatchWithResponse call
+func ParseAddStreamWatchResponse(rsp *http.Response) (*AddStreamWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddStreamWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WatchAdded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AddStreamWatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteStreamWatchResponse parses an HTTP response from a DeleteStreamWatchWithResponse call
+func ParseDeleteStreamWatchResponse(rsp *http.Response) (*DeleteStreamWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteStreamWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteStreamWatchResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -37,8 +37,13 @@ const call = createApi({
 const store = createStore(call);
 const perms = new Permissions(session, store);
 const live = new Live({
-  url: (r, start) => store.watchURL(r, start, session.token()),
-  probe: (r) => store.list(r, { countOnly: true }),
+  streams: {
+    create: (watches) => store.createStream(watches),
+    add: (stream, r, from) => store.addWatch(stream, r, from),
+    cancel: (stream, id) => store.cancelWatch(stream, id),
+    drop: (stream) => store.dropStream(stream),
+  },
+  url: (stream) => store.streamURL(stream, session.token()),
 });
 const app = { store, session, perms, live };
 

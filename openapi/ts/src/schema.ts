@@ -775,6 +775,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/watch/streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a stream of many watchers
+         * @description Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+         */
+        post: operations["createWatchStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/watch/streams/{stream}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a stream of many watchers as Server-Sent Events
+         * @description Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+         *     Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+         *     One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+         */
+        get: operations["readWatchStream"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a stream of many watchers
+         * @description Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+         */
+        delete: operations["deleteWatchStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/watch/streams/{stream}/watches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a watcher to a stream
+         * @description Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+         */
+        post: operations["addStreamWatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/watch/streams/{stream}/watches/{watch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a watcher of a stream
+         * @description Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+         */
+        delete: operations["deleteStreamWatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -919,7 +1005,7 @@ export interface components {
              * @example key_not_found
              * @enum {string}
              */
-            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader";
+            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader" | "stream_not_found" | "watch_not_found";
             /**
              * Format: int64
              * @description With compacted: the store's compact revision.
@@ -1373,6 +1459,14 @@ export interface components {
         UserList: {
             users: string[];
         };
+        WatchAdded: {
+            /**
+             * Format: int64
+             * @description The watcher's id on its stream: every message of it carries it.
+             * @example 1
+             */
+            watch_id: number;
+        };
         WatchCanceled: {
             /** @description Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied. */
             reason: string;
@@ -1438,6 +1532,132 @@ export interface components {
              * @enum {string}
              */
             type: "progress";
+        };
+        WatchRequest: {
+            /**
+             * @description A comma list of noput and nodelete: leave those events out.
+             * @example nodelete
+             */
+            filters?: string;
+            from_key?: boolean;
+            /**
+             * @description The key, or the start of the range (or key_base64); none means every key.
+             * @example config/
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+            /** @example true */
+            prefix?: boolean;
+            /** @description Give each event the key as it was before, in prev_kv. */
+            prev_kv?: boolean;
+            /** @description Send progress bookmarks while idle. */
+            progress_notify?: boolean;
+            /** @description At most one of range_end, prefix and from_key: [key, range_end), every key with the prefix key (an empty key: every key), every key >= key. */
+            range_end?: string;
+            /** Format: byte */
+            range_end_base64?: string;
+            /**
+             * Format: int64
+             * @description Report events from this revision on; 0 or none: from the next one. It may be exactly the compact revision.
+             */
+            start_revision?: number;
+        };
+        WatchStreamCanceled: {
+            /** @description Why: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled. */
+            reason: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "canceled";
+            /**
+             * Format: int64
+             * @description The watcher, which has ended.
+             */
+            watch_id: number;
+        };
+        WatchStreamCompacted: {
+            /**
+             * Format: int64
+             * @description The compact revision: list again, and add a watch from the list's revision + 1.
+             */
+            compact_revision: number;
+            /** @description The store's revision. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "compacted";
+            /**
+             * Format: int64
+             * @description The watcher, which has ended.
+             */
+            watch_id: number;
+        };
+        WatchStreamCreateRequest: {
+            /** @description The stream's first watches; none or an empty body: a stream without watchers yet. */
+            watches?: components["schemas"]["WatchRequest"][];
+        };
+        WatchStreamCreated: {
+            /**
+             * @description The stream's id, for GET /v1/watch/streams/{stream} and the rest.
+             * @example q3Vb1yW0Xl0m2N5c8Zk4aA
+             */
+            stream: string;
+            /** @description The watches of the request, in order. */
+            watches: components["schemas"]["WatchAdded"][];
+        };
+        WatchStreamCreatedMessage: {
+            /** @description The revision the watcher is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * Format: int64
+             * @description The first revision the watcher reports.
+             */
+            start_revision: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "created";
+            /**
+             * Format: int64
+             * @description The watcher.
+             */
+            watch_id: number;
+        };
+        WatchStreamEvents: {
+            /** @description Every event of that revision that matches the watcher, in order: a txn is never split. */
+            events: components["schemas"]["WatchEvent"][];
+            /** @description The revision of the events. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "events";
+            /**
+             * Format: int64
+             * @description The watcher.
+             */
+            watch_id: number;
+        };
+        WatchStreamMessage: components["schemas"]["WatchStreamCanceled"] | components["schemas"]["WatchStreamCompacted"] | components["schemas"]["WatchStreamCreatedMessage"] | components["schemas"]["WatchStreamEvents"] | components["schemas"]["WatchStreamProgress"];
+        WatchStreamProgress: {
+            /** @description Every event of the watcher up to this revision has been sent. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "progress";
+            /**
+             * Format: int64
+             * @description The watcher.
+             */
+            watch_id: number;
         };
         WatcherCounts: {
             /** Format: int64 */
@@ -5216,6 +5436,391 @@ export interface operations {
             };
             /** @description unavailable: the server is shutting down. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createWatchStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The first watches of the stream, if any. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WatchStreamCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created: its id, and the watch_id of each watch of the body, in order. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchStreamCreated"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, a bad selector, start_revision or filter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key of some watch's range. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: past --max-watch-streams, --max-watch-streams-per-user or --max-watchers-per-stream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    readWatchStream: {
+        parameters: {
+            query?: {
+                /** @description Last-Event-ID, for a client that cannot set headers; the header wins. */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description Resume after the message with this id. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description The stream's id, from POST /v1/watch/streams. */
+                stream: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages of every watcher of the stream. As text/event-stream: Server-Sent Events, blocks of `field: value` lines ended by an empty line. A message's data line holds one message of the schema as JSON, whose type field says which message it is; its event line, when there is one, names it too, and its id line is the revision it brings the client to. Comment lines keep an idle connection open. */
+            200: {
+                headers: {
+                    /** @description no-cache */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["WatchStreamMessage"];
+                };
+            };
+            /** @description invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description stream_not_found: no such stream (deleted, dropped, or another user's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteWatchStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's id. */
+                stream: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description stream_not_found: no such stream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    addStreamWatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's id. */
+                stream: string;
+            };
+            cookie?: never;
+        };
+        /** @description What to watch, as the query of GET /v1/watch. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchAdded"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, a bad selector, start_revision or filter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key of the range. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description stream_not_found: no such stream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: the stream has --max-watchers-per-stream watchers. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteStreamWatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's id. */
+                stream: string;
+                /** @description The watcher's watch_id. */
+                watch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Canceled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description invalid_argument: a watch_id that is not a positive integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -240,3 +240,85 @@ test("locks and elections", async () => {
   const none = await kv.GET("/v1/elections/{name}/leader", { params: { path: { name: "ts-db" } } });
   assert.equal(none.error?.error.code, "no_leader");
 });
+
+// readEvents yields the data of each Server-Sent Event of a stream, as
+// the typed message it is, with its id.
+async function* readEvents(body: ReadableStream<Uint8Array>) {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const id = /^id: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (data !== undefined) yield { id, message: JSON.parse(data) as Schemas["WatchStreamMessage"] };
+    }
+  }
+}
+
+test("many watchers on one stream", async () => {
+  const created = await kv.POST("/v1/watch/streams", { body: { watches: [{ key: "ts/s/", prefix: true }] } });
+  assert.equal(created.response.status, 201, JSON.stringify(created.error));
+  assert.ok(created.data);
+  const { stream } = created.data;
+  const [first] = created.data.watches;
+  assert.ok(first);
+  const path = { params: { path: { stream } } };
+  const abort = new AbortController();
+  const read = await kv.GET("/v1/watch/streams/{stream}", { ...path, parseAs: "stream", signal: abort.signal });
+  assert.equal(read.response.status, 200);
+  assert.ok(read.response.body);
+  const added = await kv.POST("/v1/watch/streams/{stream}/watches", { ...path, body: { key: "ts/t", prev_kv: true } });
+  assert.equal(added.response.status, 201, JSON.stringify(added.error));
+  const second = added.data?.watch_id;
+  assert.ok(second);
+
+  const got: string[] = [];
+  let cursor: string | undefined;
+  for await (const { id, message: m } of readEvents(read.response.body)) {
+    cursor = id;
+    // The data says which watcher, and the union narrows on type.
+    if (m.type === "created") {
+      got.push(`${m.watch_id} created`);
+      if (m.watch_id === second) {
+        await put("ts/s/1", "one");
+        await put("ts/t", "a");
+        await put("ts/t", "b");
+        const gone: { response: Response } = await kv.DELETE("/v1/watch/streams/{stream}/watches/{watch_id}", {
+          params: { path: { stream, watch_id: first.watch_id } },
+        });
+        assert.equal(gone.response.status, 200);
+      }
+      continue;
+    }
+    if (m.type === "events") {
+      for (const ev of m.events) got.push(`${m.watch_id} ${ev.type} ${ev.kv.key}=${ev.kv.value} was ${ev.prev_kv?.value}`);
+      if (m.watch_id === second && m.events[0]?.kv.value === "b") break;
+      continue;
+    }
+    if (m.type === "canceled") {
+      got.push(`${m.watch_id} canceled ${m.reason}`);
+      continue;
+    }
+    assert.fail(`unexpected message ${JSON.stringify(m)}`);
+  }
+  abort.abort();
+  assert.ok(cursor, "every message has an id: the cursor to resume after");
+  assert.deepEqual(got, [
+    `${first.watch_id} created`,
+    `${second} created`,
+    `${first.watch_id} put ts/s/1=one was undefined`,
+    `${second} put ts/t=a was undefined`,
+    `${second} put ts/t=b was a`,
+  ]);
+  const deleted = await kv.DELETE("/v1/watch/streams/{stream}", path);
+  assert.equal(deleted.response.status, 200);
+  const again = await kv.DELETE("/v1/watch/streams/{stream}", path);
+  assert.equal(again.error?.error.code, "stream_not_found");
+});

@@ -148,11 +148,6 @@ export function prefixEnd(p) {
   return null;
 }
 
-/** successor returns the smallest key greater than k: k followed by a zero byte. */
-export function successor(k) {
-  return concat(k, new Uint8Array([0]));
-}
-
 /** pathOf returns the /v1/kv/ path of a key, every byte but the unreserved ones percent-encoded. */
 export function pathOf(key) {
   return "/v1/kv/" + segment(key);

@@ -1,37 +1,40 @@
-// Live updates: one Server-Sent Events stream for everything the page
-// shows. Views subscribe to a range from a revision; the feed keeps one
-// EventSource open on the smallest range covering every subscription and
-// hands each subscriber the events of its range, from its revision on.
+// Live updates: one stream of many watchers (/v1/watch/streams) for
+// everything the page shows. Views subscribe to a range from a revision;
+// each subscription is one watcher of the page's stream, added and
+// canceled as views come and go, and gets the events of its range, from
+// its revision on, once each.
 //
-// Only this module knows how the stream is made. Today it is one
-// GET /v1/watch over the cover; with /v1/watch/streams each subscription
-// becomes a watcher of one stream and open() and dispatch() change, not
-// the views.
+// Only this module knows how the stream is made: the views see
+// subscribe() and the state.
 //
 // Resuming: the browser reconnects by itself after a dropped connection
-// (a server restart) and sends Last-Event-ID, the last revision it saw,
-// so nothing is lost. When it gives up (the request was refused, say an
-// expired token in the URL) the feed opens a new EventSource from the
-// revision after the last one delivered, with the current token.
+// and sends Last-Event-ID, the stream's cursor, so every watcher resumes
+// exactly. When it gives up (the server restarted and forgot the stream,
+// or the token in the URL expired) the feed makes a new stream, each
+// watcher starting right after the last revision its subscription
+// received, with the current token.
 
 import { fromWire } from "./bytes.js";
-import { contains, cover, sameRange } from "./range.js";
 
 const MAX_BACKOFF = 30000;
 
 export class Live {
   /**
-   * url(range, startRevision) gives the stream's URL with the current
-   * token; probe(range) makes a plain call over the range and rejects
-   * with its ApiError, to learn why a stream was refused.
+   * streams makes and changes streams: create(ranges with revisions) to
+   * {stream, watches}, add(stream, range, revision) to {watch_id},
+   * cancel(stream, id), drop(stream); each rejects with an ApiError.
+   * url(stream) gives the stream's URL with the current token.
    */
-  constructor({ url, probe }) {
+  constructor({ streams, url }) {
+    this.streams = streams;
     this.url = url;
-    this.probe = probe;
     this.subs = new Set();
+    this.byWatch = new Map(); // watch_id -> subscription, on this.stream
+    this.stream = null; // the stream's id, once made
+    this.making = null; // the promise of the stream being made
+    this.adding = 0; // watches being added: their messages may come first
+    this.early = []; // those messages
     this.es = null;
-    this.range = null;
-    this.lastId = 0; // the last revision the stream delivered
     this.planned = false;
     this.backoff = 1000;
     this.retryTimer = 0;
@@ -46,14 +49,19 @@ export class Live {
    * again and subscribe anew). It returns {close()}.
    */
   subscribe(range, from, handlers) {
-    const sub = { range, next: from, handlers };
+    const sub = { range, next: from, handlers, watchId: 0 };
     this.subs.add(sub);
     this.plan();
-    return {
-      close: () => {
-        if (this.subs.delete(sub)) this.plan();
-      },
-    };
+    return { close: () => this.unsubscribe(sub) };
+  }
+
+  unsubscribe(sub) {
+    if (!this.subs.delete(sub)) return;
+    if (sub.watchId && this.byWatch.get(sub.watchId) === sub) {
+      this.byWatch.delete(sub.watchId);
+      this.streams.cancel(this.stream, sub.watchId).catch(() => {});
+    }
+    this.plan();
   }
 
   onState(fn) {
@@ -67,14 +75,14 @@ export class Live {
     for (const fn of this.listeners) fn(this.state);
   }
 
-  /** restart reopens a stopped feed, from where it was. */
+  /** restart reopens a stopped feed, from where each subscription was. */
   restart() {
     this.stop();
     this.plan();
   }
 
   // Subscriptions change in bursts (a view closes one and opens another):
-  // the stream is re-planned once the burst is over.
+  // the stream follows once the burst is over.
   plan() {
     if (this.planned) return;
     this.planned = true;
@@ -90,127 +98,182 @@ export class Live {
       this.setState("idle");
       return;
     }
-    const want = cover([...this.subs].map((s) => s.range));
-    const start = Math.min(...[...this.subs].map((s) => s.next));
-    // An open stream that covers every range and has not gone past any
-    // subscriber's start serves them all.
-    if (this.es && sameRange(want, this.range) && start > this.lastId) return;
-    this.open(want, start, "connecting");
+    if (this.making || this.retryTimer) return; // applied once that is done
+    if (!this.es) {
+      this.open("connecting");
+      return;
+    }
+    for (const sub of this.subs) if (!sub.watchId) this.add(sub);
   }
 
+  // stop closes the stream and forgets it; the subscriptions stay.
   stop() {
     clearTimeout(this.retryTimer);
+    this.retryTimer = 0;
     if (this.es) this.es.close();
     this.es = null;
+    if (this.stream) this.streams.drop(this.stream).catch(() => {});
+    this.stream = null;
+    this.byWatch.clear();
+    this.early = [];
+    for (const sub of this.subs) sub.watchId = 0;
   }
 
-  // open starts a stream over range from revision start; state says why:
-  // "connecting" to follow other ranges, "reconnecting" after a failure.
-  open(range, start, state) {
+  // open makes a new stream with a watcher for every subscription, from
+  // its next revision, and reads it; state says why: "connecting" or
+  // "reconnecting".
+  open(state) {
     this.stop();
-    this.range = range;
-    this.lastId = start - 1;
-    const es = new EventSource(this.url(range, start));
-    this.es = es;
     this.setState(state);
-    const mine = (fn) => (e) => {
-      if (this.es === es) fn(e);
-    };
-    es.addEventListener("created", mine((e) => {
-      const h = safeParse(e.data).header;
-      this.backoff = 1000;
-      if (h) this.state.revision = Math.max(this.state.revision, h.revision);
-      this.setState("live");
-    }));
-    es.addEventListener("message", mine((e) => this.dispatch(Number(e.lastEventId), JSON.parse(e.data))));
-    es.addEventListener("progress", mine((e) => this.advance(Number(e.lastEventId))));
-    es.addEventListener("compacted", mine(() => this.compacted()));
-    es.addEventListener("canceled", mine((e) => {
-      const reason = safeParse(e.data).reason || "canceled";
-      if (/shutting down/i.test(reason)) {
-        // The server comes back; the browser reconnects by itself.
-        this.setState("reconnecting", "the server restarts");
-      } else if (/permission denied/i.test(reason)) {
-        this.stop();
-        this.setState("stopped", reason);
+    const subs = [...this.subs];
+    const making = this.streams.create(subs.map((s) => ({ range: s.range, from: s.next })));
+    this.making = making;
+    making.then((made) => {
+      if (this.making !== making) return;
+      this.making = null;
+      this.stream = made.stream;
+      made.watches.forEach((w, i) => {
+        if (!this.subs.has(subs[i])) {
+          this.streams.cancel(made.stream, w.watch_id).catch(() => {});
+          return;
+        }
+        subs[i].watchId = w.watch_id;
+        this.byWatch.set(w.watch_id, subs[i]);
+      });
+      this.read(made.stream);
+      this.apply();
+    }, (e) => {
+      if (this.making !== making) return;
+      this.making = null;
+      this.refused(e);
+    });
+  }
+
+  // add makes a watcher of the stream for sub.
+  add(sub) {
+    const stream = this.stream;
+    sub.watchId = -1; // being added
+    this.adding++;
+    this.streams.add(stream, sub.range, sub.next).then((w) => {
+      this.adding--;
+      if (this.stream !== stream) return;
+      if (!this.subs.has(sub)) {
+        this.streams.cancel(stream, w.watch_id).catch(() => {});
       } else {
-        // The stream ended with its token (expired, revoked, auth turned
-        // on or off): go on from where it was with the session's token,
-        // or find out why not.
-        this.retry();
+        sub.watchId = w.watch_id;
+        this.byWatch.set(w.watch_id, sub);
       }
-    }));
-    es.addEventListener("error", mine(() => {
+      const early = this.early;
+      this.early = [];
+      for (const [kind, m] of early) this.handle(kind, m);
+    }, (e) => {
+      this.adding--;
+      if (this.stream !== stream) return;
+      sub.watchId = 0;
+      if (e.status === 404) this.retry(); // the stream is gone: make another
+      else this.refused(e);
+    });
+  }
+
+  read(stream) {
+    const es = new EventSource(this.url(stream));
+    this.es = es;
+    const on = (kind) => es.addEventListener(kind, (e) => {
+      if (this.es === es) this.handle(kind, JSON.parse(e.data));
+    });
+    for (const kind of ["created", "message", "progress", "compacted", "canceled"]) on(kind);
+    es.addEventListener("error", () => {
+      if (this.es !== es) return;
       if (es.readyState === EventSource.CLOSED) this.retry();
       else this.setState("reconnecting");
-    }));
+    });
   }
 
-  dispatch(rev, msg) {
-    this.lastId = rev;
-    this.state.revision = msg.header ? msg.header.revision : rev;
-    const events = (msg.events || []).map((ev) => ({ ...ev, key: fromWire(ev.kv, "key") }));
-    for (const s of [...this.subs]) {
-      if (rev < s.next) continue;
-      s.next = rev + 1;
-      const mine = events.filter((ev) => contains(s.range, ev.key));
-      if (mine.length) s.handlers.events(mine, rev);
+  // handle takes one message of the stream.
+  handle(kind, m) {
+    const sub = this.byWatch.get(m.watch_id);
+    if (!sub) {
+      if (this.adding > 0) this.early.push([kind, m]); // its watch_id is on its way
+      return;
+    }
+    const rev = m.header ? m.header.revision : 0;
+    switch (kind) {
+      case "created":
+        this.backoff = 1000;
+        this.state.revision = Math.max(this.state.revision, rev);
+        this.setState("live");
+        return;
+      case "message":
+        this.dispatch(sub, rev, m);
+        return;
+      case "progress":
+        sub.next = Math.max(sub.next, rev + 1);
+        return;
+      case "compacted":
+        // The history this subscription needs is gone: it ends, and its
+        // view lists again at a new revision and subscribes from there.
+        this.byWatch.delete(m.watch_id);
+        this.subs.delete(sub);
+        this.setState("reloading", "history was compacted");
+        sub.handlers.reset("compacted");
+        if (this.subs.size === 0) this.setState("idle");
+        return;
+      case "canceled":
+        this.canceled(sub, m.reason || "canceled");
+    }
+  }
+
+  dispatch(sub, rev, m) {
+    this.state.revision = Math.max(this.state.revision, rev);
+    if (rev >= sub.next) {
+      sub.next = rev + 1;
+      const events = (m.events || []).map((ev) => ({ ...ev, key: fromWire(ev.kv, "key") }));
+      sub.handlers.events(events, rev);
     }
     this.setState("live");
   }
 
-  advance(rev) {
-    this.lastId = Math.max(this.lastId, rev);
-    this.state.revision = Math.max(this.state.revision, rev);
-    for (const s of this.subs) s.next = Math.max(s.next, rev + 1);
-    this.setState("live");
+  canceled(sub, reason) {
+    this.byWatch.delete(sub.watchId);
+    sub.watchId = 0;
+    if (/permission denied/i.test(reason)) {
+      this.stop();
+      this.setState("stopped", reason);
+    } else if (/shutting down/i.test(reason)) {
+      // The server comes back, without the stream: the browser's
+      // reconnect fails, and the feed makes another.
+      this.setState("reconnecting", "the server restarts");
+    } else {
+      // The stream ended with its owner's credentials (user deleted, auth
+      // turned on or off) or its cursor: go on with the session's token,
+      // or find out why not.
+      this.retry();
+    }
   }
 
-  // The history a subscriber needs is gone: every subscription ends, and
-  // the views list again at a new revision and subscribe from there.
-  compacted() {
-    const subs = [...this.subs];
-    this.subs.clear();
-    this.stop();
-    this.setState("reloading", "history was compacted");
-    for (const s of subs) s.handlers.reset("compacted");
-    if (this.subs.size === 0) this.setState("idle");
+  // refused: making or changing the stream failed. A 401 has the session
+  // get a new token (or sign out, which ends every subscription), so try
+  // again; a 403 is for good; anything else is tried again.
+  refused(e) {
+    if (e.status === 403) {
+      this.stop();
+      this.setState("stopped", e.explain());
+      return;
+    }
+    this.retry();
   }
 
-  // The browser gave up on the stream: find out why, then open a new one
-  // from where the last one stopped, or stop for good if refused.
+  // retry makes a new stream after a while, from where each subscription
+  // was.
   retry() {
+    if (this.retryTimer) return;
     if (this.es) this.es.close();
-    const range = this.range;
+    this.es = null;
     this.setState("reconnecting");
-    this.retryTimer = setTimeout(async () => {
-      try {
-        await this.probe(range);
-      } catch (e) {
-        // Refused for good; a 401 instead has the session get a new
-        // token (or sign out, which ends every subscription), so try again.
-        if (e.status === 403) {
-          this.stop();
-          this.setState("stopped", e.explain());
-          return;
-        }
-        if (e.status === 401) {
-          this.retry();
-          return;
-        }
-      }
-      if (this.subs.size === 0) return;
-      const start = Math.min(this.lastId + 1, ...[...this.subs].map((s) => s.next));
-      this.open(cover([...this.subs].map((s) => s.range)), start, "reconnecting");
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = 0;
+      if (this.subs.size > 0) this.open("reconnecting");
     }, this.backoff);
     this.backoff = Math.min(MAX_BACKOFF, this.backoff * 2);
-  }
-}
-
-function safeParse(s) {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return {};
   }
 }

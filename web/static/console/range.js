@@ -2,7 +2,7 @@
 // key and the one byte 0 for every key from key on. The empty key with
 // end [0] is the whole key space.
 
-import { EMPTY, compare, equal, prefixEnd, successor, text, toBase64 } from "./bytes.js";
+import { EMPTY, compare, equal, prefixEnd, text, toBase64 } from "./bytes.js";
 
 export const TO_END = new Uint8Array([0]);
 
@@ -30,31 +30,6 @@ export function contains(r, k) {
   if (r.end === null) return equal(r.key, k);
   if (compare(k, r.key) < 0) return false;
   return isToEnd(r.end) || compare(k, r.end) < 0;
-}
-
-/** cover returns the smallest range holding every range given. */
-export function cover(ranges) {
-  let lo = null;
-  let hi = null; // null: no upper bound seen yet
-  let open = false;
-  for (const r of ranges) {
-    if (lo === null || compare(r.key, lo) < 0) lo = r.key;
-    if (r.end !== null && isToEnd(r.end)) open = true;
-    const end = r.end === null ? successor(r.key) : r.end;
-    if (hi === null || compare(end, hi) > 0) hi = end;
-  }
-  if (lo === null) return null;
-  if (open) return { key: lo, end: TO_END };
-  if (ranges.length === 1 && ranges[0].end === null) return ranges[0];
-  return { key: lo, end: hi };
-}
-
-/** sameRange reports whether two ranges select the same keys, as written. */
-export function sameRange(a, b) {
-  if (!a || !b) return a === b;
-  if (!equal(a.key, b.key)) return false;
-  if (a.end === null || b.end === null) return a.end === b.end;
-  return equal(a.end, b.end);
 }
 
 /** param sets name (or its _base64 twin for bytes that are not UTF-8) on q. */

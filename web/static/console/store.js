@@ -106,11 +106,24 @@ export function createStore(call) {
       });
       return call("GET", "/v1/history", { query: q, what: { action: `read the history of ${describe(r)}`, need: "read", on: describe(r) } });
     },
-    watchURL(r, startRevision, token) {
-      const q = rangeQuery(r);
-      if (startRevision) q.set("start_revision", String(startRevision));
+    // The page's stream of live updates (live.js): one watcher per range
+    // it follows, each from its revision.
+    createStream: (watches) =>
+      call("POST", "/v1/watch/streams", {
+        json: { watches: watches.map((w) => ({ ...selector(w.range), start_revision: w.from })) },
+        what: { action: "follow the page live", need: "read", on: watches.map((w) => describe(w.range)).join(", ") },
+      }),
+    addWatch: (stream, r, from) =>
+      call("POST", `/v1/watch/streams/${enc(stream)}/watches`, {
+        json: { ...selector(r), start_revision: from },
+        what: { action: `follow ${describe(r)} live`, need: "read", on: describe(r) },
+      }),
+    cancelWatch: (stream, id) => call("DELETE", `/v1/watch/streams/${enc(stream)}/watches/${id}`),
+    dropStream: (stream) => call("DELETE", `/v1/watch/streams/${enc(stream)}`),
+    streamURL(stream, token) {
+      const q = new URLSearchParams();
       if (token) q.set("access_token", token);
-      return "/v1/watch?" + q;
+      return `/v1/watch/streams/${enc(stream)}` + (token ? "?" + q : "");
     },
 
     leases: () => call("GET", "/v1/leases", { what: { action: "list the leases" } }),

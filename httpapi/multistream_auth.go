@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/httpkv/httpkv/auth"
+)
+
+// streamOwner is who a stream of many watchers belongs to: a user, or no
+// one while auth is off. A stream outlives the token it was made with:
+// any valid token of its owner reads it, and it ends only when the owner
+// no longer can (deleted, or auth turned on or off).
+type streamOwner struct {
+	user   string
+	authOn bool
+}
+
+// ownerAuthorizer is an Authorizer that knows the owners of streams.
+type ownerAuthorizer interface {
+	// Owner returns who r acts as.
+	Owner(r *http.Request) (streamOwner, error)
+	// RecheckOwner decides a for the owner o as things stand now,
+	// without a token; the error says why not (streamEndReason).
+	RecheckOwner(o streamOwner, a Access) error
+}
+
+// Owner returns r's user while auth is on, no one while it is off.
+func (x authAuthorizer) Owner(r *http.Request) (streamOwner, error) {
+	if !x.a.Enabled() {
+		return streamOwner{}, nil
+	}
+	token, err := requestToken(r)
+	if err != nil {
+		return streamOwner{}, err
+	}
+	user, err := x.a.UserOf(token)
+	if err != nil {
+		return streamOwner{}, err
+	}
+	return streamOwner{user: user, authOn: true}, nil
+}
+
+// RecheckOwner: a stream made while auth was off ends once it is on, one
+// made by a user ends once auth is off or the user is deleted, and the
+// user must be allowed a.
+func (x authAuthorizer) RecheckOwner(o streamOwner, a Access) error {
+	if !x.a.Enabled() {
+		if o.authOn {
+			return auth.ErrAuthDisabled
+		}
+		return nil
+	}
+	if !o.authOn {
+		return auth.ErrAuthEnabled
+	}
+	if _, err := x.a.GetUser(o.user); err != nil {
+		return auth.ErrUserDeleted
+	}
+	return x.a.AuthorizeUser(o.user, a)
+}
+
+// streamOwner returns who r acts as, for the streams it may see.
+func (h *Handler) streamOwner(r *http.Request) (streamOwner, error) {
+	oa, ok := h.cfg.Authorizer.(ownerAuthorizer)
+	if !ok {
+		return streamOwner{}, nil
+	}
+	return oa.Owner(r)
+}
+
+// callerExpiry returns what is signalled when the caller's token expires
+// (nil without a token) and what stops it.
+func callerExpiry(c streamCaller) (<-chan time.Time, func() bool) {
+	if c.Expires.IsZero() {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(time.Until(c.Expires))
+	return t.C, t.Stop
+}

@@ -1,0 +1,219 @@
+package httpapi
+
+import (
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/httpkv/httpkv/auth"
+)
+
+// streamConn is a connection reading a stream of many watchers. At most
+// one reads a stream at a time: a newer one takes the stream over, and
+// the older one ends at once (a client reconnecting may do so before the
+// server has noticed its old connection is dead).
+type streamConn struct {
+	ready  chan struct{} // signalled when pending has bytes, or the stream is gone
+	kicked chan struct{} // closed when another connection took the stream over
+}
+
+func (c *streamConn) signal() {
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
+// attach makes a new connection the stream's reader, resuming right after
+// the message whose id is cursor (0: before the first). Without a cursor
+// the stream must never have been read past a fold point: the client
+// could not say what it had.
+func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.gone {
+		return nil, errStreamNotFound
+	}
+	state := ms.log.check(cursor)
+	switch {
+	case !hasCursor && ms.log.folded > 0:
+		return nil, badRequest("this stream was read before: reconnect with Last-Event-ID (or last_event_id), the id of the last message received")
+	case state == cursorUnknown:
+		return nil, badRequest("Last-Event-ID %d is not the id of a message of this stream", cursor)
+	}
+	if ms.conn != nil {
+		close(ms.conn.kicked)
+	}
+	c := &streamConn{ready: make(chan struct{}, 1), kicked: make(chan struct{})}
+	ms.conn = c
+	ms.idleGen++
+	if ms.idle != nil {
+		ms.idle.Stop()
+	}
+	if state == cursorTooOld {
+		// Where each watcher stands for this client is not known: end
+		// them all rather than resume one with a gap or a duplicate.
+		if ms.pending != nil {
+			putStreamBuffer(ms.pending)
+			ms.pending = nil
+		}
+		ms.end("cursor too old", true)
+		return c, nil
+	}
+	ms.resume(cursor)
+	ms.signalConn()
+	return c, nil
+}
+
+// detach forgets c, unless another connection took over; the stream is
+// dropped once it has had no connection for IdleTimeout.
+func (ms *multiStream) detach(c *streamConn) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.conn != c {
+		return
+	}
+	ms.conn = nil
+	ms.armIdle()
+}
+
+// armIdle starts the idle timer. The caller holds mu.
+func (ms *multiStream) armIdle() {
+	if ms.gone {
+		return
+	}
+	ms.idleGen++
+	gen := ms.idleGen
+	if ms.idle != nil {
+		ms.idle.Stop()
+	}
+	ms.idle = time.AfterFunc(ms.reg.cfg.IdleTimeout, func() { ms.expire(gen) })
+}
+
+// expire drops the stream if it still has had no connection since the
+// timer of generation gen was armed.
+func (ms *multiStream) expire(gen uint64) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.gone || ms.conn != nil || ms.idleGen != gen {
+		return
+	}
+	ms.markGone()
+	ms.reg.forget(ms)
+}
+
+// takePending hands what is pending to c to write; done says c is to end
+// after writing it (the stream is gone, or c was taken over).
+func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.conn != c {
+		return nil, true
+	}
+	sb, ms.pending = ms.pending, nil
+	ms.log.written = ms.log.issued
+	ms.trimLog()
+	if len(ms.parked) > 0 && !ms.gone {
+		ms.unpark()
+	}
+	return sb, ms.gone
+}
+
+// shutdownConn ends every watcher with "shutting down" and hands what is
+// pending to c, its last write.
+func (ms *multiStream) shutdownConn(c *streamConn) *streamBuffer {
+	ms.mu.Lock()
+	if ms.conn == c {
+		ms.end("shutting down", false)
+	}
+	ms.mu.Unlock()
+	sb, _ := ms.takePending(c)
+	return sb
+}
+
+// multiConn is what a connection reading a stream needs to check again
+// that its caller may still read it.
+type multiConn struct {
+	ms          *multiStream
+	c           *streamConn
+	auth        streamAuthorizer
+	authChanged <-chan struct{}
+	caller      streamCaller
+}
+
+// pumpMulti writes a stream of many watchers to its sink until the client
+// leaves, another connection takes the stream over, the stream ends, or
+// the handler closes. Every revision ready across the watchers goes out
+// in one write and one flush. The connection ends, and the stream goes
+// on, when the token it was opened with expires or is revoked: the client
+// reconnects with a new one and its Last-Event-ID.
+func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
+	defer sink.close()
+	defer mc.ms.detach(mc.c)
+	enc := streamEncoder{}
+	if !sink.send(enc.retry(nil, 1000)) {
+		return
+	}
+	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
+	defer keepAlive.Stop()
+	expired, stop := callerExpiry(mc.caller)
+	defer stop()
+	// leave says why the connection ends, to a client that reads comments.
+	leave := func(why string) {
+		sink.send(append(append([]byte(": "), why...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
+	}
+	for {
+		var sb *streamBuffer
+		done := false
+		select {
+		case <-sink.gone():
+			return
+		case <-mc.c.kicked:
+			return
+		case <-h.streams.stop:
+			if sb := mc.ms.shutdownConn(mc.c); sb != nil {
+				sink.send(sb.out)
+				putStreamBuffer(sb)
+			}
+			return
+		case <-keepAlive.C:
+			sb = getStreamBuffer()
+			sb.out = enc.keepAlive(sb.out)
+		case <-expired:
+			leave(reasonTokenExpired)
+			return
+		case <-mc.authChanged:
+			// The connection ends with its token; what ends the owner's
+			// right to the stream (the user deleted, auth turned on or
+			// off) ends the stream, whose last messages come first.
+			mc.authChanged = mc.auth.Changed()
+			err := mc.auth.Recheck(mc.caller, Access{})
+			if errors.Is(err, auth.ErrTokenRevoked) || errors.Is(err, auth.ErrTokenExpired) {
+				leave(streamEndReason(err))
+				return
+			}
+			continue
+		case <-mc.c.ready:
+			// Let the collector finish what is ready at once, so that it
+			// joins this write (see pump).
+			runtime.Gosched()
+			sb, done = mc.ms.takePending(mc.c)
+			if sb == nil {
+				if done {
+					return
+				}
+				continue
+			}
+			keepAlive.Reset(h.cfg.KeepAliveInterval)
+		}
+		ok := sink.send(sb.out)
+		putStreamBuffer(sb)
+		if !ok || done {
+			return
+		}
+	}
+}
+
+// abandon is what runStream calls instead of the pump when the stream
+// cannot be served after all (the handler is closing).
+func (mc *multiConn) abandon() { mc.ms.detach(mc.c) }

@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"cmp"
+	"strconv"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// The messages of a stream of many watchers. They are a single watch's
+// (see sse.go), with "watch_id" right after "type", and an id on every
+// one: a cursor, the message's sequence number in the stream (see
+// multistream_log.go), rather than a revision. Each message goes into the
+// stream's pending buffer and its log at once (emit).
+
+// emit appends one message of w to pending and records it in the log:
+// after it, w's next revision is next. payload is the message's JSON
+// object, starting with its watch_id.
+func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next int64, payload []byte) {
+	if ms.pending == nil {
+		ms.pending = getStreamBuffer()
+	}
+	before := len(ms.pending.out)
+	seq := ms.log.issued + 1
+	ms.pending.out = streamEncoder{}.frameTyped(ms.pending.out, event, cmp.Or(event, defaultType), seq, payload)
+	ms.log.issue(w, kind, next, len(ms.pending.out)-before)
+}
+
+// emitCreated queues w's created message: where it starts, and the
+// revision the stream was consistent with then.
+func (ms *multiStream) emitCreated(w *streamWatcher) {
+	p := watchIDPayload(ms.scratch[:0], w.id)
+	p = appendHeaderField(p, w.createdRev)
+	p = appendIntField(p, "start_revision", w.start)
+	ms.scratch = append(p, '}')
+	ms.emit(w, entryCreated, "created", w.start, ms.scratch)
+}
+
+// emitFinal queues w's final message again or for the first time.
+func (ms *multiStream) emitFinal(w *streamWatcher) {
+	ms.emit(w, entryFinal, w.final.event, w.next, w.final.payload)
+}
+
+// encodeResponse queues one response of w's backend watch; it reports
+// whether it ended the watcher.
+func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse) bool {
+	switch {
+	case r.CompactRevision != 0:
+		p := watchIDPayload(ms.scratch[:0], w.id)
+		p = appendHeaderField(p, r.Revision)
+		p = appendIntField(p, "compact_revision", r.CompactRevision)
+		ms.scratch = append(p, '}')
+		ms.finish(w, "compacted", ms.scratch)
+		return true
+	case r.Canceled:
+		// The backend ended the watch by itself: it is closing.
+		ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, cmp.Or(r.CancelReason, "canceled")))
+		return true
+	case r.Progress:
+		if r.Revision+1 > w.next {
+			w.next = r.Revision + 1
+		}
+		p := watchIDPayload(ms.scratch[:0], w.id)
+		ms.scratch = append(appendHeaderField(p, r.Revision), '}')
+		ms.emit(w, entryData, "progress", w.next, ms.scratch)
+		return false
+	}
+	// One message per revision; a response may hold several.
+	evs := r.Events
+	for len(evs) > 0 {
+		rev, n := revisionSpan(evs)
+		p := appendHeaderField(watchIDPayload(ms.scratch[:0], w.id), rev)
+		ms.scratch = append(appendEventsField(p, evs[:n]), '}')
+		w.next = rev + 1
+		ms.emit(w, entryData, "", w.next, ms.scratch)
+		evs = evs[n:]
+	}
+	return false
+}
+
+// watchIDPayload starts a message's JSON object with its watch_id.
+func watchIDPayload(p []byte, id int64) []byte {
+	p = append(p, `{"watch_id":`...)
+	return strconv.AppendInt(p, id, 10)
+}
+
+// appendHeaderField appends `,"header":{"revision":R}`.
+func appendHeaderField(p []byte, rev int64) []byte {
+	p = append(p, `,"header":{"revision":`...)
+	p = strconv.AppendInt(p, rev, 10)
+	return append(p, '}')
+}
+
+// canceledPayload is a canceled message's object.
+func canceledPayload(p []byte, id int64, reason string) []byte {
+	p = watchIDPayload(p, id)
+	p = append(p, `,"reason":`...)
+	p = appendString(p, []byte(reason))
+	return append(p, '}')
+}

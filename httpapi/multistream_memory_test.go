@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// heapInUse is the live heap after a full collection.
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// watcherMemory returns the heap bytes an idle watcher of a stream holds,
+// over n watchers of a key or a prefix (half each), server side: the stream's record of it
+// and the scheduler's watch.
+func watcherMemory(tb testing.TB, n int) float64 {
+	tb.Helper()
+	b := openTestBackend(tb, embedded.Options{})
+	reg := newStreamRegistry(WatchStreamConfig{MaxWatchers: n}, b, allowAll{})
+	defer reg.close()
+	ms, err := reg.create(streamOwner{}, "test", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "memory/%08d", i)
+	}
+	before := heapInUse()
+	for i, k := range keys {
+		r := keyrange.Single(k)
+		if i%2 == 1 {
+			r = keyrange.Prefix(k)
+		}
+		if _, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End}, r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// What was encoded for the reader (created messages) is not the
+	// watchers' to hold: drop it, as a reader taking it would.
+	ms.mu.Lock()
+	if ms.pending != nil {
+		ms.pending = nil
+	}
+	ms.log.written = ms.log.issued
+	ms.log.reset()
+	ms.mu.Unlock()
+	after := heapInUse()
+	runtime.KeepAlive(keys)
+	return float64(after-before) / float64(n)
+}
+
+// TestWatchStreamWatcherMemory: an idle watcher of a stream holds less
+// than 1.5 KiB, on both sides of the seam.
+func TestWatchStreamWatcherMemory(t *testing.T) {
+	per := watcherMemory(t, 10000)
+	t.Logf("%.0f bytes per idle watcher", per)
+	if per > 1536 {
+		t.Fatalf("an idle watcher of a stream holds %.0f bytes, want under 1.5 KiB", per)
+	}
+}

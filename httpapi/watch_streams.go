@@ -1,0 +1,365 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// The endpoints of /v1/watch/streams: a stream carries many watchers,
+// added and canceled while it runs, each message tagged with its
+// watcher, resumable as a whole (see multistream.go).
+
+// watchRequestJSON is one watch: the query parameters of GET /v1/watch,
+// as JSON.
+type watchRequestJSON struct {
+	Key            *string `json:"key"`
+	KeyBase64      *string `json:"key_base64"`
+	RangeEnd       *string `json:"range_end"`
+	RangeEndBase64 *string `json:"range_end_base64"`
+	Prefix         bool    `json:"prefix"`
+	FromKey        bool    `json:"from_key"`
+	StartRevision  int64   `json:"start_revision"`
+	PrevKV         bool    `json:"prev_kv"`
+	Filters        string  `json:"filters"`
+	ProgressNotify bool    `json:"progress_notify"`
+}
+
+func (j *watchRequestJSON) selector() selector {
+	return selector{j.Key, j.KeyBase64, j.RangeEnd, j.RangeEndBase64, j.Prefix, j.FromKey}
+}
+
+// toWatch converts a watch from the wire; the range says what it reads.
+func (j *watchRequestJSON) toWatch() (kv.WatchRequest, keyrange.Range, error) {
+	sel, err := j.selector().watchSelection()
+	if err != nil {
+		return kv.WatchRequest{}, sel, err
+	}
+	if j.StartRevision < 0 {
+		return kv.WatchRequest{}, sel, badRequest("start_revision must not be negative")
+	}
+	req := kv.WatchRequest{Key: sel.Key, End: sel.End, StartRevision: j.StartRevision, PrevKV: j.PrevKV, ProgressNotify: j.ProgressNotify}
+	q := &query{v: map[string][]string{"filters": {j.Filters}}, accepted: params{"filters"}}
+	req.NoPut, req.NoDelete = q.filters()
+	if q.err != nil {
+		return kv.WatchRequest{}, sel, q.err
+	}
+	return req, sel, nil
+}
+
+// watchSelection is the range of a watch: as selection, but no key, or
+// an empty one with prefix, means every key, as in GET /v1/watch.
+func (j selector) watchSelection() (keyrange.Range, error) {
+	k, hasKey, err := twin{j.Key, j.KeyBase64}.get("key")
+	if err != nil {
+		return keyrange.Range{}, err
+	}
+	hasEnd := j.RangeEnd != nil || j.RangeEndBase64 != nil
+	switch {
+	case !hasKey && (hasEnd || j.FromKey):
+		return keyrange.Range{}, badRequest("range_end and from_key need a key")
+	case !hasKey, len(k) == 0 && j.Prefix && !hasEnd && !j.FromKey:
+		return keyrange.All(), nil
+	}
+	return j.selection()
+}
+
+// readWatchStreamParams are the query parameters of GET
+// /v1/watch/streams/{stream}.
+var readWatchStreamParams = params{"last_event_id"}
+
+// streamCreateJSON is the body of POST /v1/watch/streams.
+type streamCreateJSON struct {
+	Watches []watchRequestJSON `json:"watches"`
+}
+
+// createWatchStream serves POST /v1/watch/streams.
+//
+//	@Summary		Create a stream of many watchers
+//	@Description	Creates a watch stream, with the watches of the body if any (the body may be empty). Read it with GET /v1/watch/streams/{stream}; add and cancel watchers with the endpoints below it. The stream belongs to the user that created it (others get 404), and is dropped once it has had no connection for --watch-stream-idle-timeout (60 s). Each watch needs read permission on its range, as GET /v1/watch does.
+//	@Tags			watch
+//	@ID				createWatchStream
+//	@Accept			json
+//	@Produce		json
+//	@Param			stream	body		watchStreamCreateDoc	false	"The first watches of the stream, if any."
+//	@Success		201		{object}	watchStreamCreatedDoc	"Created: its id, and the watch_id of each watch of the body, in order."
+//	@Failure		400		{object}	errorDoc				"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	errorDoc				"permission_denied: the caller may not read every key of some watch's range."
+//	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user or --max-watchers-per-stream."
+//	@Failure		500		{object}	errorDoc				"internal: an unexpected failure."
+//	@Failure		503		{object}	errorDoc				"unavailable: the server is shutting down."
+//	@Header			401		{string}	WWW-Authenticate		"Bearer"
+//	@Security		BearerAuth
+//	@Router			/v1/watch/streams [post]
+func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var in streamCreateJSON
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeJSONBytes(body, &in); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	cfg := h.wstreams.cfg
+	if len(in.Watches) > cfg.MaxWatchers {
+		h.writeError(w, r, tooManyWatchers(cfg.MaxWatchers))
+		return
+	}
+	reqs := make([]kv.WatchRequest, len(in.Watches))
+	access := Access{Read: make([]keyrange.Range, len(in.Watches))}
+	for i := range in.Watches {
+		if reqs[i], access.Read[i], err = in.Watches[i].toWatch(); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	// Take the change signal before checking, so no change slips between.
+	var authChanged <-chan struct{}
+	if h.wstreams.auth != nil {
+		authChanged = h.wstreams.auth.Changed()
+	}
+	if !h.authorize(w, r, access) {
+		return
+	}
+	owner, err := h.streamOwner(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	ms, err := h.wstreams.create(owner, limitKey(owner, r), authChanged)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := make([]watchCreatedJSON, len(reqs))
+	for i := range reqs {
+		id, err := ms.addWatch(reqs[i], access.Read[i])
+		if err != nil {
+			ms.delete("stream deleted")
+			h.writeError(w, r, err)
+			return
+		}
+		out[i].WatchID = id
+	}
+	writeJSON(w, http.StatusCreated, streamCreatedJSON{Stream: ms.id, Watches: out})
+}
+
+type watchCreatedJSON struct {
+	WatchID int64 `json:"watch_id"`
+}
+
+type streamCreatedJSON struct {
+	Stream  string             `json:"stream"`
+	Watches []watchCreatedJSON `json:"watches"`
+}
+
+// lookupStream finds the stream of the request's path, if it is the
+// caller's; it answers 404 otherwise, as if the stream did not exist.
+func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiStream, bool) {
+	owner, err := h.streamOwner(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, false
+	}
+	ms := h.wstreams.get(chi.URLParam(r, "stream"))
+	if ms == nil || ms.owner != owner {
+		h.writeError(w, r, errStreamNotFound)
+		return nil, false
+	}
+	return ms, true
+}
+
+// readWatchStream serves GET /v1/watch/streams/{stream}.
+//
+//	@Summary		Read a stream of many watchers as Server-Sent Events
+//	@Description	Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+//	@Description	Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
+//	@Description	One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+//	@Tags			watch
+//	@ID				readWatchStream
+//	@Produce		event-stream
+//	@Param			stream			path		string					true	"The stream's id, from POST /v1/watch/streams."
+//	@Param			Last-Event-ID	header		string					false	"Resume after the message with this id."
+//	@Param			last_event_id	query		string					false	"Last-Event-ID, for a client that cannot set headers; the header wins."
+//	@Success		200				{object}	watchStreamMessageDoc	"The messages of every watcher of the stream."
+//	@Failure		400				{object}	errorDoc				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
+//	@Failure		401				{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404				{object}	errorDoc				"stream_not_found: no such stream (deleted, dropped, or another user's)."
+//	@Failure		500				{object}	errorDoc				"internal: an unexpected failure."
+//	@Failure		503				{object}	errorDoc				"unavailable: the server is shutting down."
+//	@Header			200				{string}	Cache-Control			"no-cache"
+//	@Header			401				{string}	WWW-Authenticate		"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/watch/streams/{stream} [get]
+func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
+	ms, ok := h.lookupStream(w, r)
+	if !ok {
+		return
+	}
+	cursor, has, aerr := streamCursor(r)
+	if aerr != nil {
+		h.writeError(w, r, aerr)
+		return
+	}
+	mc := &multiConn{ms: ms}
+	mc.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
+	if mc.auth != nil {
+		mc.authChanged = mc.auth.Changed()
+		var err error
+		if mc.caller, err = mc.auth.Identify(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	c, err := ms.attach(cursor, has)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	mc.c = c
+	hd := w.Header()
+	hd.Set("Content-Type", streamEncoder{}.contentType())
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	h.runStream(w, r, func(sink streamSink) { h.pumpMulti(mc, sink) }, mc.abandon)
+}
+
+// streamCursor reads the cursor to resume after: Last-Event-ID, or the
+// last_event_id query parameter.
+func streamCursor(r *http.Request) (int64, bool, *apiError) {
+	s := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if s == "" {
+		s = r.URL.Query().Get("last_event_id")
+	}
+	if s == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false, badRequest("Last-Event-ID must be the id of a message of this stream, not %q", s)
+	}
+	return n, true, nil
+}
+
+// addStreamWatch serves POST /v1/watch/streams/{stream}/watches.
+//
+//	@Summary		Add a watcher to a stream
+//	@Description	Starts a watcher on the stream: its created message, then its events, come on the stream tagged with the watch_id this answers. It needs read permission on its range, as GET /v1/watch does.
+//	@Tags			watch
+//	@ID				addStreamWatch
+//	@Accept			json
+//	@Produce		json
+//	@Param			stream	path		string				true	"The stream's id."
+//	@Param			watch	body		watchRequestDoc		true	"What to watch, as the query of GET /v1/watch."
+//	@Success		201		{object}	watchAddedDoc		"Added."
+//	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
+//	@Failure		404		{object}	errorDoc			"stream_not_found: no such stream."
+//	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc			"too_many_requests: the stream has --max-watchers-per-stream watchers."
+//	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
+//	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down."
+//	@Header			401		{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Router			/v1/watch/streams/{stream}/watches [post]
+func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
+	ms, ok := h.lookupStream(w, r)
+	if !ok {
+		return
+	}
+	var in watchRequestJSON
+	if err := decodeJSON(r, &in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	req, sel, err := in.toWatch()
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
+		return
+	}
+	id, err := ms.addWatch(req, sel)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, watchCreatedJSON{WatchID: id})
+}
+
+// deleteStreamWatch serves DELETE /v1/watch/streams/{stream}/watches/{watch_id}.
+//
+//	@Summary		Cancel a watcher of a stream
+//	@Description	Ends the watcher: the stream carries canceled (reason watch deleted) for it, after every message it had before.
+//	@Tags			watch
+//	@ID				deleteStreamWatch
+//	@Produce		json
+//	@Param			stream		path		string		true	"The stream's id."
+//	@Param			watch_id	path		integer		true	"The watcher's watch_id."	minimum(1)	format(int64)
+//	@Success		200			{object}	emptyDoc	"Canceled."
+//	@Failure		400			{object}	errorDoc	"invalid_argument: a watch_id that is not a positive integer."
+//	@Failure		401			{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404			{object}	errorDoc	"stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended."
+//	@Failure		500			{object}	errorDoc	"internal: an unexpected failure."
+//	@Header			401			{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Router			/v1/watch/streams/{stream}/watches/{watch_id} [delete]
+func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
+	ms, ok := h.lookupStream(w, r)
+	if !ok {
+		return
+	}
+	s := chi.URLParam(r, "watch_id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		h.writeError(w, r, badRequest("watch_id must be a positive integer, not %q", s))
+		return
+	}
+	if err := ms.cancelWatch(id, "watch deleted"); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeRawJSON(w, http.StatusOK, []byte("{}\n"))
+}
+
+// deleteWatchStream serves DELETE /v1/watch/streams/{stream}.
+//
+//	@Summary		Delete a stream of many watchers
+//	@Description	Ends every watcher of the stream (canceled, reason stream deleted, on the stream) and then the stream: its connection closes once it has written them, and the stream answers 404 from then on.
+//	@Tags			watch
+//	@ID				deleteWatchStream
+//	@Produce		json
+//	@Param			stream	path		string		true	"The stream's id."
+//	@Success		200		{object}	emptyDoc	"Deleted."
+//	@Failure		401		{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404		{object}	errorDoc	"stream_not_found: no such stream."
+//	@Failure		500		{object}	errorDoc	"internal: an unexpected failure."
+//	@Header			401		{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Router			/v1/watch/streams/{stream} [delete]
+func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
+	ms, ok := h.lookupStream(w, r)
+	if !ok {
+		return
+	}
+	if !ms.delete("stream deleted") {
+		h.writeError(w, r, errStreamNotFound)
+		return
+	}
+	writeRawJSON(w, http.StatusOK, []byte("{}\n"))
+}

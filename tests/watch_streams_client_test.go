@@ -1,0 +1,286 @@
+package tests
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A client of /v1/watch/streams for the end-to-end tests: it creates
+// streams, adds and cancels watchers, and reads a stream's messages, each
+// checked against the contract and the OpenAPI document as it is read.
+
+// createStream creates a stream with the body's watches and returns its
+// id and the watch ids.
+func (s *server) createStream(tb testing.TB, body string, header ...string) (string, []int64) {
+	tb.Helper()
+	var out struct {
+		Stream  string `json:"stream"`
+		Watches []struct {
+			WatchID int64 `json:"watch_id"`
+		} `json:"watches"`
+	}
+	s.do(tb, "POST", "/v1/watch/streams", []byte(body), append(header, "Content-Type", "application/json")...).ok(tb, http.StatusCreated, &out)
+	if out.Stream == "" {
+		tb.Fatalf("POST /v1/watch/streams %s: no stream id", body)
+	}
+	ids := make([]int64, len(out.Watches))
+	for i, w := range out.Watches {
+		ids[i] = w.WatchID
+	}
+	return out.Stream, ids
+}
+
+// addWatch adds a watcher to a stream and returns its watch id.
+func (s *server) addWatch(tb testing.TB, stream, body string, header ...string) int64 {
+	tb.Helper()
+	var out struct {
+		WatchID int64 `json:"watch_id"`
+	}
+	s.do(tb, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(body), append(header, "Content-Type", "application/json")...).
+		ok(tb, http.StatusCreated, &out)
+	if out.WatchID <= 0 {
+		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchID)
+	}
+	return out.WatchID
+}
+
+// streamMessage is a checked message of a stream of many watchers.
+type streamMessage struct {
+	Kind            string // events, created, progress, compacted, canceled
+	ID              int64  // the cursor
+	WatchID         int64
+	Header          wireHeader
+	StartRevision   int64
+	CompactRevision int64
+	Events          []wireEvent
+	Reason          string
+	raw             sseMessage
+}
+
+// streamReader is an open GET /v1/watch/streams/{stream}.
+type streamReader struct {
+	tb      testing.TB
+	req     string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	results chan sseResult
+	done    chan struct{}
+	lastID  int64
+	ended   bool
+	started bool // read runs
+}
+
+// noCursor opens a stream without Last-Event-ID.
+const noCursor = -1
+
+// openStream reads a stream, resuming after cursor unless it is noCursor;
+// header are more request headers (name, value pairs). The answer must be
+// 200 and open with "retry: 1000".
+func openStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) *streamReader {
+	tb.Helper()
+	resp, r := requestStream(tb, s, stream, cursor, header...)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r.close()
+		tb.Fatalf("%s = %d %s, want 200", r.req, resp.StatusCode, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
+		tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", r.req, ct)
+	}
+	checkStreamHead(tb, r.req, resp)
+	r.started = true
+	go r.read(resp.Body)
+	first, err := r.recvOrEnd(watchTimeout)
+	if err != nil || !first.HasRetry || first.Retry != 1000 || first.HasData {
+		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", r.req, first)
+	}
+	return r
+}
+
+// requestStream sends the GET of a stream and returns its answer, whose
+// body the caller reads or closes.
+func requestStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) (*http.Response, *streamReader) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &streamReader{tb: tb, req: "GET /v1/watch/streams/" + stream, ctx: ctx, cancel: cancel,
+		results: make(chan sseResult), done: make(chan struct{})}
+	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch/streams/"+stream, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if cursor != noCursor {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(cursor, 10))
+		r.req += fmt.Sprintf(" (Last-Event-ID %d)", cursor)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := s.streams.Do(req)
+	if err != nil {
+		cancel()
+		tb.Fatalf("%s: %v", r.req, err)
+	}
+	tb.Cleanup(r.close)
+	return resp, r
+}
+
+// read parses the body until it ends; unbuffered, so that a test that
+// stops reading stops the connection, as a slow client would.
+func (r *streamReader) read(body io.ReadCloser) {
+	defer close(r.done)
+	defer body.Close()
+	p := newSSEParser(body)
+	for {
+		m, err := p.Next()
+		select {
+		case r.results <- sseResult{m, err}:
+		case <-r.ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// recvOrEnd returns the next block as parsed, or the error that ended
+// the stream (io.EOF at its clean end).
+func (r *streamReader) recvOrEnd(timeout time.Duration) (sseMessage, error) {
+	r.tb.Helper()
+	if r.ended {
+		return sseMessage{}, io.EOF
+	}
+	res := awaitSSE(r.tb, r.results, timeout, r.req, r.lastID)
+	if res.err != nil {
+		r.ended = true
+	}
+	return res.msg, res.err
+}
+
+// next returns the next message, checked.
+func (r *streamReader) next(timeout time.Duration) streamMessage {
+	r.tb.Helper()
+	m, err := r.nextOrEnd(timeout)
+	if err != nil {
+		r.tb.Fatalf("%s: the stream ended (%v), want another message", r.req, err)
+	}
+	return m
+}
+
+// nextOrEnd is next, or io.EOF at the end of the stream.
+func (r *streamReader) nextOrEnd(timeout time.Duration) (streamMessage, error) {
+	r.tb.Helper()
+	m, err := r.recvOrEnd(timeout)
+	if err != nil {
+		return streamMessage{}, err
+	}
+	return r.check(m), nil
+}
+
+// wantEnd fails unless the stream ends next.
+func (r *streamReader) wantEnd(timeout time.Duration) {
+	r.tb.Helper()
+	if m, err := r.recvOrEnd(timeout); err == nil {
+		r.tb.Fatalf("%s: %v, want the end of the stream", r.req, m)
+	}
+}
+
+// close disconnects and waits for the reader goroutine.
+func (r *streamReader) close() {
+	r.cancel()
+	if r.started {
+		<-r.done
+	}
+}
+
+// check decodes a message and checks it against the contract: an id on
+// every message, increasing; data of one line, a WatchStreamMessage of
+// the document whose type is the event's name (events for the default
+// one) and whose watch_id is set; a data message's events all of its
+// header's revision.
+func (r *streamReader) check(m sseMessage) streamMessage {
+	r.tb.Helper()
+	fail := func(format string, args ...any) {
+		r.tb.Helper()
+		r.tb.Fatalf("%s: %v: %s", r.req, m, fmt.Sprintf(format, args...))
+	}
+	if m.HasRetry || !m.HasData || strings.Contains(m.Data, "\n") {
+		fail("want one message of one data line, without retry")
+	}
+	if err := checkTwins([]byte(m.Data)); err != nil {
+		fail("%v", err)
+	}
+	doc, _, err := loadAPIDoc()
+	if err == nil {
+		err = matchSchema(doc, "WatchStreamMessage", []byte(m.Data))
+	}
+	if err != nil {
+		fail("does not match the OpenAPI document: %v", err)
+	}
+	var p struct {
+		Type            string      `json:"type"`
+		WatchID         int64       `json:"watch_id"`
+		Header          *wireHeader `json:"header"`
+		StartRevision   int64       `json:"start_revision"`
+		CompactRevision int64       `json:"compact_revision"`
+		Events          []wireEvent `json:"events"`
+		Reason          string      `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(m.Data), &p); err != nil {
+		fail("data is not a JSON object: %v", err)
+	}
+	out := streamMessage{Kind: cmp.Or(m.Event, "events"), WatchID: p.WatchID, StartRevision: p.StartRevision,
+		CompactRevision: p.CompactRevision, Events: p.Events, Reason: p.Reason, raw: m}
+	if p.Header != nil {
+		out.Header = *p.Header
+	}
+	if p.Type != out.Kind {
+		fail("data's type %q, want %q", p.Type, out.Kind)
+	}
+	if p.WatchID <= 0 {
+		fail("no watch_id")
+	}
+	id, err := strconv.ParseInt(m.ID, 10, 64)
+	if !m.HasID || err != nil || id <= r.lastID {
+		fail("id %q after %d: every message needs an id above the one before", m.ID, r.lastID)
+	}
+	out.ID, r.lastID = id, id
+	switch out.Kind {
+	case "events":
+		if len(out.Events) == 0 {
+			fail("a data message with no events")
+		}
+		for _, ev := range out.Events {
+			if ev.KV.ModRevision != out.Header.Revision {
+				fail("event %v in the message of revision %d", ev, out.Header.Revision)
+			}
+		}
+	case "created":
+		if out.StartRevision <= 0 || p.Header == nil {
+			fail("created needs start_revision and a header")
+		}
+	case "canceled":
+		if out.Reason == "" {
+			fail("canceled needs a reason")
+		}
+	case "compacted":
+		if out.CompactRevision <= 0 {
+			fail("compacted needs compact_revision")
+		}
+	case "progress":
+	default:
+		fail("unknown event %q", out.Kind)
+	}
+	return out
+}
+
+func (m streamMessage) String() string { return m.raw.String() }

@@ -1,0 +1,83 @@
+package watch
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// TestNotify: a watch started with a Notify function has no Ready
+// channel; the function is called whenever responses are queued for it
+// (published events, a catch-up from history, a progress bookmark, its
+// end), and Next then returns them.
+func TestNotify(t *testing.T) {
+	h := &memHistory{compact: 1}
+	s := New(h, 1, Options{})
+	defer s.Close()
+	var calls atomic.Int64
+	signalled := make(chan struct{}, 1)
+	notify := func() {
+		calls.Add(1)
+		select {
+		case signalled <- struct{}{}:
+		default:
+		}
+	}
+	for _, ch := range []kv.Changes{putAt(2, "a", "1"), putAt(3, "b", "2")} {
+		h.add(ch)
+		s.Publish([]kv.Changes{ch})
+	}
+	st := mustWatch(t, s, kv.WatchRequest{Key: []byte("a"), End: []byte("c"), StartRevision: 2, Notify: notify})
+	if st.Ready() != nil {
+		t.Fatalf("Ready() of a watch with Notify = %v, want nil", st.Ready())
+	}
+	take := func(what string, n int) string {
+		t.Helper()
+		var got []string
+		deadline := time.After(recvTimeout)
+		for len(got) < n {
+			select {
+			case <-signalled:
+			case <-deadline:
+				t.Fatalf("%s: Notify was not called; got %q, want %d responses", what, got, n)
+			}
+			for _, r := range st.Next() {
+				switch {
+				case r.Canceled:
+					got = append(got, "canceled")
+				case r.Progress:
+					got = append(got, fmt.Sprintf("progress@%d", r.Revision))
+				default:
+					for _, ev := range r.Events {
+						got = append(got, fmt.Sprintf("%s=%s@%d", ev.KV.Key, ev.KV.Value, ev.KV.ModRevision))
+					}
+				}
+			}
+			st.Release()
+		}
+		return fmt.Sprint(got)
+	}
+	if got := take("catch-up from history", 2); got != "[a=1@2 b=2@3]" {
+		t.Fatalf("catch-up = %s", got)
+	}
+	ch := putAt(4, "b", "3")
+	h.add(ch)
+	s.Publish([]kv.Changes{ch})
+	if got := take("a published revision", 1); got != "[b=3@4]" {
+		t.Fatalf("published = %s", got)
+	}
+	st.RequestProgress()
+	if got := take("a progress request", 1); got != "[progress@4]" {
+		t.Fatalf("progress = %s", got)
+	}
+	st.Close()
+	if got := take("close", 1); got != "[canceled]" {
+		t.Fatalf("close = %s", got)
+	}
+	if calls.Load() < 4 {
+		t.Fatalf("Notify called %d times, want at least 4", calls.Load())
+	}
+}
