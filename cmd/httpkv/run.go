@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	b, err := openBackend(cfg, compaction, log)
+	b, err := openBackend(ctx, cfg, compaction, log)
 	if err != nil {
 		return err
 	}
@@ -145,10 +145,25 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
+// backend is what run serves: the API's Backend, with the auth store
+// whose state it keeps.
+type backend interface {
+	httpapi.Backend
+	Auth() *auth.Store
+	Close() error
+}
+
 // openBackend opens the backend --backend names: the embedded store in
-// --data-dir, the only one so far.
-func openBackend(cfg config, compaction compactor.Config, log zerolog.Logger) (*embedded.Backend, error) {
-	return embedded.Open(cfg.dataDir, embedded.Options{
+// --data-dir, or a gateway to an etcd cluster.
+func openBackend(ctx context.Context, cfg config, compaction compactor.Config, log zerolog.Logger) (backend, error) {
+	if cfg.backend == "etcd" {
+		b, err := openEtcd(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b, err := embedded.Open(cfg.dataDir, embedded.Options{
 		Store: mvcc.Options{
 			NoFsync:    cfg.unsafeNoFsync,
 			QuotaBytes: cfg.quotaBackendBytes,
@@ -159,4 +174,8 @@ func openBackend(cfg config, compaction compactor.Config, log zerolog.Logger) (*
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },
 	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
