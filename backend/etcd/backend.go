@@ -22,8 +22,12 @@ import (
 
 // Defaults for Options fields left zero.
 const (
-	DefaultDialTimeout    = 5 * time.Second
-	DefaultRequestTimeout = 5 * time.Second
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultRequestTimeout bounds an etcd request. Without a quorum etcd
+	// answers on its own, "no leader" or "timed out", within its election
+	// and read-index timeouts (seconds); this catches a member that stops
+	// answering altogether, and lets a large read take its time.
+	DefaultRequestTimeout = 15 * time.Second
 	DefaultMaxTxnOps      = 128
 	DefaultWindowBytes    = 64 << 20
 	// DefaultProgressInterval is how often an idle upstream watch asks
@@ -66,6 +70,11 @@ type Options struct {
 	// txn, checked before it is sent (etcd checks its own
 	// --max-txn-ops). Zero means DefaultMaxTxnOps.
 	MaxTxnOps int
+	// MaxResponseBytes bounds the key and value bytes of one answer (a
+	// range, or every range of a txn): larger answers fail with a
+	// *kv.TooLargeError, refused as they arrive from etcd. Zero means no
+	// bound.
+	MaxResponseBytes int64
 	// WindowBytes bounds the recent revisions held in memory for the
 	// watchers that are behind; older ones are read from etcd. Zero means
 	// DefaultWindowBytes.
@@ -111,9 +120,13 @@ func (o *Options) setDefaults() {
 type Backend struct {
 	opts Options
 	cli  *clientv3.Client
+	// readCli is the client of ranges and txns: its receive limit bounds
+	// their answers (MaxResponseBytes). It is cli when there is no bound.
+	readCli *clientv3.Client
 	// kv, watcher and lease see the namespace's keys only, without
-	// their prefix.
+	// their prefix; reads is kv through readCli.
 	kv      clientv3.KV
+	reads   clientv3.KV
 	watcher clientv3.Watcher
 	lease   clientv3.Lease
 	// keys is the prefix of the API's keys in etcd: Namespace + "kv/".
@@ -150,34 +163,34 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcd: no endpoints")
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:            opts.Endpoints,
-		DialTimeout:          opts.DialTimeout,
-		DialKeepAliveTime:    10 * time.Second,
-		DialKeepAliveTimeout: opts.RequestTimeout,
-		TLS:                  opts.TLS,
-		Username:             opts.Username,
-		Password:             opts.Password,
-		// The gateway reports what matters through its own errors; the
-		// client would log every retry while a member is down.
-		Logger: zap.NewNop(),
-	})
+	cli, err := newClient(opts, opts.Endpoints, 0)
 	if err != nil {
-		return nil, fmt.Errorf("etcd: connect to %v: %w", opts.Endpoints, err)
+		return nil, err
 	}
+	readCli := cli
+	if opts.MaxResponseBytes > 0 {
+		// The limit counts the answer's encoding too: room for it.
+		if readCli, err = newClient(opts, opts.Endpoints, int(opts.MaxResponseBytes)+responseSlack); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
+	prefix := opts.Namespace + keysPrefix
 	b := &Backend{
 		opts:    opts,
 		cli:     cli,
-		keys:    opts.Namespace + keysPrefix,
-		kv:      namespace.NewKV(cli.KV, opts.Namespace+keysPrefix),
-		watcher: namespace.NewWatcher(cli.Watcher, opts.Namespace+keysPrefix),
-		lease:   namespace.NewLease(cli.Lease, opts.Namespace+keysPrefix),
+		readCli: readCli,
+		keys:    prefix,
+		kv:      namespace.NewKV(cli.KV, prefix),
+		reads:   namespace.NewKV(readCli.KV, prefix),
+		watcher: namespace.NewWatcher(cli.Watcher, prefix),
+		lease:   namespace.NewLease(cli.Lease, prefix),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	rev, cluster, err := b.firstRead(ctx)
 	if err != nil {
 		b.cancel()
-		cli.Close()
+		b.closeClients()
 		return nil, err
 	}
 	b.tokenKey = pageTokenKey(cluster, opts.Namespace)
@@ -192,6 +205,45 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// responseSlack is what a bounded answer's encoding may take beyond its
+// keys and values.
+const responseSlack = 1 << 20
+
+// newClient connects to endpoints; recvLimit, if not zero, bounds the
+// answers it takes.
+func newClient(opts Options, endpoints []string, recvLimit int) (*clientv3.Client, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            endpoints,
+		DialTimeout:          opts.DialTimeout,
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: opts.RequestTimeout,
+		TLS:                  opts.TLS,
+		Username:             opts.Username,
+		Password:             opts.Password,
+		MaxCallRecvMsgSize:   recvLimit,
+		// The gateway reports what matters through its own errors; the
+		// client would log every retry while a member is down.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd: connect to %v: %w", endpoints, err)
+	}
+	return cli, nil
+}
+
+// closeClients closes the clients of the gateway.
+func (b *Backend) closeClients() error {
+	var err error
+	if b.readCli != b.cli {
+		err = b.readCli.Close()
+	}
+	err = errors.Join(err, b.cli.Close())
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
 }
 
 // firstRead reads the namespace's revision and the cluster's ID, retrying
@@ -238,10 +290,7 @@ func (b *Backend) Close() error {
 		if b.sched != nil {
 			b.sched.Close()
 		}
-		b.closeErr = b.cli.Close()
-		if errors.Is(b.closeErr, context.Canceled) {
-			b.closeErr = nil
-		}
+		b.closeErr = b.closeClients()
 	})
 	return b.closeErr
 }

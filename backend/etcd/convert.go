@@ -202,6 +202,17 @@ func ops(branch []kv.Op) []clientv3.Op {
 	return out
 }
 
+// opHeader is the header of an op of a txn: etcd's own, which says at
+// which revision the op read or wrote (a range before the txn's writes
+// reads at the revision before the txn's), or the txn's when etcd left it
+// empty (a nested txn's).
+func opHeader(op, txn *pb.ResponseHeader) *pb.ResponseHeader {
+	if op == nil || op.Revision == 0 {
+		return txn
+	}
+	return op
+}
+
 // txnResult converts a txn's answer; r is the request, for the bounds of
 // its ranges. Every op of a txn answers at the txn's revision.
 func txnResult(req *kv.TxnRequest, r *pb.TxnResponse) (kv.TxnResult, error) {
@@ -215,22 +226,22 @@ func txnResult(req *kv.TxnRequest, r *pb.TxnResponse) (kv.TxnResult, error) {
 		out := &res.Responses[i]
 		switch v := op.Response.(type) {
 		case *pb.ResponseOp_ResponseRange:
-			v.ResponseRange.Header = r.Header
+			v.ResponseRange.Header = opHeader(v.ResponseRange.Header, r.Header)
 			rr, err := rangeResult(v.ResponseRange, branch[i].Range.Options)
 			if err != nil {
 				return kv.TxnResult{}, err
 			}
 			out.Range = &rr
 		case *pb.ResponseOp_ResponsePut:
-			v.ResponsePut.Header = r.Header
+			v.ResponsePut.Header = opHeader(v.ResponsePut.Header, r.Header)
 			pr := putResult(v.ResponsePut)
 			out.Put = &pr
 		case *pb.ResponseOp_ResponseDeleteRange:
-			v.ResponseDeleteRange.Header = r.Header
+			v.ResponseDeleteRange.Header = opHeader(v.ResponseDeleteRange.Header, r.Header)
 			dr := deleteResult(v.ResponseDeleteRange)
 			out.Delete = &dr
 		case *pb.ResponseOp_ResponseTxn:
-			v.ResponseTxn.Header = r.Header
+			v.ResponseTxn.Header = opHeader(v.ResponseTxn.Header, r.Header)
 			tr, err := txnResult(branch[i].Txn, v.ResponseTxn)
 			if err != nil {
 				return kv.TxnResult{}, err

@@ -23,18 +23,18 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	var res kv.RangeResult
 	err := b.call(ctx, func(ctx context.Context) error {
 		if r.From == nil {
-			resp, err := b.kv.Do(ctx, rangeOp(r.Key, r.End, r.Options))
+			resp, err := b.reads.Do(ctx, rangeOp(r.Key, r.End, r.Options))
 			if err != nil {
-				return err
+				return b.tooLarge(err)
 			}
 			b.saw(resp.Get().Header.Revision)
 			res, err = rangeResult((*pb.RangeResponse)(resp.Get()), r.Options)
 			return err
 		}
 		count := kv.RangeOptions{Revision: r.Options.Revision, CountOnly: true}
-		resp, err := b.kv.Txn(ctx).Then(rangeOp(r.From, r.End, r.Options), rangeOp(r.Key, r.End, count)).Commit()
+		resp, err := b.reads.Txn(ctx).Then(rangeOp(r.From, r.End, r.Options), rangeOp(r.Key, r.End, count)).Commit()
 		if err != nil {
-			return err
+			return b.tooLarge(err)
 		}
 		b.saw(resp.Header.Revision)
 		page := resp.Responses[0].GetResponseRange()
@@ -108,11 +108,14 @@ func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 			}
 		}
 	}
+	if needsDryRun(&r) {
+		return b.boundedTxn(ctx, &r)
+	}
 	var res kv.TxnResult
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.kv.Do(ctx, txnOp(&r))
+		resp, err := b.reads.Do(ctx, txnOp(&r))
 		if err != nil {
-			return err
+			return b.tooLarge(err)
 		}
 		txn := resp.Txn()
 		b.saw(txn.Header.Revision)

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -13,10 +14,16 @@ import (
 // for Stats, which reads nothing from etcd: metrics are scraped often.
 type figures struct {
 	mu     sync.Mutex
-	sizes  kv.Stats // DBSize and DBSizeInUse
+	tried  time.Time // when Stats last read them, or tried to
+	sizes  kv.Stats  // DBSize and DBSizeInUse
 	leases int
 	alarms []kv.Alarm
 }
+
+// figuresMaxAge is how long Stats uses figures before it reads them
+// again: a scrape of the metrics costs etcd a few reads at most this
+// often.
+const figuresMaxAge = time.Second
 
 func (f *figures) setAlarms(a []kv.Alarm) {
 	f.mu.Lock()
@@ -30,10 +37,47 @@ func (f *figures) set(sizes kv.Stats, leases int, alarms []kv.Alarm) {
 	f.sizes, f.leases, f.alarms = sizes, leases, alarms
 }
 
+// due reports whether Stats should read the figures again, and if so
+// takes the turn: concurrent scrapes, and scrapes while etcd does not
+// answer, read at most once per figuresMaxAge.
+func (f *figures) due() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Since(f.tried) <= figuresMaxAge {
+		return false
+	}
+	f.tried = time.Now()
+	return true
+}
+
+// readFigures reads the cluster's sizes, leases and alarms.
+func (b *Backend) readFigures(ctx context.Context) error {
+	sizes, err := b.memberSizes(ctx)
+	if err != nil {
+		return err
+	}
+	leases, err := b.Leases(ctx)
+	if err != nil {
+		return err
+	}
+	alarms, err := b.Alarms(ctx)
+	if err != nil {
+		return err
+	}
+	b.figures.set(sizes, len(leases), alarms)
+	return nil
+}
+
 // Stats are the gateway's figures: its revision, the compact revision it
-// knows, its watchers, and the cluster's sizes, leases and alarms as the
-// last Status read them.
+// knows, its watchers, and the cluster's sizes, leases and alarms, read
+// again when older than figuresMaxAge (and kept as they were when etcd
+// does not answer).
 func (b *Backend) Stats() kv.Stats {
+	if b.figures.due() {
+		ctx, cancel := context.WithTimeout(b.ctx, b.opts.RequestTimeout)
+		_ = b.readFigures(ctx)
+		cancel()
+	}
 	b.figures.mu.Lock()
 	st := kv.Stats{
 		DBSize: b.figures.sizes.DBSize, DBSizeInUse: b.figures.sizes.DBSizeInUse,
@@ -66,23 +110,13 @@ func (b *Backend) Status(ctx context.Context) (kv.Status, error) {
 	if err != nil {
 		return kv.Status{}, err
 	}
-	sizes, err := b.memberSizes(ctx)
-	if err != nil {
-		return kv.Status{}, err
-	}
-	leases, err := b.Leases(ctx)
-	if err != nil {
-		return kv.Status{}, err
-	}
-	alarms, err := b.Alarms(ctx)
-	if err != nil {
+	if err := b.readFigures(ctx); err != nil {
 		return kv.Status{}, err
 	}
 	compact, err := b.compactRevision(ctx)
 	if err != nil {
 		return kv.Status{}, err
 	}
-	b.figures.set(sizes, len(leases), alarms)
 	rev := st.Revision
 	st.Stats = b.Stats()
 	st.Revision, st.CompactRevision = rev, compact

@@ -107,16 +107,17 @@ func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backen
 		return nil, err
 	}
 	return etcd.Open(ctx, etcd.Options{
-		Endpoints:      cfg.etcd.endpointList(),
-		Namespace:      cfg.etcd.namespace,
-		TLS:            tlsCfg,
-		Username:       cfg.etcd.username,
-		Password:       cfg.etcd.password,
-		RequestTimeout: cfg.etcd.requestTimeout,
-		MaxTxnOps:      cfg.maxTxnOps,
-		WindowBytes:    cfg.etcd.watchWindowBytes,
-		Watch:          watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
-		Auth:           auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
-		OnError:        func(err error) { log.Warn().Err(err).Msg("etcd") },
+		Endpoints:        cfg.etcd.endpointList(),
+		Namespace:        cfg.etcd.namespace,
+		TLS:              tlsCfg,
+		Username:         cfg.etcd.username,
+		Password:         cfg.etcd.password,
+		RequestTimeout:   cfg.etcd.requestTimeout,
+		MaxTxnOps:        cfg.maxTxnOps,
+		MaxResponseBytes: cfg.maxResponseBytes,
+		WindowBytes:      cfg.etcd.watchWindowBytes,
+		Watch:            watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Auth:             auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
+		OnError:          func(err error) { log.Warn().Err(err).Msg("etcd") },
 	})
 }
