@@ -44,8 +44,15 @@ func seedKeys(tb testing.TB, s *server, n int, format string) {
 			}
 		}()
 	}
+feed:
 	for first := 0; first < n; first += perTxn {
-		batches <- first
+		select {
+		case batches <- first:
+		case err := <-errs:
+			// A worker gave up: stop feeding, and report it below.
+			errs <- err
+			break feed
+		}
 	}
 	close(batches)
 	wg.Wait()

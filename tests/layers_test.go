@@ -28,13 +28,20 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	api := deps(t, "httpapi")
-	for _, storage := range []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded"} {
+	for _, storage := range []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"} {
 		if slices.Contains(api, module+storage) {
 			t.Errorf("httpapi imports %s: it must reach the store through its Backend interface only", storage)
 		}
 	}
 	if slices.Contains(deps(t, "watch"), module+"mvcc") {
 		t.Error("watch imports mvcc: the scheduler must take published revisions and a History, whatever the source")
+	}
+	// The gateway to etcd knows nothing of the embedded store. (Through
+	// gRPC it imports net/http, which it does not use.)
+	for _, embeddedOnly := range []string{"mvcc", "lease", "backend/embedded"} {
+		if slices.Contains(deps(t, "backend/etcd"), module+embeddedOnly) {
+			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
+		}
 	}
 	for _, below := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
