@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -37,6 +38,13 @@ var errorTable = []ErrorMapping{
 	{kv.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{kv.ErrBackendFailed, http.StatusServiceUnavailable, "unavailable"},
 	{kv.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{concurrency.ErrInvalid, http.StatusBadRequest, "invalid_argument"},
+	{concurrency.ErrTimeout, http.StatusRequestTimeout, "lock_timeout"},
+	{concurrency.ErrLeaseNotFound, http.StatusNotFound, "lease_not_found"},
+	{concurrency.ErrKeyDeleted, http.StatusNotFound, "key_not_found"},
+	{concurrency.ErrNoLeader, http.StatusNotFound, "no_leader"},
+	{concurrency.ErrNotLeader, http.StatusPreconditionFailed, "not_leader"},
+	{concurrency.ErrWatchEnded, http.StatusServiceUnavailable, "unavailable"},
 }
 
 // toAPIError finds err's row in the contract. ok is false for errors that

@@ -39,15 +39,16 @@ type keyValueDoc struct {
 	Lease int64 `json:"lease" format:"int64" minimum:"0" example:"0"`
 } // @name KeyValue
 
-// errorDoc is the body of every error answer.
+// errorDoc is the body of every error answer. Its schema is not named
+// Error, a name that many languages' clients would shadow a built-in with.
 type errorDoc struct {
 	Error errorBodyDoc `json:"error"`
-} // @name Error
+} // @name ErrorResponse
 
 // errorBodyDoc is the error object.
 type errorBodyDoc struct {
 	// The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
-	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space" example:"key_not_found"`
+	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader" example:"key_not_found"`
 	// Human-readable text; it never names other users' keys or permissions.
 	Message string `json:"message" example:"key not found"`
 	// With compacted: the store's compact revision.
@@ -186,10 +187,7 @@ type rangeOpDoc struct {
 	Prefix         bool   `json:"prefix,omitempty"`
 	FromKey        bool   `json:"from_key,omitempty"`
 	Revision       int64  `json:"revision,omitempty" format:"int64" minimum:"0"`
-	// At most this many keys; 0 or none: every key, as in etcd, but a range
-	// that then matches more than 10000 keys fails the txn (400). The ranges
-	// of one txn together return at most --max-response-bytes of keys and
-	// values.
+	// At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
 	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0" maximum:"10000"`
 	SortTarget        string `json:"sort_target,omitempty" enums:"key,version,create,mod,value"`
 	SortOrder         string `json:"sort_order,omitempty" enums:"none,ascend,descend"`
@@ -225,32 +223,6 @@ type rangeResponseDoc struct {
 	Count  int64             `json:"count" format:"int64" minimum:"0"`
 	More   bool              `json:"more"`
 } // @name RangeResponse
-
-// watchMessageDoc is the JSON of one watch message: the data of an SSE
-// message, or one NDJSON line (which adds type).
-type watchMessageDoc struct {
-	// NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
-	Type string `json:"type,omitempty" enums:"created,events,progress,compacted,canceled"`
-	// Every message but canceled: for created and progress the store's revision, for events the revision of its events, for compacted the store's revision.
-	Header *responseHeaderDoc `json:"header,omitempty"`
-	// created: the first revision the watch reports.
-	StartRevision int64 `json:"start_revision,omitempty" format:"int64"`
-	// events: every event of one revision that matches the watch, in order.
-	Events []eventDoc `json:"events,omitempty"`
-	// compacted: the compact revision; the history the watch needs is gone and the stream ends.
-	CompactRevision int64 `json:"compact_revision,omitempty" format:"int64"`
-	// canceled: why the server ended the stream (permission denied, shutting down).
-	Reason string `json:"reason,omitempty"`
-} // @name WatchMessage
-
-// eventDoc is one change in a watch message.
-type eventDoc struct {
-	Type string `json:"type" enums:"put,delete"`
-	// The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
-	KV keyValueDoc `json:"kv"`
-	// With prev_kv=true: the key before the change, if it existed.
-	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
-} // @name Event
 
 // historyResponseDoc answers GET /v1/history.
 type historyResponseDoc struct {
@@ -420,7 +392,7 @@ type permissionDoc struct {
 	// The key, or the start of the range [key, range_end).
 	Key       string `json:"key,omitempty"`
 	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
-	// The end of the range; absent for a single key, "\u0000" for every key >= key.
+	// The end of the range; absent for a single key, and a single zero byte for every key >= key.
 	RangeEnd       string `json:"range_end,omitempty"`
 	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
 	Type           string `json:"type" enums:"read,write,readwrite"`

@@ -59,6 +59,7 @@ func (h *Handler) routes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(h.authenticate, h.limitBody)
 			r.Get("/watch", h.watch)
+			r.Get("/elections/{name}/observe", h.observe)
 			// A snapshot bounds each of its writes itself.
 			r.Get("/snapshot", h.snapshot)
 		})
@@ -86,6 +87,18 @@ func (h *Handler) routes() chi.Router {
 				r.Get("/{id}", h.leaseTimeToLive)
 				r.Post("/{id}/keepalive", h.keepAliveLease)
 				r.Delete("/{id}", h.revokeLease)
+			})
+			// A name is one path segment; a slash in it is written %2F.
+			// (An election's observe is a stream, with the streams.)
+			r.Route("/locks", func(r chi.Router) {
+				r.Post("/{name}", h.lock)
+				r.Delete("/{name}", h.unlock)
+			})
+			r.Route("/elections/{name}", func(r chi.Router) {
+				r.Post("/campaign", h.campaign)
+				r.Post("/proclaim", h.proclaim)
+				r.Post("/resign", h.resign)
+				r.Get("/leader", h.leader)
 			})
 			r.Post("/compact", h.compact)
 			r.Get("/status", h.status)

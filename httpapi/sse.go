@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"strconv"
 	"sync"
 
@@ -12,8 +13,9 @@ import (
 //
 // SSE: data messages use the default event type and carry `id: <rev>`, one
 // message per revision; progress messages carry the id too, since they are
-// bookmarks; created, compacted and canceled are named events. NDJSON: the
-// same payloads, each with a "type" field.
+// bookmarks; created, compacted and canceled are named events. Both forms
+// carry the same JSON payloads, each with a "type" field first: the SSE
+// event's name, or "events" for the default message.
 type streamEncoder struct {
 	ndjson bool
 }
@@ -28,38 +30,46 @@ func (e streamEncoder) contentType() string {
 // noID marks a message without an SSE id.
 const noID = -1
 
-// frame appends one message: SSE fields then `data:`, or an NDJSON line
-// whose object gets typ as its "type". payload is a JSON object; id is
-// written unless it is noID.
+// defaultType is the "type" of a message of the default SSE event.
+const defaultType = "events"
+
+// frame appends one message of the SSE event named event ("" for the
+// default one), typed as its name or defaultType; see frameTyped.
 func (e streamEncoder) frame(b []byte, event string, id int64, payload []byte) []byte {
+	return e.frameTyped(b, event, cmp.Or(event, defaultType), id, payload)
+}
+
+// frameTyped appends one message: SSE fields then `data:`, or an NDJSON
+// line. payload is a JSON object, written with typ as its first field,
+// "type": a client tells the messages apart by their data alone, as an
+// NDJSON reader must and as generated clients that hand over only the
+// data do. id is written unless it is noID.
+func (e streamEncoder) frameTyped(b []byte, event, typ string, id int64, payload []byte) []byte {
+	if !e.ndjson {
+		if id != noID {
+			b = append(b, "id: "...)
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, '\n')
+		}
+		if event != "" {
+			b = append(b, "event: "...)
+			b = append(b, event...)
+			b = append(b, '\n')
+		}
+		b = append(b, "data: "...)
+	}
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	if len(payload) > 2 {
+		b = append(b, ',')
+		b = append(b, payload[1:]...)
+	} else {
+		b = append(b, '}')
+	}
 	if e.ndjson {
-		typ := event
-		if typ == "" {
-			typ = "events"
-		}
-		b = append(b, `{"type":"`...)
-		b = append(b, typ...)
-		b = append(b, '"')
-		if len(payload) > 2 {
-			b = append(b, ',')
-			b = append(b, payload[1:]...)
-		} else {
-			b = append(b, '}')
-		}
 		return append(b, '\n')
 	}
-	if id != noID {
-		b = append(b, "id: "...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, '\n')
-	}
-	if event != "" {
-		b = append(b, "event: "...)
-		b = append(b, event...)
-		b = append(b, '\n')
-	}
-	b = append(b, "data: "...)
-	b = append(b, payload...)
 	return append(b, '\n', '\n')
 }
 

@@ -16,12 +16,12 @@ import (
 // canceled) or the server shuts down.
 //
 //	@Summary		Watch keys as Server-Sent Events
-//	@Description	Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-//	@Description	- event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-//	@Description	- the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-//	@Description	- event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-//	@Description	- event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-//	@Description	- event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+//	@Description	Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+//	@Description	- created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+//	@Description	- events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+//	@Description	- progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+//	@Description	- compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+//	@Description	- canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 //	@Description	Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //	@Tags			watch
 //	@ID				watch
@@ -110,32 +110,5 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
 		requestID: middleware.GetReqID(r.Context()),
 	}
-	// Over HTTP/1.x the stream takes the connection over: an idle stream
-	// then costs a small goroutine of its own instead of the server's
-	// connection goroutine, its grown stack and its buffers.
-	if !h.streams.start() {
-		stream.Close()
-		h.writeError(w, r, kv.ErrClosed)
-		return
-	}
-	if r.ProtoMajor == 1 {
-		sink, taken, err := hijack(w)
-		switch {
-		case err != nil:
-			stream.Close() // the client is gone already
-			h.streams.end()
-			return
-		case taken:
-			h.streams.take(sink.conn)
-			go func() {
-				defer h.streams.end()
-				defer h.streams.release(sink.conn)
-				h.pump(ws, sink)
-			}()
-			return
-		}
-	}
-	defer h.streams.end()
-	w.WriteHeader(http.StatusOK)
-	h.pump(ws, &responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
+	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close)
 }

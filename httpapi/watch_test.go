@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -35,6 +36,7 @@ func newWatchServer(tb testing.TB) (*Handler, *embedded.Backend, *httptest.Serve
 }
 
 type watchData struct {
+	Type   string `json:"type"`
 	Header struct {
 		Revision int64 `json:"revision"`
 	} `json:"header"`
@@ -52,6 +54,10 @@ func decodeWatchData(tb testing.TB, m sseMessage) watchData {
 	var d watchData
 	if err := json.Unmarshal([]byte(m.Data), &d); err != nil {
 		tb.Fatalf("watch message %q: data is not JSON: %v", m.Raw, err)
+	}
+	// The data says what the message is, without the event line.
+	if want := cmp.Or(m.Event, "events"); d.Type != want || !strings.HasPrefix(m.Data, `{"type":"`+want+`"`) {
+		tb.Fatalf("watch message %q: data's type %q, want %q first", m.Raw, d.Type, want)
 	}
 	return d
 }

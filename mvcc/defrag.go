@@ -17,11 +17,19 @@ func (s *Store) Defrag() error {
 	return err
 }
 
+// defragSuffix names the new file a defrag writes beside the store's.
+const defragSuffix = ".defrag"
+
+// removeDefragCopy removes the new file of a defrag a crash cut short,
+// as large as the live data. Open calls it once it holds the file's
+// lock, so no defrag of this file is running.
+func removeDefragCopy(path string) { _ = os.Remove(path + defragSuffix) }
+
 // defrag runs on the committer goroutine, between batches.
 func (s *Store) defrag() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tmp := s.path + ".defrag"
+	tmp := s.path + defragSuffix
 	_ = os.Remove(tmp)
 	// Mapped as large as the store's file will be, so that the copy does
 	// not map it again (and copy its open transaction's pages to the heap)

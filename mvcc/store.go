@@ -170,6 +170,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !opts.ReadOnly {
+		removeDefragCopy(path)
+	}
 	s := &Store{
 		opts:          opts,
 		path:          path,

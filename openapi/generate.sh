@@ -7,7 +7,7 @@
 #   swagger.json, swagger.yaml  Swagger 2.0, by swag
 #   openapi3.json               OpenAPI 3.0, converted from it (internal/convert)
 #   client/client.gen.go        the Go client, by oapi-codegen
-#   ts/src/schema.d.ts          the TypeScript client's types, by openapi-typescript
+#   ts/src/schema.ts            the TypeScript client's types, by openapi-typescript
 #                               (needs `npm ci` in ts/; HTTPKV_SKIP_TS=1 skips it)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,5 +22,5 @@ go tool oapi-codegen -config client/oapi-codegen.yaml \
 	-o "$out/client/client.gen.go" "$out/openapi3.json"
 if [[ -z ${HTTPKV_SKIP_TS:-} ]]; then
 	ts/node_modules/.bin/openapi-typescript "$out/openapi3.json" \
-		--output "$out/ts/src/schema.d.ts" >/dev/null
+		--output "$out/ts/src/schema.ts" >/dev/null
 fi

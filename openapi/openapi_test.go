@@ -44,7 +44,7 @@ var generated = []string{
 	"swagger.yaml",
 	"openapi3.json",
 	"client/client.gen.go",
-	"ts/src/schema.d.ts",
+	"ts/src/schema.ts",
 }
 
 // TestGeneratedFilesAreCurrent runs generate.sh into a temporary directory

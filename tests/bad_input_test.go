@@ -101,3 +101,34 @@ func TestSlowBodyCutOff(t *testing.T) {
 	}
 	s.do(t, "GET", "/v1/kv/slow", nil).wantError(t, http.StatusNotFound, "key_not_found")
 }
+
+// TestRequestLogBounded sends requests carrying what a client controls,
+// each tens of KiB long — an X-Request-Id, a method, a path, a query
+// string — to a server logging every request: no line of its log
+// exceeds 512 bytes, since none of them is written as sent.
+func TestRequestLogBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--log-level=info")
+	long := strings.Repeat("x", 32<<10)
+	for range 5 {
+		s.do(t, "GET", "/health", nil, "X-Request-Id", long)
+		s.do(t, "GET", "/health", nil, "X-Request-Id", "id with spaces "+long[:100])
+		r, err := s.send(t.Context(), "M"+long, "/v1/kv/k", nil)
+		if err != nil || r.status != http.StatusMethodNotAllowed {
+			t.Fatalf("a 32 KiB method: %v, %v; want 405", r, err)
+		}
+		s.do(t, "GET", keyPath(long[:4<<10]), nil).wantError(t, http.StatusNotFound, "key_not_found")
+		s.do(t, "GET", "/v1/kv?key=k&junk="+long, nil)
+		s.do(t, "GET", "/no/such/"+long, nil).want(t, http.StatusNotFound)
+	}
+	logged := 0
+	for line := range strings.Lines(s.stderr.String()) {
+		logged++
+		if len(line) > 512 {
+			t.Errorf("a log line of %d bytes: %.200s...", len(line), line)
+		}
+	}
+	if logged < 30 {
+		t.Fatalf("%d log lines for 30 requests logged at info, want one each", logged)
+	}
+}

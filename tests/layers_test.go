@@ -22,15 +22,19 @@ func deps(tb testing.TB, pkg string) []string {
 }
 
 // TestLayers checks the direction of imports docs/design.md draws: the
-// API depends on the backend interface it declares and on the domain
-// types, never on a storage package; the watch scheduler knows nothing of
-// the store it is fed from; and nothing below the API knows HTTP.
+// API, and the locks and elections it serves, depend on the backend
+// interface and on the domain types, never on a storage package; the
+// watch scheduler knows nothing of the store it is fed from; and nothing
+// below the API knows HTTP.
 func TestLayers(t *testing.T) {
 	t.Parallel()
-	api := deps(t, "httpapi")
-	for _, storage := range []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"} {
-		if slices.Contains(api, module+storage) {
-			t.Errorf("httpapi imports %s: it must reach the store through its Backend interface only", storage)
+	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
+	for _, pkg := range []string{"httpapi", "concurrency"} {
+		imports := deps(t, pkg)
+		for _, storage := range storages {
+			if slices.Contains(imports, module+storage) {
+				t.Errorf("%s imports %s: it must reach the store through a backend interface only", pkg, storage)
+			}
 		}
 	}
 	if slices.Contains(deps(t, "watch"), module+"mvcc") {
@@ -43,7 +47,7 @@ func TestLayers(t *testing.T) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
-	for _, below := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}

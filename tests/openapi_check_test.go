@@ -114,7 +114,7 @@ func matchDocument(r *reply, stream bool) error {
 		if r.status < 400 {
 			return fmt.Errorf("status %d, but the document has no operation %s (%v)", r.status, r.req, err)
 		}
-		return matchSchema(doc, "Error", r.body)
+		return matchSchema(doc, "ErrorResponse", r.body)
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},

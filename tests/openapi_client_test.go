@@ -77,8 +77,8 @@ func ptr[T any](v T) *T { return &v }
 
 // TestGoClient drives the Go client generated from the OpenAPI document
 // (openapi/client) against the real server: put, get, range with
-// pagination, history, txn and leases. Every answer it receives passes checkReply,
-// and so the document.
+// pagination, history, txn, leases, locks and elections. Every answer it
+// receives passes checkReply, and so the document.
 func TestGoClient(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -342,6 +342,84 @@ func TestGoClient(t *testing.T) {
 		}
 		if again.JSON404 == nil || again.JSON404.Error.Code != client.ErrorBodyCodeLeaseNotFound {
 			t.Errorf("KeepAliveLease(%d) after the revoke = %d %s, want 404 lease_not_found", id, again.StatusCode(), again.Body)
+		}
+	})
+
+	t.Run("locks and elections", func(t *testing.T) {
+		lease := func() int64 {
+			t.Helper()
+			granted, err := kv.GrantLeaseWithResponse(ctx, client.LeaseGrantRequest{Ttl: 60})
+			if err != nil || granted.JSON201 == nil {
+				t.Fatalf("GrantLease(60) = %v, %v", granted, err)
+			}
+			return granted.JSON201.Id
+		}
+		// A name with a slash: the client escapes it as %2F.
+		holder, waiter := lease(), lease()
+		held, err := kv.LockAcquireWithResponse(ctx, "go/jobs", &client.LockAcquireParams{Timeout: ptr("10s")}, client.LockRequest{Lease: holder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held.JSON200 == nil || held.JSON200.Key == nil || *held.JSON200.Key != fmt.Sprintf("go/jobs/%x", holder) {
+			t.Fatalf("LockAcquire(go/jobs) = %d %s, want the key go/jobs/%x", held.StatusCode(), held.Body, holder)
+		}
+		busy, err := kv.LockAcquireWithResponse(ctx, "go/jobs", &client.LockAcquireParams{Timeout: ptr("0s")}, client.LockRequest{Lease: waiter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy.JSON408 == nil || busy.JSON408.Error.Code != client.ErrorBodyCodeLockTimeout {
+			t.Errorf("LockAcquire(go/jobs) while held = %d %s, want 408 lock_timeout", busy.StatusCode(), busy.Body)
+		}
+		released, err := kv.LockReleaseWithResponse(ctx, "go/jobs", &client.LockReleaseParams{Key: held.JSON200.Key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if released.JSON200 == nil || released.JSON200.Header.Revision <= held.JSON200.Header.Revision {
+			t.Errorf("LockRelease(go/jobs) = %d %s, want 200 at a later revision", released.StatusCode(), released.Body)
+		}
+
+		won, err := kv.ElectionCampaignWithResponse(ctx, "go-db", nil, client.CampaignRequest{Lease: holder, Value: ptr("host-a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if won.JSON200 == nil || won.JSON200.Leader.Lease != holder || *won.JSON200.Leader.Name != "go-db" {
+			t.Fatalf("ElectionCampaign(go-db) = %d %s, want lease %d leading", won.StatusCode(), won.Body, holder)
+		}
+		leader := won.JSON200.Leader
+		proclaimed, err := kv.ElectionProclaimWithResponse(ctx, "go-db", client.ProclaimRequest{Leader: leader, Value: ptr("host-a2")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if proclaimed.JSON200 == nil {
+			t.Errorf("ElectionProclaim(go-db) = %d %s, want 200", proclaimed.StatusCode(), proclaimed.Body)
+		}
+		current, err := kv.ElectionLeaderWithResponse(ctx, "go-db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if current.JSON200 == nil || *current.JSON200.Kv.Value != "host-a2" || current.JSON200.Kv.CreateRevision != leader.Revision {
+			t.Errorf("ElectionLeader(go-db) = %d %s, want host-a2 created at %d", current.StatusCode(), current.Body, leader.Revision)
+		}
+		resigned, err := kv.ElectionResignWithResponse(ctx, "go-db", client.ResignRequest{Leader: leader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resigned.JSON200 == nil {
+			t.Errorf("ElectionResign(go-db) = %d %s, want 200", resigned.StatusCode(), resigned.Body)
+		}
+		again, err := kv.ElectionResignWithResponse(ctx, "go-db", client.ResignRequest{Leader: leader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.JSON412 == nil || again.JSON412.Error.Code != client.ErrorBodyCodeNotLeader {
+			t.Errorf("ElectionResign(go-db) again = %d %s, want 412 not_leader", again.StatusCode(), again.Body)
+		}
+		none, err := kv.ElectionLeaderWithResponse(ctx, "go-db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if none.JSON404 == nil || none.JSON404.Error.Code != client.ErrorBodyCodeNoLeader {
+			t.Errorf("ElectionLeader(go-db) after resigning = %d %s, want 404 no_leader", none.StatusCode(), none.Body)
 		}
 	})
 }

@@ -2,10 +2,6 @@ package tests
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +14,10 @@ var tsClientDir = filepath.Join("..", "openapi", "ts")
 
 // TestTypeScriptClient runs the end-to-end test of the TypeScript client
 // generated from the OpenAPI document (openapi/ts/test/e2e.test.ts: put,
-// get, range with pagination, history, txn and leases) under node against the real
-// server, through a proxy that checks every answer with checkReply. It
-// needs node and `npm ci` in openapi/ts: without them it is skipped, or
-// fails on CI.
+// get, range with pagination, history, txn, leases, locks and elections)
+// under node against the real server, through a proxy that checks every
+// answer with checkReply. It needs node and `npm ci` in openapi/ts:
+// without them it is skipped, or fails on CI.
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
@@ -29,12 +25,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if err == nil {
 		_, err = os.Stat(tsc)
 	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the TypeScript client needs node and `npm ci` in openapi/ts: %v", err)
-		}
-		t.Skipf("the TypeScript client needs node and `npm ci` in openapi/ts: %v", err)
-	}
+	needPrograms(t, "the TypeScript client needs node and `npm ci` in openapi/ts", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -46,20 +37,7 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("tsc -p openapi/ts: %v\n%s", err, out)
 	}
 
-	s := startServer(t)
-	target, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if err := checkAnswer(t, resp.Request, resp); err != nil {
-			t.Errorf("an answer the TypeScript client received: %v", err)
-		}
-		return nil
-	}
-	front := httptest.NewServer(proxy)
-	t.Cleanup(front.Close)
+	front := checkingProxy(t, startServer(t), "the TypeScript client")
 
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", filepath.Join("build", "test", "e2e.test.js"))
 	cmd.Dir = tsClientDir

@@ -118,6 +118,7 @@ type server struct {
 
 	tb      testing.TB
 	args    []string // flags after --listen and --data-dir
+	env     []string // added to the environment of each start
 	addr    string
 	client  *http.Client // for requests, with a timeout
 	streams *http.Client // for watch streams, without one
@@ -183,6 +184,7 @@ func (s *server) start(listen string) {
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, s.env...)
 	firstLine := newFirstLineWriter()
 	s.stderr = &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = firstLine, s.stderr
@@ -419,6 +421,13 @@ func (s *server) doContext(tb testing.TB, ctx context.Context, method, path stri
 // send is do without the checks, and returning transport errors, for
 // callers that expect them (a server being killed).
 func (s *server) send(ctx context.Context, method, path string, body []byte, header ...string) (*reply, error) {
+	return s.sendWith(s.client, ctx, method, path, body, header...)
+}
+
+// sendWith is send through client: s.streams, without the request
+// timeout, for a request that may wait longer (a lock, a campaign) with
+// ctx bounding it instead.
+func (s *server) sendWith(client *http.Client, ctx context.Context, method, path string, body []byte, header ...string) (*reply, error) {
 	if len(header)%2 != 0 {
 		panic("header is a list of name, value pairs")
 	}
@@ -433,7 +442,7 @@ func (s *server) send(ctx context.Context, method, path string, body []byte, hea
 	for i := 0; i < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -505,7 +514,7 @@ func checkReply(tb testing.TB, r *reply) {
 func reflectsState(req string) bool {
 	_, path, _ := strings.Cut(req, " ")
 	path, _, _ = strings.Cut(path, "?")
-	for _, p := range []string{"/v1/kv", "/v1/txn", "/v1/history", "/v1/leases", "/v1/compact", "/v1/status", "/v1/defrag", "/v1/alarms"} {
+	for _, p := range []string{"/v1/kv", "/v1/txn", "/v1/history", "/v1/leases", "/v1/compact", "/v1/status", "/v1/defrag", "/v1/alarms", "/v1/locks", "/v1/elections"} {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}

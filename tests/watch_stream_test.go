@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -260,6 +261,7 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 	}
 	checkWatchMessage(w.tb, w.req, []byte(m.Data))
 	var payload struct {
+		Type            string      `json:"type"`
 		Header          *wireHeader `json:"header"`
 		StartRevision   int64       `json:"start_revision"`
 		CompactRevision int64       `json:"compact_revision"`
@@ -272,6 +274,11 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 	dec := json.NewDecoder(strings.NewReader(m.Data))
 	if err := dec.Decode(&payload); err != nil || dec.More() {
 		fail("data is not one JSON object")
+	}
+	// The data alone says what the message is, for clients that see no
+	// event line: the event's name, or events for the default one.
+	if want := cmp.Or(m.Event, "events"); payload.Type != want {
+		fail("data's type %q, want %q", payload.Type, want)
 	}
 	if payload.Header != nil {
 		out.Header = *payload.Header

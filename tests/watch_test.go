@@ -517,8 +517,8 @@ func TestWatchProgress(t *testing.T) {
 	if m.Kind != "progress" || m.ID != cur {
 		t.Fatalf("%s: %v, want progress with id %d", w.req, m.raw, cur)
 	}
-	if m.raw.Data != fmt.Sprintf(`{"header":{"revision":%d}}`, cur) {
-		t.Errorf("%s: progress data %s, want only the header", w.req, m.raw.Data)
+	if m.raw.Data != fmt.Sprintf(`{"type":"progress","header":{"revision":%d}}`, cur) {
+		t.Errorf("%s: progress data %s, want only its type and the header", w.req, m.raw.Data)
 	}
 	put := s.put(t, "p", "1")
 	other := s.put(t, "other", "y") // not for this watch, but the bookmark covers it
@@ -712,8 +712,8 @@ func TestWatchShutdown(t *testing.T) {
 	s.Stop()
 	for _, w := range streams {
 		m := w.next(watchTimeout)
-		if m.Kind != "canceled" || m.Reason != "shutting down" || m.raw.Data != `{"reason":"shutting down"}` {
-			t.Errorf("%s at shutdown: %v, want canceled with {\"reason\":\"shutting down\"}", w.req, m.raw)
+		if m.Kind != "canceled" || m.Reason != "shutting down" || m.raw.Data != `{"type":"canceled","reason":"shutting down"}` {
+			t.Errorf("%s at shutdown: %v, want canceled with {\"type\":\"canceled\",\"reason\":\"shutting down\"}", w.req, m.raw)
 		}
 		w.wantEnd(watchTimeout)
 	}

@@ -40,8 +40,14 @@ type syncTarget struct {
 }
 
 // syncPass serves up to MaxSyncWatchers unsynced watchers: it reads the
-// history once, from the oldest revision any of them needs, and gives each
-// its share. It reports whether any watcher advanced.
+// history from the oldest revision any of them needs, and gives each its
+// share. A read is bounded (the most room any target has), so one may
+// stop short of watchers nearer the head: those get a read of their own
+// in the same pass, from the oldest revision they need, and so on. A
+// watcher far behind, whose reader takes a bounded share per pass, thus
+// never holds up those just behind the head: a client resuming with
+// Last-Event-ID is caught up at once, however slow others are. It
+// reports whether any watcher advanced.
 //
 // Only the choosing and the sending hold mu; the read does not, so writes
 // go on meanwhile. A compaction may land at any point:
@@ -80,18 +86,39 @@ func (s *Store) syncPass() bool {
 	}
 	callHook(s.hooks.afterChoose)
 
+	advanced := false
+	for len(targets) > 0 {
+		served, rest, ok := s.syncRead(targets, from, upTo, most)
+		if !ok {
+			break
+		}
+		advanced = advanced || served
+		targets, from = rest, -1
+		for _, t := range rest {
+			if from < 0 || t.next < from {
+				from = t.next
+			}
+		}
+	}
+	return advanced
+}
+
+// syncRead reads the history from from to upTo, bounded by most, and
+// sends it to targets. It reports whether any advanced, and returns those
+// the read stopped short of, untouched. ok is false if the store could
+// not be read.
+func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (advanced bool, rest []syncTarget, ok bool) {
 	// Read.
 	events, readTo, compactRev, err := s.readHistory(from, upTo, most)
 	if err != nil {
 		// The store is closed or broken; the watchers stay unsynced.
-		return false
+		return false, nil, false
 	}
 	callHook(s.hooks.afterRead)
 
 	// Send, and move those caught up to synced.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	advanced := false
 	for _, t := range targets {
 		w := t.w
 		if w.group != groupUnsynced || w.next != t.next {
@@ -103,6 +130,10 @@ func (s *Store) syncPass() bool {
 			advanced = true
 			continue
 		}
+		if t.next > readTo && readTo < upTo {
+			rest = append(rest, t) // the read stopped short of it
+			continue
+		}
 		if s.sendHistory(w, events, readTo) {
 			advanced = true
 		}
@@ -112,7 +143,7 @@ func (s *Store) syncPass() bool {
 		}
 	}
 	callHook(s.hooks.afterSend)
-	return advanced
+	return advanced, rest, true
 }
 
 func callHook(f func()) {

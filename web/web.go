@@ -37,7 +37,7 @@ type asset struct {
 //	@Summary		The web console
 //	@Description	The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //	@Tags			service
-//	@ID				console
+//	@ID				getConsole
 //	@Produce		html
 //	@Success		200	{string}	string	"The console's HTML page."
 //	@Router			/ [get]

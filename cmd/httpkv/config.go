@@ -40,6 +40,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var c config
 	fs := flag.NewFlagSet("httpkv", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(fs) }
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:2378", "address to serve on")
 	fs.StringVar(&c.backend, "backend", "embedded", "where the keys live: embedded, a store in --data-dir; or etcd, a gateway to the etcd cluster of --etcd-endpoints")
 	fs.StringVar(&c.dataDir, "data-dir", "./httpkv.data", "bbolt file and anything else persistent")

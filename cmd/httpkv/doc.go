@@ -3,8 +3,10 @@
 //
 // With no arguments it serves on 127.0.0.1:2378 the embedded store
 // (--backend embedded) with its data in ./httpkv.data; it only wires the
-// backend (backend/embedded) to the API (httpapi). Every flag is also read from the environment (HTTPKV_
-// and the flag's name in upper snake case). Subcommands: "httpkv bench"
-// is the load tool, "httpkv health" checks a running server, "httpkv
-// snapshot" saves, describes and restores backups.
+// backend (backend/embedded) to the API (httpapi). Every flag is also
+// read from the environment (HTTPKV_ and the flag's name in upper snake
+// case). Subcommands (commands.go, the table the usage lists): "httpkv
+// health" checks a running server, "httpkv snapshot" saves, describes
+// and restores backups, "httpkv bench" is the load tool. "httpkv --help"
+// and "httpkv COMMAND --help" print the usage and exit 0.
 package main

@@ -15,10 +15,20 @@ import (
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("httpkv health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: httpkv health [--url URL] [--timeout D]\n\n"+
+			"Asks a running server's /health and exits 0 when it answers 200, 1 otherwise\n"+
+			"(a container's health check: it needs no shell or curl).\n\n")
+		fs.PrintDefaults()
+	}
 	url := fs.String("url", "http://127.0.0.1:2378/health", "the server's /health URL")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return helpRequested(err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("health: unexpected argument %q", fs.Arg(0))
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

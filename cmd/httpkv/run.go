@@ -27,15 +27,15 @@ const version = "0.1.0"
 // contract says: stop accepting, end watch streams with a canceled event,
 // finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "health" {
-		return runHealth(ctx, args[1:], stdout, stderr)
+	if c, ok := findCommand(args); ok {
+		return c.run(ctx, args[1:], getenv, stdout, stderr)
 	}
-	if len(args) > 0 && args[0] == "snapshot" {
-		return runSnapshot(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 && isHelp(args[0]) {
+		return serverHelp(getenv, stdout)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return err
+		return helpRequested(err)
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
@@ -46,7 +46,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	b, err := openBackend(ctx, cfg, compaction, log)
+	crash, err := crashPoint(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(ctx, cfg, compaction, crash, log)
 	if err != nil {
 		return err
 	}
@@ -154,8 +158,10 @@ type backend interface {
 }
 
 // openBackend opens the backend --backend names: the embedded store in
-// --data-dir, or a gateway to an etcd cluster.
-func openBackend(ctx context.Context, cfg config, compaction compactor.Config, log zerolog.Logger) (backend, error) {
+// --data-dir, or a gateway to an etcd cluster. crash, nil unless a test
+// sets a crash point (crashpoint.go), commits the embedded store's
+// batches.
+func openBackend(ctx context.Context, cfg config, compaction compactor.Config, crash mvcc.Committer, log zerolog.Logger) (backend, error) {
 	if cfg.backend == "etcd" {
 		b, err := openEtcd(ctx, cfg, log)
 		if err != nil {
@@ -168,6 +174,7 @@ func openBackend(ctx context.Context, cfg config, compaction compactor.Config, l
 			NoFsync:    cfg.unsafeNoFsync,
 			QuotaBytes: cfg.quotaBackendBytes,
 			MaxTxnOps:  cfg.maxTxnOps,
+			Committer:  crash,
 		},
 		Watch:      watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
 		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},

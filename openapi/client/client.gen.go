@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,9 +92,12 @@ const (
 	ErrorBodyCodeInvalidArgument    ErrorBodyCode = "invalid_argument"
 	ErrorBodyCodeKeyNotFound        ErrorBodyCode = "key_not_found"
 	ErrorBodyCodeLeaseNotFound      ErrorBodyCode = "lease_not_found"
+	ErrorBodyCodeLockTimeout        ErrorBodyCode = "lock_timeout"
 	ErrorBodyCodeMethodNotAllowed   ErrorBodyCode = "method_not_allowed"
+	ErrorBodyCodeNoLeader           ErrorBodyCode = "no_leader"
 	ErrorBodyCodeNoSpace            ErrorBodyCode = "no_space"
 	ErrorBodyCodeNotFound           ErrorBodyCode = "not_found"
+	ErrorBodyCodeNotLeader          ErrorBodyCode = "not_leader"
 	ErrorBodyCodePermissionDenied   ErrorBodyCode = "permission_denied"
 	ErrorBodyCodePermissionNotFound ErrorBodyCode = "permission_not_found"
 	ErrorBodyCodePreconditionFailed ErrorBodyCode = "precondition_failed"
@@ -122,11 +126,17 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeLeaseNotFound:
 		return true
+	case ErrorBodyCodeLockTimeout:
+		return true
 	case ErrorBodyCodeMethodNotAllowed:
+		return true
+	case ErrorBodyCodeNoLeader:
 		return true
 	case ErrorBodyCodeNoSpace:
 		return true
 	case ErrorBodyCodeNotFound:
+		return true
+	case ErrorBodyCodeNotLeader:
 		return true
 	case ErrorBodyCodePermissionDenied:
 		return true
@@ -151,18 +161,30 @@ func (e ErrorBodyCode) Valid() bool {
 	}
 }
 
-// Defines values for EventType.
+// Defines values for ObserveLeaderType.
 const (
-	Delete EventType = "delete"
-	Put    EventType = "put"
+	Leader ObserveLeaderType = "leader"
 )
 
-// Valid indicates whether the value is a known member of the EventType enum.
-func (e EventType) Valid() bool {
+// Valid indicates whether the value is a known member of the ObserveLeaderType enum.
+func (e ObserveLeaderType) Valid() bool {
 	switch e {
-	case Delete:
+	case Leader:
 		return true
-	case Put:
+	default:
+		return false
+	}
+}
+
+// Defines values for ObserveNoLeaderType.
+const (
+	ObserveNoLeaderTypeNoLeader ObserveNoLeaderType = "no_leader"
+)
+
+// Valid indicates whether the value is a known member of the ObserveNoLeaderType enum.
+func (e ObserveNoLeaderType) Valid() bool {
+	switch e {
+	case ObserveNoLeaderTypeNoLeader:
 		return true
 	default:
 		return false
@@ -274,27 +296,93 @@ func (e StatusAlarms) Valid() bool {
 	}
 }
 
-// Defines values for WatchMessageType.
+// Defines values for WatchCanceledType.
 const (
-	WatchMessageTypeCanceled  WatchMessageType = "canceled"
-	WatchMessageTypeCompacted WatchMessageType = "compacted"
-	WatchMessageTypeCreated   WatchMessageType = "created"
-	WatchMessageTypeEvents    WatchMessageType = "events"
-	WatchMessageTypeProgress  WatchMessageType = "progress"
+	Canceled WatchCanceledType = "canceled"
 )
 
-// Valid indicates whether the value is a known member of the WatchMessageType enum.
-func (e WatchMessageType) Valid() bool {
+// Valid indicates whether the value is a known member of the WatchCanceledType enum.
+func (e WatchCanceledType) Valid() bool {
 	switch e {
-	case WatchMessageTypeCanceled:
+	case Canceled:
 		return true
-	case WatchMessageTypeCompacted:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchCompactedType.
+const (
+	WatchCompactedTypeCompacted WatchCompactedType = "compacted"
+)
+
+// Valid indicates whether the value is a known member of the WatchCompactedType enum.
+func (e WatchCompactedType) Valid() bool {
+	switch e {
+	case WatchCompactedTypeCompacted:
 		return true
-	case WatchMessageTypeCreated:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchCreatedType.
+const (
+	Created WatchCreatedType = "created"
+)
+
+// Valid indicates whether the value is a known member of the WatchCreatedType enum.
+func (e WatchCreatedType) Valid() bool {
+	switch e {
+	case Created:
 		return true
-	case WatchMessageTypeEvents:
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchEventType.
+const (
+	Delete WatchEventType = "delete"
+	Put    WatchEventType = "put"
+)
+
+// Valid indicates whether the value is a known member of the WatchEventType enum.
+func (e WatchEventType) Valid() bool {
+	switch e {
+	case Delete:
 		return true
-	case WatchMessageTypeProgress:
+	case Put:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchEventsType.
+const (
+	Events WatchEventsType = "events"
+)
+
+// Valid indicates whether the value is a known member of the WatchEventsType enum.
+func (e WatchEventsType) Valid() bool {
+	switch e {
+	case Events:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchProgressType.
+const (
+	Progress WatchProgressType = "progress"
+)
+
+// Valid indicates whether the value is a known member of the WatchProgressType enum.
+func (e WatchProgressType) Valid() bool {
+	switch e {
+	case Progress:
 		return true
 	default:
 		return false
@@ -379,6 +467,28 @@ type AlarmsAlarms string
 // AuthStatus defines model for AuthStatus.
 type AuthStatus struct {
 	Enabled bool `json:"enabled"`
+}
+
+// CampaignRequest defines model for CampaignRequest.
+type CampaignRequest struct {
+	// Lease The candidate's lease; the candidacy ends when it expires or is revoked.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+
+	// Value The value the leader proclaims (or value_base64); none is the empty value.
+	//
+	// Example: 10.0.0.7:8080
+	Value       *string `json:"value,omitempty"`
+	ValueBase64 *[]byte `json:"value_base64,omitempty"`
+}
+
+// CampaignResponse defines model for CampaignResponse.
+type CampaignResponse struct {
+	Header ResponseHeader `json:"header"`
+
+	// Leader The candidacy that leads: what proclaim and resign take.
+	Leader LeaderKey `json:"leader"`
 }
 
 // CompactRequest defines model for CompactRequest.
@@ -493,11 +603,6 @@ type DeleteResponse struct {
 // Empty defines model for Empty.
 type Empty = map[string]interface{}
 
-// Error defines model for Error.
-type Error struct {
-	Error ErrorBody `json:"error"`
-}
-
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	// Code The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
@@ -531,18 +636,10 @@ type ErrorBody struct {
 // Example: key_not_found
 type ErrorBodyCode string
 
-// Event defines model for Event.
-type Event struct {
-	// Kv The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
-	Kv KeyValue `json:"kv"`
-
-	// PrevKv With prev_kv=true: the key before the change, if it existed.
-	PrevKv *KeyValue `json:"prev_kv,omitempty"`
-	Type   EventType `json:"type"`
+// ErrorResponse defines model for ErrorResponse.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
 }
-
-// EventType defines model for Event.Type.
-type EventType string
 
 // GetResponse defines model for GetResponse.
 type GetResponse struct {
@@ -569,7 +666,7 @@ type HistoryResponse struct {
 	CompactRevision int64 `json:"compact_revision"`
 
 	// Events The events of this page, in revision order (newest first with order=descend).
-	Events []Event        `json:"events"`
+	Events []WatchEvent   `json:"events"`
 	Header ResponseHeader `json:"header"`
 
 	// More Whether the window may hold events beyond this page (a page stopped early may hold none).
@@ -616,6 +713,31 @@ type KeyValue struct {
 	//
 	// Example: 3
 	Version int64 `json:"version"`
+}
+
+// LeaderKey defines model for LeaderKey.
+type LeaderKey struct {
+	// Key The candidate's key, name/<lease ID in lowercase hex> (or key_base64).
+	//
+	// Example: db-primary/4d2
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+
+	// Lease The candidate's lease.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+
+	// Name The election's name (or name_base64); optional in requests, where it must be the name in the path.
+	//
+	// Example: db-primary
+	Name       *string `json:"name,omitempty"`
+	NameBase64 *[]byte `json:"name_base64,omitempty"`
+
+	// Revision The key's create revision: the candidacy, which a key put again later is not.
+	//
+	// Example: 42
+	Revision int64 `json:"revision"`
 }
 
 // LeaseGrantRequest defines model for LeaseGrantRequest.
@@ -688,6 +810,53 @@ type ListResponse struct {
 	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
+// LockRequest defines model for LockRequest.
+type LockRequest struct {
+	// Lease The lease that is to hold the lock; the lock is released when it expires or is revoked.
+	//
+	// Example: 1234
+	Lease int64 `json:"lease"`
+}
+
+// LockResponse defines model for LockResponse.
+type LockResponse struct {
+	Header ResponseHeader `json:"header"`
+
+	// Key The owner key, name/<lease ID in lowercase hex>: pass it to DELETE /v1/locks/{name} to release the lock. key_base64 instead when the name is not valid UTF-8.
+	//
+	// Example: jobs/4d2
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+}
+
+// ObserveLeader defines model for ObserveLeader.
+type ObserveLeader struct {
+	// Header The revision of the change: a new leader, or the leader proclaiming a value.
+	Header ResponseHeader `json:"header"`
+
+	// Kv The leader's key and value from header.revision on.
+	Kv   KeyValue          `json:"kv"`
+	Type ObserveLeaderType `json:"type"`
+}
+
+// ObserveLeaderType defines model for ObserveLeader.Type.
+type ObserveLeaderType string
+
+// ObserveMessage defines model for ObserveMessage.
+type ObserveMessage struct {
+	union json.RawMessage
+}
+
+// ObserveNoLeader defines model for ObserveNoLeader.
+type ObserveNoLeader struct {
+	// Header The revision from which no one leads.
+	Header ResponseHeader      `json:"header"`
+	Type   ObserveNoLeaderType `json:"type"`
+}
+
+// ObserveNoLeaderType defines model for ObserveNoLeader.Type.
+type ObserveNoLeaderType string
+
 // Password defines model for Password.
 type Password struct {
 	Password string `json:"password"`
@@ -699,7 +868,7 @@ type Permission struct {
 	Key       *string `json:"key,omitempty"`
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
 
-	// RangeEnd The end of the range; absent for a single key, "\u0000" for every key >= key.
+	// RangeEnd The end of the range; absent for a single key, and a single zero byte for every key >= key.
 	RangeEnd       *string        `json:"range_end,omitempty"`
 	RangeEndBase64 *[]byte        `json:"range_end_base64,omitempty"`
 	Type           PermissionType `json:"type"`
@@ -729,6 +898,18 @@ type PermissionRequest struct {
 
 // PermissionRequestType Example: readwrite
 type PermissionRequestType string
+
+// ProclaimRequest defines model for ProclaimRequest.
+type ProclaimRequest struct {
+	// Leader The leader, as campaign answered it.
+	Leader LeaderKey `json:"leader"`
+
+	// Value The new value (or value_base64); none is the empty value.
+	//
+	// Example: 10.0.0.8:8080
+	Value       *string `json:"value,omitempty"`
+	ValueBase64 *[]byte `json:"value_base64,omitempty"`
+}
 
 // PutOp defines model for PutOp.
 type PutOp struct {
@@ -777,10 +958,7 @@ type RangeOp struct {
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
 	KeysOnly  *bool   `json:"keys_only,omitempty"`
 
-	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range
-	// that then matches more than 10000 keys fails the txn (400). The ranges
-	// of one txn together return at most --max-response-bytes of keys and
-	// values.
+	// Limit At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
 	Limit             *int64 `json:"limit,omitempty"`
 	MaxCreateRevision *int64 `json:"max_create_revision,omitempty"`
 	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
@@ -816,6 +994,12 @@ type RequestOp struct {
 	Put    *PutOp      `json:"put,omitempty"`
 	Range  *RangeOp    `json:"range,omitempty"`
 	Txn    *TxnRequest `json:"txn,omitempty"`
+}
+
+// ResignRequest defines model for ResignRequest.
+type ResignRequest struct {
+	// Leader The leader, as campaign answered it.
+	Leader LeaderKey `json:"leader"`
 }
 
 // ResponseHeader defines model for ResponseHeader.
@@ -920,29 +1104,82 @@ type UserList struct {
 	Users []string `json:"users"`
 }
 
-// WatchMessage defines model for WatchMessage.
-type WatchMessage struct {
-	// CompactRevision compacted: the compact revision; the history the watch needs is gone and the stream ends.
-	CompactRevision *int64 `json:"compact_revision,omitempty"`
-
-	// Events events: every event of one revision that matches the watch, in order.
-	Events *[]Event `json:"events,omitempty"`
-
-	// Header Every message but canceled: for created and progress the store's revision, for events the revision of its events, for compacted the store's revision.
-	Header *ResponseHeader `json:"header,omitempty"`
-
-	// Reason canceled: why the server ended the stream (permission denied, shutting down).
-	Reason *string `json:"reason,omitempty"`
-
-	// StartRevision created: the first revision the watch reports.
-	StartRevision *int64 `json:"start_revision,omitempty"`
-
-	// Type NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
-	Type *WatchMessageType `json:"type,omitempty"`
+// WatchCanceled defines model for WatchCanceled.
+type WatchCanceled struct {
+	// Reason Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied.
+	Reason string            `json:"reason"`
+	Type   WatchCanceledType `json:"type"`
 }
 
-// WatchMessageType NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
-type WatchMessageType string
+// WatchCanceledType defines model for WatchCanceled.Type.
+type WatchCanceledType string
+
+// WatchCompacted defines model for WatchCompacted.
+type WatchCompacted struct {
+	// CompactRevision The compact revision: list again, and watch from the list's revision + 1.
+	CompactRevision int64 `json:"compact_revision"`
+
+	// Header The store's revision.
+	Header ResponseHeader     `json:"header"`
+	Type   WatchCompactedType `json:"type"`
+}
+
+// WatchCompactedType defines model for WatchCompacted.Type.
+type WatchCompactedType string
+
+// WatchCreated defines model for WatchCreated.
+type WatchCreated struct {
+	// Header The revision the stream is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise.
+	Header ResponseHeader `json:"header"`
+
+	// StartRevision The first revision the watch reports.
+	StartRevision int64            `json:"start_revision"`
+	Type          WatchCreatedType `json:"type"`
+}
+
+// WatchCreatedType defines model for WatchCreated.Type.
+type WatchCreatedType string
+
+// WatchEvent defines model for WatchEvent.
+type WatchEvent struct {
+	// Kv The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
+	Kv KeyValue `json:"kv"`
+
+	// PrevKv With prev_kv=true: the key before the change, if it existed.
+	PrevKv *KeyValue      `json:"prev_kv,omitempty"`
+	Type   WatchEventType `json:"type"`
+}
+
+// WatchEventType defines model for WatchEvent.Type.
+type WatchEventType string
+
+// WatchEvents defines model for WatchEvents.
+type WatchEvents struct {
+	// Events Every event of that revision that matches the watch, in order: a txn is never split.
+	Events []WatchEvent `json:"events"`
+
+	// Header The revision of the events.
+	Header ResponseHeader  `json:"header"`
+	Type   WatchEventsType `json:"type"`
+}
+
+// WatchEventsType defines model for WatchEvents.Type.
+type WatchEventsType string
+
+// WatchMessage defines model for WatchMessage.
+type WatchMessage struct {
+	union json.RawMessage
+}
+
+// WatchProgress defines model for WatchProgress.
+type WatchProgress struct {
+	// Header Every event up to this revision has been sent.
+	Header ResponseHeader    `json:"header"`
+	Type   WatchProgressType `json:"type"`
+}
+
+// WatchProgressType defines model for WatchProgress.Type.
+type WatchProgressType string
 
 // WatcherCounts defines model for WatcherCounts.
 type WatcherCounts struct {
@@ -970,6 +1207,18 @@ type RevokePermissionParams struct {
 
 	// FromKey The permission covers every key >= key.
 	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
+}
+
+// ElectionCampaignParams defines parameters for ElectionCampaign.
+type ElectionCampaignParams struct {
+	// Timeout How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent.
+	Timeout *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// ElectionObserveParams defines parameters for ElectionObserve.
+type ElectionObserveParams struct {
+	// LastEventID Resume after this revision, as a browser does on reconnecting: only the changes after it are sent.
+	LastEventID *int64 `json:"Last-Event-ID,omitempty"`
 }
 
 // ReadHistoryParams defines parameters for ReadHistory.
@@ -1152,6 +1401,21 @@ type LeaseTimeToLiveParams struct {
 	Keys *bool `form:"keys,omitempty" json:"keys,omitempty"`
 }
 
+// LockReleaseParams defines parameters for LockRelease.
+type LockReleaseParams struct {
+	// Key The owner key the lock returned; it must start with name/. key or key_base64 is required.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
+
+	// KeyBase64 The owner key in standard base64, for bytes that are not UTF-8.
+	KeyBase64 *[]byte `form:"key_base64,omitempty" json:"key_base64,omitempty"`
+}
+
+// LockAcquireParams defines parameters for LockAcquire.
+type LockAcquireParams struct {
+	// Timeout How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent.
+	Timeout *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
 // WatchParams defines parameters for Watch.
 type WatchParams struct {
 	// Key The key, or the start of the range; none means every key.
@@ -1209,11 +1473,405 @@ type ChangePasswordJSONRequestBody = Password
 // CompactJSONRequestBody defines body for Compact for application/json ContentType.
 type CompactJSONRequestBody = CompactRequest
 
+// ElectionCampaignJSONRequestBody defines body for ElectionCampaign for application/json ContentType.
+type ElectionCampaignJSONRequestBody = CampaignRequest
+
+// ElectionProclaimJSONRequestBody defines body for ElectionProclaim for application/json ContentType.
+type ElectionProclaimJSONRequestBody = ProclaimRequest
+
+// ElectionResignJSONRequestBody defines body for ElectionResign for application/json ContentType.
+type ElectionResignJSONRequestBody = ResignRequest
+
 // GrantLeaseJSONRequestBody defines body for GrantLease for application/json ContentType.
 type GrantLeaseJSONRequestBody = LeaseGrantRequest
 
+// LockAcquireJSONRequestBody defines body for LockAcquire for application/json ContentType.
+type LockAcquireJSONRequestBody = LockRequest
+
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
+
+// AsWatchCanceled returns the union data inside the ObserveMessage as a WatchCanceled
+func (t ObserveMessage) AsWatchCanceled() (WatchCanceled, error) {
+	var body WatchCanceled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCanceled overwrites any union data inside the ObserveMessage as the provided WatchCanceled
+func (t *ObserveMessage) FromWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCanceled performs a merge with any union data inside the ObserveMessage, using the provided WatchCanceled
+func (t *ObserveMessage) MergeWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCompacted returns the union data inside the ObserveMessage as a WatchCompacted
+func (t ObserveMessage) AsWatchCompacted() (WatchCompacted, error) {
+	var body WatchCompacted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCompacted overwrites any union data inside the ObserveMessage as the provided WatchCompacted
+func (t *ObserveMessage) FromWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCompacted performs a merge with any union data inside the ObserveMessage, using the provided WatchCompacted
+func (t *ObserveMessage) MergeWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObserveLeader returns the union data inside the ObserveMessage as a ObserveLeader
+func (t ObserveMessage) AsObserveLeader() (ObserveLeader, error) {
+	var body ObserveLeader
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObserveLeader overwrites any union data inside the ObserveMessage as the provided ObserveLeader
+func (t *ObserveMessage) FromObserveLeader(v ObserveLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"leader"}`))
+	t.union = b
+	return err
+}
+
+// MergeObserveLeader performs a merge with any union data inside the ObserveMessage, using the provided ObserveLeader
+func (t *ObserveMessage) MergeObserveLeader(v ObserveLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"leader"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObserveNoLeader returns the union data inside the ObserveMessage as a ObserveNoLeader
+func (t ObserveMessage) AsObserveNoLeader() (ObserveNoLeader, error) {
+	var body ObserveNoLeader
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObserveNoLeader overwrites any union data inside the ObserveMessage as the provided ObserveNoLeader
+func (t *ObserveMessage) FromObserveNoLeader(v ObserveNoLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"no_leader"}`))
+	t.union = b
+	return err
+}
+
+// MergeObserveNoLeader performs a merge with any union data inside the ObserveMessage, using the provided ObserveNoLeader
+func (t *ObserveMessage) MergeObserveNoLeader(v ObserveNoLeader) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"no_leader"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ObserveMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ObserveMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "canceled":
+		return t.AsWatchCanceled()
+	case "compacted":
+		return t.AsWatchCompacted()
+	case "leader":
+		return t.AsObserveLeader()
+	case "no_leader":
+		return t.AsObserveNoLeader()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ObserveMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ObserveMessage) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWatchCanceled returns the union data inside the WatchMessage as a WatchCanceled
+func (t WatchMessage) AsWatchCanceled() (WatchCanceled, error) {
+	var body WatchCanceled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCanceled overwrites any union data inside the WatchMessage as the provided WatchCanceled
+func (t *WatchMessage) FromWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCanceled performs a merge with any union data inside the WatchMessage, using the provided WatchCanceled
+func (t *WatchMessage) MergeWatchCanceled(v WatchCanceled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"canceled"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCompacted returns the union data inside the WatchMessage as a WatchCompacted
+func (t WatchMessage) AsWatchCompacted() (WatchCompacted, error) {
+	var body WatchCompacted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCompacted overwrites any union data inside the WatchMessage as the provided WatchCompacted
+func (t *WatchMessage) FromWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCompacted performs a merge with any union data inside the WatchMessage, using the provided WatchCompacted
+func (t *WatchMessage) MergeWatchCompacted(v WatchCompacted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"compacted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchCreated returns the union data inside the WatchMessage as a WatchCreated
+func (t WatchMessage) AsWatchCreated() (WatchCreated, error) {
+	var body WatchCreated
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchCreated overwrites any union data inside the WatchMessage as the provided WatchCreated
+func (t *WatchMessage) FromWatchCreated(v WatchCreated) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchCreated performs a merge with any union data inside the WatchMessage, using the provided WatchCreated
+func (t *WatchMessage) MergeWatchCreated(v WatchCreated) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchEvents returns the union data inside the WatchMessage as a WatchEvents
+func (t WatchMessage) AsWatchEvents() (WatchEvents, error) {
+	var body WatchEvents
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchEvents overwrites any union data inside the WatchMessage as the provided WatchEvents
+func (t *WatchMessage) FromWatchEvents(v WatchEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchEvents performs a merge with any union data inside the WatchMessage, using the provided WatchEvents
+func (t *WatchMessage) MergeWatchEvents(v WatchEvents) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"events"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWatchProgress returns the union data inside the WatchMessage as a WatchProgress
+func (t WatchMessage) AsWatchProgress() (WatchProgress, error) {
+	var body WatchProgress
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWatchProgress overwrites any union data inside the WatchMessage as the provided WatchProgress
+func (t *WatchMessage) FromWatchProgress(v WatchProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	t.union = b
+	return err
+}
+
+// MergeWatchProgress performs a merge with any union data inside the WatchMessage, using the provided WatchProgress
+func (t *WatchMessage) MergeWatchProgress(v WatchProgress) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"progress"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WatchMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WatchMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "canceled":
+		return t.AsWatchCanceled()
+	case "compacted":
+		return t.AsWatchCompacted()
+	case "created":
+		return t.AsWatchCreated()
+	case "events":
+		return t.AsWatchEvents()
+	case "progress":
+		return t.AsWatchProgress()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WatchMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WatchMessage) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1289,12 +1947,12 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// Console The web console
+	// GetConsole The web console
 	//
 	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
-	// Corresponds with GET / (the `Console` operationId).
-	Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET / (the `GetConsole` operationId).
+	GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Health Health
 	//
@@ -1537,6 +2195,81 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	Defragment(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ElectionCampaignWithBody Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithBody(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionCampaign Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaign(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionLeader The current leader
+	//
+	// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+	//
+	// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+	ElectionLeader(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionObserve Observe the leader as Server-Sent Events
+	//
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+	// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+	// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+	//
+	// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+	ElectionObserve(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionProclaimWithBody Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionProclaim Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaim(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionResignWithBody Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectionResign Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResign(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReadHistory What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -1632,6 +2365,33 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLease(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// LockRelease Release a lock
+	//
+	// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+	//
+	// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+	LockRelease(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LockAcquireWithBody Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithBody(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LockAcquire Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Snapshot Snapshot the store
 	//
 	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
@@ -1667,25 +2427,25 @@ type ClientInterface interface {
 
 	// Watch Watch keys as Server-Sent Events
 	//
-	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-	// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+	// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+	// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+	// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+	// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+	// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Corresponds with GET /v1/watch (the `Watch` operationId).
 	Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// Console The web console
+// GetConsole The web console
 //
 // The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
-// Corresponds with GET / (the `Console` operationId).
-func (c *Client) Console(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewConsoleRequest(c.Server)
+// Corresponds with GET / (the `GetConsole` operationId).
+func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2247,6 +3007,161 @@ func (c *Client) Defragment(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// ElectionCampaignWithBody Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *Client) ElectionCampaignWithBody(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionCampaignRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionCampaign Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *Client) ElectionCampaign(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionCampaignRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionLeader The current leader
+//
+// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+//
+// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+func (c *Client) ElectionLeader(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionLeaderRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionObserve Observe the leader as Server-Sent Events
+//
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+//
+// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+func (c *Client) ElectionObserve(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionObserveRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionProclaimWithBody Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionProclaimRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionProclaim Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *Client) ElectionProclaim(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionProclaimRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionResignWithBody Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *Client) ElectionResignWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionResignRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectionResign Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *Client) ElectionResign(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectionResignRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReadHistory What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -2462,6 +3377,63 @@ func (c *Client) KeepAliveLease(ctx context.Context, id int64, reqEditors ...Req
 	return c.Client.Do(req)
 }
 
+// LockRelease Release a lock
+//
+// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+//
+// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+func (c *Client) LockRelease(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockReleaseRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LockAcquireWithBody Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *Client) LockAcquireWithBody(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockAcquireRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LockAcquire Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *Client) LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLockAcquireRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Snapshot Snapshot the store
 //
 // A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
@@ -2537,12 +3509,12 @@ func (c *Client) RunTxn(ctx context.Context, body RunTxnJSONRequestBody, reqEdit
 
 // Watch Watch keys as Server-Sent Events
 //
-// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Corresponds with GET /v1/watch (the `Watch` operationId).
@@ -2558,8 +3530,8 @@ func (c *Client) Watch(ctx context.Context, params *WatchParams, reqEditors ...R
 	return c.Client.Do(req)
 }
 
-// NewConsoleRequest constructs an http.Request for the Console method
-func NewConsoleRequest(server string) (*http.Request, error) {
+// NewGetConsoleRequest constructs an http.Request for the GetConsole method
+func NewGetConsoleRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3498,6 +4470,257 @@ func NewDefragmentRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewElectionCampaignRequest calls the generic ElectionCampaign builder with application/json body
+func NewElectionCampaignRequest(server string, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionCampaignRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewElectionCampaignRequestWithBody constructs an http.Request for the ElectionCampaign method, with any body, and a specified content type
+func NewElectionCampaignRequestWithBody(server string, name string, params *ElectionCampaignParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/campaign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewElectionLeaderRequest constructs an http.Request for the ElectionLeader method
+func NewElectionLeaderRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/leader", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewElectionObserveRequest constructs an http.Request for the ElectionObserve method
+func NewElectionObserveRequest(server string, name string, params *ElectionObserveParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/observe", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewElectionProclaimRequest calls the generic ElectionProclaim builder with application/json body
+func NewElectionProclaimRequest(server string, name string, body ElectionProclaimJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionProclaimRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewElectionProclaimRequestWithBody constructs an http.Request for the ElectionProclaim method, with any body, and a specified content type
+func NewElectionProclaimRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/proclaim", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewElectionResignRequest calls the generic ElectionResign builder with application/json body
+func NewElectionResignRequest(server string, name string, body ElectionResignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectionResignRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewElectionResignRequestWithBody constructs an http.Request for the ElectionResign method, with any body, and a specified content type
+func NewElectionResignRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/elections/%s/resign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4572,6 +5795,153 @@ func NewKeepAliveLeaseRequest(server string, id int64) (*http.Request, error) {
 	return req, nil
 }
 
+// NewLockReleaseRequest constructs an http.Request for the LockRelease method
+func NewLockReleaseRequest(server string, name string, params *LockReleaseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/locks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.KeyBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key_base64", *params.KeyBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLockAcquireRequest calls the generic LockAcquire builder with application/json body
+func NewLockAcquireRequest(server string, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLockAcquireRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewLockAcquireRequestWithBody constructs an http.Request for the LockAcquire method, with any body, and a specified content type
+func NewLockAcquireRequestWithBody(server string, name string, params *LockAcquireParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/locks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSnapshotRequest constructs an http.Request for the Snapshot method
 func NewSnapshotRequest(server string) (*http.Request, error) {
 	var err error
@@ -4898,14 +6268,14 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ConsoleWithResponse The web console
+	// GetConsoleWithResponse The web console
 	//
 	// The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET / (the `Console` operationId).
-	ConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ConsoleResponse, error)
+	// Corresponds with GET / (the `GetConsole` operationId).
+	GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error)
 
 	// HealthWithResponse Health
 	//
@@ -5186,6 +6556,85 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/defrag (the `Defragment` operationId).
 	DefragmentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DefragmentResponse, error)
 
+	// ElectionCampaignWithBodyWithResponse Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithBodyWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error)
+
+	// ElectionCampaignWithResponse Campaign for leader
+	//
+	// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+	// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+	ElectionCampaignWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error)
+
+	// ElectionLeaderWithResponse The current leader
+	//
+	// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+	ElectionLeaderWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*ElectionLeaderResponse, error)
+
+	// ElectionObserveWithResponse Observe the leader as Server-Sent Events
+	//
+	// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+	// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+	// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+	// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+	// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+	// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+	ElectionObserveWithResponse(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*ElectionObserveResponse, error)
+
+	// ElectionProclaimWithBodyWithResponse Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error)
+
+	// ElectionProclaimWithResponse Proclaim a new value
+	//
+	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+	ElectionProclaimWithResponse(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error)
+
+	// ElectionResignWithBodyWithResponse Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error)
+
+	// ElectionResignWithResponse Resign
+	//
+	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+	ElectionResignWithResponse(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error)
+
 	// ReadHistoryWithResponse What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -5299,6 +6748,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/leases/{id}/keepalive (the `KeepAliveLease` operationId).
 	KeepAliveLeaseWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*KeepAliveLeaseResponse, error)
 
+	// LockReleaseWithResponse Release a lock
+	//
+	// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+	LockReleaseWithResponse(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*LockReleaseResponse, error)
+
+	// LockAcquireWithBodyWithResponse Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithBodyWithResponse(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
+
+	// LockAcquireWithResponse Acquire a lock
+	//
+	// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+	// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+	LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
+
 	// SnapshotWithResponse Snapshot the store
 	//
 	// A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
@@ -5338,12 +6816,12 @@ type ClientWithResponsesInterface interface {
 
 	// WatchWithResponse Watch keys as Server-Sent Events
 	//
-	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-	// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-	// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-	// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-	// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-	// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+	// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+	// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+	// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+	// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+	// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+	// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 	// Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5352,18 +6830,18 @@ type ClientWithResponsesInterface interface {
 	WatchWithResponse(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*WatchResponse, error)
 }
 
-type ConsoleResponse struct {
+type GetConsoleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 }
 
 // GetBody returns the raw response body bytes
-func (r ConsoleResponse) GetBody() []byte {
+func (r GetConsoleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ConsoleResponse) Status() string {
+func (r GetConsoleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5371,7 +6849,7 @@ func (r ConsoleResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ConsoleResponse) StatusCode() int {
+func (r GetConsoleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5379,7 +6857,7 @@ func (r ConsoleResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ConsoleResponse) ContentType() string {
+func (r GetConsoleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5474,7 +6952,7 @@ type GetOpenAPIResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5483,7 +6961,7 @@ func (r GetOpenAPIResponse) GetJSON200() *map[string]interface{} {
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetOpenAPIResponse) GetJSON500() *Error {
+func (r GetOpenAPIResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
@@ -5573,13 +7051,13 @@ type DisarmAlarmsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Alarms
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DisarmAlarmsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -5592,22 +7070,22 @@ func (r DisarmAlarmsResponse) GetJSON200() *Alarms {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON401() *Error {
+func (r DisarmAlarmsResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON403() *Error {
+func (r DisarmAlarmsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON500() *Error {
+func (r DisarmAlarmsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DisarmAlarmsResponse) GetJSON503() *Error {
+func (r DisarmAlarmsResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5656,13 +7134,13 @@ type ListAlarmsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Alarms
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListAlarmsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -5675,22 +7153,22 @@ func (r ListAlarmsResponse) GetJSON200() *Alarms {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListAlarmsResponse) GetJSON401() *Error {
+func (r ListAlarmsResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListAlarmsResponse) GetJSON403() *Error {
+func (r ListAlarmsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListAlarmsResponse) GetJSON500() *Error {
+func (r ListAlarmsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListAlarmsResponse) GetJSON503() *Error {
+func (r ListAlarmsResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5734,13 +7212,13 @@ type AuthDisableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthDisableResponse401Headers
 }
@@ -5751,22 +7229,22 @@ func (r AuthDisableResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthDisableResponse) GetJSON401() *Error {
+func (r AuthDisableResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AuthDisableResponse) GetJSON403() *Error {
+func (r AuthDisableResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthDisableResponse) GetJSON500() *Error {
+func (r AuthDisableResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthDisableResponse) GetJSON503() *Error {
+func (r AuthDisableResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5810,15 +7288,15 @@ type AuthEnableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthEnableResponse401Headers
 }
@@ -5829,27 +7307,27 @@ func (r AuthEnableResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AuthEnableResponse) GetJSON400() *Error {
+func (r AuthEnableResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthEnableResponse) GetJSON401() *Error {
+func (r AuthEnableResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AuthEnableResponse) GetJSON403() *Error {
+func (r AuthEnableResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthEnableResponse) GetJSON500() *Error {
+func (r AuthEnableResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthEnableResponse) GetJSON503() *Error {
+func (r AuthEnableResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5893,13 +7371,13 @@ type ListRolesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RoleList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListRolesResponse401Headers
 }
@@ -5910,22 +7388,22 @@ func (r ListRolesResponse) GetJSON200() *RoleList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListRolesResponse) GetJSON401() *Error {
+func (r ListRolesResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListRolesResponse) GetJSON403() *Error {
+func (r ListRolesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListRolesResponse) GetJSON500() *Error {
+func (r ListRolesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListRolesResponse) GetJSON503() *Error {
+func (r ListRolesResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -5969,21 +7447,21 @@ type AddRoleResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Role
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AddRoleResponse401Headers
 }
@@ -5994,42 +7472,42 @@ func (r AddRoleResponse) GetJSON201() *Role {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddRoleResponse) GetJSON400() *Error {
+func (r AddRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AddRoleResponse) GetJSON401() *Error {
+func (r AddRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AddRoleResponse) GetJSON403() *Error {
+func (r AddRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AddRoleResponse) GetJSON409() *Error {
+func (r AddRoleResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AddRoleResponse) GetJSON413() *Error {
+func (r AddRoleResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AddRoleResponse) GetJSON429() *Error {
+func (r AddRoleResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AddRoleResponse) GetJSON500() *Error {
+func (r AddRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AddRoleResponse) GetJSON503() *Error {
+func (r AddRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6073,17 +7551,17 @@ type DeleteRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteRoleResponse401Headers
 }
@@ -6094,32 +7572,32 @@ func (r DeleteRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteRoleResponse) GetJSON400() *Error {
+func (r DeleteRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteRoleResponse) GetJSON401() *Error {
+func (r DeleteRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteRoleResponse) GetJSON403() *Error {
+func (r DeleteRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteRoleResponse) GetJSON404() *Error {
+func (r DeleteRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteRoleResponse) GetJSON500() *Error {
+func (r DeleteRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteRoleResponse) GetJSON503() *Error {
+func (r DeleteRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6163,15 +7641,15 @@ type GetRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Role
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetRoleResponse401Headers
 }
@@ -6182,27 +7660,27 @@ func (r GetRoleResponse) GetJSON200() *Role {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetRoleResponse) GetJSON401() *Error {
+func (r GetRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetRoleResponse) GetJSON403() *Error {
+func (r GetRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetRoleResponse) GetJSON404() *Error {
+func (r GetRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetRoleResponse) GetJSON500() *Error {
+func (r GetRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRoleResponse) GetJSON503() *Error {
+func (r GetRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6246,17 +7724,17 @@ type RevokePermissionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokePermissionResponse401Headers
 }
@@ -6267,32 +7745,32 @@ func (r RevokePermissionResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokePermissionResponse) GetJSON400() *Error {
+func (r RevokePermissionResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokePermissionResponse) GetJSON401() *Error {
+func (r RevokePermissionResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokePermissionResponse) GetJSON403() *Error {
+func (r RevokePermissionResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokePermissionResponse) GetJSON404() *Error {
+func (r RevokePermissionResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokePermissionResponse) GetJSON500() *Error {
+func (r RevokePermissionResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokePermissionResponse) GetJSON503() *Error {
+func (r RevokePermissionResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6336,21 +7814,21 @@ type GrantPermissionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GrantPermissionResponse401Headers
 }
@@ -6361,42 +7839,42 @@ func (r GrantPermissionResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantPermissionResponse) GetJSON400() *Error {
+func (r GrantPermissionResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantPermissionResponse) GetJSON401() *Error {
+func (r GrantPermissionResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GrantPermissionResponse) GetJSON403() *Error {
+func (r GrantPermissionResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GrantPermissionResponse) GetJSON404() *Error {
+func (r GrantPermissionResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r GrantPermissionResponse) GetJSON413() *Error {
+func (r GrantPermissionResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GrantPermissionResponse) GetJSON429() *Error {
+func (r GrantPermissionResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantPermissionResponse) GetJSON500() *Error {
+func (r GrantPermissionResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantPermissionResponse) GetJSON503() *Error {
+func (r GrantPermissionResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6435,9 +7913,9 @@ type AuthStatusResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AuthStatus
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6446,12 +7924,12 @@ func (r AuthStatusResponse) GetJSON200() *AuthStatus {
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthStatusResponse) GetJSON500() *Error {
+func (r AuthStatusResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthStatusResponse) GetJSON503() *Error {
+func (r AuthStatusResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6495,17 +7973,17 @@ type AuthTokenResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Token
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthTokenResponse401Headers
 }
@@ -6516,32 +7994,32 @@ func (r AuthTokenResponse) GetJSON200() *Token {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AuthTokenResponse) GetJSON400() *Error {
+func (r AuthTokenResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AuthTokenResponse) GetJSON401() *Error {
+func (r AuthTokenResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AuthTokenResponse) GetJSON413() *Error {
+func (r AuthTokenResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AuthTokenResponse) GetJSON429() *Error {
+func (r AuthTokenResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AuthTokenResponse) GetJSON500() *Error {
+func (r AuthTokenResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthTokenResponse) GetJSON503() *Error {
+func (r AuthTokenResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6585,13 +8063,13 @@ type ListUsersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListUsersResponse401Headers
 }
@@ -6602,22 +8080,22 @@ func (r ListUsersResponse) GetJSON200() *UserList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListUsersResponse) GetJSON401() *Error {
+func (r ListUsersResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListUsersResponse) GetJSON403() *Error {
+func (r ListUsersResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListUsersResponse) GetJSON500() *Error {
+func (r ListUsersResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListUsersResponse) GetJSON503() *Error {
+func (r ListUsersResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6661,21 +8139,21 @@ type AddUserResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *User
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AddUserResponse401Headers
 }
@@ -6686,42 +8164,42 @@ func (r AddUserResponse) GetJSON201() *User {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddUserResponse) GetJSON400() *Error {
+func (r AddUserResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AddUserResponse) GetJSON401() *Error {
+func (r AddUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r AddUserResponse) GetJSON403() *Error {
+func (r AddUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AddUserResponse) GetJSON409() *Error {
+func (r AddUserResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AddUserResponse) GetJSON413() *Error {
+func (r AddUserResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AddUserResponse) GetJSON429() *Error {
+func (r AddUserResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AddUserResponse) GetJSON500() *Error {
+func (r AddUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AddUserResponse) GetJSON503() *Error {
+func (r AddUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6765,17 +8243,17 @@ type DeleteUserResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteUserResponse401Headers
 }
@@ -6786,32 +8264,32 @@ func (r DeleteUserResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteUserResponse) GetJSON400() *Error {
+func (r DeleteUserResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteUserResponse) GetJSON401() *Error {
+func (r DeleteUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteUserResponse) GetJSON403() *Error {
+func (r DeleteUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteUserResponse) GetJSON404() *Error {
+func (r DeleteUserResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteUserResponse) GetJSON500() *Error {
+func (r DeleteUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteUserResponse) GetJSON503() *Error {
+func (r DeleteUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6855,15 +8333,15 @@ type GetUserResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *User
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetUserResponse401Headers
 }
@@ -6874,27 +8352,27 @@ func (r GetUserResponse) GetJSON200() *User {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUserResponse) GetJSON401() *Error {
+func (r GetUserResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetUserResponse) GetJSON403() *Error {
+func (r GetUserResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUserResponse) GetJSON404() *Error {
+func (r GetUserResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetUserResponse) GetJSON500() *Error {
+func (r GetUserResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUserResponse) GetJSON503() *Error {
+func (r GetUserResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -6938,21 +8416,21 @@ type ChangePasswordResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ChangePasswordResponse401Headers
 }
@@ -6963,42 +8441,42 @@ func (r ChangePasswordResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ChangePasswordResponse) GetJSON400() *Error {
+func (r ChangePasswordResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ChangePasswordResponse) GetJSON401() *Error {
+func (r ChangePasswordResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ChangePasswordResponse) GetJSON403() *Error {
+func (r ChangePasswordResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ChangePasswordResponse) GetJSON404() *Error {
+func (r ChangePasswordResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ChangePasswordResponse) GetJSON413() *Error {
+func (r ChangePasswordResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r ChangePasswordResponse) GetJSON429() *Error {
+func (r ChangePasswordResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ChangePasswordResponse) GetJSON500() *Error {
+func (r ChangePasswordResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ChangePasswordResponse) GetJSON503() *Error {
+func (r ChangePasswordResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7042,17 +8520,17 @@ type RevokeRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokeRoleResponse401Headers
 }
@@ -7063,32 +8541,32 @@ func (r RevokeRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokeRoleResponse) GetJSON400() *Error {
+func (r RevokeRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokeRoleResponse) GetJSON401() *Error {
+func (r RevokeRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeRoleResponse) GetJSON403() *Error {
+func (r RevokeRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokeRoleResponse) GetJSON404() *Error {
+func (r RevokeRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokeRoleResponse) GetJSON500() *Error {
+func (r RevokeRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokeRoleResponse) GetJSON503() *Error {
+func (r RevokeRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7132,17 +8610,17 @@ type GrantRoleResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GrantRoleResponse401Headers
 }
@@ -7153,32 +8631,32 @@ func (r GrantRoleResponse) GetJSON200() *Empty {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantRoleResponse) GetJSON400() *Error {
+func (r GrantRoleResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantRoleResponse) GetJSON401() *Error {
+func (r GrantRoleResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GrantRoleResponse) GetJSON403() *Error {
+func (r GrantRoleResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GrantRoleResponse) GetJSON404() *Error {
+func (r GrantRoleResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantRoleResponse) GetJSON500() *Error {
+func (r GrantRoleResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantRoleResponse) GetJSON503() *Error {
+func (r GrantRoleResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7227,21 +8705,21 @@ type CompactResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CompactResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7254,42 +8732,42 @@ func (r CompactResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CompactResponse) GetJSON400() *Error {
+func (r CompactResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CompactResponse) GetJSON401() *Error {
+func (r CompactResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CompactResponse) GetJSON403() *Error {
+func (r CompactResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r CompactResponse) GetJSON410() *Error {
+func (r CompactResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CompactResponse) GetJSON413() *Error {
+func (r CompactResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CompactResponse) GetJSON429() *Error {
+func (r CompactResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CompactResponse) GetJSON500() *Error {
+func (r CompactResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CompactResponse) GetJSON503() *Error {
+func (r CompactResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7338,13 +8816,13 @@ type DefragmentResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DefragResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DefragmentResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7357,22 +8835,22 @@ func (r DefragmentResponse) GetJSON200() *DefragResponse {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DefragmentResponse) GetJSON401() *Error {
+func (r DefragmentResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DefragmentResponse) GetJSON403() *Error {
+func (r DefragmentResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DefragmentResponse) GetJSON500() *Error {
+func (r DefragmentResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DefragmentResponse) GetJSON503() *Error {
+func (r DefragmentResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7405,6 +8883,520 @@ func (r DefragmentResponse) ContentType() string {
 	return ""
 }
 
+// ElectionCampaignResponse200Headers the declared response headers of an HTTP 200 response for ElectionCampaign
+type ElectionCampaignResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionCampaignResponse401Headers the declared response headers of an HTTP 401 response for ElectionCampaign
+type ElectionCampaignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionCampaignResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionCampaignResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionCampaignResponse) GetJSON200() *CampaignResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionCampaignResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionCampaignResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionCampaignResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ElectionCampaignResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ElectionCampaignResponse) GetJSON408() *ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionCampaignResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionCampaignResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionCampaignResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ElectionCampaignResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionLeaderResponse200Headers the declared response headers of an HTTP 200 response for ElectionLeader
+type ElectionLeaderResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionLeaderResponse401Headers the declared response headers of an HTTP 401 response for ElectionLeader
+type ElectionLeaderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionLeaderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionLeaderResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionLeaderResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionLeaderResponse) GetJSON200() *GetResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionLeaderResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionLeaderResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionLeaderResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ElectionLeaderResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionLeaderResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionLeaderResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionLeaderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionLeaderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionLeaderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionLeaderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionObserveResponse200Headers the declared response headers of an HTTP 200 response for ElectionObserve
+type ElectionObserveResponse200Headers struct {
+	CacheControl *string
+	XRevision    *int
+}
+
+// ElectionObserveResponse401Headers the declared response headers of an HTTP 401 response for ElectionObserve
+type ElectionObserveResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionObserveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionObserveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionObserveResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionObserveResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionObserveResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionObserveResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionObserveResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionObserveResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionObserveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionObserveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionObserveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionObserveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionProclaimResponse200Headers the declared response headers of an HTTP 200 response for ElectionProclaim
+type ElectionProclaimResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionProclaimResponse401Headers the declared response headers of an HTTP 401 response for ElectionProclaim
+type ElectionProclaimResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionProclaimResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionProclaimResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionProclaimResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionProclaimResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionProclaimResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionProclaimResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionProclaimResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ElectionProclaimResponse) GetJSON412() *ErrorResponse {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionProclaimResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionProclaimResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionProclaimResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ElectionProclaimResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionProclaimResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionProclaimResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionProclaimResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionProclaimResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ElectionResignResponse200Headers the declared response headers of an HTTP 200 response for ElectionResign
+type ElectionResignResponse200Headers struct {
+	XRevision *int
+}
+
+// ElectionResignResponse401Headers the declared response headers of an HTTP 401 response for ElectionResign
+type ElectionResignResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ElectionResignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectionResignResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ElectionResignResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectionResignResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectionResignResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectionResignResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectionResignResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ElectionResignResponse) GetJSON412() *ErrorResponse {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectionResignResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectionResignResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectionResignResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectionResignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectionResignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectionResignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectionResignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadHistoryResponse200Headers the declared response headers of an HTTP 200 response for ReadHistory
 type ReadHistoryResponse200Headers struct {
 	XRevision *int
@@ -7421,17 +9413,17 @@ type ReadHistoryResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HistoryResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReadHistoryResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7444,32 +9436,32 @@ func (r ReadHistoryResponse) GetJSON200() *HistoryResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ReadHistoryResponse) GetJSON400() *Error {
+func (r ReadHistoryResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ReadHistoryResponse) GetJSON401() *Error {
+func (r ReadHistoryResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ReadHistoryResponse) GetJSON403() *Error {
+func (r ReadHistoryResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ReadHistoryResponse) GetJSON410() *Error {
+func (r ReadHistoryResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ReadHistoryResponse) GetJSON500() *Error {
+func (r ReadHistoryResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReadHistoryResponse) GetJSON503() *Error {
+func (r ReadHistoryResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7524,17 +9516,17 @@ type DeleteRangeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteRangeResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7549,32 +9541,32 @@ func (r DeleteRangeResponse) GetJSON200() *DeleteResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteRangeResponse) GetJSON400() *Error {
+func (r DeleteRangeResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteRangeResponse) GetJSON401() *Error {
+func (r DeleteRangeResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteRangeResponse) GetJSON403() *Error {
+func (r DeleteRangeResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r DeleteRangeResponse) GetJSON412() *Error {
+func (r DeleteRangeResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteRangeResponse) GetJSON500() *Error {
+func (r DeleteRangeResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteRangeResponse) GetJSON503() *Error {
+func (r DeleteRangeResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7623,17 +9615,17 @@ type ListKeysResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListKeysResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7646,32 +9638,32 @@ func (r ListKeysResponse) GetJSON200() *ListResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListKeysResponse) GetJSON400() *Error {
+func (r ListKeysResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListKeysResponse) GetJSON401() *Error {
+func (r ListKeysResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListKeysResponse) GetJSON403() *Error {
+func (r ListKeysResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ListKeysResponse) GetJSON410() *Error {
+func (r ListKeysResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListKeysResponse) GetJSON500() *Error {
+func (r ListKeysResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListKeysResponse) GetJSON503() *Error {
+func (r ListKeysResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7726,17 +9718,17 @@ type DeleteKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteKeyResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7751,32 +9743,32 @@ func (r DeleteKeyResponse) GetJSON200() *DeleteResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteKeyResponse) GetJSON400() *Error {
+func (r DeleteKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteKeyResponse) GetJSON401() *Error {
+func (r DeleteKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteKeyResponse) GetJSON403() *Error {
+func (r DeleteKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r DeleteKeyResponse) GetJSON412() *Error {
+func (r DeleteKeyResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r DeleteKeyResponse) GetJSON500() *Error {
+func (r DeleteKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteKeyResponse) GetJSON503() *Error {
+func (r DeleteKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7840,19 +9832,19 @@ type GetKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetKeyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -7869,37 +9861,37 @@ func (r GetKeyResponse) GetJSON200() *GetResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetKeyResponse) GetJSON400() *Error {
+func (r GetKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetKeyResponse) GetJSON401() *Error {
+func (r GetKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetKeyResponse) GetJSON403() *Error {
+func (r GetKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetKeyResponse) GetJSON404() *Error {
+func (r GetKeyResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r GetKeyResponse) GetJSON410() *Error {
+func (r GetKeyResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetKeyResponse) GetJSON500() *Error {
+func (r GetKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetKeyResponse) GetJSON503() *Error {
+func (r GetKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -7955,25 +9947,25 @@ type PutKeyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PutResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *Error
+	JSON412 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PutKeyResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7988,52 +9980,52 @@ func (r PutKeyResponse) GetJSON200() *PutResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutKeyResponse) GetJSON400() *Error {
+func (r PutKeyResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutKeyResponse) GetJSON401() *Error {
+func (r PutKeyResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutKeyResponse) GetJSON403() *Error {
+func (r PutKeyResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutKeyResponse) GetJSON404() *Error {
+func (r PutKeyResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r PutKeyResponse) GetJSON412() *Error {
+func (r PutKeyResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutKeyResponse) GetJSON413() *Error {
+func (r PutKeyResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutKeyResponse) GetJSON429() *Error {
+func (r PutKeyResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r PutKeyResponse) GetJSON500() *Error {
+func (r PutKeyResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutKeyResponse) GetJSON503() *Error {
+func (r PutKeyResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r PutKeyResponse) GetJSON507() *Error {
+func (r PutKeyResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8082,11 +10074,11 @@ type ListLeasesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseList
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLeasesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8099,17 +10091,17 @@ func (r ListLeasesResponse) GetJSON200() *LeaseList {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListLeasesResponse) GetJSON401() *Error {
+func (r ListLeasesResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListLeasesResponse) GetJSON500() *Error {
+func (r ListLeasesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListLeasesResponse) GetJSON503() *Error {
+func (r ListLeasesResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8158,21 +10150,21 @@ type GrantLeaseResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *LeaseResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
+	JSON409 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *GrantLeaseResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8185,42 +10177,42 @@ func (r GrantLeaseResponse) GetJSON201() *LeaseResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GrantLeaseResponse) GetJSON400() *Error {
+func (r GrantLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GrantLeaseResponse) GetJSON401() *Error {
+func (r GrantLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GrantLeaseResponse) GetJSON409() *Error {
+func (r GrantLeaseResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r GrantLeaseResponse) GetJSON413() *Error {
+func (r GrantLeaseResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GrantLeaseResponse) GetJSON429() *Error {
+func (r GrantLeaseResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GrantLeaseResponse) GetJSON500() *Error {
+func (r GrantLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GrantLeaseResponse) GetJSON503() *Error {
+func (r GrantLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r GrantLeaseResponse) GetJSON507() *Error {
+func (r GrantLeaseResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8269,17 +10261,17 @@ type RevokeLeaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HeaderResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RevokeLeaseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8292,32 +10284,32 @@ func (r RevokeLeaseResponse) GetJSON200() *HeaderResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RevokeLeaseResponse) GetJSON400() *Error {
+func (r RevokeLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokeLeaseResponse) GetJSON401() *Error {
+func (r RevokeLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeLeaseResponse) GetJSON403() *Error {
+func (r RevokeLeaseResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokeLeaseResponse) GetJSON404() *Error {
+func (r RevokeLeaseResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RevokeLeaseResponse) GetJSON500() *Error {
+func (r RevokeLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokeLeaseResponse) GetJSON503() *Error {
+func (r RevokeLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8366,15 +10358,15 @@ type LeaseTimeToLiveResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseTimeToLive
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LeaseTimeToLiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8387,27 +10379,27 @@ func (r LeaseTimeToLiveResponse) GetJSON200() *LeaseTimeToLive {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON400() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON401() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON404() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON500() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LeaseTimeToLiveResponse) GetJSON503() *Error {
+func (r LeaseTimeToLiveResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8456,15 +10448,15 @@ type KeepAliveLeaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *KeepAliveLeaseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8477,27 +10469,27 @@ func (r KeepAliveLeaseResponse) GetJSON200() *LeaseResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON400() *Error {
+func (r KeepAliveLeaseResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON401() *Error {
+func (r KeepAliveLeaseResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON404() *Error {
+func (r KeepAliveLeaseResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON500() *Error {
+func (r KeepAliveLeaseResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r KeepAliveLeaseResponse) GetJSON503() *Error {
+func (r KeepAliveLeaseResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8530,6 +10522,214 @@ func (r KeepAliveLeaseResponse) ContentType() string {
 	return ""
 }
 
+// LockReleaseResponse200Headers the declared response headers of an HTTP 200 response for LockRelease
+type LockReleaseResponse200Headers struct {
+	XRevision *int
+}
+
+// LockReleaseResponse401Headers the declared response headers of an HTTP 401 response for LockRelease
+type LockReleaseResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type LockReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HeaderResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LockReleaseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LockReleaseResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LockReleaseResponse) GetJSON200() *HeaderResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LockReleaseResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LockReleaseResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LockReleaseResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LockReleaseResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LockReleaseResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r LockReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LockReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LockReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LockReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LockAcquireResponse200Headers the declared response headers of an HTTP 200 response for LockAcquire
+type LockAcquireResponse200Headers struct {
+	XRevision *int
+}
+
+// LockAcquireResponse401Headers the declared response headers of an HTTP 401 response for LockAcquire
+type LockAcquireResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type LockAcquireResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LockResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LockAcquireResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LockAcquireResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LockAcquireResponse) GetJSON200() *LockResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LockAcquireResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LockAcquireResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LockAcquireResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LockAcquireResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r LockAcquireResponse) GetJSON408() *ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LockAcquireResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LockAcquireResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LockAcquireResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r LockAcquireResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r LockAcquireResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LockAcquireResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LockAcquireResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LockAcquireResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SnapshotResponse200Headers the declared response headers of an HTTP 200 response for Snapshot
 type SnapshotResponse200Headers struct {
 	ContentLength *int
@@ -8545,13 +10745,13 @@ type SnapshotResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SnapshotResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8559,22 +10759,22 @@ type SnapshotResponse struct {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SnapshotResponse) GetJSON401() *Error {
+func (r SnapshotResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SnapshotResponse) GetJSON403() *Error {
+func (r SnapshotResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SnapshotResponse) GetJSON500() *Error {
+func (r SnapshotResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r SnapshotResponse) GetJSON503() *Error {
+func (r SnapshotResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8623,13 +10823,13 @@ type StatusResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StatusResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8642,22 +10842,22 @@ func (r StatusResponse) GetJSON200() *Status {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r StatusResponse) GetJSON401() *Error {
+func (r StatusResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r StatusResponse) GetJSON403() *Error {
+func (r StatusResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r StatusResponse) GetJSON500() *Error {
+func (r StatusResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StatusResponse) GetJSON503() *Error {
+func (r StatusResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8706,25 +10906,25 @@ type RunTxnResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TxnResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
+	JSON404 *ErrorResponse
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Error
+	JSON410 *ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
+	JSON413 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *Error
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *Error
+	JSON507 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RunTxnResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8737,52 +10937,52 @@ func (r RunTxnResponse) GetJSON200() *TxnResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RunTxnResponse) GetJSON400() *Error {
+func (r RunTxnResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RunTxnResponse) GetJSON401() *Error {
+func (r RunTxnResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RunTxnResponse) GetJSON403() *Error {
+func (r RunTxnResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RunTxnResponse) GetJSON404() *Error {
+func (r RunTxnResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r RunTxnResponse) GetJSON410() *Error {
+func (r RunTxnResponse) GetJSON410() *ErrorResponse {
 	return r.JSON410
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r RunTxnResponse) GetJSON413() *Error {
+func (r RunTxnResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r RunTxnResponse) GetJSON429() *Error {
+func (r RunTxnResponse) GetJSON429() *ErrorResponse {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RunTxnResponse) GetJSON500() *Error {
+func (r RunTxnResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RunTxnResponse) GetJSON503() *Error {
+func (r RunTxnResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
 // GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r RunTxnResponse) GetJSON507() *Error {
+func (r RunTxnResponse) GetJSON507() *ErrorResponse {
 	return r.JSON507
 }
 
@@ -8830,15 +11030,15 @@ type WatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
+	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
+	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
+	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
+	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WatchResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8846,27 +11046,27 @@ type WatchResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WatchResponse) GetJSON400() *Error {
+func (r WatchResponse) GetJSON400() *ErrorResponse {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WatchResponse) GetJSON401() *Error {
+func (r WatchResponse) GetJSON401() *ErrorResponse {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r WatchResponse) GetJSON403() *Error {
+func (r WatchResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WatchResponse) GetJSON500() *Error {
+func (r WatchResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r WatchResponse) GetJSON503() *Error {
+func (r WatchResponse) GetJSON503() *ErrorResponse {
 	return r.JSON503
 }
 
@@ -8899,19 +11099,19 @@ func (r WatchResponse) ContentType() string {
 	return ""
 }
 
-// ConsoleWithResponse The web console
+// GetConsoleWithResponse The web console
 //
 // The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET / (the `Console` operationId).
-func (c *ClientWithResponses) ConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ConsoleResponse, error) {
-	rsp, err := c.Console(ctx, reqEditors...)
+// Corresponds with GET / (the `GetConsole` operationId).
+func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error) {
+	rsp, err := c.GetConsole(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseConsoleResponse(rsp)
+	return ParseGetConsoleResponse(rsp)
 }
 
 // HealthWithResponse Health
@@ -9379,6 +11579,133 @@ func (c *ClientWithResponses) DefragmentWithResponse(ctx context.Context, reqEdi
 	return ParseDefragmentResponse(rsp)
 }
 
+// ElectionCampaignWithBodyWithResponse Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *ClientWithResponses) ElectionCampaignWithBodyWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error) {
+	rsp, err := c.ElectionCampaignWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionCampaignResponse(rsp)
+}
+
+// ElectionCampaignWithResponse Campaign for leader
+//
+// Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+// If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/campaign (the `ElectionCampaign` operationId).
+func (c *ClientWithResponses) ElectionCampaignWithResponse(ctx context.Context, name string, params *ElectionCampaignParams, body ElectionCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionCampaignResponse, error) {
+	rsp, err := c.ElectionCampaign(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionCampaignResponse(rsp)
+}
+
+// ElectionLeaderWithResponse The current leader
+//
+// Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/elections/{name}/leader (the `ElectionLeader` operationId).
+func (c *ClientWithResponses) ElectionLeaderWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*ElectionLeaderResponse, error) {
+	rsp, err := c.ElectionLeader(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionLeaderResponse(rsp)
+}
+
+// ElectionObserveWithResponse Observe the leader as Server-Sent Events
+//
+// Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+// - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+// - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+// - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+// - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+// Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/elections/{name}/observe (the `ElectionObserve` operationId).
+func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, name string, params *ElectionObserveParams, reqEditors ...RequestEditorFn) (*ElectionObserveResponse, error) {
+	rsp, err := c.ElectionObserve(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionObserveResponse(rsp)
+}
+
+// ElectionProclaimWithBodyWithResponse Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error) {
+	rsp, err := c.ElectionProclaimWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionProclaimResponse(rsp)
+}
+
+// ElectionProclaimWithResponse Proclaim a new value
+//
+// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/proclaim (the `ElectionProclaim` operationId).
+func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, name string, body ElectionProclaimJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionProclaimResponse, error) {
+	rsp, err := c.ElectionProclaim(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionProclaimResponse(rsp)
+}
+
+// ElectionResignWithBodyWithResponse Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error) {
+	rsp, err := c.ElectionResignWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionResignResponse(rsp)
+}
+
+// ElectionResignWithResponse Resign
+//
+// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
+func (c *ClientWithResponses) ElectionResignWithResponse(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error) {
+	rsp, err := c.ElectionResign(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectionResignResponse(rsp)
+}
+
 // ReadHistoryWithResponse What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -9564,6 +11891,53 @@ func (c *ClientWithResponses) KeepAliveLeaseWithResponse(ctx context.Context, id
 	return ParseKeepAliveLeaseResponse(rsp)
 }
 
+// LockReleaseWithResponse Release a lock
+//
+// Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/locks/{name} (the `LockRelease` operationId).
+func (c *ClientWithResponses) LockReleaseWithResponse(ctx context.Context, name string, params *LockReleaseParams, reqEditors ...RequestEditorFn) (*LockReleaseResponse, error) {
+	rsp, err := c.LockRelease(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockReleaseResponse(rsp)
+}
+
+// LockAcquireWithBodyWithResponse Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *ClientWithResponses) LockAcquireWithBodyWithResponse(ctx context.Context, name string, params *LockAcquireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error) {
+	rsp, err := c.LockAcquireWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockAcquireResponse(rsp)
+}
+
+// LockAcquireWithResponse Acquire a lock
+//
+// Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+// If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
+func (c *ClientWithResponses) LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error) {
+	rsp, err := c.LockAcquire(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLockAcquireResponse(rsp)
+}
+
 // SnapshotWithResponse Snapshot the store
 //
 // A consistent point-in-time copy of the whole store: its history down to the compact revision, leases, users, roles and the auth switch. The body is the backend's bbolt file followed by the SHA-256 of those bytes as its last 32 bytes, as etcd's snapshot files are, so a saved file verifies on its own; a body shorter than Content-Length was cut off and is no snapshot.
@@ -9627,12 +12001,12 @@ func (c *ClientWithResponses) RunTxnWithResponse(ctx context.Context, body RunTx
 
 // WatchWithResponse Watch keys as Server-Sent Events
 //
-// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-// - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-// - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-// - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-// - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-// - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+// Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+// - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+// - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+// - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+// - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+// - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
 // Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9646,15 +12020,15 @@ func (c *ClientWithResponses) WatchWithResponse(ctx context.Context, params *Wat
 	return ParseWatchResponse(rsp)
 }
 
-// ParseConsoleResponse parses an HTTP response from a ConsoleWithResponse call
-func ParseConsoleResponse(rsp *http.Response) (*ConsoleResponse, error) {
+// ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
+func ParseGetConsoleResponse(rsp *http.Response) (*GetConsoleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ConsoleResponse{
+	response := &GetConsoleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9733,7 +12107,7 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9792,28 +12166,28 @@ func ParseDisarmAlarmsResponse(rsp *http.Response) (*DisarmAlarmsResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9869,28 +12243,28 @@ func ParseListAlarmsResponse(rsp *http.Response) (*ListAlarmsResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9946,28 +12320,28 @@ func ParseAuthDisableResponse(rsp *http.Response) (*AuthDisableResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10013,35 +12387,35 @@ func ParseAuthEnableResponse(rsp *http.Response) (*AuthEnableResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10087,28 +12461,28 @@ func ParseListRolesResponse(rsp *http.Response) (*ListRolesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10154,56 +12528,56 @@ func ParseAddRoleResponse(rsp *http.Response) (*AddRoleResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10249,42 +12623,42 @@ func ParseDeleteRoleResponse(rsp *http.Response) (*DeleteRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10330,35 +12704,35 @@ func ParseGetRoleResponse(rsp *http.Response) (*GetRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10404,42 +12778,42 @@ func ParseRevokePermissionResponse(rsp *http.Response) (*RevokePermissionRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10485,56 +12859,56 @@ func ParseGrantPermissionResponse(rsp *http.Response) (*GrantPermissionResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10580,14 +12954,14 @@ func ParseAuthStatusResponse(rsp *http.Response) (*AuthStatusResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10620,42 +12994,42 @@ func ParseAuthTokenResponse(rsp *http.Response) (*AuthTokenResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10701,28 +13075,28 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10768,56 +13142,56 @@ func ParseAddUserResponse(rsp *http.Response) (*AddUserResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10863,42 +13237,42 @@ func ParseDeleteUserResponse(rsp *http.Response) (*DeleteUserResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10944,35 +13318,35 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11018,56 +13392,56 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11113,42 +13487,42 @@ func ParseRevokeRoleResponse(rsp *http.Response) (*RevokeRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11194,42 +13568,42 @@ func ParseGrantRoleResponse(rsp *http.Response) (*GrantRoleResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11275,56 +13649,56 @@ func ParseCompactResponse(rsp *http.Response) (*CompactResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11380,28 +13754,28 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11422,6 +13796,496 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers DefragmentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionCampaignResponse parses an HTTP response from a ElectionCampaignWithResponse call
+func ParseElectionCampaignResponse(rsp *http.Response) (*ElectionCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionCampaignResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionCampaignResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionLeaderResponse parses an HTTP response from a ElectionLeaderWithResponse call
+func ParseElectionLeaderResponse(rsp *http.Response) (*ElectionLeaderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionLeaderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionLeaderResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionLeaderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionObserveResponse parses an HTTP response from a ElectionObserveWithResponse call
+func ParseElectionObserveResponse(rsp *http.Response) (*ElectionObserveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionObserveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionObserveResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionObserveResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionProclaimResponse parses an HTTP response from a ElectionProclaimWithResponse call
+func ParseElectionProclaimResponse(rsp *http.Response) (*ElectionProclaimResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionProclaimResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionProclaimResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionProclaimResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectionResignResponse parses an HTTP response from a ElectionResignWithResponse call
+func ParseElectionResignResponse(rsp *http.Response) (*ElectionResignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectionResignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectionResignResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ElectionResignResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11457,42 +14321,42 @@ func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11548,42 +14412,42 @@ func ParseDeleteRangeResponse(rsp *http.Response) (*DeleteRangeResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11656,42 +14520,42 @@ func ParseListKeysResponse(rsp *http.Response) (*ListKeysResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11747,42 +14611,42 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11858,49 +14722,49 @@ func ParseGetKeyResponse(rsp *http.Response) (*GetKeyResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12014,70 +14878,70 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12157,21 +15021,21 @@ func ParseListLeasesResponse(rsp *http.Response) (*ListLeasesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12227,56 +15091,56 @@ func ParseGrantLeaseResponse(rsp *http.Response) (*GrantLeaseResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12332,42 +15196,42 @@ func ParseRevokeLeaseResponse(rsp *http.Response) (*RevokeLeaseResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12423,35 +15287,35 @@ func ParseLeaseTimeToLiveResponse(rsp *http.Response) (*LeaseTimeToLiveResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12507,35 +15371,35 @@ func ParseKeepAliveLeaseResponse(rsp *http.Response) (*KeepAliveLeaseResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12569,6 +15433,202 @@ func ParseKeepAliveLeaseResponse(rsp *http.Response) (*KeepAliveLeaseResponse, e
 	return response, nil
 }
 
+// ParseLockReleaseResponse parses an HTTP response from a LockReleaseWithResponse call
+func ParseLockReleaseResponse(rsp *http.Response) (*LockReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LockReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HeaderResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LockReleaseResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers LockReleaseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLockAcquireResponse parses an HTTP response from a LockAcquireWithResponse call
+func ParseLockAcquireResponse(rsp *http.Response) (*LockAcquireResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LockAcquireResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LockAcquireResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers LockAcquireResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSnapshotResponse parses an HTTP response from a SnapshotWithResponse call
 func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12584,28 +15644,28 @@ func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12668,28 +15728,28 @@ func ParseStatusResponse(rsp *http.Response) (*StatusResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12745,70 +15805,70 @@ func ParseRunTxnResponse(rsp *http.Response) (*RunTxnResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12857,35 +15917,35 @@ func ParseWatchResponse(rsp *http.Response) (*WatchResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Error
+		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -2,10 +2,17 @@
 // oapi-codegen from the OpenAPI 3.0 document in package openapi (go
 // generate ./openapi/ makes client.gen.go again; it is not edited by hand).
 //
+//	import "github.com/httpkv/httpkv/openapi/client"
+//
 // NewClientWithResponses(baseURL) returns a client with a method per
 // operation, named after its operationId (GetKeyWithResponse,
-// PutKeyWithBodyWithResponse, ListKeysWithResponse, TxnWithResponse,
+// PutKeyWithBodyWithResponse, ListKeysWithResponse, RunTxnWithResponse,
 // GrantLeaseWithResponse...), whose answers carry the decoded body of each
 // documented status (JSON200, JSON404...). With auth enabled, pass
-// WithRequestEditorFn to set "Authorization: Bearer <token>".
+// WithRequestEditorFn to set "Authorization: Bearer <token>". A watch is a
+// stream that ends only when the client leaves: call Client.Watch, which
+// returns the *http.Response, and read its body as it comes, as Server-Sent
+// Events or, with Accept: application/x-ndjson, one JSON object a line;
+// each message is a WatchMessage, told apart by its type (WatchWithResponse
+// would wait for the end of the body).
 package client

@@ -5,17 +5,24 @@
 //	go run ./internal/convert swagger.json openapi3.json
 //
 // The conversion is kin-openapi's openapi2conv, followed by what Swagger
-// 2.0 cannot say and OpenAPI 3.0 can:
+// 2.0 cannot say and OpenAPI 3.0 can, so that generic client generators
+// make working clients of it (amend.go):
 //
 //   - BearerAuth becomes an HTTP bearer scheme (2.0 knows only an API key
 //     in the Authorization header).
+//   - An operation without security requirements says so: security: [].
 //   - A 2.0 operation has one schema per response for all the media types
 //     it produces. Error answers are JSON only; a raw value
-//     (application/octet-stream) is bytes, and a watch stream
-//     (text/event-stream) is text whose messages the operation describes.
-//   - A request body of application/octet-stream is bytes.
+//     (application/octet-stream) is bytes. A stream (text/event-stream)
+//     keeps its message schema, listed first, so that generators make a
+//     streaming client whose messages are typed.
+//   - A request body of application/octet-stream is bytes, or a string.
+//   - A schema whose properties are all marked x-variant is a union: it
+//     becomes oneOf those schemas, told apart by their "type" (2.0 has no
+//     oneOf).
 //
-// The result is validated before it is written.
+// The result is validated before it is written, with its media types in
+// the order generators read them (order.go).
 package main
 
 import (
@@ -24,11 +31,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
-	"github.com/getkin/kin-openapi/openapi3"
 )
 
 func main() {
@@ -75,88 +80,14 @@ func convert(v2 []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	b, err = streamsFirst(b)
+	if err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, b, "", "  "); err != nil {
 		return nil, err
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
-}
-
-const (
-	mimeJSON   = "application/json"
-	mimeBytes  = "application/octet-stream"
-	mimeStream = "text/event-stream"
-)
-
-// sseFraming describes the body of a text/event-stream answer; the
-// operation's description says which messages it carries.
-const sseFraming = "A Server-Sent Events stream (text/event-stream): blocks of `field: value` lines " +
-	"ended by an empty line. A message's `data:` line holds one WatchMessage as JSON, its `event:` line names it " +
-	"(none for the default message), and its `id:` line is the revision it brings the client to."
-
-// amend says in OpenAPI 3 what the Swagger 2.0 document could not.
-func amend(doc *openapi3.T) error {
-	bearer, ok := doc.Components.SecuritySchemes["BearerAuth"]
-	if !ok || bearer.Value == nil {
-		return fmt.Errorf("the document has no BearerAuth security scheme")
-	}
-	bearer.Value = openapi3.NewSecurityScheme().
-		WithType("http").
-		WithScheme("bearer").
-		WithDescription("A token from POST /v1/auth/token, as `Authorization: Bearer <token>`.")
-
-	for _, path := range doc.Paths.InMatchingOrder() {
-		for method, op := range doc.Paths.Value(path).Operations() {
-			where := method + " " + path
-			if rb := op.RequestBody; rb != nil && rb.Value != nil {
-				if mt := rb.Value.Content.Get(mimeBytes); mt != nil {
-					mt.Schema = binary()
-				}
-			}
-			for code, resp := range op.Responses.Map() {
-				if resp.Value == nil {
-					return fmt.Errorf("%s: response %s is a reference", where, code)
-				}
-				if err := amendResponse(resp.Value); err != nil {
-					return fmt.Errorf("%s: response %s: %w", where, code, err)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func amendResponse(r *openapi3.Response) error {
-	if schema := errorSchema(r); schema != nil {
-		// Errors are JSON whatever the operation produces.
-		r.Content = openapi3.NewContentWithJSONSchemaRef(schema)
-		return nil
-	}
-	if mt := r.Content.Get(mimeBytes); mt != nil {
-		mt.Schema = binary()
-	}
-	if mt := r.Content.Get(mimeStream); mt != nil {
-		s := openapi3.NewStringSchema()
-		s.Description = sseFraming
-		mt.Schema = s.NewRef()
-	}
-	return nil
-}
-
-// errorSchema returns the reference to the Error object when that is
-// what every media type of a response holds, and nil otherwise.
-func errorSchema(r *openapi3.Response) *openapi3.SchemaRef {
-	var schema *openapi3.SchemaRef
-	for _, mt := range r.Content {
-		if mt.Schema == nil || !strings.HasSuffix(mt.Schema.Ref, "/schemas/Error") {
-			return nil
-		}
-		schema = mt.Schema
-	}
-	return schema
-}
-
-func binary() *openapi3.SchemaRef {
-	return openapi3.NewStringSchema().WithFormat("binary").NewRef()
 }

@@ -1,13 +1,13 @@
 // A TypeScript client of httpkv's HTTP API: openapi-fetch, typed by the
 // paths and schemas that openapi-typescript generates from the OpenAPI
-// document into schema.d.ts (`npm run generate`, or `go generate
+// document into schema.ts (`npm run generate`, or `go generate
 // ./openapi/` from the repository; never edited by hand).
 //
 //   const kv = createHttpkvClient("http://127.0.0.1:2378");
 //   const { data, error } = await kv.GET("/v1/kv/{key}", { params: { path: { key: "a/b" } } });
 //
 // Every path, parameter, body and answer is typed; an error answer comes
-// as `error`, an Error object. With auth enabled, pass the token:
+// as `error`, an ErrorResponse object. With auth enabled, pass the token:
 // createHttpkvClient(url, { headers: { Authorization: `Bearer ${token}` } }).
 import createClient, { type ClientOptions } from "openapi-fetch";
 import type { components, paths } from "./schema.js";

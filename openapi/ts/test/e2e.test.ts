@@ -190,3 +190,53 @@ test("leases", async () => {
   assert.equal(again.response.status, 404);
   assert.equal(again.error?.error.code, "lease_not_found");
 });
+
+test("locks and elections", async () => {
+  const lease = async () => {
+    const granted = await kv.POST("/v1/leases", { body: { ttl: 60 } });
+    assert.ok(granted.data, JSON.stringify(granted.error));
+    return granted.data.id;
+  };
+  const [holder, waiter] = [await lease(), await lease()];
+  // A name with a slash: the client escapes it as %2F.
+  const name = "ts/jobs";
+  const held = await kv.POST("/v1/locks/{name}", {
+    params: { path: { name }, query: { timeout: "10s" } },
+    body: { lease: holder },
+  });
+  assert.equal(held.response.status, 200, JSON.stringify(held.error));
+  assert.equal(held.data?.key, `${name}/${holder.toString(16)}`);
+  const waiting = kv.POST("/v1/locks/{name}", {
+    params: { path: { name }, query: { timeout: "30s" } },
+    body: { lease: waiter },
+  });
+  const released = await kv.DELETE("/v1/locks/{name}", { params: { path: { name }, query: { key: held.data?.key } } });
+  assert.equal(released.response.status, 200);
+  const next = await waiting;
+  assert.equal(next.response.status, 200, JSON.stringify(next.error));
+  assert.equal(next.data?.key, `${name}/${waiter.toString(16)}`);
+  assert.ok((next.data?.header.revision ?? 0) >= (released.data?.header.revision ?? Infinity));
+
+  const won = await kv.POST("/v1/elections/{name}/campaign", {
+    params: { path: { name: "ts-db" } },
+    body: { lease: holder, value: "host-a" },
+  });
+  assert.equal(won.response.status, 200, JSON.stringify(won.error));
+  assert.ok(won.data);
+  const leader = won.data.leader;
+  assert.equal(leader.key, `ts-db/${holder.toString(16)}`);
+  const proclaimed = await kv.POST("/v1/elections/{name}/proclaim", {
+    params: { path: { name: "ts-db" } },
+    body: { leader, value: "host-a2" },
+  });
+  assert.equal(proclaimed.response.status, 200);
+  const current = await kv.GET("/v1/elections/{name}/leader", { params: { path: { name: "ts-db" } } });
+  assert.equal(current.data && valueOf(current.data.kv), "host-a2");
+  const resigned = await kv.POST("/v1/elections/{name}/resign", { params: { path: { name: "ts-db" } }, body: { leader } });
+  assert.equal(resigned.response.status, 200);
+  const notLeader = await kv.POST("/v1/elections/{name}/resign", { params: { path: { name: "ts-db" } }, body: { leader } });
+  assert.equal(notLeader.response.status, 412);
+  assert.equal(notLeader.error?.error.code, "not_leader");
+  const none = await kv.GET("/v1/elections/{name}/leader", { params: { path: { name: "ts-db" } } });
+  assert.equal(none.error?.error.code, "no_leader");
+});

@@ -15,7 +15,7 @@ export interface paths {
          * The web console
          * @description The web console: browse the keys a level at a time, edit values with compare-and-swap, read and restore history, follow changes live, and administer leases, the cluster and users, all through this same API. The page loads /console.js, /console.css and the modules under /console/.
          */
-        get: operations["console"];
+        get: operations["getConsole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -412,6 +412,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/elections/{name}/campaign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Campaign for leader
+         * @description Waits until the lease leads the election called name, as etcd's v3election: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/ with value, attached to the lease, and the candidate leads once no older key is left there (FIFO by create revision). A candidate whose lease expires or is revoked drops out, and the next one leads. A lease that is a candidate already keeps its place, with value proclaimed.
+         *     If the candidate does not lead within timeout, or the client leaves, its key is deleted again.
+         */
+        post: operations["electionCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/leader": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current leader
+         * @description Reads the leader of the election called name: the key with the lowest create revision under the prefix name/, with the value it proclaimed.
+         */
+        get: operations["electionLeader"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/observe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Observe the leader as Server-Sent Events
+         * @description Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+         *     - the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+         *     - event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+         *     - event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+         *     - event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+         *     Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+         */
+        get: operations["electionObserve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/proclaim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Proclaim a new value
+         * @description Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+         */
+        post: operations["electionProclaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elections/{name}/resign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resign
+         * @description Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+         */
+        post: operations["electionResign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/history": {
         parameters: {
             query?: never;
@@ -557,6 +663,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/locks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acquire a lock
+         * @description Waits until the lease holds the lock called name, as etcd's v3lock: the lease's key name/<lease ID in lowercase hex> is put under the prefix name/, attached to the lease, and the lock is held once no older key is left there (FIFO by create revision). The key goes when the lock is released, and also when the lease expires or is revoked: a crashed holder lets go after its TTL. A lease that holds the lock already gets it again at once.
+         *     If the lock is not held within timeout, or the client leaves, the waiting key is deleted again and nothing is left behind.
+         */
+        post: operations["lockAcquire"];
+        /**
+         * Release a lock
+         * @description Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
+         */
+        delete: operations["lockRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/snapshot": {
         parameters: {
             query?: never;
@@ -627,12 +758,12 @@ export interface paths {
         };
         /**
          * Watch keys as Server-Sent Events
-         * @description Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line with a type field). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage:
-         *     - event created: {header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
-         *     - the default event (message): {header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
-         *     - event progress: {header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
-         *     - event compacted: {header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
-         *     - event canceled: {reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
+         * @description Streams the changes of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, as text/event-stream (or, with Accept: application/x-ndjson, one JSON object a line). One watcher per stream. The stream opens with retry: 1000 and then these messages, each a data line holding a WatchMessage whose type field says which it is (the same as the SSE event's name, or events for the default one):
+         *     - created (event created): {type, header, start_revision}, the first revision the watch reports; its id is start_revision - 1 when that is a revision.
+         *     - events (the default event, message): {type, header, events}, with id the revision; all events of that revision that match the watch, in order (a txn is never split).
+         *     - progress (event progress): {type, header}, with id the revision: a bookmark saying every event up to it has been sent (progress_notify=true, when idle).
+         *     - compacted (event compacted): {type, header, compact_revision}, after retry: 60000, when the history the watch needs is compacted (at the start, on a resume, or for a watcher that fell behind); the stream ends. List again and watch from the list's revision + 1.
+         *     - canceled (event canceled): {type, reason}, when the server cannot go on: shutting down, or the credentials the stream was opened with are no longer good (reasons token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied); the stream ends.
          *     Comment lines (: keep-alive) keep idle connections open. On one stream and across resumes by Last-Event-ID: ordered, no duplicates, no gaps, atomic per revision.
          */
         get: operations["watch"];
@@ -654,6 +785,26 @@ export interface components {
         };
         AuthStatus: {
             enabled: boolean;
+        };
+        CampaignRequest: {
+            /**
+             * Format: int64
+             * @description The candidate's lease; the candidacy ends when it expires or is revoked.
+             * @example 1234
+             */
+            lease: number;
+            /**
+             * @description The value the leader proclaims (or value_base64); none is the empty value.
+             * @example 10.0.0.7:8080
+             */
+            value?: string;
+            /** Format: byte */
+            value_base64?: string;
+        };
+        CampaignResponse: {
+            header: components["schemas"]["ResponseHeader"];
+            /** @description The candidacy that leads: what proclaim and resign take. */
+            leader: components["schemas"]["LeaderKey"];
         };
         CompactRequest: {
             /** @description Wait until the compaction is done on disk. */
@@ -762,16 +913,13 @@ export interface components {
             prev_kvs?: components["schemas"]["KeyValue"][];
         };
         Empty: Record<string, never>;
-        Error: {
-            error: components["schemas"]["ErrorBody"];
-        };
         ErrorBody: {
             /**
              * @description The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
              * @example key_not_found
              * @enum {string}
              */
-            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space";
+            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader";
             /**
              * Format: int64
              * @description With compacted: the store's compact revision.
@@ -800,13 +948,8 @@ export interface components {
              */
             revision?: number;
         };
-        Event: {
-            /** @description The key after the change; a delete's carries the key and the delete's mod_revision, with no value. */
-            kv: components["schemas"]["KeyValue"];
-            /** @description With prev_kv=true: the key before the change, if it existed. */
-            prev_kv?: components["schemas"]["KeyValue"];
-            /** @enum {string} */
-            type: "put" | "delete";
+        ErrorResponse: {
+            error: components["schemas"]["ErrorBody"];
         };
         GetResponse: {
             header: components["schemas"]["ResponseHeader"];
@@ -827,7 +970,7 @@ export interface components {
              */
             compact_revision: number;
             /** @description The events of this page, in revision order (newest first with order=descend). */
-            events: components["schemas"]["Event"][];
+            events: components["schemas"]["WatchEvent"][];
             header: components["schemas"]["ResponseHeader"];
             /** @description Whether the window may hold events beyond this page (a page stopped early may hold none). */
             more: boolean;
@@ -879,6 +1022,34 @@ export interface components {
              * @example 3
              */
             version: number;
+        };
+        LeaderKey: {
+            /**
+             * @description The candidate's key, name/<lease ID in lowercase hex> (or key_base64).
+             * @example db-primary/4d2
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+            /**
+             * Format: int64
+             * @description The candidate's lease.
+             * @example 1234
+             */
+            lease: number;
+            /**
+             * @description The election's name (or name_base64); optional in requests, where it must be the name in the path.
+             * @example db-primary
+             */
+            name?: string;
+            /** Format: byte */
+            name_base64?: string;
+            /**
+             * Format: int64
+             * @description The key's create revision: the candidacy, which a key put again later is not.
+             * @example 42
+             */
+            revision: number;
         };
         LeaseGrantRequest: {
             /**
@@ -949,6 +1120,45 @@ export interface components {
             /** @description Present when more is true and the order is key-ascending: pass it as page_token to read the next page at this page's revision. */
             next_page_token?: string;
         };
+        LockRequest: {
+            /**
+             * Format: int64
+             * @description The lease that is to hold the lock; the lock is released when it expires or is revoked.
+             * @example 1234
+             */
+            lease: number;
+        };
+        LockResponse: {
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description The owner key, name/<lease ID in lowercase hex>: pass it to DELETE /v1/locks/{name} to release the lock. key_base64 instead when the name is not valid UTF-8.
+             * @example jobs/4d2
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+        };
+        ObserveLeader: {
+            /** @description The revision of the change: a new leader, or the leader proclaiming a value. */
+            header: components["schemas"]["ResponseHeader"];
+            /** @description The leader's key and value from header.revision on. */
+            kv: components["schemas"]["KeyValue"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "leader";
+        };
+        ObserveMessage: components["schemas"]["WatchCanceled"] | components["schemas"]["WatchCompacted"] | components["schemas"]["ObserveLeader"] | components["schemas"]["ObserveNoLeader"];
+        ObserveNoLeader: {
+            /** @description The revision from which no one leads. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "no_leader";
+        };
         Password: {
             password: string;
         };
@@ -957,7 +1167,7 @@ export interface components {
             key?: string;
             /** Format: byte */
             key_base64?: string;
-            /** @description The end of the range; absent for a single key, "\u0000" for every key >= key. */
+            /** @description The end of the range; absent for a single key, and a single zero byte for every key >= key. */
             range_end?: string;
             /** Format: byte */
             range_end_base64?: string;
@@ -983,6 +1193,17 @@ export interface components {
              * @enum {string}
              */
             type: "read" | "write" | "readwrite";
+        };
+        ProclaimRequest: {
+            /** @description The leader, as campaign answered it. */
+            leader: components["schemas"]["LeaderKey"];
+            /**
+             * @description The new value (or value_base64); none is the empty value.
+             * @example 10.0.0.8:8080
+             */
+            value?: string;
+            /** Format: byte */
+            value_base64?: string;
         };
         PutOp: {
             /** @description Keep the current lease (the key must exist). */
@@ -1029,10 +1250,7 @@ export interface components {
             keys_only?: boolean;
             /**
              * Format: int64
-             * @description At most this many keys; 0 or none: every key, as in etcd, but a range
-             *     that then matches more than 10000 keys fails the txn (400). The ranges
-             *     of one txn together return at most --max-response-bytes of keys and
-             *     values.
+             * @description At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
              */
             limit?: number;
             /** Format: int64 */
@@ -1067,6 +1285,10 @@ export interface components {
             put?: components["schemas"]["PutOp"];
             range?: components["schemas"]["RangeOp"];
             txn?: components["schemas"]["TxnRequest"];
+        };
+        ResignRequest: {
+            /** @description The leader, as campaign answered it. */
+            leader: components["schemas"]["LeaderKey"];
         };
         ResponseHeader: {
             /**
@@ -1151,28 +1373,71 @@ export interface components {
         UserList: {
             users: string[];
         };
-        WatchMessage: {
+        WatchCanceled: {
+            /** @description Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied. */
+            reason: string;
             /**
-             * Format: int64
-             * @description compacted: the compact revision; the history the watch needs is gone and the stream ends.
-             */
-            compact_revision?: number;
-            /** @description events: every event of one revision that matches the watch, in order. */
-            events?: components["schemas"]["Event"][];
-            /** @description Every message but canceled: for created and progress the store's revision, for events the revision of its events, for compacted the store's revision. */
-            header?: components["schemas"]["ResponseHeader"];
-            /** @description canceled: why the server ended the stream (permission denied, shutting down). */
-            reason?: string;
-            /**
-             * Format: int64
-             * @description created: the first revision the watch reports.
-             */
-            start_revision?: number;
-            /**
-             * @description NDJSON only (SSE names the message in its event field instead): created, events (SSE's default message), progress, compacted or canceled.
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type?: "created" | "events" | "progress" | "compacted" | "canceled";
+            type: "canceled";
+        };
+        WatchCompacted: {
+            /**
+             * Format: int64
+             * @description The compact revision: list again, and watch from the list's revision + 1.
+             */
+            compact_revision: number;
+            /** @description The store's revision. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "compacted";
+        };
+        WatchCreated: {
+            /** @description The revision the stream is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * Format: int64
+             * @description The first revision the watch reports.
+             */
+            start_revision: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "created";
+        };
+        WatchEvent: {
+            /** @description The key after the change; a delete's carries the key and the delete's mod_revision, with no value. */
+            kv: components["schemas"]["KeyValue"];
+            /** @description With prev_kv=true: the key before the change, if it existed. */
+            prev_kv?: components["schemas"]["KeyValue"];
+            /** @enum {string} */
+            type: "put" | "delete";
+        };
+        WatchEvents: {
+            /** @description Every event of that revision that matches the watch, in order: a txn is never split. */
+            events: components["schemas"]["WatchEvent"][];
+            /** @description The revision of the events. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "events";
+        };
+        WatchMessage: components["schemas"]["WatchCanceled"] | components["schemas"]["WatchCompacted"] | components["schemas"]["WatchCreated"] | components["schemas"]["WatchEvents"] | components["schemas"]["WatchProgress"];
+        WatchProgress: {
+            /** @description Every event up to this revision has been sent. */
+            header: components["schemas"]["ResponseHeader"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "progress";
         };
         WatcherCounts: {
             /** Format: int64 */
@@ -1191,7 +1456,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    console: {
+    getConsole: {
         parameters: {
             query?: never;
             header?: never;
@@ -1284,7 +1549,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1337,7 +1602,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1346,7 +1611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1355,7 +1620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -1364,7 +1629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1397,7 +1662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1406,7 +1671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1415,7 +1680,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -1424,7 +1689,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1455,7 +1720,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1464,7 +1729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1473,7 +1738,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1482,7 +1747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1511,7 +1776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -1522,7 +1787,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1531,7 +1796,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1540,7 +1805,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1549,7 +1814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1580,7 +1845,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1589,7 +1854,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1598,7 +1863,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1607,7 +1872,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1641,7 +1906,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -1652,7 +1917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1661,7 +1926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description already_exists: a role with that name exists. */
@@ -1670,7 +1935,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -1679,7 +1944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -1688,7 +1953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1697,7 +1962,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1706,7 +1971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1740,7 +2005,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1749,7 +2014,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description role_not_found. */
@@ -1758,7 +2023,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1767,7 +2032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1776,7 +2041,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1808,7 +2073,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -1819,7 +2084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1828,7 +2093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description role_not_found. */
@@ -1837,7 +2102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1846,7 +2111,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1855,7 +2120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1892,7 +2157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -1903,7 +2168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -1912,7 +2177,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description role_not_found. */
@@ -1921,7 +2186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -1930,7 +2195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -1939,7 +2204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -1948,7 +2213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -1957,7 +2222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2002,7 +2267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2013,7 +2278,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2022,7 +2287,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description role_not_found or permission_not_found. */
@@ -2031,7 +2296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2040,7 +2305,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2049,7 +2314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2078,7 +2343,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2087,7 +2352,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2121,7 +2386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: a bad name or password. */
@@ -2132,7 +2397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -2141,7 +2406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later. */
@@ -2150,7 +2415,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2159,7 +2424,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2168,7 +2433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2199,7 +2464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2208,7 +2473,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2217,7 +2482,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2226,7 +2491,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2260,7 +2525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2271,7 +2536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2280,7 +2545,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description already_exists: a user with that name exists. */
@@ -2289,7 +2554,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -2298,7 +2563,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -2307,7 +2572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2316,7 +2581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2325,7 +2590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2359,7 +2624,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2368,7 +2633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description user_not_found. */
@@ -2377,7 +2642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2386,7 +2651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2395,7 +2660,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2427,7 +2692,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2438,7 +2703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2447,7 +2712,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description user_not_found. */
@@ -2456,7 +2721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2465,7 +2730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2474,7 +2739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2511,7 +2776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2522,7 +2787,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2531,7 +2796,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description user_not_found. */
@@ -2540,7 +2805,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -2549,7 +2814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -2558,7 +2823,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2567,7 +2832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2576,7 +2841,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2610,7 +2875,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2621,7 +2886,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2630,7 +2895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description user_not_found or role_not_found. */
@@ -2639,7 +2904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2648,7 +2913,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2657,7 +2922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2691,7 +2956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2702,7 +2967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2711,7 +2976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description user_not_found or role_not_found. */
@@ -2720,7 +2985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2729,7 +2994,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server serves no auth, or is shutting down. */
@@ -2738,7 +3003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2774,7 +3039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2785,7 +3050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2794,7 +3059,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description compacted: the revision is at or below the compact revision. */
@@ -2803,7 +3068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -2812,7 +3077,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -2821,7 +3086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2830,7 +3095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -2839,7 +3104,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2872,7 +3137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -2881,7 +3146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2890,7 +3155,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -2899,7 +3164,480 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    electionCampaign: {
+        parameters: {
+            query?: {
+                /** @description How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent. */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The candidate's lease and value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignRequest"];
+            };
+        };
+        responses: {
+            /** @description Leading; leader is what proclaim and resign take. */
+            200: {
+                headers: {
+                    /** @description The revision at which the candidate was seen leading. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the candidate's key was deleted by someone else. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description lock_timeout: not leading within timeout; the candidate's key was removed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    electionLeader: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The leader's key. */
+            200: {
+                headers: {
+                    /** @description The revision read. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetResponse"];
+                };
+            };
+            /** @description invalid_argument: an empty name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_leader: the election has no candidate. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    electionObserve: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this revision, as a browser does on reconnecting: only the changes after it are sent. */
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of observations. Compaction is reported in-band, still with 200. As text/event-stream: Server-Sent Events, blocks of `field: value` lines ended by an empty line. A message's data line holds one message of the schema as JSON, whose type field says which message it is; its event line, when there is one, names it too, and its id line is the revision it brings the client to. Comment lines keep an idle connection open. */
+            200: {
+                headers: {
+                    /** @description no-cache */
+                    "Cache-Control"?: string;
+                    /** @description The revision the stream starts after. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ObserveMessage"];
+                };
+            };
+            /** @description invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    electionProclaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The leader, as campaign answered it, and the new value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProclaimRequest"];
+            };
+        };
+        responses: {
+            /** @description Proclaimed; the header's revision is the put's. */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a leader missing or not of this election. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    electionResign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The leader, as campaign answered it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResignRequest"];
+            };
+        };
+        responses: {
+            /** @description Resigned; the header's revision is the delete's. */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a leader missing or not of this election. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2957,7 +3695,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -2968,7 +3706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read every key of the range. */
@@ -2977,7 +3715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description compacted: start_revision, or the page token's next event, is below the compact revision. */
@@ -2986,7 +3724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -2995,7 +3733,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3004,7 +3742,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3070,7 +3808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3081,7 +3819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read every key of the range. */
@@ -3090,7 +3828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description compacted: the revision, or the page token's, is below the compact revision. */
@@ -3099,7 +3837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3108,7 +3846,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3117,7 +3855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3166,7 +3904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3177,7 +3915,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every key of the range. */
@@ -3186,7 +3924,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description precondition_failed: the condition did not hold; kv is the key as it is, if it exists. */
@@ -3199,7 +3937,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3208,7 +3946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3217,7 +3955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3279,7 +4017,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3290,7 +4028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read the key. */
@@ -3299,7 +4037,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description key_not_found, with the store's revision. */
@@ -3310,7 +4048,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description compacted: the revision is below the compact revision, given as compact_revision. */
@@ -3319,7 +4057,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3328,7 +4066,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3337,7 +4075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3392,7 +4130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3403,7 +4141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it. */
@@ -3412,7 +4150,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found: the lease does not exist. */
@@ -3421,7 +4159,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag. */
@@ -3434,7 +4172,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -3443,7 +4181,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -3452,7 +4190,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3461,7 +4199,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3470,7 +4208,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
@@ -3479,7 +4217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3519,7 +4257,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3530,7 +4268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv). */
@@ -3539,7 +4277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description precondition_failed: the condition did not hold; kv is the key as it is, if it exists. */
@@ -3552,7 +4290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3561,7 +4299,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -3570,7 +4308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3603,7 +4341,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3612,7 +4350,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
@@ -3621,7 +4359,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3657,7 +4395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3668,7 +4406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description already_exists: a lease with that ID exists. */
@@ -3677,7 +4415,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -3686,7 +4424,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -3695,7 +4433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3704,7 +4442,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
@@ -3713,7 +4451,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the NOSPACE alarm is active. */
@@ -3722,7 +4460,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3759,7 +4497,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3770,7 +4508,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found. */
@@ -3779,7 +4517,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3788,7 +4526,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
@@ -3797,7 +4535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3831,7 +4569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3842,7 +4580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not write every attached key. */
@@ -3851,7 +4589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found. */
@@ -3860,7 +4598,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3869,7 +4607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
@@ -3878,7 +4616,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3912,7 +4650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -3923,7 +4661,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found. */
@@ -3932,7 +4670,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -3941,7 +4679,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down, its backend failed, or it serves no leases. */
@@ -3950,7 +4688,200 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    lockAcquire: {
+        parameters: {
+            query?: {
+                /** @description How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent. */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The lease that is to hold the lock. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockRequest"];
+            };
+        };
+        responses: {
+            /** @description Held; the header's revision is the one at which it was seen held. */
+            200: {
+                headers: {
+                    /** @description The revision at which the lock was seen held. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the waiting key was deleted by someone else. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description lock_timeout: not held within timeout; the waiting key was removed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    lockRelease: {
+        parameters: {
+            query?: {
+                /** @description The owner key the lock returned; it must start with name/. key or key_base64 is required. */
+                key?: string;
+                /** @description The owner key in standard base64, for bytes that are not UTF-8. */
+                key_base64?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released; the header's revision is the delete's (or the current one when there was nothing to delete). */
+            200: {
+                headers: {
+                    /** @description The header's revision. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeaderResponse"];
+                };
+            };
+            /** @description invalid_argument: an empty name, no key, or a key that is not under name/. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key with the prefix name/. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3985,7 +4916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -3994,7 +4925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4003,7 +4934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -4012,7 +4943,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4045,7 +4976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: only the root role may. */
@@ -4054,7 +4985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4063,7 +4994,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -4072,7 +5003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4108,7 +5039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -4119,7 +5050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names. */
@@ -4128,7 +5059,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description lease_not_found: a put names a lease that does not exist. */
@@ -4137,7 +5068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description compacted: a range at a revision below the compact revision. */
@@ -4146,7 +5077,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description request_too_large: the body is over the server's --max-request-bytes. */
@@ -4155,7 +5086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
@@ -4164,7 +5095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4173,7 +5104,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
@@ -4182,7 +5113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
@@ -4191,7 +5122,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4231,7 +5162,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of watch messages: text/event-stream, or NDJSON lines when asked for. Compaction is reported in-band, still with 200. */
+            /** @description The stream of watch messages: text/event-stream, or NDJSON lines when asked for. Compaction is reported in-band, still with 200. As text/event-stream: Server-Sent Events, blocks of `field: value` lines ended by an empty line. A message's data line holds one message of the schema as JSON, whose type field says which message it is; its event line, when there is one, names it too, and its id line is the revision it brings the client to. Comment lines keep an idle connection open. */
             200: {
                 headers: {
                     /** @description no-cache */
@@ -4241,8 +5172,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/event-stream": components["schemas"]["WatchMessage"];
                     "application/x-ndjson": components["schemas"]["WatchMessage"];
-                    "text/event-stream": string;
                 };
             };
             /** @description invalid_argument: a bad selector, parameter, filter or Last-Event-ID. */
@@ -4251,7 +5182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -4262,7 +5193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description permission_denied: the caller may not read every key of the range. */
@@ -4271,7 +5202,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description internal: an unexpected failure. */
@@ -4280,7 +5211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unavailable: the server is shutting down. */
@@ -4289,7 +5220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

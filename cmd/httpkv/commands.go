@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/httpkv/httpkv/bench"
+)
+
+// command is a subcommand of httpkv: `httpkv NAME ...`.
+type command struct {
+	name    string
+	summary string // one line for the usage
+	run     func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+}
+
+// commands returns httpkv's subcommands, in the order the usage lists
+// them. With none of them named, httpkv serves.
+func commands() []command {
+	return []command{
+		{"health", "check a running server: exits 0 when its /health answers 200",
+			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+				return runHealth(ctx, args, stdout, stderr)
+			}},
+		{"snapshot", "save, check and restore backups (snapshot save, status, restore)", runSnapshot},
+		{"bench", "load a server (httpkv or etcd) and report throughput and latency",
+			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+				return bench.Run(ctx, args, stdout, stderr)
+			}},
+		{"help", "print this help", func(_ context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) error {
+			return serverHelp(getenv, stdout)
+		}},
+	}
+}
+
+// findCommand returns the subcommand args name, if they name one.
+func findCommand(args []string) (command, bool) {
+	if len(args) == 0 {
+		return command{}, false
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// isHelp reports whether arg asks for the usage.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// serverHelp writes the usage to stdout, as `httpkv --help` does.
+func serverHelp(getenv func(string) string, stdout io.Writer) error {
+	_, err := parseConfig([]string{"--help"}, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// printUsage writes httpkv's usage to fs's output: what it does, its
+// subcommands, and the server's flags, those of fs.
+func printUsage(fs *flag.FlagSet) {
+	var b strings.Builder
+	b.WriteString(`Usage:
+  httpkv [flags]             serve the API, and the console at /
+  httpkv COMMAND [flags]     run a command
+
+An etcd-style MVCC key-value store served as an HTTP/JSON API, with watch
+streams as Server-Sent Events. It stops on SIGINT (Ctrl-C) or SIGTERM.
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+Run "httpkv COMMAND --help" for a command's flags.
+
+Flags of the server (each also read from the environment as HTTPKV_ and its
+name in upper snake case: --data-dir is HTTPKV_DATA_DIR; a flag wins):
+`)
+	io.WriteString(fs.Output(), b.String())
+	fs.PrintDefaults()
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+func noEnv(string) string { return "" }
+
+// TestHelp: httpkv --help (and -h, help) succeeds and lists every
+// command with its summary and every server flag; a command's --help
+// succeeds and prints that command's usage.
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "-help", "help"} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{arg}, noEnv, &stdout, &stderr); err != nil {
+			t.Fatalf("httpkv %s = %v, want success", arg, err)
+		}
+		out := stdout.String()
+		for _, c := range commands() {
+			if !strings.Contains(out, "  "+c.name+" ") || !strings.Contains(out, c.summary) {
+				t.Errorf("httpkv %s does not list the command %q with its summary %q:\n%s", arg, c.name, c.summary, out)
+			}
+		}
+		for _, flag := range []string{"-listen", "-data-dir", "-unsafe-no-fsync", "HTTPKV_DATA_DIR", "Ctrl-C"} {
+			if !strings.Contains(out, flag) {
+				t.Errorf("httpkv %s does not mention %s:\n%s", arg, flag, out)
+			}
+		}
+	}
+	// Flags before --help: the usage still, on stderr, and success.
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"--listen", "127.0.0.1:0", "--help"}, noEnv, io.Discard, &stderr); err != nil ||
+		!strings.Contains(stderr.String(), "Commands:") {
+		t.Errorf("httpkv --listen 127.0.0.1:0 --help = %v with stderr %q, want the usage and success", err, stderr.String())
+	}
+
+	wantUsage := map[string]string{
+		"health":   "Usage: httpkv health",
+		"snapshot": "Usage: httpkv snapshot",
+		"bench":    "usage: httpkv bench",
+		"help":     "Commands:",
+	}
+	for _, c := range commands() {
+		want, ok := wantUsage[c.name]
+		if !ok {
+			t.Errorf("command %q: this test does not know its usage; add it", c.name)
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{c.name, "--help"}, noEnv, &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); err != nil || !strings.Contains(out, want) {
+			t.Errorf("httpkv %s --help = %v with output %q, want success and %q", c.name, err, out, want)
+		}
+	}
+}
+
+// TestBadArguments: a flag httpkv does not know, or a stray argument of
+// health, fails with the usage.
+func TestBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"--nope"}, {"health", "--nope"}, {"health", "extra"}} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), args, noEnv, io.Discard, &stderr)
+		if err == nil || !strings.Contains(stderr.String(), "Usage") {
+			t.Errorf("httpkv %s = %v with stderr %q, want a failure and the usage", strings.Join(args, " "), err, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/httpkv/httpkv/concurrency"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// observe serves GET /v1/elections/{name}/observe: the election's
+// leadership as Server-Sent Events.
+//
+//	@Summary		Observe the leader as Server-Sent Events
+//	@Description	Streams the leadership of the election called name as text/event-stream, as etcd's v3election Observe but exact: one message per change, at the revision it happened, even when several happen close together. The stream opens with retry: 1000 and the state now (unless resuming), then these messages, each JSON object starting with its "type":
+//	@Description	- the default event (message), with id the revision: {type: leader, header, kv}, the leader's key and value from that revision on: a new leader, or the leader proclaiming a value.
+//	@Description	- event no_leader, with id the revision: {type: no_leader, header}, the office is empty from that revision on.
+//	@Description	- event compacted: {type: compacted, header, compact_revision}, after retry: 60000, when the history needed to resume is compacted; the stream ends. Observe again without Last-Event-ID.
+//	@Description	- event canceled: {type: canceled, reason}, when the server cannot go on (permission revoked, shutting down); the stream ends.
+//	@Description	Comment lines (: keep-alive) keep idle connections open. Reconnecting with Last-Event-ID resumes right after that revision: nothing is repeated or skipped.
+//	@Tags			elections
+//	@ID				electionObserve
+//	@Produce		event-stream
+//	@Param			name			path		string				true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
+//	@Param			Last-Event-ID	header		integer				false	"Resume after this revision, as a browser does on reconnecting: only the changes after it are sent."	minimum(0)	format(int64)
+//	@Success		200				{object}	observeMessageDoc	"The stream of observations. Compaction is reported in-band, still with 200."
+//	@Failure		400				{object}	errorDoc			"invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision."
+//	@Failure		401				{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	errorDoc			"permission_denied: the caller may not read every key with the prefix name/."
+//	@Failure		500				{object}	errorDoc			"internal: an unexpected failure."
+//	@Failure		503				{object}	errorDoc			"unavailable: the server is shutting down."
+//	@Header			200				{integer}	X-Revision			"The revision the stream starts after."
+//	@Header			200				{string}	Cache-Control		"no-cache"
+//	@Header			401				{string}	WWW-Authenticate	"Bearer"
+//	@Security		BearerAuth
+//	@Security		AccessToken
+//	@Router			/v1/elections/{name}/observe [get]
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
+	after, aerr := lastEventID(r)
+	if aerr != nil {
+		writeAPIError(w, aerr)
+		return
+	}
+	// Take the change signal before checking, so no change slips between.
+	st := &observeStream{}
+	st.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
+	if st.auth != nil {
+		st.authChanged = st.auth.Changed()
+	}
+	b, name, ok := h.nameRequest(w, r, "/v1/elections/", "/observe", nil, false)
+	if !ok {
+		return
+	}
+	st.access = nameAccess(name, false)
+	if st.auth != nil {
+		var err error
+		if st.caller, err = st.auth.Identify(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	// The observer outlives the request's context when the stream takes
+	// its connection over; Close ends it.
+	obs, first, err := concurrency.Observe(context.WithoutCancel(r.Context()), b, name, after)
+	if err != nil && !errors.Is(err, kv.ErrCompacted) {
+		h.writeError(w, r, err)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", streamEncoder{}.contentType())
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	if err != nil {
+		// Compacted: said in-band, as a watch does, since a browser
+		// cannot read the status of a failed EventSource request.
+		setRevision(w, h.cfg.Backend.Rev())
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(h.observeEnd(nil, err))
+		return
+	}
+	setRevision(w, first.Revision)
+	st.obs = obs
+	if after == 0 {
+		st.first = &first
+	}
+	h.runStream(w, r, func(sink streamSink) { h.pumpObservations(st, sink) }, obs.Close)
+}
+
+// lastEventID reads the Last-Event-ID header as a revision to resume
+// after; 0 when absent.
+func lastEventID(r *http.Request) (int64, *apiError) {
+	id := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if id == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("Last-Event-ID must be a revision, not %q", id)
+	}
+	return n, nil
+}
+
+// observeStream is one open observe: its observer, the state to send
+// first, and what it needs to check again that its caller may still
+// read the election.
+type observeStream struct {
+	obs         *concurrency.Observer
+	first       *concurrency.Observation // nil when resuming
+	auth        streamAuthorizer
+	authChanged <-chan struct{}
+	caller      streamCaller
+	access      Access
+}
+
+// appendObservation appends one observation as an SSE message whose id
+// is its revision: the leader's key as a default message, or no_leader.
+func appendObservation(b []byte, o concurrency.Observation) []byte {
+	p := appendHeader(nil, o.Revision)
+	if o.Leader == nil {
+		return streamEncoder{}.frame(b, "no_leader", o.Revision, append(p, '}'))
+	}
+	p = appendKV(append(p, `,"kv":`...), o.Leader, true)
+	return streamEncoder{}.frameTyped(b, "", "leader", o.Revision, append(p, '}'))
+}
+
+// observeEnd appends the last message of a stream that err ended:
+// compacted for compaction, canceled otherwise.
+func (h *Handler) observeEnd(b []byte, err error) []byte {
+	end := kv.WatchResponse{Canceled: true, CancelReason: "the store ended the stream"}
+	var ce *kv.CompactedError
+	switch {
+	case errors.As(err, &ce):
+		end = kv.WatchResponse{CompactRevision: ce.CompactRevision, Revision: h.cfg.Backend.Rev()}
+	case !errors.Is(err, concurrency.ErrWatchEnded):
+		h.cfg.Logger.Error().Err(err).Msg("observe stream")
+		end.CancelReason = "internal error"
+	}
+	b, _, _ = streamEncoder{}.response(b, nil, &end)
+	return b
+}
+
+// pumpObservations writes an observe stream to its sink until the client
+// leaves, the observer ends or the handler closes. It closes the observer
+// and the sink before returning.
+func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
+	defer sink.close()
+	defer st.obs.Close()
+	var enc streamEncoder
+	out := enc.retry(nil, 1000)
+	if st.first != nil {
+		out = appendObservation(out, *st.first)
+	}
+	if !sink.send(out) {
+		return
+	}
+	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
+	defer keepAlive.Stop()
+	// The stream ends when the token it was opened with expires, as a
+	// watch does.
+	var expired <-chan time.Time
+	if !st.caller.expires.IsZero() {
+		t := time.NewTimer(time.Until(st.caller.expires))
+		defer t.Stop()
+		expired = t.C
+	}
+	canceled := func(reason string) []byte {
+		b, _, _ := enc.response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: reason})
+		return b
+	}
+	for {
+		out, final := []byte(nil), false
+		select {
+		case <-sink.gone():
+			return
+		case <-h.streams.stop:
+			out, final = canceled("shutting down"), true
+		case <-keepAlive.C:
+			out = enc.keepAlive(nil)
+		case <-expired:
+			out, final = canceled(errTokenExpired.Error()), true
+		case <-st.authChanged:
+			// Users, roles or the enabled flag changed: end the stream if
+			// its token is no longer good or its caller may no longer
+			// read the election.
+			st.authChanged = st.auth.Changed()
+			err := st.auth.Recheck(st.caller, st.access)
+			if err == nil {
+				continue
+			}
+			out, final = canceled(streamEndReason(err)), true
+		case <-st.obs.Ready():
+			obs, err := st.obs.Next()
+			for _, o := range obs {
+				out = appendObservation(out, o)
+			}
+			if err != nil {
+				out, final = h.observeEnd(out, err), true
+			}
+			if len(out) == 0 {
+				continue
+			}
+			keepAlive.Reset(h.cfg.KeepAliveInterval)
+		}
+		if !sink.send(out) || final {
+			return
+		}
+	}
+}

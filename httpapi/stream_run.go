@@ -1,0 +1,43 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// runStream serves a long-lived stream whose headers are set: pump writes
+// it to a sink until it ends. Over HTTP/1.x the stream takes the
+// connection over and pump runs on a goroutine of its own: an idle stream
+// then costs that small goroutine instead of the server's connection
+// goroutine, its grown stack and its buffers. Streams, and the
+// connections they take over, are counted in h.streams for Close and
+// Shutdown; once the handler is closing, or if the connection is lost
+// while taken over, abandon is called instead of pump.
+func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(streamSink), abandon func()) {
+	if !h.streams.start() {
+		abandon()
+		h.writeError(w, r, kv.ErrClosed)
+		return
+	}
+	if r.ProtoMajor == 1 {
+		sink, taken, err := hijack(w)
+		switch {
+		case err != nil:
+			abandon() // the client is gone already
+			h.streams.end()
+			return
+		case taken:
+			h.streams.take(sink.conn)
+			go func() {
+				defer h.streams.end()
+				defer h.streams.release(sink.conn)
+				pump(sink)
+			}()
+			return
+		}
+	}
+	defer h.streams.end()
+	w.WriteHeader(http.StatusOK)
+	pump(&responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
+}

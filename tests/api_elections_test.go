@@ -1,0 +1,333 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// observeTimeout bounds a whole observe stream of a test: a bound on the
+// test, not an assertion on timing.
+const observeTimeout = 2 * time.Minute
+
+type campaignResponse struct {
+	Header wireHeader `json:"header"`
+	Leader wireLeader `json:"leader"`
+}
+
+type wireLeader struct {
+	Name     string `json:"name"`
+	Key      string `json:"key"`
+	Revision int64  `json:"revision"`
+	Lease    int64  `json:"lease"`
+}
+
+func (l wireLeader) json() string {
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// campaign posts a campaign and returns the answer, or the transport's
+// error; it may run off the test's goroutine.
+func (s *server) campaign(ctx context.Context, name string, lease int64, value string) (*reply, error) {
+	return s.sendWaiting(ctx, "POST", "/v1/elections/"+name+"/campaign?timeout=2m", fmt.Appendf(nil, `{"lease":%d,"value":%q}`, lease, value))
+}
+
+// campaignAsync campaigns on a goroutine of its own; the channel yields
+// the answer once the candidate leads.
+func (s *server) campaignAsync(name string, lease int64, value string) <-chan *reply {
+	ch := make(chan *reply, 1)
+	go func() {
+		r, err := s.campaign(context.Background(), name, lease, value)
+		if err != nil {
+			r = &reply{req: "campaign", status: 0, body: []byte(err.Error())}
+		}
+		ch <- r
+	}()
+	return ch
+}
+
+// leading checks a campaign's answer and returns its leader.
+func leading(tb testing.TB, r *reply) wireLeader {
+	tb.Helper()
+	checkReply(tb, r)
+	var c campaignResponse
+	r.ok(tb, http.StatusOK, &c)
+	return c.Leader
+}
+
+// observer is an open GET /v1/elections/{name}/observe, read on the
+// test's goroutine. Every message is parsed by sseParser and checked
+// against the contract as it is read.
+type observer struct {
+	tb     testing.TB
+	req    string
+	p      *sseParser
+	lastID int64
+	close  func()
+}
+
+// openObserver observes the election called name, resuming after the
+// revision after unless it is 0. It is closed on cleanup.
+func openObserver(tb testing.TB, s *server, name string, after int64, header ...string) *observer {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), observeTimeout)
+	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/elections/"+name+"/observe", nil)
+	if err != nil {
+		cancel()
+		tb.Fatal(err)
+	}
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	o := &observer{tb: tb, req: "GET /v1/elections/" + name + "/observe", lastID: after}
+	resp, err := s.streams.Do(req)
+	if err != nil {
+		cancel()
+		tb.Fatalf("%s: %v", o.req, err)
+	}
+	var once sync.Once
+	o.close = func() { once.Do(func() { cancel(); resp.Body.Close() }) }
+	tb.Cleanup(o.close)
+	checkStreamHead(tb, o.req, resp)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
+		b, _ := io.ReadAll(resp.Body)
+		tb.Fatalf("%s = %d %q %s, want 200 text/event-stream", o.req, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	o.p = newSSEParser(resp.Body)
+	// retry: 60000 comes first only when the stream is compacted at once.
+	if m, err := o.p.Next(); err != nil || !m.HasRetry || m.Retry != 1000 && m.Retry != 60000 || m.HasData {
+		tb.Fatalf("%s: first block %v (%v), want retry: 1000 alone", o.req, m, err)
+	}
+	return o
+}
+
+// next returns the next observation, as "key=value@rev" or "none@rev"
+// (or "canceled: reason" and "compacted"), after checking it: an id that
+// is its header's revision, above the previous one; a kv exactly for the
+// default message; a body that is an ObserveMessage of the document.
+func (o *observer) next() string {
+	o.tb.Helper()
+	for {
+		m, err := o.p.Next()
+		if err != nil {
+			o.tb.Fatalf("%s after id %d: %v", o.req, o.lastID, err)
+		}
+		if !m.HasData && !m.HasRetry {
+			continue // a keep-alive
+		}
+		if m.HasRetry && (m.HasData || m.Retry != 60000) {
+			o.tb.Fatalf("%s: %v, want retry: 60000 alone before compacted", o.req, m)
+		}
+		if m.HasRetry {
+			continue
+		}
+		var d struct {
+			Header *wireHeader `json:"header"`
+			KV     *wireKV     `json:"kv"`
+			Reason string      `json:"reason"`
+		}
+		doc, _, err := loadAPIDoc()
+		if err == nil {
+			err = matchSchema(doc, "ObserveMessage", []byte(m.Data))
+		}
+		if err != nil || json.Unmarshal([]byte(m.Data), &d) != nil || checkTwins([]byte(m.Data)) != nil {
+			o.tb.Fatalf("%s: %v: not an ObserveMessage of the document (%v)", o.req, m, err)
+		}
+		switch m.Event {
+		case "canceled":
+			return "canceled: " + d.Reason
+		case "compacted":
+			return "compacted"
+		}
+		id, err := strconv.ParseInt(m.ID, 10, 64)
+		switch {
+		case err != nil || d.Header == nil || d.Header.Revision != id:
+			o.tb.Fatalf("%s: %v: want an id equal to header.revision", o.req, m)
+		case id <= o.lastID:
+			o.tb.Fatalf("%s: %v: id %d after id %d, want ids to increase", o.req, m, id, o.lastID)
+		case m.Event != "" && m.Event != "no_leader", (m.Event == "") != (d.KV != nil):
+			o.tb.Fatalf("%s: %v: want a default message with kv, or no_leader without", o.req, m)
+		}
+		o.lastID = id
+		if d.KV == nil {
+			return fmt.Sprintf("none@%d", id)
+		}
+		return fmt.Sprintf("%s=%s@%d", d.KV.key(), d.KV.value(), id)
+	}
+}
+
+// until reads observations up to and including the one that starts with
+// last.
+func (o *observer) until(last string) []string {
+	o.tb.Helper()
+	var got []string
+	for len(got) == 0 || !strings.HasPrefix(got[len(got)-1], last) {
+		got = append(got, o.next())
+	}
+	return got
+}
+
+// leadership computes from the history of name/ what an observer that
+// knows the state at revision from should see: at each revision where
+// the leader (the key with the lowest create revision), or its value,
+// changed, "key=value@rev" or "none@rev".
+func (s *server) leadership(tb testing.TB, name string, from int64) []string {
+	tb.Helper()
+	hist := s.history(tb, "key="+name+"/&prefix=true&limit=10000")
+	keys := map[string]wireKV{}
+	var out []string
+	state := func() string {
+		var lead *wireKV
+		for _, kv := range keys {
+			if lead == nil || kv.CreateRevision < lead.CreateRevision {
+				lead = &kv
+			}
+		}
+		if lead == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%s=%s@%d", lead.key(), lead.value(), lead.ModRevision)
+	}
+	prev := ""
+	for i, ev := range hist.Events {
+		if ev.Type == "put" {
+			keys[ev.KV.key()] = ev.KV
+		} else {
+			delete(keys, ev.KV.key())
+		}
+		rev := ev.KV.ModRevision
+		if i+1 < len(hist.Events) && hist.Events[i+1].KV.ModRevision == rev {
+			continue // the rest of the revision first
+		}
+		cur := state()
+		if cur != prev && rev > from {
+			// A put's observation is at its revision, shown with it;
+			// a leader inherited at a delete, at the delete's revision.
+			who, _, _ := strings.Cut(cur, "@")
+			out = append(out, fmt.Sprintf("%s@%d", who, rev))
+		}
+		prev = cur
+	}
+	return out
+}
+
+// keepAlive renews a lease twice a second until stop is closed; the
+// returned channel is closed once it has stopped.
+func (s *server) keepAlive(lease int64, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_, _ = s.send(context.Background(), "POST", fmt.Sprintf("/v1/leases/%d/keepalive", lease), nil)
+			}
+		}
+	}()
+	return done
+}
+
+// TestElectionLeadersCrash runs an election whose leaders crash, two by
+// lease expiry, then one that proclaims and resigns, while one observer
+// reads throughout and another disconnects twice and resumes each time
+// with Last-Event-ID: both see every change of leader once, in order, at
+// the revision the history shows it happened.
+func TestElectionLeadersCrash(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	steady := openObserver(t, s, "svc", 0)
+	start := steady.next()
+	if !strings.HasPrefix(start, "none@") {
+		t.Fatalf("the first observation of an empty election is %q, want none", start)
+	}
+
+	first := s.grantLease(t, 5) // never renewed: crashes in 5s
+	r, err := s.campaign(context.Background(), "svc", first, "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1 := leading(t, r)
+	second := s.grantLease(t, 5)
+	stopSecond := make(chan struct{})
+	secondRenewed := s.keepAlive(second, stopSecond)
+	won2 := s.campaignAsync("svc", second, "two")
+	third := s.grantLease(t, 600)
+	won3 := s.campaignAsync("svc", third, "three")
+	s.waitQueue(t, "svc", 3)
+
+	resumed := openObserver(t, s, "svc", 0)
+	seen := []string{resumed.next()}
+	resumed.close()
+
+	l2 := leading(t, <-won2) // the first leader's lease expired
+	close(stopSecond)        // the second leader crashes too
+	<-secondRenewed
+	resumed = openObserver(t, s, "svc", resumed.lastID)
+	seen = append(seen, resumed.next())
+	resumed.close()
+
+	l3 := leading(t, <-won3)
+	s.do(t, "POST", "/v1/elections/svc/proclaim", []byte(`{"leader":`+l3.json()+`,"value":"three-b"}`)).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/elections/svc/resign", []byte(`{"leader":`+l3.json()+`}`)).want(t, http.StatusOK)
+	r, err = s.campaign(context.Background(), "svc", s.grantLease(t, 600), "four")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l4 := leading(t, r)
+
+	resumed = openObserver(t, s, "svc", resumed.lastID)
+	seen = append(seen, resumed.until(l4.Key)...)
+	all := steady.until(l4.Key)
+
+	startRev, _ := strconv.ParseInt(strings.TrimPrefix(start, "none@"), 10, 64)
+	want := s.leadership(t, "svc", startRev)
+	wantKeys := []string{l1.Key + "=one", l2.Key + "=two", l3.Key + "=three", l3.Key + "=three-b", "none", l4.Key + "=four"}
+	var gotKeys []string
+	for _, o := range all {
+		who, _, _ := strings.Cut(o, "@")
+		gotKeys = append(gotKeys, who)
+	}
+	if !slices.Equal(all, want) || !slices.Equal(gotKeys, wantKeys) {
+		t.Fatalf("the steady observer saw\n%q\nwant, from the history,\n%q\n(leaders %q)", all, want, wantKeys)
+	}
+	// The resumed observer's first message is the state when it opened,
+	// at that revision; the rest are the changes.
+	firstWho, _, _ := strings.Cut(seen[0], "@")
+	if firstWho != l1.Key+"=one" || !slices.Equal(seen[1:], want[1:]) {
+		t.Fatalf("the observer that resumed twice saw\n%q\nwant %s=one, then\n%q", seen, l1.Key, want[1:])
+	}
+}
+
+// TestObserveEnds: observe ends with compacted when resuming below the
+// compact revision, and with canceled when the server shuts down.
+func TestObserveEnds(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	s.put(t, "a", "1")
+	rev := s.put(t, "a", "2")
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d,"physical":true}`, rev)).want(t, http.StatusOK)
+	if got := openObserver(t, s, "e", rev-1).next(); got != "compacted" {
+		t.Errorf("observe after %d, below the compact revision %d: %q, want compacted", rev-1, rev, got)
+	}
+	o := openObserver(t, s, "e", rev)
+	s.Stop()
+	if got := o.next(); got != "canceled: shutting down" {
+		t.Errorf("observe at shutdown: %q, want canceled: shutting down", got)
+	}
+}

@@ -1,0 +1,189 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	massLeases   = 2000 // leases expiring together in each round
+	massLeaseTTL = 6    // seconds
+)
+
+// massLease is a lease of a mass expiry and the keys put with it.
+type massLease struct {
+	id   int64
+	keys []string
+	put  int64 // the revision of the txn that put them
+}
+
+// TestCrashInsideLeaseExpiry grants 2,000 leases with three keys each
+// and restarts the server, which gives every lease its full TTL again:
+// they expire together, as fast as the server revokes leases (750 a
+// second after a restart). It kills the server (SIGKILL, from its crash
+// point) at a commit of the revokes, the only commits then: before one
+// or once it is durable. After a restart every lease is either gone with
+// all its keys or there with all of them; the restarted server expires
+// the rest; and the history shows each lease's keys put at one revision
+// and deleted at one revision holding exactly them, with no gap in the
+// revisions.
+func TestCrashInsideLeaseExpiry(t *testing.T) {
+	t.Parallel()
+	rng := testRand(t, "HTTPKV_CRASH_LEASE_SEED")
+	s := startServer(t, "--unsafe-no-fsync=false")
+	arm := filepath.Join(t.TempDir(), "arm")
+	// Revokes run 64 at a time at most: 2,000 make 31 commits or more,
+	// and leases that expire before the restart (on a slow machine,
+	// granting takes longer than their TTL) leave fewer. The points stay
+	// among the first 12.
+	for round, point := range randomCrashPoints(rng, 3, 12) {
+		from := s.status(t).Revision + 1
+		prefix := fmt.Sprintf("lease/%d/", round)
+		start := time.Now()
+		leases := grantMassLeases(t, s, prefix)
+		t.Logf("round %d: %d leases granted with their keys in %v", round, len(leases), time.Since(start))
+
+		touch(t, arm)
+		s.restartAt(point, arm)
+		s.waitCrashed(massLeaseTTL*time.Second + 2*time.Minute)
+		os.Remove(arm)
+		s.restartAt(crashPoint{}, "")
+
+		// Right after the restart: every lease whole, or gone whole.
+		present := make(map[string]int64)
+		var l listResponse
+		s.do(t, "GET", "/v1/kv?key="+prefix+"&prefix=true&keys_only=true&limit=10000", nil).ok(t, http.StatusOK, &l)
+		for _, kv := range l.KVs {
+			present[kv.key()] = kv.Lease
+		}
+		listed := leaseIDs(t, s)
+		revoked := 0
+		for _, ls := range leases {
+			n := 0
+			for _, k := range ls.keys {
+				if id, ok := present[k]; ok {
+					n++
+					if id != ls.id {
+						t.Errorf("key %s has lease %d, want %d", k, id, ls.id)
+					}
+				}
+			}
+			switch {
+			case n == 0 && !listed[ls.id]:
+				revoked++
+			case n == len(ls.keys) && listed[ls.id]:
+			default:
+				t.Errorf("lease %d after the kill: %d of its %d keys, listed %v; want all and listed, or none and not listed", ls.id, n, len(ls.keys), listed[ls.id])
+			}
+		}
+		t.Logf("round %d: killed at %v with %d of %d leases revoked", round, point, revoked, len(leases))
+		if t.Failed() {
+			return
+		}
+
+		// The restarted server expires the others.
+		eventually(t, massLeaseTTL*time.Second+time.Minute, func() (bool, string) {
+			var l listResponse
+			s.do(t, "GET", "/v1/kv?key="+prefix+"&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
+			return l.Count == 0, fmt.Sprintf("%d keys of the expired leases are left", l.Count)
+		})
+		if n := len(leaseIDs(t, s)); n != 0 {
+			t.Fatalf("GET /v1/leases lists %d leases once their keys are gone, want none", n)
+		}
+		checkLeaseHistory(t, s, from, prefix, leases)
+	}
+}
+
+// grantMassLeases grants massLeases leases of massLeaseTTL seconds from
+// 16 clients and puts three keys under prefix with each, in one txn.
+func grantMassLeases(tb testing.TB, s *server, prefix string) []massLease {
+	tb.Helper()
+	out := make([]massLease, massLeases)
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := w; i < massLeases; i += 16 {
+				var g struct {
+					ID int64 `json:"id"`
+				}
+				s.do(tb, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":%d}`, massLeaseTTL))).ok(tb, http.StatusCreated, &g)
+				ls := massLease{id: g.ID}
+				var ops []string
+				for _, k := range []string{"a", "b", "c"} {
+					key := fmt.Sprintf("%s%d/%s", prefix, g.ID, k)
+					ls.keys = append(ls.keys, key)
+					ops = append(ops, fmt.Sprintf(`{"put":{"key":%s,"value":"v","lease":%d}}`, jsonString(key), g.ID))
+				}
+				var res txnResponse
+				s.txn(tb, `{"success":[`+strings.Join(ops, ",")+`]}`).ok(tb, http.StatusOK, &res)
+				ls.put = res.Header.Revision
+				out[i] = ls
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// leaseIDs returns the leases GET /v1/leases lists.
+func leaseIDs(tb testing.TB, s *server) map[int64]bool {
+	tb.Helper()
+	var res struct {
+		Leases []struct {
+			ID int64 `json:"id"`
+		} `json:"leases"`
+	}
+	s.do(tb, "GET", "/v1/leases", nil).ok(tb, http.StatusOK, &res)
+	out := make(map[int64]bool)
+	for _, l := range res.Leases {
+		out[l.ID] = true
+	}
+	return out
+}
+
+// checkLeaseHistory checks the history from revision from on: no
+// revision without events, and under prefix each lease's keys put
+// together at its txn's revision and deleted together, at one revision
+// holding exactly their deletes.
+func checkLeaseHistory(tb testing.TB, s *server, from int64, prefix string, leases []massLease) {
+	tb.Helper()
+	cur := s.status(tb).Revision
+	revs := historyByRevision(tb, s, from, cur)
+	for rev := from; rev <= cur; rev++ {
+		if len(revs[rev]) == 0 {
+			tb.Fatalf("GET /v1/history: revision %d holds no event (from %d to %d): the revisions have a gap", rev, from, cur)
+		}
+	}
+	deletedAt := make(map[string]int64)
+	for rev, evs := range revs {
+		for _, ev := range evs {
+			if k, ok := strings.CutPrefix(ev, "del "); ok && strings.HasPrefix(k, prefix) {
+				if deletedAt[k] != 0 {
+					tb.Errorf("key %s deleted at revisions %d and %d", k, deletedAt[k], rev)
+				}
+				deletedAt[k] = rev
+			}
+		}
+	}
+	for _, ls := range leases {
+		var puts, dels []string
+		for _, k := range ls.keys {
+			puts = append(puts, "put "+k+"=v")
+			dels = append(dels, "del "+k)
+		}
+		if got := revs[ls.put]; !slices.Equal(got, puts) {
+			tb.Errorf("lease %d: revision %d of its txn holds %q, want %q", ls.id, ls.put, got, puts)
+		}
+		rev := deletedAt[ls.keys[0]]
+		if got := revs[rev]; rev == 0 || !slices.Equal(got, dels) {
+			tb.Errorf("lease %d: its keys are deleted at revision %d, which holds %q; want exactly %q", ls.id, rev, got, dels)
+		}
+	}
+}
