@@ -233,3 +233,33 @@ func gatewayHistory(tb testing.TB, c *etcdtest.Cluster, prefix string, from, to 
 	tb.Fatalf("etcd's history from %d ended before %d", from, to)
 	return nil
 }
+
+// TestGatewaysShareAuth: users, roles and tokens are the deployment's,
+// not a gateway's. Auth enabled through one gateway is on at the other;
+// a token issued by one works on the other; and a permission revoked
+// through one ends a watch that uses it on the other, as soon as the
+// other's watch of the auth state tells it (the delay is logged).
+func TestGatewaysShareAuth(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 3)
+	a, b := startGateway(t, c, "/auth/", authBcryptCost), startGateway(t, c, "/auth/", authBcryptCost)
+	enableAuth(t, a, "rootpw")
+	root := authCaller{name: "root", token: authLogin(t, a, "root", "rootpw")}
+	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	authDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
+	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+
+	// b refuses a request without a token, and takes a's tokens.
+	wantRefused(t, b.do(t, "GET", "/v1/kv/app/x", nil), true)
+	alice := authCaller{name: "alice", token: authLogin(t, a, "alice", "alicepw")}
+	b.do(t, "PUT", keyPath("app/x"), []byte("v"), alice.header()...).want(t, http.StatusOK)
+	wantRefused(t, b.do(t, "PUT", keyPath("other"), []byte("v"), alice.header()...), false)
+
+	w := openWatch(t, b, "key=app/&prefix=true", alice.header()...)
+	start := time.Now()
+	authDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/app", "")
+	wantCanceled(t, w, "permission denied", watchTimeout)
+	t.Logf("the watch on b ended %v after the role was revoked through a", time.Since(start))
+	wantRefused(t, b.do(t, "GET", "/v1/kv/app/x", nil, alice.header()...), false)
+}

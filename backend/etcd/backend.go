@@ -140,12 +140,13 @@ type Backend struct {
 	// of its own (see replay.go).
 	streams atomic.Int64
 
-	figures  figures
-	sched    *watch.Store
-	win      *window
-	up       *upstream
-	auth     *auth.Store
-	tokenKey []byte
+	figures   figures
+	sched     *watch.Store
+	win       *window
+	up        *upstream
+	auth      *auth.Store
+	authState authState
+	pageKey   []byte
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -193,7 +194,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		b.closeClients()
 		return nil, err
 	}
-	b.tokenKey = pageTokenKey(cluster, opts.Namespace)
+	b.pageKey = pageTokenKey(cluster, opts.Namespace)
 	b.saw(rev)
 	b.win = newWindow(rev, opts.WindowBytes)
 	b.sched = watch.New(history{b}, rev, opts.Watch)
@@ -314,7 +315,7 @@ func (b *Backend) Failed() error { return nil }
 
 // PageTokenKey is the key that seals page tokens, the same on every
 // gateway of the deployment.
-func (b *Backend) PageTokenKey() []byte { return b.tokenKey }
+func (b *Backend) PageTokenKey() []byte { return b.pageKey }
 
 // Auth returns the auth store, whose state is kept in etcd.
 func (b *Backend) Auth() *auth.Store { return b.auth }

@@ -14,7 +14,8 @@
 // (--etcd-namespace; empty for the whole key space):
 //
 //	N + "kv/" + key     the API's keys: the API never shows the prefix
-//	N + "auth/" + ...   users, roles and the enabled flag (see auth.go)
+//	N + "auth/" + ...   users, roles, the enabled flag and the key that
+//	                    signs tokens (see auth.go)
 //
 // So a range of every key is the range of N+"kv/", and nothing the API
 // can name reaches auth's records. Leases are etcd's and, as in etcd's
@@ -22,9 +23,9 @@
 //
 // # Watches
 //
-// A gateway holds one upstream etcd watch over its namespace, whatever
-// its number of watchers (upstream.go), as kube-apiserver's watch cache
-// does. What it receives goes into a window of recent revisions bounded
+// A gateway holds one upstream etcd watch over its namespace's keys,
+// whatever its number of watchers (upstream.go), as kube-apiserver's
+// watch cache does, and one over its auth state (authwatch.go). What it receives goes into a window of recent revisions bounded
 // in bytes (window.go) and is published to the same watch scheduler the
 // embedded store uses (package watch): synced watchers get it at once,
 // and watchers behind are caught up from the window or, for revisions
