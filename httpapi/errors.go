@@ -116,8 +116,13 @@ func writeAPIError(w http.ResponseWriter, ae *apiError) {
 	for k, v := range ae.extra {
 		body[k] = v
 	}
-	if ae.status == http.StatusUnauthorized {
+	switch ae.status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "Bearer")
+	case http.StatusServiceUnavailable:
+		// Shutting down, or a backend that cannot serve now (an etcd
+		// cluster without a quorum): come back.
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, ae.status, map[string]any{"error": body})
 }

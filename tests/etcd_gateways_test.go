@@ -263,3 +263,65 @@ func TestGatewaysShareAuth(t *testing.T) {
 	t.Logf("the watch on b ended %v after the role was revoked through a", time.Since(start))
 	wantRefused(t, b.do(t, "GET", "/v1/kv/app/x", nil, alice.header()...), false)
 }
+
+// TestGatewayWithoutQuorum: while two of three members are down, the
+// gateway answers writes, reads and /health with a clean 503 and
+// Retry-After; once they are back, it serves again, nothing acknowledged
+// before is lost, and a watch opened before the outage goes on where it
+// was, with no gap.
+func TestGatewayWithoutQuorum(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 3)
+	s := startGateway(t, c, "/q/", "--etcd-request-timeout=2s")
+	before := s.put(t, "k", "before")
+	w := openSSE(t, s, "key=k", 0)
+	down := []int{c.Leader()}
+	down = append(down, (down[0]+1)%c.Size())
+	for _, i := range down {
+		c.Kill(i)
+	}
+	for _, req := range []struct{ method, path, body string }{
+		{"PUT", "/v1/kv/k", "during"},
+		{"GET", "/v1/kv/k", ""},
+		{"GET", "/health", ""},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		r, err := s.send(ctx, req.method, req.path, []byte(req.body))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s %s without a quorum: %v", req.method, req.path, err)
+		}
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" && req.path != "/health" {
+			t.Errorf("%s %s without a quorum = %d (Retry-After %q) %s, want 503 with Retry-After",
+				req.method, req.path, r.status, r.header.Get("Retry-After"), r.body)
+		}
+	}
+	for _, i := range down {
+		c.Restart(i)
+	}
+	var after int64
+	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		r, err := s.send(ctx, "PUT", "/v1/kv/k", []byte("after"))
+		cancel()
+		if err == nil && r.status == http.StatusOK {
+			var res putResponse
+			if err := json.Unmarshal(r.body, &res); err != nil {
+				t.Fatal(err)
+			}
+			after = res.Header.Revision
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PUT after the members came back: %v %v", r, err)
+		}
+	}
+	got, _ := w.upTo(t, "the watch opened before the outage", after, false)
+	truth := gatewayHistory(t, c, "/q/kv/", before+1, after)
+	if !slices.Equal(got, truth) {
+		t.Fatalf("the watch got %q across the outage, want etcd's %q", got, truth)
+	}
+	if kv := s.get(t, "k"); kv.value() != "after" {
+		t.Fatalf("k = %s after the outage, want after", kv.String())
+	}
+}
