@@ -96,8 +96,12 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 
 // watchFailure returns why an answer of an etcd watch ends the watch: a
 // *kv.CompactedError, its compact revision learned, or etcd's error as
-// package kv's; nil for an answer to read, whose revision it records.
+// package kv's; nil for an answer to read. It records the answer's
+// revision either way.
 func (b *Backend) watchFailure(resp *clientv3.WatchResponse) error {
+	// Even a compacted answer says how far etcd is: a watch from now
+	// starts after it.
+	b.saw(resp.Header.Revision)
 	if resp.CompactRevision != 0 {
 		b.learnCompact(resp.CompactRevision)
 		return &kv.CompactedError{CompactRevision: resp.CompactRevision}
@@ -105,6 +109,5 @@ func (b *Backend) watchFailure(resp *clientv3.WatchResponse) error {
 	if err := resp.Err(); err != nil {
 		return mapErr(err)
 	}
-	b.saw(resp.Header.Revision)
 	return nil
 }

@@ -169,6 +169,7 @@ func (u *upstream) progress(rev int64) {
 func (u *upstream) lost(compact int64) {
 	b := u.b
 	b.learnCompact(compact)
+	b.saw(compact)
 	b.win.restart(compact)
 	b.sched.Lost(compact)
 	b.opts.OnError(fmt.Errorf("etcd: the upstream watch lost revisions %d to %d to compaction", u.next, compact-1))
