@@ -129,8 +129,6 @@ type Backend struct {
 	reads   clientv3.KV
 	watcher clientv3.Watcher
 	lease   clientv3.Lease
-	// keys is the prefix of the API's keys in etcd: Namespace + "kv/".
-	keys string
 
 	// rev is the newest revision the gateway has seen (Rev).
 	rev atomic.Int64
@@ -181,7 +179,6 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		opts:    opts,
 		cli:     cli,
 		readCli: readCli,
-		keys:    prefix,
 		kv:      namespace.NewKV(cli.KV, prefix),
 		reads:   namespace.NewKV(readCli.KV, prefix),
 		watcher: namespace.NewWatcher(cli.Watcher, prefix),
