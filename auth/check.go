@@ -59,10 +59,15 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 	if !s.enabled {
 		return "", 0, ErrNotEnabled
 	}
-	if cur, ok := s.users[name]; !ok || !bytes.Equal(cur.Hash, hash) {
+	cur, ok := s.users[name]
+	if !ok || !bytes.Equal(cur.Hash, hash) {
 		return "", 0, ErrBadCredentials
 	}
-	return s.tokens.issue(name, s.cfg.TokenTTL), s.cfg.TokenTTL, nil
+	tok, err := s.tokens.issue(claims{user: name, password: cur.Password, generation: s.generation}, s.cfg.TokenTTL)
+	if err != nil {
+		return "", 0, err
+	}
+	return tok, s.cfg.TokenTTL, nil
 }
 
 // UserOf returns the user a token was issued to, if it is still valid.
@@ -78,17 +83,20 @@ func (s *Store) Session(token string) (user string, left time.Duration, err erro
 	if token == "" {
 		return "", 0, ErrUnauthenticated
 	}
-	name, left, ok := s.tokens.user(token)
+	c, left, ok := s.tokens.read(token)
 	if !ok {
 		return "", 0, ErrUnauthenticated
 	}
+	// The token is good while its user, the user's password and auth's
+	// generation are those it was issued for.
 	s.mu.RLock()
-	_, exists := s.users[name]
+	u, exists := s.users[c.user]
+	good := exists && u.Password == c.password && s.generation == c.generation
 	s.mu.RUnlock()
-	if !exists {
+	if !good {
 		return "", 0, ErrUnauthenticated
 	}
-	return name, left, nil
+	return c.user, left, nil
 }
 
 // userGrants returns the merged permissions of a user, from the cache

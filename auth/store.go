@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,9 @@ var (
 	rolesBucket = []byte("authRoles")
 	metaBucket  = []byte("auth")
 	enabledKey  = []byte("enabled")
+	// generationKey counts the times auth was turned on or off: a token
+	// names the generation it was issued in.
+	generationKey = []byte("generation")
 )
 
 // RootUser and RootRole are the names etcd gives them.
@@ -50,6 +54,16 @@ type Config struct {
 	// BcryptCost is the cost of new password hashes; zero means
 	// bcrypt.DefaultCost.
 	BcryptCost int
+	// TokenKey, if not nil, returns the key that signs tokens, shared by
+	// every store of the deployment (gateways in front of one cluster):
+	// tokens are then signed and held nowhere, and any of the stores
+	// reads them (see signedTokens). Nil: tokens are random, held in
+	// memory by the store that issued them.
+	TokenKey func() ([]byte, error)
+	// Sync, if not nil, brings the state up to date (Reload) before a
+	// change is checked, when it is shared with other stores and may be
+	// behind theirs: a change is then checked against what they wrote.
+	Sync func() error
 }
 
 // User is a user as reported to administrators: never the password.
@@ -86,13 +100,15 @@ type Store struct {
 	// mu guards the state below.
 	mu      sync.RWMutex
 	enabled bool
-	users   map[string]*userRecord
-	roles   map[string]*roleRecord
+	// generation counts the times auth was turned on or off.
+	generation int64
+	users      map[string]*userRecord
+	roles      map[string]*roleRecord
 	// grants caches each user's merged permissions; cleared on any change.
 	grants  map[string]*grants
 	changed chan struct{}
 
-	tokens  *tokens
+	tokens  tokenIssuer
 	limiter *limiter
 
 	// dummy is the hash checked for unknown users; see dummyHash.
@@ -117,13 +133,17 @@ func New(cfg Config) *Store {
 	if cfg.BcryptCost == 0 {
 		cfg.BcryptCost = bcrypt.DefaultCost
 	}
+	var issuer tokenIssuer = newTokens(cfg.Now)
+	if cfg.TokenKey != nil {
+		issuer = signedTokens{now: cfg.Now, key: cfg.TokenKey}
+	}
 	return &Store{
 		cfg:     cfg,
 		users:   make(map[string]*userRecord),
 		roles:   make(map[string]*roleRecord),
 		grants:  make(map[string]*grants),
 		changed: make(chan struct{}),
-		tokens:  newTokens(cfg.Now),
+		tokens:  issuer,
 		limiter: newLimiter(cfg.Now, limiterEntries),
 	}
 }
@@ -155,8 +175,14 @@ func (s *Store) Restore(forEach ForEachFunc) error {
 		return err
 	}
 	return forEach(metaBucket, func(k, v []byte) error {
-		if string(k) == string(enabledKey) {
+		switch string(k) {
+		case string(enabledKey):
 			s.enabled = len(v) == 1 && v[0] == 1
+		case string(generationKey):
+			if len(v) != 8 {
+				return fmt.Errorf("%w: generation of %d bytes", ErrCorrupt, len(v))
+			}
+			s.generation = int64(binary.BigEndian.Uint64(v))
 		}
 		return nil
 	})
@@ -183,15 +209,33 @@ func (s *Store) Enabled() bool {
 // and apply updates memory, staged in that transaction so that it runs
 // only once the write is durable, and never if it is not. Changes are
 // serialised, so what check saw is still true when apply runs.
+//
+// A Write that finds the state changed elsewhere since it was read (by
+// another gateway) reloads it and returns ErrStale: the change is checked
+// again against the new state, and written again.
 func (s *Store) change(check func() error, write func(b Bucket) error, apply func()) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	s.mu.RLock()
-	err := check()
-	s.mu.RUnlock()
-	if err != nil {
-		return err
+	if s.cfg.Sync != nil {
+		if err := s.cfg.Sync(); err != nil {
+			return err
+		}
 	}
+	for {
+		s.mu.RLock()
+		err := check()
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if err := s.write(write, apply); !errors.Is(err, ErrStale) {
+			return err
+		}
+	}
+}
+
+// write writes one change and stages its apply.
+func (s *Store) write(write func(b Bucket) error, apply func()) error {
 	return s.cfg.Write(func(b Bucket) error {
 		if err := write(b); err != nil {
 			return err
@@ -220,6 +264,7 @@ func (s *Store) SetEnabled(on bool) error {
 	if on {
 		v[0] = 1
 	}
+	var generation int64
 	err := s.change(func() error {
 		if s.enabled == on {
 			return errUnchanged
@@ -227,11 +272,15 @@ func (s *Store) SetEnabled(on bool) error {
 		if root, ok := s.users[RootUser]; on && (!ok || !slices.Contains(root.Roles, RootRole)) {
 			return ErrRootMissing
 		}
+		generation = s.generation + 1
 		return nil
 	}, func(b Bucket) error {
-		return b.UnsafePut(metaBucket, enabledKey, v)
+		if err := b.UnsafePut(metaBucket, enabledKey, v); err != nil {
+			return err
+		}
+		return b.UnsafePut(metaBucket, generationKey, binary.BigEndian.AppendUint64(nil, uint64(generation)))
 	}, func() {
-		s.enabled = on
+		s.enabled, s.generation = on, generation
 		s.tokens.clear()
 	})
 	if errors.Is(err, errUnchanged) {

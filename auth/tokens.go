@@ -8,6 +8,30 @@ import (
 	"time"
 )
 
+// claims are what a token stands for: its user, and the user's password
+// revision and auth's generation when it was issued. A token is good
+// while both are still the user's and auth's (Store.Session): a password
+// change, or auth turned off and on, ends it wherever it was issued.
+type claims struct {
+	user       string
+	password   int64
+	generation int64
+}
+
+// tokenIssuer issues tokens and reads them back: random ones held in
+// memory by the store that issued them (tokens), or signed ones that
+// every store sharing the key reads (signedTokens, for gateways).
+type tokenIssuer interface {
+	issue(c claims, ttl time.Duration) (string, error)
+	// read returns the claims of a token it issued and how long the
+	// token has left, if it has not expired.
+	read(tok string) (claims, time.Duration, bool)
+	// revokeUser and clear forget tokens that can no longer be good,
+	// where tokens are held.
+	revokeUser(name string)
+	clear()
+}
+
 // tokens are the issued tokens, held in memory. They are looked up by
 // their SHA-256, so the lookup's timing says nothing about a token.
 type tokens struct {
@@ -19,7 +43,7 @@ type tokens struct {
 }
 
 type tokenInfo struct {
-	user    string
+	claims
 	expires time.Time
 }
 
@@ -27,8 +51,8 @@ func newTokens(now func() time.Time) *tokens {
 	return &tokens{now: now, m: make(map[[32]byte]tokenInfo)}
 }
 
-// issue returns a new token for user valid for ttl.
-func (t *tokens) issue(user string, ttl time.Duration) string {
+// issue returns a new token for c valid for ttl.
+func (t *tokens) issue(c claims, ttl time.Duration) (string, error) {
 	var raw [32]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails
 	tok := base64.RawURLEncoding.EncodeToString(raw[:])
@@ -44,26 +68,25 @@ func (t *tokens) issue(user string, ttl time.Duration) string {
 			}
 		}
 	}
-	t.m[tokenHash(tok)] = tokenInfo{user: user, expires: now.Add(ttl)}
-	return tok
+	t.m[tokenHash(tok)] = tokenInfo{claims: c, expires: now.Add(ttl)}
+	return tok, nil
 }
 
-// user returns the user a valid token belongs to, and how long it has
-// left.
-func (t *tokens) user(tok string) (string, time.Duration, bool) {
+// read returns what a valid token stands for, and how long it has left.
+func (t *tokens) read(tok string) (claims, time.Duration, bool) {
 	h := tokenHash(tok)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	info, ok := t.m[h]
 	if !ok {
-		return "", 0, false
+		return claims{}, 0, false
 	}
 	left := info.expires.Sub(t.now())
 	if left <= 0 {
 		delete(t.m, h)
-		return "", 0, false
+		return claims{}, 0, false
 	}
-	return info.user, left, true
+	return info.claims, left, true
 }
 
 // tokenHash is the key of tok. It hashes from a buffer on the stack, so

@@ -336,6 +336,10 @@ func TestBackendErrorsMapped(t *testing.T) {
 		if errors.As(tc.err, &ce) && !strings.Contains(rec.Body.String(), `"compact_revision":7`) {
 			t.Errorf("compacted answer %s lacks the compact revision", rec.Body)
 		}
+		// 503 says when to come back.
+		if ra := rec.Header().Get("Retry-After"); (tc.status == http.StatusServiceUnavailable) != (ra == "1") {
+			t.Errorf("a backend failing with %v: Retry-After %q with %d, want 1 with 503 only", tc.err, ra, rec.Code)
+		}
 	}
 }
 

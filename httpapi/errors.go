@@ -141,8 +141,13 @@ func answerError(w http.ResponseWriter, err error) int {
 	for k, v := range ae.extra {
 		body[k] = v
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "Bearer")
+	case http.StatusServiceUnavailable:
+		// Shutting down, or a backend that cannot serve now (an etcd
+		// cluster without a quorum): come back.
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, status, map[string]any{"error": body})
 	return status

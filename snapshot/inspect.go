@@ -12,6 +12,7 @@ import (
 // Info is what a snapshot holds. Its JSON is what `httpkv snapshot status
 // --json` prints.
 type Info struct {
+	Format          string `json:"format"`           // the store inside: FormatHTTPKV or FormatEtcd
 	Revision        int64  `json:"revision"`         // the store's revision
 	CompactRevision int64  `json:"compact_revision"` // history below it is gone
 	Keys            int64  `json:"keys"`             // live keys at Revision
@@ -44,6 +45,9 @@ func Inspect(path string) (Info, error) {
 // read-only, so it changes nothing, and loads leases and auth as a server
 // would, so that a record a server could not load is found here.
 func Examine(path string) (Info, error) {
+	if isEtcd(path) {
+		return examineEtcd(path)
+	}
 	if err := mvcc.CheckFile(path); err != nil {
 		return Info{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -53,7 +57,7 @@ func Examine(path string) (Info, error) {
 	}
 	defer kv.Close()
 	st := kv.Stats()
-	info := Info{Revision: st.Revision, CompactRevision: st.CompactRevision, Keys: st.Keys}
+	info := Info{Format: FormatHTTPKV, Revision: st.Revision, CompactRevision: st.CompactRevision, Keys: st.Keys}
 
 	rt, err := kv.Read()
 	if err != nil {

@@ -27,6 +27,9 @@ func Restore(src, dir, name string) (info Info, err error) {
 	if err != nil {
 		return Info{}, err
 	}
+	if info.Format == FormatEtcd {
+		return Info{}, ErrEtcdSnapshot
+	}
 	f, err := os.Open(src)
 	if err != nil {
 		return Info{}, err

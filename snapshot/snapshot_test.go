@@ -81,7 +81,7 @@ func newSource(tb testing.TB) *source {
 	if err != nil || n != sn.Size()+HashSize || int64(buf.Len()) != n {
 		tb.Fatalf("Write() = %d, %v with %d bytes written, want %d, nil", n, err, buf.Len(), sn.Size()+HashSize)
 	}
-	s := &source{kv: kval, file: filepath.Join(tb.TempDir(), "snap.db"), data: buf.Bytes(), want: Info{
+	s := &source{kv: kval, file: filepath.Join(tb.TempDir(), "snap.db"), data: buf.Bytes(), want: Info{Format: FormatHTTPKV,
 		Revision: kval.Rev(), CompactRevision: kval.CompactRev(), Keys: 91, Leases: 2, Users: 3, Roles: 2, AuthEnabled: true,
 	}}
 	must(os.WriteFile(s.file, s.data, 0o600))

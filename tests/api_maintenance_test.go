@@ -263,7 +263,10 @@ func TestNoSpace(t *testing.T) {
 	acked = acked[1:]
 	var del deleteResponse
 	s.do(t, "DELETE", "/v1/kv?key=fill/&prefix=true", nil).ok(t, http.StatusOK, &del)
-	if del.Deleted != int64(len(acked)) {
+	// etcd applies the write that takes a member past its quota, and
+	// answers it NOSPACE (its quota applier checks after applying): over
+	// etcd, the put answered 507 may be there too.
+	if del.Deleted != int64(len(acked)) && !(onEtcd(t) && del.Deleted == int64(len(acked))+1) {
 		t.Errorf("DELETE of the filled keys under NOSPACE: deleted %d, want %d", del.Deleted, len(acked))
 	}
 	// The alarm stays until disarmed.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -34,6 +35,13 @@ func seedKeys(tb testing.TB, s *server, n int, format string) {
 				}
 				b.WriteString(`]}`)
 				r, err := s.send(tb.Context(), "POST", "/v1/txn", []byte(b.String()), "Content-Type", "application/json")
+				// 503 asks a client to come back (a gateway whose etcd is
+				// overloaded answers it); the txn puts the same values
+				// again, whether or not it had.
+				for retries := 0; err == nil && r.status == http.StatusServiceUnavailable && retries < 5; retries++ {
+					time.Sleep(time.Second)
+					r, err = s.send(tb.Context(), "POST", "/v1/txn", []byte(b.String()), "Content-Type", "application/json")
+				}
 				if err == nil && r.status != http.StatusOK {
 					err = fmt.Errorf("%s = %d %s", r.req, r.status, r.body)
 				}
@@ -44,8 +52,15 @@ func seedKeys(tb testing.TB, s *server, n int, format string) {
 			}
 		}()
 	}
+feed:
 	for first := 0; first < n; first += perTxn {
-		batches <- first
+		select {
+		case batches <- first:
+		case err := <-errs:
+			// A worker gave up: stop feeding, and report it below.
+			errs <- err
+			break feed
+		}
 	}
 	close(batches)
 	wg.Wait()

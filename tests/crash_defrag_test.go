@@ -47,6 +47,7 @@ const (
 // defrag then completes. At least one round must land inside the copy.
 func TestCrashInsideDefrag(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it crashes the embedded store inside its defragmentation")
 	rng := testRand(t, "HTTPKV_CRASH_DEFRAG_SEED")
 	s := startServer(t, "--unsafe-no-fsync=false")
 	tmp := filepath.Join(s.DataDir, "httpkv.db.defrag") // mvcc's copy in progress

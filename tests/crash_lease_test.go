@@ -36,6 +36,7 @@ type massLease struct {
 // revisions.
 func TestCrashInsideLeaseExpiry(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it crashes the embedded store inside its lease expiry; etcd expires a gateway's leases")
 	rng := testRand(t, "HTTPKV_CRASH_LEASE_SEED")
 	s := startServer(t, "--unsafe-no-fsync=false")
 	arm := filepath.Join(t.TempDir(), "arm")

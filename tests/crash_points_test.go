@@ -113,6 +113,7 @@ func writeAcked(tb testing.TB, s *server, m *crashModel, prefix string, writers,
 // kill lands where it falls.
 func TestCrashInsideCompaction(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it crashes the embedded store inside its compaction")
 	rng := testRand(t, "HTTPKV_CRASH_POINT_SEED")
 	s := startServer(t, "--unsafe-no-fsync=false")
 	dataFile := filepath.Join(s.DataDir, "httpkv.db")

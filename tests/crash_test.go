@@ -33,6 +33,7 @@ const (
 // that a commit cut short leaves nothing half applied; whether fsync
 // reaches the disk it cannot tell.
 func TestCrashRecovery(t *testing.T) {
+	embeddedOnly(t, "it kills a writer of the store's file in the middle of its commits")
 	rng := testRand(t, envCrashSeed)
 	path := filepath.Join(t.TempDir(), "db")
 	var acks []crashAck

@@ -21,6 +21,7 @@ import (
 // unacknowledged writes may survive too.
 func TestDiskFault(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it fails the store's commits to its file")
 	for _, mode := range []struct {
 		name string
 		mode int32

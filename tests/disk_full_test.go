@@ -67,6 +67,7 @@ func freeBytes(tb testing.TB, dir string) int64 {
 // its revision, every revision is one whole request, and writes work.
 func TestDiskFull(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it fills the file system under the embedded store's data directory")
 	rng := testRand(t, "HTTPKV_DISK_FULL_SEED")
 	dir := mountTmpfs(t, 8<<20)
 	s := startServerIn(t, dir, "--unsafe-no-fsync=false")

@@ -28,7 +28,7 @@ func deps(tb testing.TB, pkg string) []string {
 // below the API knows HTTP.
 func TestLayers(t *testing.T) {
 	t.Parallel()
-	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded"}
+	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
 	for _, pkg := range []string{"httpapi", "concurrency"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
@@ -39,6 +39,13 @@ func TestLayers(t *testing.T) {
 	}
 	if slices.Contains(deps(t, "watch"), module+"mvcc") {
 		t.Error("watch imports mvcc: the scheduler must take published revisions and a History, whatever the source")
+	}
+	// The gateway to etcd knows nothing of the embedded store. (Through
+	// gRPC it imports net/http, which it does not use.)
+	for _, embeddedOnly := range []string{"mvcc", "lease", "backend/embedded"} {
+		if slices.Contains(deps(t, "backend/etcd"), module+embeddedOnly) {
+			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
+		}
 	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {

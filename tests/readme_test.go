@@ -178,6 +178,7 @@ curl() {
 // order, against a fresh server (see the conventions above).
 func TestREADMEExamples(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "the README's examples restore a snapshot into a data directory, and its backups are the embedded store's")
 	for _, prog := range []string{"bash", "curl", "jq"} {
 		_, err := exec.LookPath(prog)
 		needPrograms(t, "the README's examples need "+prog, err)

@@ -147,10 +147,18 @@ func startServer(tb testing.TB, extraArgs ...string) *server {
 // already hold a store.
 func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
 	tb.Helper()
+	// The backend first, so that it outlives the server at cleanup.
+	return startServerWith(tb, dir, backendArgs(tb, extraArgs), extraArgs...)
+}
+
+// startServerWith is startServerIn with the backend's flags given.
+func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
+	tb.Helper()
+	args := append(backend, "--unsafe-no-fsync", "--log-level=warn")
 	s := &server{
 		DataDir: dir,
 		tb:      tb,
-		args:    append([]string{"--unsafe-no-fsync", "--log-level=warn"}, extraArgs...),
+		args:    append(args, extraArgs...),
 		client:  &http.Client{Timeout: requestTimeout},
 		streams: &http.Client{Transport: &http.Transport{}},
 	}

@@ -136,6 +136,7 @@ func (c authCaller) status(tb testing.TB, s *server) statusResponse {
 // the users, roles and auth switch of the source at that revision.
 func TestSnapshotSaveRestore(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it restores the snapshot into a data directory; an etcd snapshot is restored by etcdutl")
 	src := newSnapshotSource(t)
 	s := src.s
 	dir := t.TempDir()

@@ -58,6 +58,7 @@ func fileState(tb testing.TB, path string) string {
 // (SIGBUS) inside the storage engine, and leaves the file as it was.
 func TestStartupTruncatedDataFile(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it truncates the data file, which a gateway to etcd has none of")
 	s := startServer(t)
 	value := strings.Repeat("v", 4096)
 	for i := range 300 {
@@ -101,6 +102,7 @@ func TestStartupTruncatedDataFile(t *testing.T) {
 // holds the directory, and the first goes on serving.
 func TestStartupDataDirLocked(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "it locks the data directory, which a gateway to etcd has none of")
 	s := startServer(t)
 	s.put(t, "k", "v")
 	path := filepath.Join(s.DataDir, "httpkv.db")

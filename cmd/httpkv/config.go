@@ -40,6 +40,7 @@ type config struct {
 	corsAllowedOrigins          string
 	logLevel, logFormat         string
 	unsafeNoFsync               bool
+	etcd                        etcdConfig
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -48,7 +49,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	fs.Usage = func() { printUsage(fs) }
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:2378", "address to serve on")
-	fs.StringVar(&c.backend, "backend", "embedded", "where the keys live: embedded, a store in --data-dir")
+	fs.StringVar(&c.backend, "backend", "embedded", "where the keys live: embedded, a store in --data-dir; or etcd, a gateway to the etcd cluster of --etcd-endpoints")
 	fs.StringVar(&c.dataDir, "data-dir", "./httpkv.data", "bbolt file and anything else persistent")
 	fs.Int64Var(&c.quotaBackendBytes, "quota-backend-bytes", 2<<30, "NOSPACE alarm above this many backend bytes")
 	fs.Int64Var(&c.maxRequestBytes, "max-request-bytes", 3<<19, "larger request bodies answer 413")
@@ -75,6 +76,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "json", "json, or console for humans")
 	fs.BoolVar(&c.unsafeNoFsync, "unsafe-no-fsync", false, "skip fsync: for tests and benchmarks only")
+	c.etcd.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -98,8 +100,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err != nil {
 		return c, err
 	}
-	if c.backend != "embedded" {
-		return c, fmt.Errorf("--backend must be embedded, not %q", c.backend)
+	switch c.backend {
+	case "embedded":
+	case "etcd":
+		if err := c.etcd.check(&c); err != nil {
+			return c, err
+		}
+	default:
+		return c, fmt.Errorf("--backend must be embedded or etcd, not %q", c.backend)
 	}
 	if (c.tlsCertFile == "") != (c.tlsKeyFile == "") {
 		return c, fmt.Errorf("--tls-cert-file and --tls-key-file go together")

@@ -44,6 +44,18 @@ func TestParseConfig(t *testing.T) {
 		{"watch stream idle timeout from the environment", nil, map[string]string{"HTTPKV_WATCH_STREAM_IDLE_TIMEOUT": "2s"},
 			func(c config) bool { return c.watchStreamIdleTimeout == 2*time.Second }, false},
 		{"no watchers per stream", []string{"--max-watchers-per-stream", "0"}, nil, nil, true},
+		{"etcd backend", []string{"--backend", "etcd", "--etcd-endpoints", " http://a:2379, http://b:2379 ,", "--etcd-namespace", "/app/"}, nil,
+			func(c config) bool {
+				eps := c.etcd.endpointList()
+				return c.backend == "etcd" && len(eps) == 2 && eps[1] == "http://b:2379" && c.etcd.namespace == "/app/" &&
+					c.etcd.watchWindowBytes == 64<<20 && c.etcd.requestTimeout == 15*time.Second
+			}, false},
+		{"etcd from the environment", nil, map[string]string{"HTTPKV_BACKEND": "etcd", "HTTPKV_ETCD_ENDPOINTS": "http://e:2379"},
+			func(c config) bool { return c.backend == "etcd" && len(c.etcd.endpointList()) == 1 }, false},
+		{"etcd without endpoints", []string{"--backend", "etcd"}, nil, nil, true},
+		{"etcd with httpkv's auto-compaction", []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379", "--auto-compaction-retention", "1h"}, nil, nil, true},
+		{"etcd cert without key", []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379", "--etcd-cert", "c.pem"}, nil, nil, true},
+		{"unknown backend", []string{"--backend", "consul"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"--nope"}, nil, nil, true},
 	}

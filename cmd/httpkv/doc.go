@@ -2,8 +2,10 @@
 // store with an HTTP/JSON API and Server-Sent-Events watch streams.
 //
 // With no arguments it serves on 127.0.0.1:2378 the embedded store
-// (--backend embedded) with its data in ./httpkv.data; it only wires the
-// backend (backend/embedded) to the API (httpapi). Every flag is also
+// (--backend embedded) with its data in ./httpkv.data; with --backend
+// etcd it is a gateway to the etcd cluster of --etcd-endpoints (etcd.go).
+// It only wires the backend (backend/embedded, backend/etcd) to the API
+// (httpapi). Every flag is also
 // read from the environment (HTTPKV_ and the flag's name in upper snake
 // case). Subcommands (commands.go, the table the usage lists): "httpkv
 // health" checks a running server, "httpkv snapshot" saves, describes

@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(cfg, compaction, crash, log)
+	b, err := openBackend(ctx, cfg, compaction, crash, log)
 	if err != nil {
 		return err
 	}
@@ -158,11 +158,27 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
+// backend is what run serves: the API's Backend, with the auth store
+// whose state it keeps.
+type backend interface {
+	httpapi.Backend
+	Auth() *auth.Store
+	Close() error
+}
+
 // openBackend opens the backend --backend names: the embedded store in
-// --data-dir, the only one so far. crash, nil unless a test sets a crash
-// point (crashpoint.go), commits the store's batches.
-func openBackend(cfg config, compaction compactor.Config, crash mvcc.Committer, log zerolog.Logger) (*embedded.Backend, error) {
-	return embedded.Open(cfg.dataDir, embedded.Options{
+// --data-dir, or a gateway to an etcd cluster. crash, nil unless a test
+// sets a crash point (crashpoint.go), commits the embedded store's
+// batches.
+func openBackend(ctx context.Context, cfg config, compaction compactor.Config, crash mvcc.Committer, log zerolog.Logger) (backend, error) {
+	if cfg.backend == "etcd" {
+		b, err := openEtcd(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b, err := embedded.Open(cfg.dataDir, embedded.Options{
 		Store: mvcc.Options{
 			NoFsync:    cfg.unsafeNoFsync,
 			QuotaBytes: cfg.quotaBackendBytes,
@@ -174,4 +190,8 @@ func openBackend(cfg config, compaction compactor.Config, crash mvcc.Committer, 
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },
 	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

@@ -117,6 +117,7 @@ func printInfo(w io.Writer, info snapshot.Info) error {
 		auth = "enabled"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "format\t%s\n", info.Format)
 	fmt.Fprintf(tw, "revision\t%d\n", info.Revision)
 	fmt.Fprintf(tw, "compact revision\t%d\n", info.CompactRevision)
 	fmt.Fprintf(tw, "keys\t%d\n", info.Keys)

@@ -1,0 +1,158 @@
+package auth_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/httpkv/httpkv/auth"
+)
+
+// sharedStores returns two stores over one in-memory backend, as two
+// gateways over one cluster: tokens signed with one key, and a Write
+// that reloads the writer's state first when the other wrote since it
+// last read (the stale check a gateway's etcd txn makes), answering
+// ErrStale. b also syncs before each change (Config.Sync); a does not.
+func sharedStores(tb testing.TB) (a, b *auth.Store, c *clock, m *memBackend) {
+	tb.Helper()
+	c, m = newClock(), newMemBackend()
+	key := func() ([]byte, error) { return []byte("a key both stores share"), nil }
+	seen := map[*auth.Store]int{}
+	var stores [2]*auth.Store
+	for i := range stores {
+		var s *auth.Store
+		// sync reloads s if the other store wrote since s last read.
+		sync := func() (bool, error) {
+			m.mu.Lock()
+			stale := seen[s] != m.writes
+			m.mu.Unlock()
+			if !stale {
+				return false, nil
+			}
+			if err := s.Reload(m.forEach); err != nil {
+				return false, err
+			}
+			m.mu.Lock()
+			seen[s] = m.writes
+			m.mu.Unlock()
+			return true, nil
+		}
+		write := func(fn func(auth.Bucket) error) error {
+			if stale, err := sync(); stale || err != nil {
+				return errors.Join(auth.ErrStale, err)
+			}
+			if err := m.write(fn); err != nil {
+				return err
+			}
+			m.mu.Lock()
+			seen[s] = m.writes
+			m.mu.Unlock()
+			return nil
+		}
+		cfg := auth.Config{Write: write, TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost, TokenKey: key}
+		if i == 1 {
+			// b syncs before a change; a finds out on writing.
+			cfg.Sync = func() error { _, err := sync(); return err }
+		}
+		s = auth.New(cfg)
+		stores[i] = s
+	}
+	return stores[0], stores[1], c, m
+}
+
+// TestSignedTokensAcrossStores: a token issued by one store is read by
+// another sharing its key, and stops working there once the change that
+// ends it (a password change, auth turned off and on, the user deleted)
+// made through the first reaches the second (Reload). A token altered or
+// signed with another key is refused; an expired one too.
+func TestSignedTokensAcrossStores(t *testing.T) {
+	a, b, c, m := sharedStores(t)
+	withRoot(t, a)
+	mustDo(t, `AddUser("alice")`, a.AddUser("alice", "pw"))
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	tok := login(t, a, "alice", "pw")
+	wantUser(t, b, tok, "alice")
+
+	for name, tc := range map[string]string{
+		"altered":   strings.Replace(tok, tok[len(tok)/3:len(tok)/3+1], "A", 1),
+		"no seal":   strings.Split(tok, ".")[0],
+		"truncated": tok[:len(tok)-4],
+		"huge":      strings.Repeat("A", 1<<20),
+	} {
+		if tc == tok {
+			continue
+		}
+		wantNoUser(t, b, tc, "of a token "+name)
+	}
+	other := auth.New(auth.Config{Now: c.Now, TokenKey: func() ([]byte, error) { return []byte("another key"), nil }})
+	mustDo(t, "Reload", other.Reload(m.forEach))
+	wantNoUser(t, other, tok, "under another key")
+
+	mustDo(t, "ChangePassword", a.ChangePassword("alice", "new"))
+	wantUser(t, b, tok, "alice") // b has not heard of it yet
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	wantNoUser(t, b, tok, "after alice's password changed through a")
+
+	tok = login(t, b, "alice", "new")
+	mustDo(t, "SetEnabled(false)", a.SetEnabled(false))
+	mustDo(t, "SetEnabled(true)", a.SetEnabled(true))
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	wantNoUser(t, b, tok, "after auth was turned off and on through a")
+
+	tok = login(t, b, "alice", "new")
+	c.Advance(testTTL)
+	wantNoUser(t, a, tok, "once expired")
+}
+
+// TestStaleChangeCheckedAgain: a change made through a store whose state
+// is behind is checked again against the state the other store wrote:
+// a role deleted elsewhere cannot be granted, and a user added elsewhere
+// cannot be added again.
+func TestStaleChangeCheckedAgain(t *testing.T) {
+	a, b, _, _ := sharedStores(t)
+	mustDo(t, `AddRole("r")`, a.AddRole("r"))
+	mustDo(t, `AddUser("u")`, a.AddUser("u", "pw"))
+	// b has read nothing: its first write finds the state moved on.
+	if err := b.AddUser("u", "pw"); !errors.Is(err, auth.ErrUserExists) {
+		t.Fatalf("AddUser(u) through the store behind = %v, want ErrUserExists", err)
+	}
+	mustDo(t, `DeleteRole("r")`, a.DeleteRole("r"))
+	if err := b.GrantRole("u", "r"); !errors.Is(err, auth.ErrRoleNotFound) {
+		t.Fatalf("GrantRole(u, r) through the store behind, r deleted = %v, want ErrRoleNotFound", err)
+	}
+	// b syncs before it checks: a role a added is there to grant.
+	mustDo(t, `AddRole("r2") through a`, a.AddRole("r2"))
+	if err := b.GrantRole("u", "r2"); err != nil {
+		t.Fatalf("GrantRole(u, r2) through b, r2 added through a = %v", err)
+	}
+	if u, err := b.GetUser("u"); err != nil || len(u.Roles) != 1 || u.Roles[0] != "r2" {
+		t.Fatalf("GetUser(u) = %+v, %v; want role r2", u, err)
+	}
+	// a does not sync: its write finds the state moved on (b granted
+	// r2), reloads it, and checks again.
+	mustDo(t, `AddRole("r3") through b`, b.AddRole("r3"))
+	if err := a.AddRole("r3"); !errors.Is(err, auth.ErrRoleExists) {
+		t.Fatalf("AddRole(r3) through a, r3 added through b = %v, want ErrRoleExists once checked again", err)
+	}
+	if got := a.Roles(); len(got) != 2 {
+		t.Fatalf("a's roles after its stale write = %v, want [r2 r3]", got)
+	}
+}
+
+// TestReloadSignalsChange: Reload tells streams to check again.
+func TestReloadSignalsChange(t *testing.T) {
+	a, b, _, m := sharedStores(t)
+	changed := b.Changed()
+	mustDo(t, `AddRole("r")`, a.AddRole("r"))
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	select {
+	case <-changed:
+	default:
+		t.Fatal("Reload did not signal Changed")
+	}
+	if got := b.Roles(); len(got) != 1 || got[0] != "r" {
+		t.Fatalf("b's roles after Reload = %v, want [r]", got)
+	}
+}

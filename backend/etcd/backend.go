@@ -1,0 +1,343 @@
+package etcd
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/namespace"
+	"go.uber.org/zap"
+
+	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultRequestTimeout bounds an etcd request. Without a quorum etcd
+	// answers on its own, "no leader" or "timed out", within its election
+	// and read-index timeouts (seconds); this catches a member that stops
+	// answering altogether, and lets a large read take its time.
+	DefaultRequestTimeout = 15 * time.Second
+	DefaultMaxTxnOps      = 128
+	DefaultWindowBytes    = 64 << 20
+	// DefaultProgressInterval is how often an idle upstream watch asks
+	// etcd how far it has got: the gateway's revision then follows
+	// etcd's even while nothing in the namespace changes.
+	DefaultProgressInterval = 5 * time.Second
+	// DefaultStartTimeout bounds Open's wait for the cluster to answer.
+	DefaultStartTimeout = 30 * time.Second
+)
+
+// Sub-prefixes of the namespace; see the package doc.
+const (
+	keysPrefix = "kv/"
+	authPrefix = "auth/"
+)
+
+// Options configure a gateway.
+type Options struct {
+	// Endpoints are the cluster's client URLs.
+	Endpoints []string
+	// Namespace is the key prefix in etcd under which the deployment
+	// lives; empty for the whole key space.
+	Namespace string
+	// TLS, if not nil, is the TLS configuration towards etcd.
+	TLS *tls.Config
+	// Username and Password are the gateway's own etcd credentials, when
+	// etcd has auth on.
+	Username, Password string
+	// DialTimeout bounds connecting to etcd; zero means
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+	// RequestTimeout bounds each etcd request: past it (no quorum, no
+	// member reachable) the call fails with kv.ErrUnavailable. Zero means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// StartTimeout bounds how long Open waits for the cluster to answer
+	// its first read. Zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// MaxTxnOps bounds the compares, and the ops of each branch, of a
+	// txn, checked before it is sent (etcd checks its own
+	// --max-txn-ops). Zero means DefaultMaxTxnOps.
+	MaxTxnOps int
+	// MaxResponseBytes bounds the key and value bytes of one answer (a
+	// range, or every range of a txn): larger answers fail with a
+	// *kv.TooLargeError, refused as they arrive from etcd. Zero means no
+	// bound.
+	MaxResponseBytes int64
+	// WindowBytes bounds the recent revisions held in memory for the
+	// watchers that are behind; older ones are read from etcd. Zero means
+	// DefaultWindowBytes.
+	WindowBytes int64
+	// ProgressInterval is how often the idle upstream watch asks etcd for
+	// a progress notification. Zero means DefaultProgressInterval.
+	ProgressInterval time.Duration
+	// Watch configures the watch scheduler.
+	Watch watch.Options
+	// Auth configures the auth store; its Write is the gateway's own.
+	Auth auth.Config
+	// OnError, if not nil, receives what fails in the background: the
+	// upstream watch breaking, an auth refresh failing.
+	OnError func(error)
+}
+
+func (o *Options) setDefaults() {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.MaxTxnOps <= 0 {
+		o.MaxTxnOps = DefaultMaxTxnOps
+	}
+	if o.WindowBytes <= 0 {
+		o.WindowBytes = DefaultWindowBytes
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.OnError == nil {
+		o.OnError = func(error) {}
+	}
+}
+
+// Backend is a gateway to an etcd cluster. All methods are safe for
+// concurrent use.
+type Backend struct {
+	opts Options
+	cli  *clientv3.Client
+	// readCli is the client of ranges and txns: its receive limit bounds
+	// their answers (MaxResponseBytes). It is cli when there is no bound.
+	readCli *clientv3.Client
+	// kv, watcher and lease see the namespace's keys only, without
+	// their prefix; reads is kv through readCli.
+	kv      clientv3.KV
+	reads   clientv3.KV
+	watcher clientv3.Watcher
+	lease   clientv3.Lease
+
+	// rev is the newest revision the gateway has seen (Rev).
+	rev atomic.Int64
+	// compact is the newest compact revision the gateway knows of.
+	compact atomic.Int64
+	// streams numbers the watch streams the gateway opens to etcd, each
+	// of its own (see replay.go).
+	streams atomic.Int64
+
+	figures   figures
+	sched     *watch.Store
+	win       *window
+	up        *upstream
+	auth      *auth.Store
+	authState authState
+	pageKey   []byte
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to the cluster, reads the namespace's revision, and starts
+// the upstream watch from there. It fails if the cluster does not answer
+// within Options.StartTimeout.
+func Open(ctx context.Context, opts Options) (*Backend, error) {
+	opts.setDefaults()
+	if len(opts.Endpoints) == 0 {
+		return nil, errors.New("etcd: no endpoints")
+	}
+	cli, err := newClient(opts, opts.Endpoints, 0)
+	if err != nil {
+		return nil, err
+	}
+	readCli := cli
+	if opts.MaxResponseBytes > 0 {
+		// The limit counts the answer's encoding too: room for it.
+		if readCli, err = newClient(opts, opts.Endpoints, int(opts.MaxResponseBytes)+responseSlack); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
+	prefix := opts.Namespace + keysPrefix
+	b := &Backend{
+		opts:    opts,
+		cli:     cli,
+		readCli: readCli,
+		kv:      namespace.NewKV(cli.KV, prefix),
+		reads:   namespace.NewKV(readCli.KV, prefix),
+		watcher: namespace.NewWatcher(cli.Watcher, prefix),
+		lease:   namespace.NewLease(cli.Lease, prefix),
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	rev, cluster, err := b.firstRead(ctx)
+	if err != nil {
+		b.cancel()
+		b.closeClients()
+		return nil, err
+	}
+	b.pageKey = pageTokenKey(cluster, opts.Namespace)
+	b.saw(rev)
+	b.win = newWindow(rev, opts.WindowBytes)
+	b.sched = watch.New(history{b}, rev, opts.Watch)
+	b.up = newUpstream(b, rev+1)
+	b.wg.Add(1)
+	go b.up.run()
+	if err := b.openAuth(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// responseSlack is what a bounded answer's encoding may take beyond its
+// keys and values.
+const responseSlack = 1 << 20
+
+// newClient connects to endpoints; recvLimit, if not zero, bounds the
+// answers it takes.
+func newClient(opts Options, endpoints []string, recvLimit int) (*clientv3.Client, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            endpoints,
+		DialTimeout:          opts.DialTimeout,
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: opts.RequestTimeout,
+		TLS:                  opts.TLS,
+		Username:             opts.Username,
+		Password:             opts.Password,
+		MaxCallRecvMsgSize:   recvLimit,
+		// The gateway reports what matters through its own errors; the
+		// client would log every retry while a member is down.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd: connect to %v: %w", endpoints, err)
+	}
+	return cli, nil
+}
+
+// closeClients closes the clients of the gateway.
+func (b *Backend) closeClients() error {
+	var err error
+	if b.readCli != b.cli {
+		err = b.readCli.Close()
+	}
+	err = errors.Join(err, b.cli.Close())
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// firstRead reads the namespace's revision and the cluster's ID, retrying
+// while the cluster does not answer, for StartTimeout at most.
+func (b *Backend) firstRead(ctx context.Context) (rev int64, cluster uint64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
+	defer cancel()
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+		resp, err := b.kv.Get(rctx, "\x00", clientv3.WithFromKey(), clientv3.WithCountOnly())
+		rcancel()
+		if err == nil {
+			return resp.Header.Revision, resp.Header.ClusterId, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("etcd: %v did not answer within %v: %w", b.opts.Endpoints, b.opts.StartTimeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// pageTokenKey derives the key that seals page tokens from the cluster
+// and the namespace, so that every gateway of a deployment accepts the
+// others' tokens with nothing to share or store. The key authenticates
+// that a token was issued for its list (see httpapi's page_token.go);
+// it is no secret from whoever knows the cluster's ID, and needs not be:
+// a page token only repeats what the request may ask for anyway (its
+// start key must lie in the range the request is authorized for).
+func pageTokenKey(cluster uint64, ns string) []byte {
+	h := sha256.New()
+	h.Write([]byte("httpkv page tokens\x00"))
+	h.Write(binary.BigEndian.AppendUint64(nil, cluster))
+	h.Write([]byte(ns))
+	return h.Sum(nil)
+}
+
+// Close stops the upstream watch, ends every watcher ("shutting down")
+// and closes the client. It is safe to call more than once.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		b.cancel()
+		b.wg.Wait()
+		if b.sched != nil {
+			b.sched.Close()
+		}
+		b.closeErr = b.closeClients()
+	})
+	return b.closeErr
+}
+
+// Rev is the newest revision the gateway has seen.
+func (b *Backend) Rev() int64 { return b.rev.Load() }
+
+// saw records a revision read in an answer of etcd.
+func (b *Backend) saw(rev int64) {
+	for {
+		cur := b.rev.Load()
+		if rev <= cur || b.rev.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// Failed returns nil: a gateway holds nothing that can fail for good.
+// While etcd cannot serve, calls fail with kv.ErrUnavailable instead.
+func (b *Backend) Failed() error { return nil }
+
+// PageTokenKey is the key that seals page tokens, the same on every
+// gateway of the deployment.
+func (b *Backend) PageTokenKey() []byte { return b.pageKey }
+
+// Auth returns the auth store, whose state is kept in etcd.
+func (b *Backend) Auth() *auth.Store { return b.auth }
+
+// call runs fn with a context bounded by the request timeout, and
+// returns its error as package kv's (see mapErr). When ctx ends first, it
+// returns ctx's error: the caller is gone.
+func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+	err := fn(cctx)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	err = mapErr(err)
+	if errors.Is(err, kv.ErrCompacted) {
+		// etcd says compacted, not where: ask.
+		c, cerr := b.compactRevision(ctx)
+		if cerr != nil {
+			return cerr
+		}
+		return &kv.CompactedError{CompactRevision: c}
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// Range reads one page of a range. From a page's start key (r.From) it
+// reads the page and counts the whole range in one etcd txn, so that both
+// are at one revision.
+func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
+	if len(r.Key) == 0 {
+		return kv.RangeResult{}, kv.Invalidf("empty key")
+	}
+	if err := r.Options.Validate(); err != nil {
+		return kv.RangeResult{}, err
+	}
+	var res kv.RangeResult
+	err := b.call(ctx, func(ctx context.Context) error {
+		if r.From == nil {
+			resp, err := b.reads.Do(ctx, rangeOp(r.Key, r.End, r.Options))
+			if err != nil {
+				return b.tooLarge(err)
+			}
+			b.saw(resp.Get().Header.Revision)
+			res, err = rangeResult((*pb.RangeResponse)(resp.Get()), r.Options)
+			return err
+		}
+		count := kv.RangeOptions{Revision: r.Options.Revision, CountOnly: true}
+		resp, err := b.reads.Txn(ctx).Then(rangeOp(r.From, r.End, r.Options), rangeOp(r.Key, r.End, count)).Commit()
+		if err != nil {
+			return b.tooLarge(err)
+		}
+		b.saw(resp.Header.Revision)
+		page := resp.Responses[0].GetResponseRange()
+		page.Header = resp.Header
+		if res, err = rangeResult(page, r.Options); err != nil {
+			return err
+		}
+		res.Count = resp.Responses[1].GetResponseRange().Count
+		return nil
+	})
+	return res, err
+}
+
+// Put writes a key. With a guard and a lease, the guard sees the keys
+// attached to the lease first. (etcd cannot ask it inside the write: a
+// key attached to the lease between the two is not seen.)
+func (b *Backend) Put(ctx context.Context, r kv.PutRequest, guard kv.LeaseGuard) (kv.PutResult, error) {
+	if err := r.Validate(); err != nil {
+		return kv.PutResult{}, err
+	}
+	if guard != nil && r.Lease != 0 {
+		if err := b.checkLeaseKeys(ctx, []int64{r.Lease}, guard); err != nil {
+			return kv.PutResult{}, err
+		}
+	}
+	var res kv.PutResult
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.kv.Do(ctx, putOp(&r))
+		if err != nil {
+			return err
+		}
+		res = putResult((*pb.PutResponse)(resp.Put()))
+		b.saw(res.Revision)
+		return nil
+	})
+	return res, err
+}
+
+// Delete deletes a key or a range at one revision; deleting nothing makes
+// no revision, as in etcd.
+func (b *Backend) Delete(ctx context.Context, r kv.DeleteRequest) (kv.DeleteResult, error) {
+	if len(r.Key) == 0 {
+		return kv.DeleteResult{}, kv.Invalidf("empty key")
+	}
+	var res kv.DeleteResult
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.kv.Do(ctx, deleteOp(&r))
+		if err != nil {
+			return err
+		}
+		res = deleteResult((*pb.DeleteRangeResponse)(resp.Del()))
+		b.saw(res.Revision)
+		return nil
+	})
+	return res, err
+}
+
+// Txn runs a txn, nested txns included, as one etcd txn. It is checked
+// first by the rules the embedded store applies (kv.TxnRequest.Validate,
+// which are etcd's), so that both refuse the same txns with the same
+// errors. With a guard, the guard sees the keys of every lease its puts
+// name first.
+func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard) (kv.TxnResult, error) {
+	if err := r.Validate(b.opts.MaxTxnOps); err != nil {
+		return kv.TxnResult{}, err
+	}
+	if guard != nil {
+		if leases := r.PutLeases(); len(leases) > 0 {
+			if err := b.checkLeaseKeys(ctx, leases, guard); err != nil {
+				return kv.TxnResult{}, err
+			}
+		}
+	}
+	if needsDryRun(&r) {
+		return b.boundedTxn(ctx, &r)
+	}
+	var res kv.TxnResult
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.reads.Do(ctx, txnOp(&r))
+		if err != nil {
+			return b.tooLarge(err)
+		}
+		txn := resp.Txn()
+		b.saw(txn.Header.Revision)
+		res, err = txnResult(&r, (*pb.TxnResponse)(txn))
+		return err
+	})
+	return res, err
+}
+
+// checkLeaseKeys asks guard about the keys attached to the leases. A
+// lease that does not exist is left to the write to refuse.
+func (b *Backend) checkLeaseKeys(ctx context.Context, leases []int64, guard kv.LeaseGuard) error {
+	var keys [][]byte
+	for _, id := range leases {
+		var ks [][]byte
+		err := b.call(ctx, func(ctx context.Context) error {
+			resp, err := b.lease.TimeToLive(ctx, clientv3.LeaseID(id), clientv3.WithAttachedKeys())
+			if err != nil {
+				return err
+			}
+			if resp.TTL >= 0 {
+				ks = resp.Keys
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("the keys of lease %d: %w", id, err)
+		}
+		keys = append(keys, ks...)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return guard(keys)
+}

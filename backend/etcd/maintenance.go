@@ -1,0 +1,231 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// defragTimeout bounds the defragmentation of one member, which rewrites
+// its whole file.
+const defragTimeout = 5 * time.Minute
+
+// Defrag defragments every member, one at a time (etcd defragments one
+// member per request, and a member defragmenting answers nothing else),
+// and returns the largest member's size after.
+func (b *Backend) Defrag(ctx context.Context) (int64, error) {
+	for _, ep := range b.opts.Endpoints {
+		dctx, cancel := context.WithTimeout(ctx, defragTimeout)
+		_, err := b.cli.Defragment(dctx, ep)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, fmt.Errorf("defragment %s: %w", ep, mapErr(err))
+		}
+	}
+	sizes, err := b.memberSizes(ctx)
+	return sizes.DBSize, err
+}
+
+// memberSizes asks every member for its size and returns the largest:
+// members that do not answer are left out, unless none does.
+func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
+	var st kv.Stats
+	var errs []error
+	for _, ep := range b.opts.Endpoints {
+		err := b.call(ctx, func(ctx context.Context) error {
+			resp, err := b.cli.Status(ctx, ep)
+			if err != nil {
+				return err
+			}
+			b.saw(resp.Header.Revision)
+			st.DBSize = max(st.DBSize, resp.DbSize)
+			st.DBSizeInUse = max(st.DBSizeInUse, resp.DbSizeInUse)
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("status of %s: %w", ep, err))
+		}
+	}
+	if len(errs) == len(b.opts.Endpoints) {
+		return kv.Stats{}, errors.Join(errs...)
+	}
+	return st, nil
+}
+
+// Alarms returns the alarms active on any member.
+func (b *Backend) Alarms(ctx context.Context) ([]kv.Alarm, error) {
+	members, err := b.alarmMembers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	alarms := []kv.Alarm{}
+	for _, m := range members {
+		if a := kv.Alarm(m.Alarm.String()); !slices.Contains(alarms, a) {
+			alarms = append(alarms, a)
+		}
+	}
+	slices.Sort(alarms)
+	b.figures.setAlarms(alarms)
+	return alarms, nil
+}
+
+func (b *Backend) alarmMembers(ctx context.Context) ([]*pb.AlarmMember, error) {
+	var members []*pb.AlarmMember
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.AlarmList(ctx)
+		if err != nil {
+			return err
+		}
+		b.saw(resp.Header.Revision)
+		members = resp.Alarms
+		return nil
+	})
+	return members, err
+}
+
+// DisarmAlarms disarms NOSPACE on every member that raised it, and
+// returns the alarms still active. A write that still does not fit
+// raises it again, as in etcd.
+func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
+	members, err := b.alarmMembers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if m.Alarm != pb.AlarmType_NOSPACE {
+			continue
+		}
+		err := b.call(ctx, func(ctx context.Context) error {
+			_, err := b.cli.AlarmDisarm(ctx, (*clientv3.AlarmMember)(m))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b.Alarms(ctx)
+}
+
+// Snapshot begins etcd's snapshot of one member: its bbolt file, then the
+// file's SHA-256, as etcd streams it (etcdutl snapshot restore reads it).
+// Its revision is the member's as read just before: the snapshot holds it
+// at least.
+func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
+	var errs []error
+	for _, ep := range b.opts.Endpoints {
+		sn, err := b.memberSnapshot(ctx, ep)
+		if err == nil {
+			return sn, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("snapshot of %s: %w", ep, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// memberSnapshot opens the snapshot stream of the member at ep, through a
+// client of that member alone, and reads its first message, which tells
+// the size.
+func (b *Backend) memberSnapshot(ctx context.Context, ep string) (kv.Snapshot, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: []string{ep}, DialTimeout: b.opts.DialTimeout, TLS: b.opts.TLS,
+		Username: b.opts.Username, Password: b.opts.Password, Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	sn := &memberSnapshot{cli: cli}
+	sn.ctx, sn.cancel = context.WithCancel(ctx)
+	err = b.call(ctx, func(cctx context.Context) error {
+		resp, err := cli.Get(cctx, b.probeKey(), clientv3.WithSerializable(), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		sn.rev = resp.Header.Revision
+		return nil
+	})
+	if err == nil {
+		sn.stream, err = pb.NewMaintenanceClient(cli.ActiveConnection()).Snapshot(sn.ctx, &pb.SnapshotRequest{})
+	}
+	if err == nil {
+		sn.first, err = sn.stream.Recv()
+	}
+	if err != nil {
+		sn.Close()
+		return nil, mapErr(err)
+	}
+	sn.size = int64(len(sn.first.Blob)) + int64(sn.first.RemainingBytes) + snapshotHashSize
+	return sn, nil
+}
+
+// snapshotHashSize is the SHA-256 etcd sends after the file.
+const snapshotHashSize = 32
+
+// memberSnapshot is an open snapshot stream of one member.
+type memberSnapshot struct {
+	cli    *clientv3.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	stream pb.Maintenance_SnapshotClient
+	first  *pb.SnapshotResponse
+	rev    int64
+	size   int64
+
+	once     sync.Once
+	closeErr error
+}
+
+func (s *memberSnapshot) Revision() int64 { return s.rev }
+func (s *memberSnapshot) Size() int64     { return s.size }
+
+// WriteTo writes the stream to w: exactly Size bytes, or an error.
+func (s *memberSnapshot) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	resp := s.first
+	for {
+		m, err := w.Write(resp.Blob)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		resp, err = s.stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, mapErr(err)
+		}
+	}
+	if n != s.size {
+		return n, fmt.Errorf("%w: etcd's snapshot stream held %d bytes, not the %d it announced", kv.ErrUnavailable, n, s.size)
+	}
+	return n, nil
+}
+
+// Close ends the stream and the member's client. It is safe to call more
+// than once.
+func (s *memberSnapshot) Close() error {
+	s.once.Do(func() {
+		s.cancel()
+		s.closeErr = s.cli.Close()
+		if errors.Is(s.closeErr, context.Canceled) {
+			s.closeErr = nil
+		}
+	})
+	return s.closeErr
+}

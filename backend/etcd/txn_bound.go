@@ -1,0 +1,181 @@
+package etcd
+
+import (
+	"context"
+	"strings"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// An answer of etcd larger than the API's bound (Options.MaxResponseBytes)
+// is refused by the gateway's client as it arrives, before it is read
+// into memory (the read client's gRPC receive limit). A txn that writes
+// must be refused before it writes, though, as the embedded store does:
+// a txn whose ranges could answer more than the bound is first run
+// without its writes (a dry run, read-only), and the real txn then runs
+// only if nothing its ranges and compares read has changed since, checked
+// by etcd in the same txn (guards); if something has, it starts over.
+
+// dryRunAttempts bounds the dry runs of one txn under contention; past
+// them the txn runs unguarded, its answer still bounded as it arrives.
+const dryRunAttempts = 3
+
+// singleKeyRangesBound is how many single-key ranges that read values a
+// writing txn may hold before it needs a dry run: each answers one value
+// at most.
+const singleKeyRangesBound = 8
+
+// tooLarge turns the read client's refusal of an answer larger than its
+// receive limit into the API's error.
+func (b *Backend) tooLarge(err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted &&
+		strings.Contains(st.Message(), "received message larger than max") {
+		return &kv.TooLargeError{MaxBytes: b.opts.MaxResponseBytes}
+	}
+	return err
+}
+
+// valueRanges returns the ranges of r's ops, in every branch and nested
+// txn, that read values, and how many of them are single keys.
+func valueRanges(r *kv.TxnRequest, out []kv.RangeOp) ([]kv.RangeOp, int) {
+	singles := 0
+	for _, branch := range [][]kv.Op{r.Success, r.Failure} {
+		for _, op := range branch {
+			switch {
+			case op.Range != nil && !op.Range.Options.KeysOnly && !op.Range.Options.CountOnly:
+				out = append(out, *op.Range)
+				if len(op.Range.End) == 0 {
+					singles++
+				}
+			case op.Txn != nil:
+				var n int
+				out, n = valueRanges(op.Txn, out)
+				singles += n
+			}
+		}
+	}
+	return out, singles
+}
+
+// needsDryRun reports whether r writes and could answer more than one
+// value per range.
+func needsDryRun(r *kv.TxnRequest) bool {
+	if !r.HasWrites() {
+		return false
+	}
+	ranges, singles := valueRanges(r, nil)
+	return len(ranges) > singles || singles > singleKeyRangesBound
+}
+
+// readOnly returns r without its writes, each range bounded by a copy of
+// its limits (Charge counts what it was charged: the real txn is charged
+// afresh).
+func readOnly(r *kv.TxnRequest, limits map[*kv.ReadLimits]*kv.ReadLimits) *kv.TxnRequest {
+	strip := func(branch []kv.Op) []kv.Op {
+		var out []kv.Op
+		for _, op := range branch {
+			switch {
+			case op.Range != nil:
+				rg := *op.Range
+				if l := rg.Options.Limits; l != nil {
+					if limits[l] == nil {
+						limits[l] = &kv.ReadLimits{MaxKeys: l.MaxKeys, MaxBytes: l.MaxBytes}
+					}
+					rg.Options.Limits = limits[l]
+				}
+				out = append(out, kv.Op{Range: &rg})
+			case op.Txn != nil:
+				out = append(out, kv.Op{Txn: readOnly(op.Txn, limits)})
+			}
+		}
+		return out
+	}
+	return &kv.TxnRequest{Compare: r.Compare, Success: strip(r.Success), Failure: strip(r.Failure)}
+}
+
+// guards are compares that hold while nothing r reads (its value ranges
+// and its compares' keys) has changed since revision rev; one compare of
+// the whole namespace when they would be more than etcd takes in a txn.
+func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
+	ranges, _ := valueRanges(r, nil)
+	var cmps []clientv3.Cmp
+	add := func(key, end []byte) {
+		cmps = append(cmps, clientv3.Cmp(pb.Compare{
+			Key: key, RangeEnd: end, Target: pb.Compare_MOD, Result: pb.Compare_LESS,
+			TargetUnion: &pb.Compare_ModRevision{ModRevision: rev + 1},
+		}))
+	}
+	for _, rg := range ranges {
+		add(rg.Key, rg.End)
+	}
+	var compares func(r *kv.TxnRequest)
+	compares = func(r *kv.TxnRequest) {
+		for _, c := range r.Compare {
+			add(c.Key, c.End)
+		}
+		for _, branch := range [][]kv.Op{r.Success, r.Failure} {
+			for _, op := range branch {
+				if op.Txn != nil {
+					compares(op.Txn)
+				}
+			}
+		}
+	}
+	compares(r)
+	if len(cmps) > b.opts.MaxTxnOps {
+		cmps = cmps[:0]
+		add([]byte{0}, []byte{0})
+	}
+	return cmps
+}
+
+// boundedTxn runs a writing txn whose ranges could answer more than the
+// bound: a dry run first, refused if its answer is too large, then the
+// txn guarded by what the dry run read.
+func (b *Backend) boundedTxn(ctx context.Context, r *kv.TxnRequest) (kv.TxnResult, error) {
+	for attempt := 1; ; attempt++ {
+		dry := readOnly(r, map[*kv.ReadLimits]*kv.ReadLimits{})
+		var rev int64
+		err := b.call(ctx, func(ctx context.Context) error {
+			resp, err := b.reads.Do(ctx, txnOp(dry))
+			if err != nil {
+				return b.tooLarge(err)
+			}
+			txn := (*pb.TxnResponse)(resp.Txn())
+			rev = txn.Header.Revision
+			_, err = txnResult(dry, txn)
+			return err
+		})
+		if err != nil {
+			return kv.TxnResult{}, err
+		}
+		var cmps []clientv3.Cmp
+		if attempt <= dryRunAttempts {
+			cmps = b.guards(r, rev)
+		}
+		var res kv.TxnResult
+		held := true
+		err = b.call(ctx, func(ctx context.Context) error {
+			resp, err := b.reads.Txn(ctx).If(cmps...).Then(txnOp(r)).Commit()
+			if err != nil {
+				return b.tooLarge(err)
+			}
+			b.saw(resp.Header.Revision)
+			if held = resp.Succeeded; !held {
+				return nil
+			}
+			inner := resp.Responses[0].GetResponseTxn()
+			inner.Header = opHeader(inner.Header, resp.Header)
+			res, err = txnResult(r, inner)
+			return err
+		})
+		if err != nil || held {
+			return res, err
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// catchUpTimeout bounds one read of history for the scheduler; a read
+// that fails is tried again at the next sync pass.
+const catchUpTimeout = 30 * time.Second
+
+// Watch starts a watcher on the scheduler. A watch from now starts after
+// the gateway's revision (Rev), not after the scheduler's, which may lag
+// behind it: a client that wrote through this gateway never sees its own
+// write come back. A watch from a revision the upstream watch has not
+// reached yet waits for it.
+func (b *Backend) Watch(_ context.Context, r kv.WatchRequest) (kv.WatchStream, error) {
+	now := r.StartRevision == 0
+	if now {
+		r.StartRevision = b.Rev() + 1
+	}
+	st, err := b.sched.Watch(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, end := b.win.bounds(); r.StartRevision-1 > end {
+		b.up.waitFor(r.StartRevision - 1)
+	}
+	if now {
+		return nowStream{st, r.StartRevision - 1}, nil
+	}
+	return st, nil
+}
+
+// nowStream is a watch from now: it is consistent with the revision
+// before its first, which the scheduler may not have reached yet.
+type nowStream struct {
+	*watch.Stream
+	rev int64
+}
+
+func (s nowStream) Revision() int64 { return s.rev }
+
+// history is where the scheduler catches watchers up from: the window,
+// and etcd for what is older than the window.
+type history struct{ b *Backend }
+
+// ReadHistory reads revisions from to to: those older than the window
+// from etcd, by a watch of their own (replay), the rest from the window.
+// The compact revision it returns is etcd's as far as a read from from
+// must know it (checkCompacted); a read below it starts there instead.
+func (h history) ReadHistory(from, to int64, fn func(kv.Event) bool) (int64, error) {
+	b := h.b
+	ctx, cancel := context.WithTimeout(b.ctx, catchUpTimeout)
+	defer cancel()
+	compact, err := b.checkCompacted(ctx, from)
+	if err != nil {
+		return 0, err
+	}
+	from = max(from, compact)
+	for from <= to {
+		start, _ := b.win.bounds()
+		if from < start {
+			stopped := false
+			err := b.replay(ctx, b.watcher, "\x00", "\x00", from, min(start-1, to), nil, func(e *clientv3.Event) bool {
+				ev := toEvent(e)
+				stopped = !fn(ev)
+				return !stopped
+			})
+			var ce *kv.CompactedError
+			if errors.As(err, &ce) {
+				// Compacted meanwhile: the read starts over at the new
+				// compact revision, for the watchers not below it.
+				compact, from = ce.CompactRevision, ce.CompactRevision
+				continue
+			}
+			if err != nil || stopped {
+				return compact, err
+			}
+			from = start
+			continue
+		}
+		if b.win.read(from, to, fn) {
+			return compact, nil
+		}
+		// The window let from go meanwhile: read it from etcd.
+	}
+	return compact, nil
+}
+
+// FillPrevKVs gives each event the key's version before it: from the
+// window, which holds what the upstream watch received with the event,
+// or from etcd, by a read at the revision before.
+func (h history) FillPrevKVs(events []*kv.Event) (int, error) {
+	b := h.b
+	for i, ev := range events {
+		if prev, ok := b.win.prevKV(ev.KV.ModRevision, ev.KV.Key); ok {
+			ev.PrevKV = prev
+			continue
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, catchUpTimeout)
+		err := b.call(ctx, func(ctx context.Context) error {
+			resp, err := b.kv.Get(ctx, string(ev.KV.Key), clientv3.WithRev(ev.KV.ModRevision-1))
+			if err != nil {
+				return err
+			}
+			ev.PrevKV = nil
+			if len(resp.Kvs) == 1 {
+				ev.PrevKV = toKVPtr(resp.Kvs[0])
+			}
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(events), nil
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# gateway.sh measures httpkv as a gateway to a three-member etcd cluster
+# (--backend etcd) beside etcd's own gRPC API, with `httpkv bench`, on
+# loopback, and prints the tables of docs/performance.md ("Gateways over
+# etcd"). In the same run, against the same cluster:
+#
+#   gateway     httpkv --backend etcd, its /v1 API
+#   etcd-grpc   etcd's gRPC API through clientv3, on one connection
+#
+# and, for watches, the most watches etcd held during the run (its
+# etcd_debugging_mvcc_watcher_total, summed over the members): for the
+# gateway, two (its keys' and its auth state's) whatever the number of
+# SSE watchers; for etcd's API, one per watcher (and the idle gateway's
+# two).
+#
+#   bench/gateway.sh [kv|watch|all]
+#
+# Environment: DURATION (each KV run, default 5s), CLIENTS (default "16"),
+# WATCHERS (default "1 100 1000 10000"), OUT (where the raw reports go),
+# ETCD (the etcd binary, default the pinned release). The members run
+# with --unsafe-no-fsync: the runs compare the gateway with etcd's API on
+# one cluster, not disks.
+set -euo pipefail
+
+what=${1:-all}
+cd "$(dirname "$0")/.."
+work=$(mktemp -d /tmp/httpkv-gateway.XXXXXX)
+out=${OUT:-$work/out}
+mkdir -p "$out"
+duration=${DURATION:-5s}
+clients_list=${CLIENTS:-16}
+watchers_list=${WATCHERS:-1 100 1000 10000}
+etcd_bin=${ETCD:-$(go run ./internal/etcdtest/buildetcd)}
+gw_addr=127.0.0.1:23780
+members=3
+client_port() { echo $((23790 + $1)); }
+peer_port() { echo $((23890 + $1)); }
+pids=()
+gw_pid=
+
+go build -o "$work/httpkv" ./cmd/httpkv
+echo "etcd: $("$etcd_bin" --version | sed -n 1p)"
+
+stop_all() {
+	local p
+	for p in $gw_pid "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	pids=() gw_pid=
+}
+trap 'stop_all; rm -rf "$work/etcd" "$work/httpkv"' EXIT
+
+wait_healthy() {
+	local i
+	for i in $(seq 200); do
+		curl -fsS "$1/health" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "gateway.sh: $1 did not become healthy" >&2
+	return 1
+}
+
+endpoints() {
+	local i eps=()
+	for i in $(seq 0 $((members - 1))); do eps+=("http://127.0.0.1:$(client_port "$i")"); done
+	(IFS=,; echo "${eps[*]}")
+}
+
+# start_all starts a fresh cluster and a gateway to it.
+start_all() {
+	stop_all
+	rm -rf "$work/etcd"
+	local i initial=()
+	for i in $(seq 0 $((members - 1))); do initial+=("m$i=http://127.0.0.1:$(peer_port "$i")"); done
+	for i in $(seq 0 $((members - 1))); do
+		"$etcd_bin" --name "m$i" --data-dir "$work/etcd/m$i" \
+			--listen-client-urls "http://127.0.0.1:$(client_port "$i")" --advertise-client-urls "http://127.0.0.1:$(client_port "$i")" \
+			--listen-peer-urls "http://127.0.0.1:$(peer_port "$i")" --initial-advertise-peer-urls "http://127.0.0.1:$(peer_port "$i")" \
+			--initial-cluster "$(IFS=,; echo "${initial[*]}")" --initial-cluster-token gateway-bench \
+			--unsafe-no-fsync --log-level error >"$work/etcd-m$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in $(seq 0 $((members - 1))); do wait_healthy "http://127.0.0.1:$(client_port "$i")"; done
+	"$work/httpkv" --listen "$gw_addr" --backend etcd --etcd-endpoints "$(endpoints)" \
+		--etcd-namespace /bench/ --log-level warn >"$work/gateway.log" 2>&1 &
+	gw_pid=$!
+	wait_healthy "http://$gw_addr"
+}
+
+# run NAME TARGET [bench flags...] writes the report to $out/NAME.TARGET.txt.
+run() {
+	local name=$1 target=$2 kind url pid
+	shift 2
+	case $target in
+	gateway) kind=httpkv url=http://$gw_addr pid=$gw_pid ;;
+	etcd-grpc) kind=etcd-grpc url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
+	esac
+	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
+	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
+}
+
+# etcd_watches prints the watches the cluster holds, summed over members.
+etcd_watches() {
+	local i n=0 v
+	for i in $(seq 0 $((members - 1))); do
+		v=$(curl -fs "http://127.0.0.1:$(client_port "$i")/metrics" | awk '$1 == "etcd_debugging_mvcc_watcher_total" { print int($2) }')
+		n=$((n + ${v:-0}))
+	done
+	echo "$n"
+}
+
+field() { awk -v op="$2" -v c="$3" '$1 == op { print $c }' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+
+kv_runs() {
+	local workload clients name t
+	start_all
+	for workload in put get txn; do
+		for clients in $clients_list; do
+			name=kv-$workload-$clients
+			for t in gateway etcd-grpc; do
+				run "$name" "$t" --workload "$workload" --clients "$clients" --duration "$duration" --prefix "$name/"
+			done
+		done
+	done
+	stop_all
+	echo "| workload | clients | gateway req/s | etcd gRPC req/s | gateway ÷ etcd gRPC | gateway p50 / p99 | etcd gRPC p50 / p99 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for workload in put get txn; do
+		for clients in $clients_list; do
+			local f=$out/kv-$workload-$clients
+			echo "| $workload | $clients | $(field "$f.gateway.txt" "$workload" 5) | $(field "$f.etcd-grpc.txt" "$workload" 5)" \
+				"| $(ratio "$(field "$f.gateway.txt" "$workload" 5)" "$(field "$f.etcd-grpc.txt" "$workload" 5)")" \
+				"| $(field "$f.gateway.txt" "$workload" 6) / $(field "$f.gateway.txt" "$workload" 8)" \
+				"| $(field "$f.etcd-grpc.txt" "$workload" 6) / $(field "$f.etcd-grpc.txt" "$workload" 8) |"
+		done
+	done
+}
+
+watch_runs() {
+	local watchers name t held
+	for watchers in $watchers_list; do
+		# 1 put/s for 10 s: every event fans out to every watcher; the
+		# latency is commit to receipt.
+		name=watch-$watchers
+		for t in gateway etcd-grpc; do
+			start_all
+			# The most watches etcd held during the run, sampled each
+			# second (the gateway, idle beside an etcd-grpc run, holds
+			# its two).
+			(
+				most=0
+				while :; do
+					n=$(etcd_watches)
+					[ "$n" -gt "$most" ] && most=$n && echo "$most" >"$out/$name.$t.etcd-watches"
+					sleep 1
+				done
+			) &
+			local sampler=$!
+			run "$name" "$t" --workload watch --watchers "$watchers" --clients 1 --rate 1 --requests 10 --prefix "$name/"
+			kill "$sampler" 2>/dev/null || true
+			wait "$sampler" 2>/dev/null || true
+		done
+	done
+	stop_all
+	echo "| watchers | target | watches etcd held (most) | events/s | not delivered | p50 | p99 |"
+	echo "|---:|---|---:|---:|---:|---:|---:|"
+	for watchers in $watchers_list; do
+		for t in gateway etcd-grpc; do
+			local f=$out/watch-$watchers.$t.txt
+			held=$(cat "$out/watch-$watchers.$t.etcd-watches" 2>/dev/null || echo -)
+			echo "| $watchers | $t | $held" \
+				"| $(field "$f" deliver 5) | $(field "$f" deliver 3)" \
+				"| $(field "$f" deliver 6) | $(field "$f" deliver 8) |"
+		done
+	done
+}
+
+case $what in
+kv) kv_runs ;;
+watch) watch_runs ;;
+all) kv_runs; watch_runs ;;
+*) echo "usage: bench/gateway.sh [kv|watch|all]" >&2; exit 2 ;;
+esac
+echo "raw reports: $out"

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/backend/etcd"
+	"github.com/httpkv/httpkv/watch"
+)
+
+// etcdConfig is the command line of --backend etcd (API.md "Backends").
+type etcdConfig struct {
+	endpoints          string
+	namespace          string
+	caCert, cert, key  string
+	username, password string
+	watchWindowBytes   int64
+	requestTimeout     time.Duration
+}
+
+// addFlags registers the flags of the etcd backend.
+func (c *etcdConfig) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.endpoints, "etcd-endpoints", "", "comma list of etcd client URLs (required with --backend etcd)")
+	fs.StringVar(&c.namespace, "etcd-namespace", "", "key prefix inside etcd that holds this deployment's keys; the API never shows it")
+	fs.StringVar(&c.caCert, "etcd-cacert", "", "CA certificate that signed etcd's server certificates")
+	fs.StringVar(&c.cert, "etcd-cert", "", "client certificate to present to etcd")
+	fs.StringVar(&c.key, "etcd-key", "", "the key of --etcd-cert")
+	fs.StringVar(&c.username, "etcd-username", "", "the gateway's own etcd user, if etcd has auth on")
+	fs.StringVar(&c.password, "etcd-password", "", "the password of --etcd-username")
+	fs.Int64Var(&c.watchWindowBytes, "etcd-watch-window-bytes", etcd.DefaultWindowBytes, "most bytes of recent revisions held in memory for watchers that are behind; older ones are read from etcd")
+	fs.DurationVar(&c.requestTimeout, "etcd-request-timeout", etcd.DefaultRequestTimeout, "how long an etcd request may take before the API answers 503")
+}
+
+// check validates the etcd flags of a --backend etcd command line.
+func (c *etcdConfig) check(cfg *config) error {
+	if c.endpointList() == nil {
+		return errors.New("--backend etcd needs --etcd-endpoints")
+	}
+	if (c.cert == "") != (c.key == "") {
+		return errors.New("--etcd-cert and --etcd-key go together")
+	}
+	if (c.username == "") != (c.password == "") {
+		return errors.New("--etcd-username and --etcd-password go together")
+	}
+	if c.watchWindowBytes <= 0 || c.requestTimeout <= 0 {
+		return errors.New("--etcd-watch-window-bytes and --etcd-request-timeout must be positive")
+	}
+	if cfg.autoCompactionRetention != "0" {
+		// Every gateway would compact: etcd's own auto-compaction is the
+		// one place for it.
+		return errors.New("--auto-compaction-retention applies to the embedded store; with --backend etcd use etcd's own --auto-compaction-retention")
+	}
+	return nil
+}
+
+func (c *etcdConfig) endpointList() []string {
+	var eps []string
+	for _, ep := range strings.Split(c.endpoints, ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			eps = append(eps, ep)
+		}
+	}
+	return eps
+}
+
+// tlsConfig returns the TLS configuration towards etcd, or nil for
+// plain connections.
+func (c *etcdConfig) tlsConfig() (*tls.Config, error) {
+	if c.caCert == "" && c.cert == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.caCert != "" {
+		pem, err := os.ReadFile(c.caCert)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cacert: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--etcd-cacert %s holds no PEM certificate", c.caCert)
+		}
+	}
+	if c.cert != "" {
+		pair, err := tls.LoadX509KeyPair(c.cert, c.key)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cert, --etcd-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// openEtcd opens a gateway over the etcd cluster of the command line.
+func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backend, error) {
+	tlsCfg, err := cfg.etcd.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	return etcd.Open(ctx, etcd.Options{
+		Endpoints:        cfg.etcd.endpointList(),
+		Namespace:        cfg.etcd.namespace,
+		TLS:              tlsCfg,
+		Username:         cfg.etcd.username,
+		Password:         cfg.etcd.password,
+		RequestTimeout:   cfg.etcd.requestTimeout,
+		MaxTxnOps:        cfg.maxTxnOps,
+		MaxResponseBytes: cfg.maxResponseBytes,
+		WindowBytes:      cfg.etcd.watchWindowBytes,
+		Watch:            watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Auth:             auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
+		OnError:          func(err error) { log.Warn().Err(err).Msg("etcd") },
+	})
+}
