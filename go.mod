@@ -25,6 +25,7 @@ require (
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2
 	gopkg.in/cenkalti/backoff.v1 v1.1.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -81,7 +82,6 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
 

@@ -27,6 +27,7 @@ func commands() []command {
 				return runHealth(ctx, args, stdout, stderr)
 			}},
 		{"snapshot", "save, check and restore backups (snapshot save, status, restore)", runSnapshot},
+		{"migrate", "load a snapshot of the embedded store into an etcd cluster, for --backend etcd", runMigrate},
 		{"bench", "load a server (httpkv or etcd) and report throughput and latency",
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 				return bench.Run(ctx, args, stdout, stderr)
