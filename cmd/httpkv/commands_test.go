@@ -41,6 +41,7 @@ func TestHelp(t *testing.T) {
 	wantUsage := map[string]string{
 		"health":   "Usage: httpkv health",
 		"snapshot": "Usage: httpkv snapshot",
+		"migrate":  "Usage: httpkv migrate",
 		"bench":    "usage: httpkv bench",
 		"help":     "Commands:",
 	}
