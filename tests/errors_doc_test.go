@@ -52,6 +52,8 @@ func errorExamples() []*errorExample {
 			method: "DELETE", path: "/v1/auth/roles/reader/permissions?key=app/&prefix=true"},
 		{code: "no_leader", when: "the leader of an election without candidates", method: "GET", path: "/v1/elections/jobs/leader"},
 		{code: "not_found", when: "a path the API does not have", method: "GET", path: "/v1/kvs"},
+		{code: "stream_not_found", when: "a watch stream that does not exist, was deleted, or was dropped after a while without a connection",
+			method: "DELETE", path: "/v1/watch/streams/gone"},
 		{code: "method_not_allowed", when: "a method the path does not have (the Allow header lists those it has)",
 			method: "PATCH", path: "/v1/kv/a"},
 		{code: "lock_timeout", when: "a lock or campaign not won within timeout",
@@ -88,6 +90,18 @@ func errorExamples() []*errorExample {
 			method: "GET", path: "/v1/kv/a"},
 		{code: "permission_denied", when: "the user's roles do not allow the operation on every key it touches",
 			method: "GET", path: "/v1/kv/a"},
+		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
+			setup: func(tb testing.TB, s *server) {
+				for range 20 {
+					r := s.do(tb, "POST", "/v1/auth/token", []byte(`{"name":"ann","password":"wrong"}`))
+					if r.status == 429 {
+						return
+					}
+					r.want(tb, 401)
+				}
+				tb.Fatal("20 failed token requests were never answered 429")
+			},
+			method: "POST", path: "/v1/auth/token", body: `{"name":"ann","password":"wrong"}`},
 	}
 }
 
