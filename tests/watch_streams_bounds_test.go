@@ -176,11 +176,19 @@ func TestWatchStreamCursorTooOld(t *testing.T) {
 	for i := range 4 {
 		last = s.put(t, fmt.Sprintf("o/%d", i%2), "v")
 	}
-	got := l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).lastRev == last })
+	// Both watchers see the last put (o/1): read until both have it, so
+	// that the last id received is the last one the server wrote, which
+	// is all a resume bound of one byte lets it resume from.
+	got := l.readUntil(r, watchTimeout, func() bool {
+		return l.watcher(ids[0]).lastRev == last && l.watcher(ids[1]).lastRev == last
+	})
 	r.close()
 
-	rev := s.put(t, "o/1", "after")
+	// The put comes once the client is back: one made before could be
+	// written to the closed connection before the server notices it is
+	// gone, and a bound of one byte then remembers too little to resume.
 	r = openStream(t, s, stream, got[len(got)-1].ID)
+	rev := s.put(t, "o/1", "after")
 	want := map[int64][]string{ids[0]: {fmt.Sprintf("put o/1=after@%d", rev)}, ids[1]: {fmt.Sprintf("put o/1=after@%d", rev)}}
 	l2 := newStreamLedger(t)
 	for _, id := range ids {
