@@ -60,6 +60,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 	}
 	ms.resume(cursor)
 	ms.signalConn()
+	ms.kick() // watchers that wait for room: the collector looks at them again
 	return c, nil
 }
 
@@ -72,6 +73,7 @@ func (ms *multiStream) detach(c *streamConn) {
 		return
 	}
 	ms.conn = nil
+	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
 }
 
@@ -111,8 +113,12 @@ func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) 
 	sb, ms.pending = ms.pending, nil
 	ms.log.written = ms.log.issued
 	ms.trimLog()
-	if len(ms.parked) > 0 && !ms.gone {
-		ms.unpark()
+	if !ms.gone {
+		took := 0
+		if sb != nil {
+			took = len(sb.out)
+		}
+		ms.madeRoom(took)
 	}
 	return sb, ms.gone
 }
@@ -205,10 +211,11 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
-		putStreamBuffer(sb)
+		mc.ms.recycle(sb)
 		if !ok || done {
 			return
 		}
+		mc.ms.wrote(mc.c)
 	}
 }
 

@@ -132,7 +132,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]watchCreatedJSON, len(reqs))
 	for i := range reqs {
-		id, err := ms.addWatch(reqs[i], access.Read[i])
+		id, err := ms.addWatch(reqs[i])
 		if err != nil {
 			ms.delete("stream deleted")
 			h.writeError(w, r, err)
@@ -281,7 +281,7 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	id, err := ms.addWatch(req, sel)
+	id, err := ms.addWatch(req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
