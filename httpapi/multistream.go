@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -124,8 +125,13 @@ func (ms *multiStream) watch(w *streamWatcher, from int64) error {
 }
 
 // cancelReason is the canceled reason for a backend that refuses to
-// watch: it is closing.
-func cancelReason(error) string { return "shutting down" }
+// watch again: it is closing, or failed.
+func cancelReason(err error) string {
+	if errors.Is(err, kv.ErrClosed) {
+		return "shutting down"
+	}
+	return "the backend failed"
+}
 
 // addWatch starts a watcher and queues its created message.
 func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {

@@ -13,16 +13,17 @@ import (
 // what it has waits in the backend, under the backend's own bound per
 // watch (past which the backend replays it from history, as for a single
 // watch), until the connection takes pending; then deferred watchers are
-// ready again, oldest first. A reader that is away, or takes nothing for
-// stallAfter while watchers are deferred, gets them parked instead: their
+// ready again, oldest first. A reader that is away, or makes no progress
+// for stallAfter (its write of what it took does not end, or what is
+// pending is not taken), gets them parked instead: their
 // backend watches are closed, which frees what the backend held for them,
 // and they are watched again from their next revision once the reader
 // takes pending again, a few at first and twice as many each time nothing
 // had to be parked since (as a congestion window opens), so that a
 // reader catching up from history is not sent more than it takes.
 
-// stallAfter is how long a reader may take nothing, while watchers wait
-// for room, before they are parked.
+// stallAfter is how long a reader may make no progress, while watchers
+// wait for room, before they are parked.
 const stallAfter = time.Second
 
 // minUnpark is how many parked watchers a take watches again at least.
@@ -39,6 +40,8 @@ type streamFlow struct {
 	unparkN   int              // how many unpark watched again last time
 	parkedNow bool             // a watcher was parked since the last take
 	tookAt    time.Time        // when a connection last took pending
+	writing   bool             // the connection is writing what it took
+	since     time.Time        // when pending last went from empty to not
 	spare     *streamBuffer    // a busy stream's buffer, kept between writes
 	hint      int              // the size of recent takes, decaying: what a new buffer is made for
 }
@@ -107,10 +110,13 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 	return ms.flow.waiting()
 }
 
-// stalled reports whether the stream's reader is away, or has taken
-// nothing for stallAfter. The caller holds mu.
+// stalled reports whether the stream's reader is away, or has made no
+// progress for stallAfter: it has been writing what it took, or has not
+// taken what is pending, that long. The caller holds mu.
 func (ms *multiStream) stalled() bool {
-	return ms.conn == nil || time.Since(ms.flow.tookAt) >= stallAfter
+	return ms.conn == nil ||
+		ms.flow.writing && time.Since(ms.flow.tookAt) >= stallAfter ||
+		ms.pending != nil && time.Since(ms.flow.since) >= stallAfter
 }
 
 // checkFlow runs every stallAfter while watchers wait: it parks the
@@ -127,7 +133,7 @@ func (ms *multiStream) checkFlow() bool {
 	if len(ms.flow.deferred) > 0 && ms.stalled() {
 		ms.parkDeferred()
 	}
-	if len(ms.flow.parked) > 0 && ms.conn != nil && ms.pending == nil {
+	if len(ms.flow.parked) > 0 && ms.conn != nil && ms.pending == nil && !ms.flow.writing {
 		ms.unpark()
 	}
 	return ms.flow.waiting()
@@ -174,9 +180,10 @@ func (ms *multiStream) park(w *streamWatcher) {
 	ms.reg.parks.Add(1)
 }
 
-// madeRoom: the connection took pending (took bytes of it). The caller
-// holds mu.
+// madeRoom: the connection took pending (took bytes of it) to write it.
+// The caller holds mu.
 func (ms *multiStream) madeRoom(took int) {
+	ms.flow.writing = took > 0
 	ms.flow.hint = max(took, ms.flow.hint/2)
 	if ms.flow.hint <= maxPooledStreamBuffer {
 		ms.flow.spare = nil // not busy: keep nothing
@@ -189,6 +196,7 @@ func (ms *multiStream) wrote(c *streamConn) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.conn == c && !ms.gone {
+		ms.flow.writing = false
 		ms.reflow()
 	}
 }
@@ -267,6 +275,9 @@ func (ms *multiStream) pendingBytes() int64 {
 // busy stream, or one made for the size of its recent takes, or one from
 // the pool.
 func (ms *multiStream) pendingBuffer() *streamBuffer {
+	if ms.pending == nil {
+		ms.flow.since = time.Now()
+	}
 	switch {
 	case ms.pending != nil:
 	case ms.flow.spare != nil:
