@@ -181,6 +181,7 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			}
 			return
 		case <-keepAlive.C:
+			mc.ms.shed() // idle this long: keep no buffer
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
 		case <-expired:

@@ -303,6 +303,14 @@ func (ms *multiStream) recycle(sb *streamBuffer) {
 	putStreamBuffer(sb)
 }
 
+// shed lets go of the buffer a stream kept for its next writes: it has
+// been idle for a while.
+func (ms *multiStream) shed() {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.flow.spare, ms.flow.hint = nil, 0
+}
+
 // signalConn tells the connection there is something to write.
 func (ms *multiStream) signalConn() {
 	if ms.conn != nil && (ms.pending != nil || ms.gone) {
