@@ -6,6 +6,8 @@
 # case in the same run:
 #
 #   httpkv      httpkv's /v1 API
+#   httpkv-stream  (watch runs only) httpkv with every watcher on one
+#               stream of many watchers (/v1/watch/streams), one connection
 #   etcd-grpc   etcd's gRPC API through clientv3, on one connection
 #   etcd-gw     etcd's HTTP/JSON gateway (/v3/...)
 #   null        `httpkv bench null`: httpkv's routes with fixed answers,
@@ -38,6 +40,7 @@ etcd_addr=127.0.0.1:23790
 peer_addr=127.0.0.1:23800
 null_addr=127.0.0.1:23770
 targets="httpkv etcd-grpc etcd-gw null"
+watch_targets="httpkv httpkv-stream etcd-grpc etcd-gw null"
 hk_pid=
 etcd_pid=
 null_pid=
@@ -91,16 +94,17 @@ start_servers() {
 
 # run NAME TARGET [bench flags...] writes the report to $out/NAME.TARGET.txt.
 run() {
-	local name=$1 target=$2 kind url pid
+	local name=$1 target=$2 kind url pid extra=
 	shift 2
 	case $target in
 	httpkv) kind=httpkv url=http://$hk_addr pid=$hk_pid ;;
+	httpkv-stream) kind=httpkv url=http://$hk_addr pid=$hk_pid extra=--watch-streams=1 ;;
 	etcd-grpc) kind=etcd-grpc url=http://$etcd_addr pid=$etcd_pid ;;
 	etcd-gw) kind=etcd url=http://$etcd_addr pid=$etcd_pid ;;
 	null) kind=httpkv url=http://$null_addr pid=$null_pid ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
-	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
+	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" $extra "$@" >>"$out/$name.$target.txt" 2>&1 || true
 }
 
 # field FILE OP COLUMN prints a column of an op's row of a report.
@@ -158,7 +162,7 @@ watch_runs() {
 		# so that the memory per idle watcher is measured from a clean
 		# start.
 		name=watch-flat-$watchers
-		for t in $targets; do
+		for t in $watch_targets; do
 			start_servers nofsync
 			run "$name" "$t" --workload watch --watchers "$watchers" --clients 64 \
 				--requests $((events / watchers)) --prefix "$name/"
@@ -167,7 +171,7 @@ watch_runs() {
 		# 0.5 puts/s above (5,000 events/s at 10,000 watchers), a rate
 		# etcd's gateway keeps up with.
 		name=watch-rate-$watchers
-		for t in $targets; do
+		for t in $watch_targets; do
 			start_servers nofsync
 			if [ "$watchers" -le 1000 ]; then
 				run "$name" "$t" --workload watch --watchers "$watchers" --clients 1 --rate 10 --requests 100 --prefix "$name/"
@@ -181,7 +185,7 @@ watch_runs() {
 	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
 	for watchers in $watchers_list; do
 		for run in flat rate; do
-			for t in $targets; do
+			for t in $watch_targets; do
 				f=$out/watch-$run-$watchers.$t.txt
 				[ -f "$f" ] || continue
 				echo "| $watchers | $([ $run = flat ] && echo "flat out, 64 writers" || echo "fixed rate") | $t" \

@@ -54,6 +54,7 @@ type config struct {
 	sseClient    string
 	serverPID    int
 	grpcConns    int
+	watchStreams int
 	openTimeout  time.Duration
 	drainTimeout time.Duration
 }
@@ -81,6 +82,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "total requests per second over all clients; 0 is flat out")
 	fs.StringVar(&c.sseClient, "sse-client", sseLines, "watch against httpkv: lines (a lean SSE line reader) or r3labs (github.com/r3labs/sse/v2)")
 	fs.IntVar(&c.serverPID, "server-pid", 0, "the server's process id, to report the CPU it used (from /proc/PID/stat) and, for watch, its resident memory per idle watcher")
+	fs.IntVar(&c.watchStreams, "watch-streams", 0, "watch against httpkv: carry the watchers, in turn, on this many streams of many watchers (/v1/watch/streams), one connection each; 0 opens a single watch (GET /v1/watch) per watcher")
 	fs.IntVar(&c.grpcConns, "grpc-conns", 1, "etcd-grpc: gRPC connections that requests and watches are multiplexed on")
 	fs.DurationVar(&c.openTimeout, "open-timeout", time.Minute, "watch: how long opening every watcher may take")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "watch: how long watchers may take to receive every event once the writers stop")
@@ -133,6 +135,10 @@ func (c *config) validate() error {
 		return errors.New("give a positive --requests or --duration")
 	case c.grpcConns < 1:
 		return errors.New("--grpc-conns must be at least 1")
+	case c.watchStreams < 0:
+		return errors.New("--watch-streams must not be negative")
+	case c.watchStreams > 0 && c.kind != kindHTTPKV:
+		return errors.New("--watch-streams is for --kind httpkv")
 	case c.keys < 1:
 		return errors.New("--keys must be at least 1")
 	case c.rangeKeys < 1 || c.rangeKeys > 10000:

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 )
 
 // httpkvServer talks to httpkv's /v1 API.
@@ -15,6 +16,10 @@ type httpkvServer struct {
 	httpClients
 	sseClient  string // sseLines or sseR3labs
 	maxMessage int    // the r3labs client's buffer: the largest message
+	// muxes, with --watch-streams, carry the watchers, in turn, instead of
+	// a single watch each.
+	muxes   []*streamMux
+	nextMux atomic.Uint64
 }
 
 // keyURL is the URL of one key: its bytes percent-escaped as a path, so
@@ -91,6 +96,9 @@ func (s *httpkvServer) CompareAndPut(ctx context.Context, key string, modRev int
 }
 
 func (s *httpkvServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
+	if len(s.muxes) > 0 {
+		return s.muxes[(s.nextMux.Add(1)-1)%uint64(len(s.muxes))].Watch(ctx, prefix, w, created)
+	}
 	q := url.Values{"key": {prefix}, "prefix": {"true"}}
 	u := s.base + "/v1/watch?" + q.Encode()
 	if s.sseClient == sseR3labs {

@@ -44,7 +44,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, " range-keys=%d", cfg.rangeKeys)
 	case workloadWatch:
 		fmt.Fprintf(stdout, " watchers=%d", cfg.watchers)
-		if cfg.kind == kindHTTPKV {
+		if cfg.kind == kindHTTPKV && cfg.watchStreams > 0 {
+			fmt.Fprintf(stdout, " watch-streams=%d", cfg.watchStreams)
+		} else if cfg.kind == kindHTTPKV {
 			fmt.Fprintf(stdout, " sse-client=%s", cfg.sseClient)
 		}
 	}

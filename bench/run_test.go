@@ -92,6 +92,24 @@ func TestRunWatch(t *testing.T) {
 	}
 }
 
+// TestRunWatchStreams: the watchers on one stream of many watchers, and
+// on two, get every event, as single watches do.
+func TestRunWatchStreams(t *testing.T) {
+	url := startHTTPKV(t)
+	for _, streams := range []string{"1", "2"} {
+		t.Run(streams, func(t *testing.T) {
+			out := runBench(t, "--target", url, "--workload", "watch", "--watch-streams", streams, "--prefix", "ws-"+streams+"/",
+				"--watchers", "5", "--clients", "2", "--requests", "20")
+			if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
+				t.Errorf("watch over %s streams: %s events delivered and %s missing, want 100 and 0:\n%s", streams, count, errs, out)
+			}
+			if !strings.Contains(out, "watch-streams="+streams) {
+				t.Errorf("the report does not say watch-streams=%s:\n%s", streams, out)
+			}
+		})
+	}
+}
+
 func TestReadRSS(t *testing.T) {
 	rss, err := readRSS(os.Getpid())
 	if err != nil || rss < 1<<20 {
@@ -117,6 +135,7 @@ func TestRunFlags(t *testing.T) {
 		{"bad target", []string{"--target", "127.0.0.1:2378"}, "--target"},
 		{"gRPC over TLS", []string{"--kind", "etcd-grpc", "--target", "https://127.0.0.1:2379"}, "--target"},
 		{"no gRPC connection", []string{"--kind", "etcd-grpc", "--grpc-conns", "0"}, "--grpc-conns"},
+		{"streams of etcd", []string{"--kind", "etcd", "--workload", "watch", "--watch-streams", "1"}, "--watch-streams"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

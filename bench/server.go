@@ -43,12 +43,16 @@ func newServer(cfg config) (server, error) {
 	case kindEtcd:
 		return &etcdServer{base: cfg.target, httpClients: newHTTPClients(cfg)}, nil
 	}
-	return &httpkvServer{
+	s := &httpkvServer{
 		base:        cfg.target,
 		httpClients: newHTTPClients(cfg),
 		sseClient:   cfg.sseClient,
 		maxMessage:  max(1<<16, 2*(cfg.keySize+len(cfg.prefix)+cfg.valueSize)+4096),
-	}, nil
+	}
+	for range cfg.watchStreams {
+		s.muxes = append(s.muxes, newStreamMux(s))
+	}
+	return s, nil
 }
 
 // httpClients are the connections of an HTTP server's client: kv for

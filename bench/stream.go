@@ -155,22 +155,37 @@ func (w *watcher) readNDJSON(r io.Reader, created func()) error {
 // 92,000 events/s; this reader 2.2 us and 165,000 events/s.
 // `--sse-client r3labs` still runs it.
 func (w *watcher) readSSE(r io.Reader, created func()) error {
+	return readSSEMessages(r, func(event, data []byte) error { return w.deliver(event, data, created) })
+}
+
+// deliver takes one message of httpkv's stream: data (events), created,
+// or the end of the watch.
+func (w *watcher) deliver(event, data []byte, created func()) error {
+	switch string(event) {
+	case "":
+		w.receive(data, false)
+	case "created":
+		created()
+	case "compacted", "canceled":
+		return fmt.Errorf("%w: %s %s", errStreamEnded, event, data)
+	}
+	return nil
+}
+
+// readSSEMessages calls fn with the event name and the data of each
+// message of a stream, until r ends or fn fails; blocks without data (a
+// retry, a keep-alive) are skipped. Both are valid only during the call.
+func readSSEMessages(r io.Reader, fn func(event, data []byte) error) error {
 	var event, data []byte
 	hasData := false
 	return readLines(r, func(line []byte) error {
 		if len(line) == 0 { // end of a message
-			switch string(event) {
-			case "":
-				if hasData {
-					w.receive(data, false)
-				}
-			case "created":
-				created()
-			case "compacted", "canceled":
-				return fmt.Errorf("%w: %s %s", errStreamEnded, event, data)
+			var err error
+			if hasData {
+				err = fn(event, data)
 			}
 			event, data, hasData = event[:0], data[:0], false
-			return nil
+			return err
 		}
 		field, value, _ := bytes.Cut(line, []byte{':'})
 		value = bytes.TrimPrefix(value, []byte{' '})

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -21,14 +22,12 @@ import (
 // (multistream_conn.go) writes all of pending at once, one write and one
 // flush for every revision ready across the watchers.
 //
-// Memory is bounded per stream: pending holds at most BufferBytes (plus
-// the one take that crossed it). A watcher that becomes ready while
-// pending is full is parked: its backend watch is closed, which frees
-// what the backend queued for it, and it is watched again from its next
-// revision once the reader has taken pending; the backend then replays
-// what it missed from history. So a reader that stalls, or is away, falls
-// back to history as a single watch's reader does, whatever the number
-// of watchers.
+// Memory is bounded per stream (multistream_flow.go): pending holds at
+// most BufferBytes (plus the one take that crossed it); past it, ready
+// watchers wait in the backend, whose own bound per watch applies, while
+// the reader is taking what is pending, and are parked when it is away or
+// stalled, so that a reader that stops reading falls back to history as a
+// single watch's reader does, whatever the number of watchers.
 type multiStream struct {
 	id       string
 	reg      *streamRegistry
@@ -43,23 +42,22 @@ type multiStream struct {
 	readyCh chan struct{} // signalled when ready gains a watcher
 	quit    chan struct{} // closed when the stream is gone: the collector returns
 
-	mu        sync.Mutex // guards the fields below
-	watchers  map[int64]*streamWatcher
-	live      int              // watchers not ended
-	ended     int              // ended watchers kept until their final message is confirmed
-	nextID    int64            // the next watch_id
-	parked    []*streamWatcher // oldest first; some may be stale (watched again since)
-	unparkN   int              // how many unpark watched again last time
-	parkedNow bool             // a watcher was parked since the last take
-	pending   *streamBuffer    // encoded and not yet taken by a connection; nil when empty
-	log       deliveryLog
-	conn      *streamConn // the connection reading the stream, or nil
-	idle      *time.Timer // drops the stream once it had no connection for IdleTimeout
-	idleGen   uint64      // counts the arms of idle, so that a stale one does nothing
-	gone      bool        // deleted, expired, ended or closed: no more requests
-	scratch   []byte      // one message's payload while it is encoded
-	rewound   []*streamWatcher
-	stopOnce  sync.Once
+	mu       sync.Mutex // guards the fields below
+	watchers map[int64]*streamWatcher
+	live     int           // watchers not ended
+	ended    int           // ended watchers kept until their final message is confirmed
+	nextID   int64         // the next watch_id
+	flow     streamFlow    // what waits for room in pending
+	pending  *streamBuffer // encoded and not yet taken by a connection; nil when empty
+	log      deliveryLog
+	conn     *streamConn // the connection reading the stream, or nil
+	idle     *time.Timer // drops the stream once it had no connection for IdleTimeout
+	idleGen  uint64      // counts the arms of idle, so that a stale one does nothing
+	gone     bool        // deleted, expired, ended or closed: no more requests
+	scratch  []byte      // one message's payload while it is encoded
+	events   eventsCache // the JSON of the events last encoded, for watchers that share them
+	rewound  []*streamWatcher
+	stopOnce sync.Once
 }
 
 // streamWatcher is one watcher of a multiStream. All fields but queued are
@@ -67,17 +65,22 @@ type multiStream struct {
 type streamWatcher struct {
 	id  int64
 	req kv.WatchRequest // as asked, with Notify set; StartRevision is set per watch
-	r   keyrange.Range  // what it reads, for permission checks
 	// start is the first revision it reports, createdRev the header
 	// revision of its created message; both fixed when it starts.
 	start, createdRev int64
 	bw                kv.WatchStream // the backend's watch; nil while parked, and once ended
 	next              int64          // the first revision not yet taken from the backend
 	parked            bool
+	deferred          bool         // ready, waiting for room in pending
 	rewound           bool         // scratch for resume
 	final             *streamFinal // how it ended, once it has
 	base              watcherBase  // its state at the log's fold point
 	queued            bool         // on the ready list; guarded by readyMu
+}
+
+// keys is what w reads, for permission checks.
+func (w *streamWatcher) keys() keyrange.Range {
+	return keyrange.Range{Key: w.req.Key, End: w.req.End}
 }
 
 // streamFinal is the last message of a watcher: compacted or canceled.
@@ -106,113 +109,7 @@ func (ms *multiStream) notify(w *streamWatcher) {
 		ms.ready = append(ms.ready, w)
 	}
 	ms.readyMu.Unlock()
-	select {
-	case ms.readyCh <- struct{}{}:
-	default:
-	}
-}
-
-// run is the stream's collector: it takes what ready watchers have, and
-// rechecks permissions when users or roles change, until the stream is
-// gone. The registry owns it and waits for it.
-func (ms *multiStream) run(authChanged <-chan struct{}) {
-	defer ms.reg.wg.Done()
-	var batch []*streamWatcher
-	for {
-		select {
-		case <-ms.quit:
-			return
-		case <-authChanged:
-			authChanged = ms.reg.recheck(ms)
-		case <-ms.readyCh:
-			ms.readyMu.Lock()
-			batch, ms.ready = ms.ready, batch[:0]
-			for _, w := range batch {
-				w.queued = false
-			}
-			ms.readyMu.Unlock()
-			ms.collect(batch)
-			clear(batch)
-		}
-	}
-}
-
-// collect takes what the watchers of batch have queued.
-func (ms *multiStream) collect(batch []*streamWatcher) {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	if ms.gone {
-		return
-	}
-	for _, w := range batch {
-		if w.bw == nil {
-			continue // parked, ended, or a notice from a watch closed since
-		}
-		if ms.pendingBytes() >= ms.reg.cfg.BufferBytes {
-			ms.park(w)
-			continue
-		}
-		ms.take(w)
-	}
-	ms.signalConn()
-}
-
-// take encodes what w's backend watch has queued into pending.
-func (ms *multiStream) take(w *streamWatcher) {
-	rs := w.bw.Next()
-	for i := range rs {
-		if ms.encodeResponse(w, &rs[i]) {
-			break
-		}
-	}
-	if w.bw != nil {
-		w.bw.Release()
-	}
-}
-
-// park closes w's backend watch, dropping what it queued; unpark watches
-// it again from w.next.
-func (ms *multiStream) park(w *streamWatcher) {
-	w.bw.Close()
-	w.bw = nil
-	w.parked = true
-	ms.parked = append(ms.parked, w)
-	ms.parkedNow = true
-	ms.reg.parks.Add(1)
-}
-
-// minUnpark is how many parked watchers a take watches again at least.
-const minUnpark = 16
-
-// unpark watches parked watchers again, oldest first, as the reader makes
-// room: what they missed comes from history, and what a watcher parked
-// anew dropped is read again, so the number let go at once adapts, as a
-// congestion window does. It doubles while nothing had to be parked
-// since the last take, and halves when something had. A watch that
-// cannot start (the backend is closing) ends the stream.
-func (ms *multiStream) unpark() {
-	n := max(minUnpark, ms.unparkN*2)
-	if ms.parkedNow {
-		n = max(minUnpark, ms.unparkN/2)
-	}
-	ms.unparkN, ms.parkedNow = n, false
-	i := 0
-	for ; i < len(ms.parked) && n > 0; i++ {
-		w := ms.parked[i]
-		ms.parked[i] = nil
-		if !w.parked || w.final != nil {
-			continue // ended, or rewound and watched again
-		}
-		w.parked = false
-		n--
-		if err := ms.watch(w, w.next); err != nil {
-			ms.end(cancelReason(err), false)
-			return
-		}
-	}
-	rest := copy(ms.parked, ms.parked[i:])
-	clear(ms.parked[rest:])
-	ms.parked = ms.parked[:rest]
+	ms.kick()
 }
 
 // watch starts w's backend watch from revision from (0: from now).
@@ -228,11 +125,16 @@ func (ms *multiStream) watch(w *streamWatcher, from int64) error {
 }
 
 // cancelReason is the canceled reason for a backend that refuses to
-// watch: it is closing.
-func cancelReason(error) string { return "shutting down" }
+// watch again: it is closing, or failed.
+func cancelReason(err error) string {
+	if errors.Is(err, kv.ErrClosed) {
+		return "shutting down"
+	}
+	return "the backend failed"
+}
 
 // addWatch starts a watcher and queues its created message.
-func (ms *multiStream) addWatch(req kv.WatchRequest, r keyrange.Range) (int64, error) {
+func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
@@ -247,7 +149,7 @@ func (ms *multiStream) addWatch(req kv.WatchRequest, r keyrange.Range) (int64, e
 	if ms.ended >= ms.reg.cfg.MaxWatchers {
 		return 0, tooManyWatchers(ms.reg.cfg.MaxWatchers)
 	}
-	w := &streamWatcher{id: ms.nextID, req: req, r: r}
+	w := &streamWatcher{id: ms.nextID, req: req}
 	w.req.Notify = func() { ms.notify(w) }
 	if err := ms.watch(w, req.StartRevision); err != nil {
 		return 0, err
@@ -261,7 +163,7 @@ func (ms *multiStream) addWatch(req kv.WatchRequest, r keyrange.Range) (int64, e
 	ms.emitCreated(w)
 	// A change of permissions between the request's check and now would
 	// have been rechecked without this watcher: check it again.
-	if !ms.reg.allowed(ms, r) {
+	if !ms.reg.allowed(ms, w.keys()) {
 		ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, "permission denied"))
 	}
 	ms.signalConn()
@@ -360,24 +262,9 @@ func (ms *multiStream) recheck(ownerErr error, allowed func(keyrange.Range) bool
 		return
 	}
 	for _, w := range ms.watchers {
-		if w.final == nil && !allowed(w.r) {
+		if w.final == nil && !allowed(w.keys()) {
 			ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, "permission denied"))
 		}
 	}
 	ms.signalConn()
-}
-
-// pendingBytes is how much is encoded and not yet taken by a connection.
-func (ms *multiStream) pendingBytes() int64 {
-	if ms.pending == nil {
-		return 0
-	}
-	return int64(len(ms.pending.out))
-}
-
-// signalConn tells the connection there is something to write.
-func (ms *multiStream) signalConn() {
-	if ms.conn != nil && (ms.pending != nil || ms.gone) {
-		ms.conn.signal()
-	}
 }

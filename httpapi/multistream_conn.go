@@ -62,6 +62,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 	}
 	ms.resume(cursor)
 	ms.signalConn()
+	ms.kick() // watchers that wait for room: the collector looks at them again
 	return c, nil
 }
 
@@ -74,6 +75,7 @@ func (ms *multiStream) detach(c *streamConn) {
 		return
 	}
 	ms.conn = nil
+	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
 }
 
@@ -113,8 +115,12 @@ func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) 
 	sb, ms.pending = ms.pending, nil
 	ms.log.written = ms.log.issued
 	ms.trimLog()
-	if len(ms.parked) > 0 && !ms.gone {
-		ms.unpark()
+	if !ms.gone {
+		took := 0
+		if sb != nil {
+			took = len(sb.out)
+		}
+		ms.madeRoom(took)
 	}
 	return sb, ms.gone
 }
@@ -177,6 +183,7 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			}
 			return
 		case <-keepAlive.C:
+			mc.ms.shed() // idle this long: keep no buffer
 			sb = getStreamBuffer()
 			sb.out = enc.keepAlive(sb.out)
 		case <-expired:
@@ -207,10 +214,11 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
-		putStreamBuffer(sb)
+		mc.ms.recycle(sb)
 		if !ok || done {
 			return
 		}
+		mc.ms.wrote(mc.c)
 	}
 }
 

@@ -17,9 +17,7 @@ import (
 // after it, w's next revision is next. payload is the message's JSON
 // object, starting with its watch_id.
 func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next int64, payload []byte) {
-	if ms.pending == nil {
-		ms.pending = getStreamBuffer()
-	}
+	ms.pendingBuffer()
 	before := len(ms.pending.out)
 	seq := ms.log.issued + 1
 	ms.pending.out = streamEncoder{}.frameTyped(ms.pending.out, event, cmp.Or(event, defaultType), seq, payload)
@@ -70,7 +68,7 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse) boo
 	for len(evs) > 0 {
 		rev, n := revisionSpan(evs)
 		p := appendHeaderField(watchIDPayload(ms.scratch[:0], w.id), rev)
-		ms.scratch = append(appendEventsField(p, evs[:n]), '}')
+		ms.scratch = append(ms.events.append(p, evs[:n]), '}')
 		w.next = rev + 1
 		ms.emit(w, entryData, "", w.next, ms.scratch)
 		evs = evs[n:]
@@ -97,4 +95,33 @@ func canceledPayload(p []byte, id int64, reason string) []byte {
 	p = append(p, `,"reason":`...)
 	p = appendString(p, []byte(reason))
 	return append(p, '}')
+}
+
+// eventsCache holds the JSON of the events last encoded, for the watchers
+// that share them: the backend gives the watchers of one event, but those
+// that asked for previous versions, one slice of it (see watch.Store's
+// notify), which a fan-out to thousands of watchers of a stream then
+// encodes once. A slice is never changed once published, and the cache
+// holds it, so the same address is the same events.
+type eventsCache struct {
+	first *kv.Event
+	n     int
+	json  []byte
+}
+
+// append appends `,"events":[...]` for evs.
+func (c *eventsCache) append(p []byte, evs []kv.Event) []byte {
+	if c.first == &evs[0] && c.n == len(evs) {
+		return append(p, c.json...)
+	}
+	start := len(p)
+	p = appendEventsField(p, evs)
+	for i := range evs {
+		if evs[i].PrevKV != nil {
+			return p // a watcher's own copy: nobody shares it
+		}
+	}
+	c.first, c.n = &evs[0], len(evs)
+	c.json = append(c.json[:0], p[start:]...)
+	return p
 }

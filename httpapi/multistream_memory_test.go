@@ -41,7 +41,7 @@ func watcherMemory(tb testing.TB, n int) float64 {
 		if i%2 == 1 {
 			r = keyrange.Prefix(k)
 		}
-		if _, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End}, r); err != nil {
+		if _, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End}); err != nil {
 			tb.Fatal(err)
 		}
 	}

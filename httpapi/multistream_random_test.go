@@ -58,7 +58,8 @@ func (c *streamClient) take() {
 		return
 	}
 	c.unread = append(c.unread, parseStreamMessages(c.tb, sb.out)...)
-	putStreamBuffer(sb)
+	c.ms.recycle(sb)
+	c.ms.wrote(c.c)
 }
 
 // receive has the client receive the first n messages written.
@@ -179,17 +180,21 @@ func expectedEvents(tb testing.TB, b *embedded.Backend, r keyrange.Range, start,
 // connections that lose a random part of what they were written before
 // the client reconnects: at the end, every watcher has received exactly
 // its history from its start, as the client saw it across all the
-// connections, with nothing lost and nothing twice.
+// connections, with nothing lost and nothing twice. With a buffer of 256
+// bytes, watchers also wait for room and are parked (replayed from
+// history) all the time.
 func TestWatchStreamRandomResumes(t *testing.T) {
-	for seed := range uint64(4) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { randomResumes(t, seed) })
+	for _, buffer := range []int64{0, 256} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("buffer%d/seed%d", buffer, seed), func(t *testing.T) { randomResumes(t, seed, buffer) })
+		}
 	}
 }
 
-func randomResumes(t *testing.T, seed uint64) {
+func randomResumes(t *testing.T, seed uint64, buffer int64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	b := openTestBackend(t, embedded.Options{})
-	reg := newStreamRegistry(WatchStreamConfig{ResumeBytes: 1 << 30}, b, allowAll{})
+	reg := newStreamRegistry(WatchStreamConfig{ResumeBytes: 1 << 30, BufferBytes: buffer}, b, allowAll{})
 	defer reg.close()
 	ms, err := reg.create(streamOwner{}, "test", nil)
 	if err != nil {
@@ -222,7 +227,7 @@ func randomResumes(t *testing.T, seed uint64) {
 			if rng.IntN(2) == 0 {
 				start = 1 + rng.Int64N(b.Rev())
 			}
-			id, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End, StartRevision: start}, r)
+			id, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End, StartRevision: start})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,5 +278,8 @@ func randomResumes(t *testing.T, seed uint64) {
 		if w.final != "canceled watch deleted" || len(w.events) > len(evs) || !slices.Equal(w.events, evs[:len(w.events)]) {
 			t.Errorf("canceled watch %d from %d: %q, %q; want a beginning of %q", id, w.start, w.events, w.final, evs)
 		}
+	}
+	if buffer > 0 && reg.parks.Load() == 0 {
+		t.Errorf("with a buffer of %d bytes no watcher was parked", buffer)
 	}
 }

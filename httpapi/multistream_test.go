@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -189,6 +191,63 @@ func FuzzWatchRequestJSON(f *testing.F) {
 		}
 		if len(req.Key) == 0 || string(req.Key) != string(r.Key) || req.StartRevision < 0 {
 			t.Fatalf("toWatch(%s) = %+v over %v", body, req, r)
+		}
+	})
+}
+
+// TestWatchStreamFlow: past BufferBytes, ready watchers wait (deferred)
+// while the reader takes, are parked once it has taken nothing for
+// stallAfter, and are watched again, and get everything, once it takes
+// again.
+func TestWatchStreamFlow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := openTestBackend(t, embedded.Options{})
+		reg := newStreamRegistry(WatchStreamConfig{BufferBytes: 1}, b, allowAll{})
+		defer reg.close()
+		ms, _ := reg.create(streamOwner{}, "test", nil)
+		for range 3 {
+			if _, err := ms.addWatch(kv.WatchRequest{Key: []byte("f/"), End: []byte("f0")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := ms.attach(0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken := 0
+		take := func() {
+			sb, _ := ms.takePending(c)
+			if sb != nil {
+				taken += strings.Count(string(sb.out), `"type":"events"`)
+				ms.recycle(sb)
+			}
+			ms.wrote(c)
+		}
+		take() // the created messages
+		state := func() (deferred, parked int) {
+			ms.mu.Lock()
+			defer ms.mu.Unlock()
+			return len(ms.flow.deferred), len(ms.flow.parked)
+		}
+		if _, err := b.Put(context.Background(), kv.PutRequest{Key: []byte("f/1"), Value: []byte("v")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		// One watcher's message fills pending; the others wait.
+		if d, p := state(); d != 2 || p != 0 {
+			t.Fatalf("pending full, the reader taking: %d deferred and %d parked, want 2 and 0", d, p)
+		}
+		time.Sleep(stallAfter)
+		synctest.Wait()
+		if d, p := state(); d != 0 || p != 2 {
+			t.Fatalf("the reader stalled for %v: %d deferred and %d parked, want 0 and 2", stallAfter, d, p)
+		}
+		for range 10 {
+			take()
+			synctest.Wait()
+		}
+		if d, p := state(); taken != 3 || d != 0 || p != 0 {
+			t.Fatalf("the reader took again: %d events taken, %d deferred, %d parked; want 3, 0, 0", taken, d, p)
 		}
 	})
 }

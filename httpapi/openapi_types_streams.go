@@ -104,6 +104,6 @@ type watchStreamCanceledDoc struct {
 	Type string `json:"type" enums:"canceled"`
 	// The watcher, which has ended.
 	WatchID int64 `json:"watch_id" format:"int64" minimum:"1"`
-	// Why: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled.
+	// Why: watch deleted, stream deleted, permission denied, cursor too old, shutting down, the backend failed, user deleted, auth enabled: a token is needed, auth disabled.
 	Reason string `json:"reason"`
 } // @name WatchStreamCanceled

@@ -145,7 +145,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]watchCreatedJSON, len(reqs))
 	for i := range reqs {
-		id, err := ms.addWatch(reqs[i], access.Read[i])
+		id, err := ms.addWatch(reqs[i])
 		if err != nil {
 			ms.delete("stream deleted")
 			h.writeError(w, r, err)
@@ -184,7 +184,7 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 // readWatchStream serves GET /v1/watch/streams/{stream}.
 //
 //	@Summary		Read a stream of many watchers as Server-Sent Events
-//	@Description	Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+//	@Description	Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, the backend failed, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
 //	@Description	Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
 //	@Description	One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
 //	@Tags			watch
@@ -294,7 +294,7 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	id, err := ms.addWatch(req, sel)
+	id, err := ms.addWatch(req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

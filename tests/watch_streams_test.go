@@ -217,3 +217,24 @@ func TestWatchStreamTakeOverAndDelete(t *testing.T) {
 	s.do(t, "DELETE", "/v1/watch/streams/"+stream, nil).wantError(t, http.StatusNotFound, "stream_not_found")
 	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"x"}`)).wantError(t, http.StatusNotFound, "stream_not_found")
 }
+
+// TestWatchStreamShutdown: on SIGTERM the server ends every watcher of a
+// stream being read with canceled (shutting down), then the connection,
+// and exits cleanly.
+func TestWatchStreamShutdown(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	stream, ids := s.createStream(t, `{"watches":[{"key":"x"},{"key":"y","prefix":true}]}`)
+	r := openStream(t, s, stream, noCursor)
+	l := newStreamLedger(t)
+	l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
+	// What the server writes before it exits waits in the connection.
+	s.Stop()
+	l.readUntil(r, watchTimeout, l.ended(ids...))
+	for _, id := range ids {
+		if got := l.watcher(id).final; got != "canceled: shutting down" {
+			t.Errorf("watch %d at shutdown: %q, want canceled: shutting down", id, got)
+		}
+	}
+	r.wantEnd(watchTimeout)
+}

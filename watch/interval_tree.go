@@ -32,7 +32,7 @@ type itNode struct {
 	maxEnd      []byte // highest limit in this subtree; nil = +infinity
 	prio        uint64
 	left, right *itNode
-	watchers    watcherSet
+	watchers    watcherBag
 }
 
 func (n *itNode) fix() {
@@ -67,13 +67,14 @@ func (t *intervalTree) add(r keyrange.Range, w *watcher) {
 
 func (t *intervalTree) insert(n *itNode, r keyrange.Range, w *watcher) *itNode {
 	if n == nil {
-		n = &itNode{r: r, limit: r.Limit(), prio: rand.Uint64(), watchers: watcherSet{w: {}}}
+		n = &itNode{r: r, limit: r.Limit(), prio: rand.Uint64()}
+		n.watchers.add(w)
 		n.fix()
 		return n
 	}
 	switch c := compareRanges(r, n.r); {
 	case c == 0:
-		n.watchers[w] = struct{}{}
+		n.watchers.add(w)
 		return n
 	case c < 0:
 		n.left = t.insert(n.left, r, w)
@@ -106,8 +107,8 @@ func (t *intervalTree) delete(n *itNode, r keyrange.Range, w *watcher) *itNode {
 	case c > 0:
 		n.right = t.delete(n.right, r, w)
 	default:
-		delete(n.watchers, w)
-		if len(n.watchers) > 0 {
+		n.watchers.remove(w)
+		if n.watchers.len() > 0 {
 			return n
 		}
 		return t.unlink(n)
@@ -146,9 +147,7 @@ func stab(n *itNode, key []byte, fn func(*watcher)) {
 			return // every range to the right starts above key too
 		}
 		if keyrange.AboveKey(n.limit, key) {
-			for w := range n.watchers {
-				fn(w)
-			}
+			n.watchers.each(fn)
 		}
 		n = n.right
 	}

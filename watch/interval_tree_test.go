@@ -63,7 +63,7 @@ func checkMaxEnd(tb testing.TB, n *itNode) []byte {
 	if keyrange.CompareLimits(n.maxEnd, want) != 0 || (want == nil) != (n.maxEnd == nil) {
 		tb.Fatalf("node %q: maxEnd %q, want %q", n.r, n.maxEnd, want)
 	}
-	if len(n.watchers) == 0 {
+	if n.watchers.len() == 0 {
 		tb.Fatalf("node %q has no watchers", n.r)
 	}
 	return want

@@ -222,8 +222,20 @@ func (s *Store) notify(ch *kv.Changes) {
 				ws = append(ws, w)
 			}
 		})
+		// Watchers that take the event as it is share one copy of it: with
+		// thousands of watchers of a key, one allocation instead of one
+		// each. (Those that asked for previous versions get theirs
+		// filled in, so each gets its own.)
+		var shared []kv.Event
 		for _, w := range ws {
-			deliver(w, []kv.Event{*ev})
+			if w.prevKV {
+				deliver(w, []kv.Event{*ev})
+				continue
+			}
+			if shared == nil {
+				shared = []kv.Event{*ev}
+			}
+			deliver(w, shared)
 		}
 		return
 	}
