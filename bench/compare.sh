@@ -27,6 +27,7 @@ set -euo pipefail
 
 what=${1:-all}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 work=$(mktemp -d /tmp/httpkv-compare.XXXXXX)
 out=${OUT:-$work/out}
 mkdir -p "$out"
@@ -62,15 +63,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_healthy() {
-	local i
-	for i in $(seq 100); do
-		curl -fsS "$1/health" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "compare.sh: $1 did not become healthy" >&2
-	return 1
-}
 
 # start_servers fsync|nofsync starts a fresh httpkv, etcd and null server.
 start_servers() {
@@ -107,11 +99,8 @@ run() {
 	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" $extra "$@" >>"$out/$name.$target.txt" 2>&1 || true
 }
 
-# field FILE OP COLUMN prints a column of an op's row of a report.
-field() { awk -v op="$2" -v c="$3" '$1 == op { print $c }' "$1"; }
 # cpu FILE prints the server CPU per operation of a report.
 cpu() { sed -n 's/^server CPU.*: \([0-9.]*\)us and .*/\1 µs/p' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 
 kv_runs() {
 	local mode workload clients name f t row

@@ -24,6 +24,7 @@ set -euo pipefail
 
 what=${1:-all}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 work=$(mktemp -d /tmp/httpkv-gateway.XXXXXX)
 out=${OUT:-$work/out}
 mkdir -p "$out"
@@ -50,16 +51,6 @@ stop_all() {
 	pids=() gw_pid=
 }
 trap 'stop_all; rm -rf "$work/etcd" "$work/httpkv"' EXIT
-
-wait_healthy() {
-	local i
-	for i in $(seq 200); do
-		curl -fsS "$1/health" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "gateway.sh: $1 did not become healthy" >&2
-	return 1
-}
 
 endpoints() {
 	local i eps=()
@@ -110,8 +101,6 @@ etcd_watches() {
 	echo "$n"
 }
 
-field() { awk -v op="$2" -v c="$3" '$1 == op { print $c }' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 
 kv_runs() {
 	local workload clients name t

@@ -328,7 +328,9 @@ func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) 
 		return nil
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		// The caller's reason, when it gave one (a server shutting down
+		// ends the waits of its locks so).
+		return context.Cause(ctx)
 	}
 	err = mapErr(err)
 	if errors.Is(err, kv.ErrCompacted) {

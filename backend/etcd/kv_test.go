@@ -184,3 +184,20 @@ func TestNamespaces(t *testing.T) {
 		t.Errorf("etcd holds %q, want %q", keys, want)
 	}
 }
+
+// TestCallerGone: a call whose caller gives up returns the caller's
+// reason, not etcd's error of a canceled request.
+func TestCallerGone(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/gone/")
+	why := errors.New("the caller is shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(why)
+	if _, err := b.Range(ctx, kv.RangeRequest{Key: []byte("k")}); !errors.Is(err, why) {
+		t.Errorf("Range with a context canceled for a reason = %v, want the reason", err)
+	}
+	if _, err := b.History(ctx, kv.HistoryRequest{Key: []byte("k")}); !errors.Is(err, why) {
+		t.Errorf("History with a context canceled for a reason = %v, want the reason", err)
+	}
+}

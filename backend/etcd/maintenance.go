@@ -30,7 +30,7 @@ func (b *Backend) Defrag(ctx context.Context) (int64, error) {
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, context.Cause(ctx)
 			}
 			return 0, fmt.Errorf("defragment %s: %w", ep, mapErr(err))
 		}
@@ -131,7 +131,7 @@ func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
 			return sn, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		}
 		errs = append(errs, fmt.Errorf("snapshot of %s: %w", ep, err))
 	}

@@ -60,7 +60,7 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 		case resp, ok := <-wch:
 			if !ok {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return context.Cause(ctx)
 				}
 				return fmt.Errorf("%w: the watch of etcd ended", kv.ErrUnavailable)
 			}
@@ -89,7 +89,7 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 		case <-retry.C:
 			_ = w.RequestProgress(ctx)
 		case <-ctx.Done():
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
 }

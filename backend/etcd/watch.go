@@ -29,8 +29,11 @@ func (b *Backend) Watch(_ context.Context, r kv.WatchRequest) (kv.WatchStream, e
 	if err != nil {
 		return nil, err
 	}
-	if _, end := b.win.bounds(); r.StartRevision-1 > end {
-		b.up.waitFor(r.StartRevision - 1)
+	// Ask etcd how far it has got only up to what the gateway knows it
+	// reached: a watch from far in the future waits for its events
+	// without the upstream watch polling for it.
+	if _, end := b.win.bounds(); min(r.StartRevision-1, b.Rev()) > end {
+		b.up.waitFor(min(r.StartRevision-1, b.Rev()))
 	}
 	if now {
 		return nowStream{st, r.StartRevision - 1}, nil

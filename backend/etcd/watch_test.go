@@ -181,3 +181,23 @@ func readMetric(tb testing.TB, url, name string) int {
 	tb.Fatalf("no %s in %s", name, url)
 	return 0
 }
+
+// TestWatchFromTheFuture: a watch from a revision etcd has not reached
+// gets the events from there on, none before.
+func TestWatchFromTheFuture(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/future/")
+	from := b.Rev() + 3
+	st := mustWatch(t, b, kv.WatchRequest{Key: []byte("k"), StartRevision: from})
+	var want []string
+	for i := range 5 {
+		rev := put(t, b, "k", strconv.Itoa(i))
+		if rev >= from {
+			want = append(want, fmt.Sprintf("put k=%d@%d", i, rev))
+		}
+	}
+	if got, _ := recv(t, st, b.Rev()); !slices.Equal(got, want) {
+		t.Fatalf("a watch from %d got %q, want %q", from, got, want)
+	}
+}

@@ -1,0 +1,101 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// readAll reads every page of q and returns the events, and how many
+// pages it took.
+func readAll(tb testing.TB, b *Backend, q kv.HistoryRequest) ([]string, int) {
+	tb.Helper()
+	var out []string
+	for pages := 1; ; pages++ {
+		page, err := b.History(context.Background(), q)
+		if err != nil {
+			tb.Fatalf("History(%+v) = %v", q, err)
+		}
+		for _, ev := range page.Events {
+			out = append(out, eventString(ev))
+		}
+		if !page.More {
+			return out, pages
+		}
+		q.StartRevision, q.EndRevision, q.Resume = page.StartRevision, page.EndRevision, page.Next
+	}
+}
+
+// TestHistoryPages: a key's history read by pages, ascending and
+// descending (over spans of revisions of other keys), is the same in
+// reverse, whatever the page size or the revisions a page may scan; a
+// page that scans its bound without finding an event ends with More
+// and no event; a window starting below the compact revision answers
+// compacted, and a descending read the compaction overtook ends with a
+// page that says so.
+func TestHistoryPages(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/h/")
+	ctx := context.Background()
+	var want []string
+	for i := range 300 {
+		key := "other"
+		if i%25 == 0 {
+			key = "a"
+		}
+		rev := put(t, b, key, strconv.Itoa(i))
+		if key == "a" {
+			want = append(want, "put a="+strconv.Itoa(i)+"@"+strconv.FormatInt(rev, 10))
+		}
+	}
+	reversed := slices.Clone(want)
+	slices.Reverse(reversed)
+	for _, tc := range []struct {
+		name string
+		q    kv.HistoryRequest
+		want []string
+	}{
+		{"ascending, 3 a page", kv.HistoryRequest{Key: []byte("a"), Limit: 3}, want},
+		{"descending, 5 a page", kv.HistoryRequest{Key: []byte("a"), Limit: 5, Descend: true}, reversed},
+		{"ascending, 10 revisions scanned a page", kv.HistoryRequest{Key: []byte("a"), MaxScan: 10}, want},
+		{"descending, 40 revisions scanned a page", kv.HistoryRequest{Key: []byte("a"), MaxScan: 40, Descend: true}, reversed},
+	} {
+		got, pages := readAll(t, b, tc.q)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %d pages of %q\nwant %q", tc.name, pages, got, tc.want)
+		}
+	}
+	page, err := b.History(ctx, kv.HistoryRequest{Key: []byte("a"), StartRevision: 3, EndRevision: 20, MaxScan: 5})
+	if err != nil || len(page.Events) != 0 || !page.More || page.Next.Main != 8 {
+		t.Errorf("History(a, 3..20, scan 5) = %+v, %v; want no event, more from 8", page, err)
+	}
+
+	compact := b.Rev() - 100
+	must(t, "Compact", b.Compact(ctx, compact, true))
+	if _, err := b.History(ctx, kv.HistoryRequest{Key: []byte("a"), StartRevision: compact - 1}); !errors.Is(err, kv.ErrCompacted) {
+		t.Errorf("History from below the compact revision = %v, want compacted", err)
+	}
+	// A descending read of the whole window, begun before: it stops
+	// at the compact revision and says there is more, which is gone.
+	q := kv.HistoryRequest{Key: []byte("a"), Descend: true, StartRevision: 1, Resume: kv.Revision{Main: b.Rev(), Sub: maxSub}, EndRevision: b.Rev()}
+	page, err = b.History(ctx, q)
+	if err != nil || !page.More || page.Next.Main >= compact {
+		t.Fatalf("a descending read overtaken by the compaction = %+v, %v; want more below %d", page, err, compact)
+	}
+	for _, ev := range page.Events {
+		if ev.KV.ModRevision < compact {
+			t.Errorf("a descending page holds %s below the compact revision %d", eventString(ev), compact)
+		}
+	}
+	q.Resume = page.Next
+	var ce *kv.CompactedError
+	if _, err := b.History(ctx, q); !errors.As(err, &ce) || ce.CompactRevision != compact {
+		t.Errorf("the next page = %v, want compacted at %d", err, compact)
+	}
+}
