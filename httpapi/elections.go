@@ -212,6 +212,7 @@ func (h *Handler) resign(w http.ResponseWriter, r *http.Request) {
 //	@Failure		401		{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403		{object}	errorDoc		"permission_denied: the caller may not read every key with the prefix name/."
 //	@Failure		404		{object}	errorDoc		"no_leader: the election has no candidate."
+//	@Failure		429		{object}	errorDoc		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
 //	@Failure		500		{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503		{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Header			200		{integer}	X-Revision		"The revision read."

@@ -65,6 +65,7 @@ var getKeyParams = params{"revision", "raw"}
 //	@Failure		403				{object}	errorDoc	"permission_denied: the caller may not read the key."
 //	@Failure		404				{object}	errorDoc	"key_not_found, with the store's revision."
 //	@Failure		410				{object}	errorDoc	"compacted: the revision is below the compact revision, given as compact_revision."
+//	@Failure		429				{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
 //	@Failure		500				{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503				{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200,304,404		{integer}	X-Revision			"The store's revision when the request was served."

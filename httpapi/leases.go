@@ -127,6 +127,7 @@ var leaseTimeToLiveParams = params{"keys"}
 //	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		404		{object}	errorDoc			"lease_not_found."
+//	@Failure		429	{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"io"
 	"net/http"
 	"time"
@@ -69,7 +70,7 @@ func (h *Handler) deadlines(next http.Handler) http.Handler {
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: rc, held: h.held, maxHeld: h.cfg.MaxHeldAnswerBytes}
 		defer dw.finish()
-		next.ServeHTTP(dw, r)
+		next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), answerKey{}, dw)))
 	})
 }
 
@@ -105,6 +106,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // when the answer has been taken or its client cut off. A deadline alone
 // would not do: many clients that each ask for a large answer and stop
 // reading hold all of theirs for as long as their deadlines allow.
+//
+// The keys an answer is built from count against held too, as they are
+// copied out of the store (holdBuilding): otherwise many clients asking
+// for large answers at once would each build theirs, and only then be
+// refused, the heap having held them all.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
@@ -115,6 +121,7 @@ type deadlineWriter struct {
 	headSent bool  // the head went to the client
 	refused  bool  // the answer was replaced by a 429: drop the handler's
 	holding  int64 // bytes counted against held
+	building int64 // bytes of the keys copied for the answer
 }
 
 func (d *deadlineWriter) WriteHeader(status int) {
@@ -162,15 +169,44 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// hold counts n bytes against held, or all of held when n is larger.
+// hold makes the bytes counted against held n, or all of held when n is
+// larger; it counts no fewer than it already does.
 func (d *deadlineWriter) hold(n int64) bool {
-	n = min(n, d.maxHeld)
-	if !d.held.TryAcquire(n) {
+	more := min(n, d.maxHeld) - d.holding
+	if more <= 0 {
+		return true
+	}
+	if !d.held.TryAcquire(more) {
 		return false
 	}
-	d.holding = n
+	d.holding += more
 	return true
 }
+
+// answerKey is the request context's key of its *deadlineWriter.
+type answerKey struct{}
+
+// holdBuilding returns the kv.ReadLimits.Hold of the request behind ctx:
+// the bytes of the keys its answer is built from count against held once
+// they pass answerChunk, and a key that finds no room ends the read with
+// a 429. A request without deadlines (none) holds nothing.
+func holdBuilding(ctx context.Context) func(int64) error {
+	d, _ := ctx.Value(answerKey{}).(*deadlineWriter)
+	if d == nil {
+		return nil
+	}
+	return func(n int64) error {
+		d.building += n
+		if d.building <= answerChunk || d.hold(d.building) {
+			return nil
+		}
+		d.Header().Set("Retry-After", "1")
+		return errTooManyHeld
+	}
+}
+
+var errTooManyHeld = errorf(kv.CodeTooManyRequests,
+	"too many large answers are being sent to clients (--max-held-answer-bytes): retry later")
 
 // refuse replaces the answer held back by a 429.
 func (d *deadlineWriter) refuse() {
@@ -181,8 +217,7 @@ func (d *deadlineWriter) refuse() {
 	}
 	hdr.Set("Retry-After", "1")
 	d.headSent = true // answerError writes through the server's writer
-	answerError(d.ResponseWriter, errorf(kv.CodeTooManyRequests,
-		"too many large answers are being sent to clients (--max-held-answer-bytes): retry later"))
+	answerError(d.ResponseWriter, errTooManyHeld)
 }
 
 // Flush sends the head held back, if any, before flushing.

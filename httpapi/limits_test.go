@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -63,5 +64,54 @@ func TestHeldAnswers(t *testing.T) {
 	}
 	if !h.held.TryAcquire(bound) {
 		t.Fatal("answers did not give back all they held")
+	}
+}
+
+// TestHeldWhileBuilding checks that the keys an answer is built from count
+// against the bound once they pass answerChunk: a build that finds no room
+// ends with a 429 before copying more, one that does holds its bytes until
+// the answer is sent, and the answer tops the hold up to its size.
+func TestHeldWhileBuilding(t *testing.T) {
+	const bound = 4 * answerChunk
+	h := &Handler{cfg: Config{MaxHeldAnswerBytes: bound}, held: semaphore.NewWeighted(bound)}
+	build := func(keys int64, answer int) (*httptest.ResponseRecorder, error) {
+		var err error
+		rec := httptest.NewRecorder()
+		h.deadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hold := holdBuilding(r.Context())
+			for range keys {
+				if err = hold(answerChunk / 2); err != nil {
+					h.writeError(w, r, err)
+					return
+				}
+			}
+			_, _ = w.Write(bytes.Repeat([]byte("x"), answer))
+		})).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/kv", nil))
+		return rec, err
+	}
+
+	// Small builds hold nothing: the bound may be all taken.
+	if !h.held.TryAcquire(bound) {
+		t.Fatal("the bound is not free")
+	}
+	if rec, err := build(2, 10); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("a build of one chunk with the bound taken: %v, %d", err, rec.Code)
+	}
+	if rec, err := build(3, 10); err == nil || rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("a build past one chunk with the bound taken: %v, %d %v", err, rec.Code, rec.Header())
+	}
+	h.held.Release(bound)
+
+	// A build of three chunks whose answer is four holds four, and gives
+	// them all back.
+	if rec, err := build(6, 4*answerChunk); err != nil || rec.Code != http.StatusOK || rec.Body.Len() != 4*answerChunk {
+		t.Fatalf("a build within the bound: %v, %d, %d bytes", err, rec.Code, rec.Body.Len())
+	}
+	if !h.held.TryAcquire(bound) {
+		t.Fatal("a build did not give back what it held")
+	}
+	h.held.Release(bound)
+	if hold := holdBuilding(context.Background()); hold != nil {
+		t.Fatal("a request without deadlines holds")
 	}
 }

@@ -80,6 +80,7 @@ func (q *query) rangeOptions() kv.RangeOptions {
 //	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
 //	@Failure		410					{object}	errorDoc		"compacted: the revision, or the page token's, is below the compact revision."
+//	@Failure		429					{object}	errorDoc		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
 //	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Header			200					{integer}	X-Revision		"The store's revision when the request was served."
@@ -106,7 +107,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	opts.Limits = h.readLimits()
+	opts.Limits = h.readLimits(r.Context())
 	b, rev, err := h.listPage(r.Context(), sel, opts, page.start)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -147,7 +148,8 @@ func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.Rang
 
 // readLimits returns the bounds of one answer's ranges: at most
 // maxListLimit keys for a range without a limit (a txn's), and
-// MaxResponseBytes of keys and values in all.
-func (h *Handler) readLimits() *kv.ReadLimits {
-	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes}
+// MaxResponseBytes of keys and values in all; and what they copy counts
+// against --max-held-answer-bytes with the answers being sent.
+func (h *Handler) readLimits(ctx context.Context) *kv.ReadLimits {
+	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes, Hold: holdBuilding(ctx)}
 }

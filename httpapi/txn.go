@@ -22,7 +22,7 @@ import (
 //	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
 //	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
 //	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		429	{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows, or the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
 //	@Failure		507	{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
@@ -45,7 +45,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, a) {
 		return
 	}
-	limitRanges(&req, h.readLimits())
+	limitRanges(&req, h.readLimits(r.Context()))
 	res, err := h.cfg.Backend.Txn(r.Context(), req, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)

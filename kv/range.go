@@ -139,20 +139,30 @@ type ReadLimits struct {
 	// that would go past it fails with a *TooLargeError before copying
 	// anything more. 0: no bound.
 	MaxBytes int64
+	// Hold, when set, is told of each key before it is copied, with the
+	// bytes it counts for (its key and value bytes and KeyOverhead); an
+	// error from it ends the range with that error. It lets a caller bound
+	// the memory of the answers being built by all requests at once, which
+	// MaxBytes, one answer's bound, cannot.
+	Hold func(n int64) error
 
 	used int64
 }
 
 // Charge counts one more key of n key and value bytes, and fails with a
-// *TooLargeError once the keys counted pass MaxBytes. A nil ReadLimits
-// bounds nothing.
+// *TooLargeError once the keys counted pass MaxBytes, or with Hold's
+// error. A nil ReadLimits bounds nothing.
 func (l *ReadLimits) Charge(n int) error {
-	if l == nil || l.MaxBytes <= 0 {
+	if l == nil {
 		return nil
 	}
-	l.used += int64(n) + KeyOverhead
-	if l.used > l.MaxBytes {
+	size := int64(n) + KeyOverhead
+	l.used += size
+	if l.MaxBytes > 0 && l.used > l.MaxBytes {
 		return &TooLargeError{MaxBytes: l.MaxBytes}
+	}
+	if l.Hold != nil {
+		return l.Hold(size)
 	}
 	return nil
 }

@@ -211,11 +211,13 @@ func TestStalledListReader(t *testing.T) {
 
 // TestHeldAnswersBounded has clients ask for a 12 MiB list and stop
 // reading, as a client that wants the server to hold its memory would
-// (24 of them: 288 MiB of answers). The answers being sent count against
-// --max-held-answer-bytes (32 MiB here), so two are held and the others
-// answer 429 at once; the heap grows by about twice the bound (an answer
-// held, and the keys and values it was built from), not by the answers. Small answers go on, and
-// once the stalled clients leave, large ones are served again.
+// (24 of them: 288 MiB of answers). The answers being sent, and the keys
+// an answer is being built from, count against --max-held-answer-bytes
+// (32 MiB here), so two are held and the others answer 429 as soon as
+// they find no room, before building theirs; the heap grows by about
+// twice the bound (the answers held, and the keys and values they were
+// built from, not yet collected), not by the answers. Small answers go
+// on, and once the stalled clients leave, large ones are served again.
 func TestHeldAnswersBounded(t *testing.T) {
 	t.Parallel()
 	const (
