@@ -332,6 +332,9 @@ func TestBackendErrorsMapped(t *testing.T) {
 		if rec.Code != tc.status || errorCode(t, rec) != tc.code {
 			t.Errorf("a backend failing with %v: GET /v1/kv/a = %d %s, want %d %s", tc.err, rec.Code, rec.Body, tc.status, tc.code)
 		}
+		if tc.code == "internal" && !strings.Contains(rec.Body.String(), `"message":"internal error"}`) {
+			t.Errorf("an internal failure answered %s, want the message \"internal error\" and nothing of the failure", rec.Body)
+		}
 		var ce *kv.CompactedError
 		if errors.As(tc.err, &ce) && !strings.Contains(rec.Body.String(), `"compact_revision":7`) {
 			t.Errorf("compacted answer %s lacks the compact revision", rec.Body)

@@ -114,7 +114,7 @@ var (
 	// and ErrBackendFailed say why when it is known.
 	ErrUnavailable = NewError(CodeUnavailable, "the server cannot serve this now: it is shutting down, or its backend failed")
 	// ErrClosed: the backend is closed or closing.
-	ErrClosed = Errorf(ErrUnavailable, "the server is shutting down")
+	ErrClosed = Errorf(ErrUnavailable, "the server is shutting down: retry after Retry-After")
 	// ErrBackendFailed: a commit to the backend failed. It refuses every
 	// further write; nothing after the last successful commit was
 	// acknowledged. Restart to recover.
@@ -124,6 +124,12 @@ var (
 // LeaseNotFound is ErrLeaseNotFound for the lease id.
 func LeaseNotFound(id int64) error {
 	return Errorf(ErrLeaseNotFound, "lease %d does not exist (it expired or was revoked): grant a new one with POST /v1/leases", id)
+}
+
+// FutureRevision is ErrFutureRevision for a request's revision rev (what
+// names it: "revision", "compact revision", ...) above the current one.
+func FutureRevision(what string, rev, current int64) error {
+	return Errorf(ErrFutureRevision, "the %s %d is above the store's current revision %d", what, rev, current)
 }
 
 // CompactedError is returned for reads below the compact revision.

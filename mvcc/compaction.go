@@ -55,7 +55,7 @@ func (s *Store) compactIn(tx *WriteTxn, rev int64) error {
 		return &kv.CompactedError{CompactRevision: cur}
 	}
 	if cur := tx.Rev(); rev > cur {
-		return fmt.Errorf("%w: compact revision %d, current %d", kv.ErrFutureRevision, rev, cur)
+		return kv.FutureRevision("compact revision", rev, cur)
 	}
 	if err := putInt64(tx.tx.Bucket(metaBucket), metaScheduledCompact, rev); err != nil {
 		return err

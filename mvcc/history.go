@@ -65,9 +65,9 @@ func (r *ReadTxn) HistoryPage(q kv.HistoryRequest) (kv.HistoryPage, error) {
 	start, end := page.StartRevision, page.EndRevision
 	switch {
 	case end > cur:
-		return kv.HistoryPage{}, futureRev("end revision", end, cur)
+		return kv.HistoryPage{}, kv.FutureRevision("end revision", end, cur)
 	case start > cur:
-		return kv.HistoryPage{}, futureRev("start revision", start, cur)
+		return kv.HistoryPage{}, kv.FutureRevision("start revision", start, cur)
 	case start > end:
 		return kv.HistoryPage{}, invalidf("start revision %d after end revision %d", start, end)
 	}
@@ -259,8 +259,4 @@ func (sc *historyScan) event(rev kv.Revision, tomb bool, record, key []byte) (kv
 	}
 	ev.PrevKV = &prev
 	return ev, size + historyEventOverhead + len(prev.Key) + len(prev.Value), nil
-}
-
-func futureRev(what string, rev, cur int64) error {
-	return fmt.Errorf("%w: %s %d, current %d", kv.ErrFutureRevision, what, rev, cur)
 }

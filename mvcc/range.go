@@ -19,7 +19,7 @@ type view struct {
 // checkRev resolves a requested read revision against the view.
 func (v view) checkRev(rev int64) (int64, error) {
 	if rev > v.rev {
-		return 0, fmt.Errorf("%w: revision %d, current %d", kv.ErrFutureRevision, rev, v.rev)
+		return 0, kv.FutureRevision("revision", rev, v.rev)
 	}
 	if rev <= 0 {
 		rev = v.rev

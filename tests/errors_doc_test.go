@@ -12,12 +12,17 @@ import (
 // errorExample is one row of docs/errors.md: a request that fails with
 // code, run against a fresh server in the order of the table.
 type errorExample struct {
-	code, when     string
-	method, path   string
-	body           string
-	header         []string
-	setup          func(tb testing.TB, s *server) // before the request
-	status         int                            // filled in by the run
+	code, when   string
+	method, path string
+	body         string
+	header       []string
+	setup        func(tb testing.TB, s *server) // before the request
+	// flags, when set, start a server of the example's own with them.
+	flags []string
+	// send, when set, makes the request instead of sending method, path
+	// and body as they are (which then only show it in the table).
+	send           func(tb testing.TB, s *server) *reply
+	status         int // filled in by the run
 	message, allow string
 }
 
@@ -54,6 +59,13 @@ func errorExamples() []*errorExample {
 		{code: "not_found", when: "a path the API does not have", method: "GET", path: "/v1/kvs"},
 		{code: "stream_not_found", when: "a watch stream that does not exist, was deleted, or was dropped after a while without a connection",
 			method: "DELETE", path: "/v1/watch/streams/gone"},
+		{code: "watch_not_found", when: "a watcher of a watch stream that does not exist or has ended",
+			method: "DELETE", path: "/v1/watch/streams/{stream}/watches/9",
+			send: func(tb testing.TB, s *server) *reply {
+				var created struct{ Stream string }
+				s.do(tb, "POST", "/v1/watch/streams", nil).ok(tb, 201, &created)
+				return s.do(tb, "DELETE", "/v1/watch/streams/"+created.Stream+"/watches/9", nil)
+			}},
 		{code: "method_not_allowed", when: "a method the path does not have (the Allow header lists those it has)",
 			method: "PATCH", path: "/v1/kv/a"},
 		{code: "lock_timeout", when: "a lock or campaign not won within timeout",
@@ -102,7 +114,39 @@ func errorExamples() []*errorExample {
 				tb.Fatal("20 failed token requests were never answered 429")
 			},
 			method: "POST", path: "/v1/auth/token", body: `{"name":"ann","password":"wrong"}`},
+		{code: "unavailable", when: "the server is shutting down, or its backend failed (the message says which); retry after Retry-After, on another gateway over etcd",
+			flags: []string{},
+			setup: func(tb testing.TB, s *server) {
+				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)
+				post("/v1/leases", `{"ttl":60,"id":200}`, 201)(tb, s)
+				post("/v1/locks/deploy", `{"lease":100}`, 200)(tb, s)
+			},
+			method: "POST", path: "/v1/locks/deploy?timeout=1m", body: `{"lease":200}` + " (SIGTERM while it waits)",
+			send: lockWaitAtShutdown},
+		{code: "no_space", when: "the backend quota is exceeded (NOSPACE alarm active)",
+			flags:  []string{"--quota-backend-bytes=1"},
+			method: "PUT", path: "/v1/kv/a", body: "v"},
 	}
+}
+
+// lockWaitAtShutdown sends a lock request that waits behind the holder of
+// deploy, and stops the server while it does.
+func lockWaitAtShutdown(tb testing.TB, s *server) *reply {
+	answer := make(chan *reply, 1)
+	go func() {
+		r, err := s.send(context.Background(), "POST", "/v1/locks/deploy?timeout=1m", []byte(`{"lease":200}`))
+		if err != nil {
+			r = &reply{status: 0, body: []byte(err.Error())}
+		}
+		answer <- r
+	}()
+	eventually(tb, requestTimeout, func() (bool, string) {
+		var page struct{ Count int64 }
+		s.do(tb, "GET", "/v1/kv?key=deploy/&prefix=true&count_only=true", nil).ok(tb, 200, &page)
+		return page.Count == 2, fmt.Sprintf("the lock has %d keys, want the holder's and the waiter's", page.Count)
+	})
+	s.Stop()
+	return <-answer
 }
 
 // TestErrorsDoc runs the example of every row of docs/errors.md against
@@ -110,9 +154,13 @@ func errorExamples() []*errorExample {
 // with -update it rewrites the table instead.
 func TestErrorsDoc(t *testing.T) {
 	embeddedOnly(t, "the table is what the embedded store answers; a gateway's revisions in the messages are etcd's")
-	s := startServer(t, "--max-request-bytes=1024")
+	shared := startServer(t, "--max-request-bytes=1024")
 	examples := errorExamples()
 	for _, ex := range examples {
+		s := shared
+		if ex.flags != nil {
+			s = startServer(t, ex.flags...)
+		}
 		if ex.setup != nil {
 			ex.setup(t, s)
 		}
@@ -126,9 +174,14 @@ func TestErrorsDoc(t *testing.T) {
 		if ex.body != "" {
 			body = []byte(ex.body)
 		}
-		r, err := s.send(context.Background(), ex.method, ex.path, body, header...)
-		if err != nil {
-			t.Fatal(err)
+		var r *reply
+		if ex.send != nil {
+			r = ex.send(t, s)
+		} else {
+			var err error
+			if r, err = s.send(context.Background(), ex.method, ex.path, body, header...); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var e struct {
 			Error struct{ Code, Message string }

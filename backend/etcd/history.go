@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -99,9 +98,9 @@ func (hr *historyRead) window(ctx context.Context) error {
 	start, end := p.StartRevision, p.EndRevision
 	switch {
 	case end > cur:
-		return fmt.Errorf("%w: end revision %d, current %d", kv.ErrFutureRevision, end, cur)
+		return kv.FutureRevision("end revision", end, cur)
 	case start > cur:
-		return fmt.Errorf("%w: start revision %d, current %d", kv.ErrFutureRevision, start, cur)
+		return kv.FutureRevision("start revision", start, cur)
 	case start > end:
 		return kv.Invalidf("start revision %d after end revision %d", start, end)
 	}
