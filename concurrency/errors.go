@@ -24,7 +24,7 @@ var (
 	ErrNoLeader = kv.NewError(kv.CodeNoLeader, "the election has no leader")
 	// ErrWatchEnded: the store ended a watch a waiter or an observer
 	// needed (it is shutting down).
-	ErrWatchEnded = kv.Errorf(kv.ErrUnavailable, "the server is shutting down: retry after Retry-After")
+	ErrWatchEnded = kv.Errorf(kv.ErrUnavailable, "the server is shutting down")
 )
 
 func invalidf(format string, args ...any) error {

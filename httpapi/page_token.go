@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"strings"
 )
 
 // Tokens the server hands to clients and takes back (the next_page_token
@@ -68,9 +69,14 @@ func (c tokenCodec) seal(kind byte, payload []byte) string {
 }
 
 // open returns the payload of a token that seal made for kind with this
-// codec's key, or errBadToken.
+// codec's key, or errBadToken. Only the one spelling seal gives a token
+// opens: the decoder would skip line breaks and ignore stray low bits,
+// and a token must not have spellings that pass for other tokens.
 func (c tokenCodec) open(kind byte, token string) ([]byte, error) {
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, errBadToken
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) < 2+sha256.Size || b[0] != tokenFormat || b[1] != kind {
 		return nil, errBadToken
 	}
