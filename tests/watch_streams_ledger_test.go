@@ -92,7 +92,9 @@ func (l *streamLedger) applyAll(ms []streamMessage, upTo int64) {
 }
 
 // readUntil reads r into the ledger until done says so, and returns what
-// it read.
+// it read. It fails once timeout passes without a message that moves a
+// watcher on (an event, or a revision a watcher had not reached): a
+// stream that stopped, not one slowed by a busy machine.
 func (l *streamLedger) readUntil(r *streamReader, timeout time.Duration, done func() bool) []streamMessage {
 	l.tb.Helper()
 	var got []streamMessage
@@ -100,13 +102,26 @@ func (l *streamLedger) readUntil(r *streamReader, timeout time.Duration, done fu
 	for !done() {
 		left := time.Until(deadline)
 		if left <= 0 {
-			l.tb.Fatalf("%s: not done within %v; the ledger:\n%s", r.req, timeout, l)
+			l.tb.Fatalf("%s: nothing new for %v, and not done; the ledger:\n%s", r.req, timeout, l)
 		}
+		before := l.reached()
 		m := r.next(left)
 		l.apply(m)
 		got = append(got, m)
+		if l.reached() > before {
+			deadline = time.Now().Add(timeout)
+		}
 	}
 	return got
+}
+
+// reached sums what the watchers have got: their events and revisions.
+func (l *streamLedger) reached() int64 {
+	var n int64
+	for _, w := range l.ws {
+		n += int64(len(w.events)) + w.lastRev
+	}
+	return n
 }
 
 // has reports whether each watcher in want has at least that many events.
