@@ -22,12 +22,14 @@ import (
 )
 
 // Shape of TestGatewaysLinearizable: a few keys so that clients contend,
-// a history porcupine decides in seconds, and faults far enough apart for
-// etcd to elect and catch up between them.
+// a history porcupine decides in seconds, and faults far enough apart (in
+// operations, whatever the machine's speed) for etcd to elect and catch
+// up between them.
 const (
 	linClients      = 8
 	linKeys         = 4
-	linPhase        = 2 * time.Second  // clients run this long between faults
+	linPhaseOps     = 1000             // operations the clients complete between faults
+	linStall        = 30 * time.Second // no operation completing this long is a failure
 	linCheckTimeout = 60 * time.Second // bounds porcupine, not the store
 )
 
@@ -72,24 +74,30 @@ func TestGatewaysLinearizable(t *testing.T) {
 	}
 	defer func() { stop(); wg.Wait() }()
 
-	time.Sleep(linPhase)
+	phase := func(what string) {
+		t.Helper()
+		if err := rec.waitOps(ctx, linPhaseOps); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	phase("before the first fault")
 	follower := (c.Leader() + 1) % c.Size()
 	t.Logf("killing etcd member %d (a follower)", follower)
 	c.Kill(follower)
-	time.Sleep(linPhase)
+	phase("with a follower down")
 	c.Restart(follower)
-	time.Sleep(linPhase)
+	phase("after the follower's restart")
 	leader := c.Leader()
 	t.Logf("killing etcd member %d (the leader)", leader)
 	c.Kill(leader)
-	time.Sleep(linPhase)
+	phase("with the leader down")
 	c.Restart(leader)
-	time.Sleep(linPhase)
+	phase("after the leader's restart")
 	t.Log("killing gateway 0")
 	gw[0].Kill()
-	time.Sleep(linPhase / 2)
+	phase("with gateway 0 down")
 	gw[0].Restart()
-	time.Sleep(linPhase)
+	phase("after gateway 0's restart")
 	stop()
 	wg.Wait()
 
@@ -131,6 +139,28 @@ type linRecorder struct {
 func newLinRecorder() *linRecorder { return &linRecorder{start: time.Now()} }
 
 func (r *linRecorder) now() int64 { return int64(time.Since(r.start)) }
+
+// waitOps waits until n more operations have been recorded. It fails when
+// none was for linStall: the clients are stuck.
+func (r *linRecorder) waitOps(ctx context.Context, n int) error {
+	count := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.ops)
+	}
+	start, last := count(), count()
+	for progress := time.Now(); last < start+n; time.Sleep(10 * time.Millisecond) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if c := count(); c != last {
+			last, progress = c, time.Now()
+		} else if time.Since(progress) > linStall {
+			return fmt.Errorf("no operation completed in %v (%d of %d)", linStall, last-start, n)
+		}
+	}
+	return nil
+}
 
 func (r *linRecorder) add(client int, in linInput, call int64, out linOutput, through string) {
 	ret := r.now()
