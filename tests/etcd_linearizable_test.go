@@ -28,7 +28,7 @@ import (
 const (
 	linClients      = 8
 	linKeys         = 4
-	linPhaseOps     = 1000             // operations the clients complete between faults
+	linPhaseOps     = 700              // operations the clients complete between faults
 	linStall        = 30 * time.Second // no operation completing this long is a failure
 	linCheckTimeout = 60 * time.Second // bounds porcupine, not the store
 )
@@ -177,9 +177,13 @@ type linStats struct {
 func (s linStats) String() string {
 	var b strings.Builder
 	for k, name := range []string{"put", "get", "cas", "delete"} {
-		fmt.Fprintf(&b, "%s %d (%d unknown) ", name, s.known[k]+s.unknown[k], s.unknown[k])
+		fmt.Fprintf(&b, "%s %d", name, s.known[k]+s.unknown[k])
+		if linKind(k) != linGet { // a read without an answer is left out
+			fmt.Fprintf(&b, " (%d unknown)", s.unknown[k])
+		}
+		b.WriteString(", ")
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSuffix(b.String(), ", ")
 }
 
 // history returns the operations, an unknown outcome's return moved to
