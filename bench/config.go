@@ -38,7 +38,8 @@ const stampLen = 19
 
 // config is the command line.
 type config struct {
-	target       string
+	target       string   // the first of targets: the writers' and the KV workloads'
+	targets      []string // watch: the watchers go to each in turn
 	kind         string
 	workload     string
 	clients      int
@@ -67,7 +68,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprintln(fs.Output(), "usage: httpkv bench [flags]\n       httpkv bench null [--listen ADDR]\n\nLoads an httpkv, or an etcd through its gRPC API or its HTTP/JSON gateway,\nand prints throughput and latency percentiles. \"bench null\" serves httpkv's\nroutes with fixed answers and stores nothing: the ceiling of an HTTP server.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd)")
+	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd); for watch, a comma-separated list of servers of one store (gateways, members) spreads the watchers over them in turn, the writers using the first")
 	fs.StringVar(&c.kind, "kind", kindHTTPKV, "httpkv, etcd-grpc for etcd's gRPC API (through clientv3), or etcd for etcd's HTTP/JSON gateway")
 	fs.StringVar(&c.workload, "workload", workloadPut, "put, get, range, txn or watch")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent clients, each with one request in flight (watch: writers)")
@@ -105,18 +106,25 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 }
 
 func (c *config) validate() error {
-	u, err := url.Parse(c.target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--target must be an http(s) base URL, not %q", c.target)
-	}
-	c.target = strings.TrimSuffix(c.target, "/")
 	switch c.kind {
 	case kindHTTPKV, kindEtcd, kindEtcdGRPC:
 	default:
 		return fmt.Errorf("--kind must be httpkv, etcd-grpc or etcd, not %q", c.kind)
 	}
-	if c.kind == kindEtcdGRPC && u.Scheme != "http" {
-		return fmt.Errorf("--kind etcd-grpc speaks plain gRPC: --target must be an http:// URL, not %q", c.target)
+	c.targets = nil
+	for target := range strings.SplitSeq(c.target, ",") {
+		u, err := url.Parse(target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--target must be http(s) base URLs, not %q", target)
+		}
+		if c.kind == kindEtcdGRPC && u.Scheme != "http" {
+			return fmt.Errorf("--kind etcd-grpc speaks plain gRPC: --target must be http:// URLs, not %q", target)
+		}
+		c.targets = append(c.targets, strings.TrimSuffix(target, "/"))
+	}
+	c.target = c.targets[0]
+	if len(c.targets) > 1 && c.workload != workloadWatch {
+		return errors.New("--target takes more than one URL for --workload watch only")
 	}
 	switch c.workload {
 	case workloadPut, workloadGet, workloadRange, workloadTxn, workloadWatch:

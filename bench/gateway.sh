@@ -5,13 +5,15 @@
 # etcd"). In the same run, against the same cluster:
 #
 #   gateway     httpkv --backend etcd, its /v1 API
+#   gateways    (watch only) two such gateways, the SSE watchers split
+#               between them, the writer on the first
 #   etcd-grpc   etcd's gRPC API through clientv3, on one connection
 #
 # and, for watches, the most watches etcd held during the run (its
-# etcd_debugging_mvcc_watcher_total, summed over the members): for the
-# gateway, two (its keys' and its auth state's) whatever the number of
-# SSE watchers; for etcd's API, one per watcher (and the idle gateway's
-# two).
+# etcd_debugging_mvcc_watcher_total, summed over the members): two per
+# gateway (its keys' and its auth state's) whatever the number of SSE
+# watchers, both gateways counted in every run (one idle but for the
+# gateways runs); for etcd's API, one per watcher.
 #
 #   bench/gateway.sh [kv|watch|all]
 #
@@ -33,22 +35,24 @@ clients_list=${CLIENTS:-16}
 watchers_list=${WATCHERS:-1 100 1000 10000}
 etcd_bin=${ETCD:-$(go run ./internal/etcdtest/buildetcd)}
 gw_addr=127.0.0.1:23780
+gw2_addr=127.0.0.1:23781
 members=3
 client_port() { echo $((23790 + $1)); }
 peer_port() { echo $((23890 + $1)); }
 pids=()
 gw_pid=
+gw2_pid=
 
 go build -o "$work/httpkv" ./cmd/httpkv
 echo "etcd: $("$etcd_bin" --version | sed -n 1p)"
 
 stop_all() {
 	local p
-	for p in $gw_pid "${pids[@]}"; do
+	for p in $gw_pid $gw2_pid "${pids[@]}"; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	pids=() gw_pid=
+	pids=() gw_pid= gw2_pid=
 }
 trap 'stop_all; rm -rf "$work/etcd" "$work/httpkv"' EXIT
 
@@ -58,7 +62,7 @@ endpoints() {
 	(IFS=,; echo "${eps[*]}")
 }
 
-# start_all starts a fresh cluster and a gateway to it.
+# start_all starts a fresh cluster and two gateways to it.
 start_all() {
 	stop_all
 	rm -rf "$work/etcd"
@@ -76,7 +80,11 @@ start_all() {
 	"$work/httpkv" --listen "$gw_addr" --backend etcd --etcd-endpoints "$(endpoints)" \
 		--etcd-namespace /bench/ --log-level warn >"$work/gateway.log" 2>&1 &
 	gw_pid=$!
+	"$work/httpkv" --listen "$gw2_addr" --backend etcd --etcd-endpoints "$(endpoints)" \
+		--etcd-namespace /bench/ --log-level warn >"$work/gateway2.log" 2>&1 &
+	gw2_pid=$!
 	wait_healthy "http://$gw_addr"
+	wait_healthy "http://$gw2_addr"
 }
 
 # run NAME TARGET [bench flags...] writes the report to $out/NAME.TARGET.txt.
@@ -85,6 +93,7 @@ run() {
 	shift 2
 	case $target in
 	gateway) kind=httpkv url=http://$gw_addr pid=$gw_pid ;;
+	gateways) kind=httpkv url=http://$gw_addr,http://$gw2_addr pid=$gw_pid ;;
 	etcd-grpc) kind=etcd-grpc url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
@@ -133,7 +142,7 @@ watch_runs() {
 		# 1 put/s for 10 s: every event fans out to every watcher; the
 		# latency is commit to receipt.
 		name=watch-$watchers
-		for t in gateway etcd-grpc; do
+		for t in gateway gateways etcd-grpc; do
 			start_all
 			# The most watches etcd held during the run, sampled each
 			# second (the gateway, idle beside an etcd-grpc run, holds
@@ -153,15 +162,17 @@ watch_runs() {
 		done
 	done
 	stop_all
-	echo "| watchers | target | watches etcd held (most) | events/s | not delivered | p50 | p99 |"
-	echo "|---:|---|---:|---:|---:|---:|---:|"
+	echo "| watchers | target | load average | watches etcd held (most) | events/s | not delivered | p50 | p99 | p99 ÷ etcd gRPC |"
+	echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 	for watchers in $watchers_list; do
-		for t in gateway etcd-grpc; do
+		local base=$out/watch-$watchers.etcd-grpc.txt
+		for t in gateway gateways etcd-grpc; do
 			local f=$out/watch-$watchers.$t.txt
 			held=$(cat "$out/watch-$watchers.$t.etcd-watches" 2>/dev/null || echo -)
-			echo "| $watchers | $t | $held" \
+			echo "| $watchers | $t | $(awk 'NR == 1 { print $4 }' "$f") | $held" \
 				"| $(field "$f" deliver 5) | $(field "$f" deliver 3)" \
-				"| $(field "$f" deliver 6) | $(field "$f" deliver 8) |"
+				"| $(field "$f" deliver 6) | $(field "$f" deliver 8)" \
+				"| $(ratio "$(seconds "$(field "$f" deliver 8)")" "$(seconds "$(field "$base" deliver 8)")") |"
 		done
 	done
 }

@@ -16,3 +16,6 @@ wait_healthy() {
 field() { awk -v op="$2" -v c="$3" '$1 == op { print $c }' "$1"; }
 # ratio A B prints A ÷ B as 1.23x, or - when B is not positive.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+# seconds D prints a report's duration (0.412ms, 66.3ms, 2.16s) in
+# seconds, for ratio.
+seconds() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print d / 1000; else if (d ~ /s$/) print d + 0; else print 0 }'; }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Run is `httpkv bench`: it parses args (the flags after "bench"), runs
@@ -31,14 +32,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if got, err := raiseOpenFiles(need); err != nil || got < need {
 		fmt.Fprintf(stderr, "httpkv bench: could not raise the open files limit to %d (have %d, %v): connections may fail\n", need, got, err)
 	}
-	srv, err := newServer(cfg)
-	if err != nil {
-		return err
+	// One client per target, each with the connections of all the
+	// watchers: they go to each in turn.
+	var srvs []server
+	defer func() {
+		for _, s := range srvs {
+			s.Close()
+		}
+	}()
+	for _, target := range cfg.targets {
+		c := cfg
+		c.target = target
+		srv, err := newServer(c)
+		if err != nil {
+			return err
+		}
+		srvs = append(srvs, srv)
 	}
-	defer srv.Close()
 
 	fmt.Fprintf(stdout, "kind=%s target=%s workload=%s clients=%d key-size=%d value-size=%d prefix=%q",
-		cfg.kind, cfg.target, cfg.workload, cfg.clients, cfg.keySize, cfg.valueSize, cfg.prefix)
+		cfg.kind, strings.Join(cfg.targets, ","), cfg.workload, cfg.clients, cfg.keySize, cfg.valueSize, cfg.prefix)
 	switch cfg.workload {
 	case workloadRange:
 		fmt.Fprintf(stdout, " range-keys=%d", cfg.rangeKeys)
@@ -60,10 +73,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var rows []result
 	if cfg.workload == workloadWatch {
-		rows, err = runWatch(ctx, cfg, srv, stdout)
+		rows, err = runWatch(ctx, cfg, srvs, stdout)
 	} else {
 		var r result
-		r, err = runKV(ctx, cfg, srv, stdout)
+		r, err = runKV(ctx, cfg, srvs[0], stdout)
 		if r.hist != nil {
 			rows = []result{r}
 		}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,18 +24,35 @@ import (
 // startHTTPKV serves the real API in process and returns its base URL.
 func startHTTPKV(t testing.TB) string {
 	t.Helper()
+	return startHTTPKVs(t, 1, nil)[0]
+}
+
+// startHTTPKVs serves the real API n times over one store, as gateways of
+// one cluster do, and returns their base URLs. seen, when set, is called
+// with the index of the server and the path of every request.
+func startHTTPKVs(t testing.TB, n int, seen func(i int, path string)) []string {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir(), embedded.Options{Store: mvcc.Options{NoFsync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close() // ends watch streams, so Close does not wait on them
-		srv.Close()
-		b.Close()
-	})
-	return srv.URL
+	t.Cleanup(func() { b.Close() })
+	var urls []string
+	for i := range n {
+		h := httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if seen != nil {
+				seen(i, r.URL.Path)
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(func() {
+			h.Close() // ends watch streams, so Close does not wait on them
+			srv.Close()
+		})
+		urls = append(urls, srv.URL)
+	}
+	return urls
 }
 
 // runBench runs the tool and returns what it printed.
@@ -92,6 +111,29 @@ func TestRunWatch(t *testing.T) {
 	}
 }
 
+// TestRunWatchTargets: with two targets, the watchers go to each in turn
+// and the writers to the first, and every watcher gets every event.
+func TestRunWatchTargets(t *testing.T) {
+	var mu sync.Mutex
+	watches := map[int]int{}
+	urls := startHTTPKVs(t, 2, func(i int, path string) {
+		if path == "/v1/watch" {
+			mu.Lock()
+			watches[i]++
+			mu.Unlock()
+		}
+	})
+	out := runBench(t, "--target", strings.Join(urls, ","), "--workload", "watch", "--watchers", "5", "--clients", "2", "--requests", "20")
+	if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
+		t.Errorf("watch through two servers: %s events delivered and %s missing, want 100 and 0:\n%s", count, errs, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if watches[0] != 3 || watches[1] != 2 {
+		t.Errorf("watches opened on the two servers: %d and %d, want 3 and 2", watches[0], watches[1])
+	}
+}
+
 // TestRunWatchStreams: the watchers on one stream of many watchers, and
 // on two, get every event, as single watches do.
 func TestRunWatchStreams(t *testing.T) {
@@ -135,6 +177,8 @@ func TestRunFlags(t *testing.T) {
 		{"bad target", []string{"--target", "127.0.0.1:2378"}, "--target"},
 		{"gRPC over TLS", []string{"--kind", "etcd-grpc", "--target", "https://127.0.0.1:2379"}, "--target"},
 		{"no gRPC connection", []string{"--kind", "etcd-grpc", "--grpc-conns", "0"}, "--grpc-conns"},
+		{"two targets for a KV workload", []string{"--workload", "put", "--target", "http://127.0.0.1:1,http://127.0.0.1:2"}, "--target"},
+		{"a bad second target", []string{"--workload", "watch", "--target", "http://127.0.0.1:1,127.0.0.1:2"}, "--target"},
 		{"streams of etcd", []string{"--kind", "etcd", "--workload", "watch", "--watch-streams", "1"}, "--watch-streams"},
 	}
 	for _, tt := range tests {

@@ -28,12 +28,14 @@ const (
 	drainStall = 5 * time.Second
 )
 
-// runWatch opens cfg.watchers watches on the prefix, then has cfg.clients
-// writers put under it and measures what the watchers receive: events per
+// runWatch opens cfg.watchers watches on the prefix, spread over srvs in
+// turn, then has cfg.clients writers put under it through the first and
+// measures what the watchers receive: events per
 // second summed over the watchers, and each event's latency from the send
 // of its put to its receipt. It returns the writers' row and the
 // deliveries' row.
-func runWatch(ctx context.Context, cfg config, srv server, stdout io.Writer) ([]result, error) {
+func runWatch(ctx context.Context, cfg config, srvs []server, stdout io.Writer) ([]result, error) {
+	srv := srvs[0]
 	wctx, stopWatchers := context.WithCancel(ctx)
 	defer stopWatchers()
 
@@ -68,6 +70,7 @@ open:
 		}
 		w := &watcher{hist: &shards[i%histShards]}
 		ws[i] = w
+		through := srvs[i%len(srvs)]
 		running.Add(1)
 		opened.Add(1)
 		go func() {
@@ -81,7 +84,7 @@ open:
 					opened.Done()
 				})
 			}
-			err := srv.Watch(wctx, cfg.prefix, w, created)
+			err := through.Watch(wctx, cfg.prefix, w, created)
 			if !isCreated {
 				openErr.add(err)
 				created()
