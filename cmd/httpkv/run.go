@@ -50,6 +50,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	stopPprof, err := startPprof(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	b, err := openBackend(ctx, cfg, compaction, crash, log)
 	if err != nil {
 		return err
