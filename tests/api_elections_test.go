@@ -277,7 +277,20 @@ func TestElectionLeadersCrash(t *testing.T) {
 	seen := []string{resumed.next()}
 	resumed.close()
 
-	l2 := leading(t, <-won2) // the first leader's lease expired
+	r2 := <-won2
+	if r2.status != http.StatusOK {
+		// Rare under heavy load, not yet understood: say what the store
+		// holds for the next one who sees it.
+		for _, path := range []string{"/v1/kv?key=svc/&prefix=true", "/v1/leases",
+			fmt.Sprintf("/v1/leases/%d?keys=true", first), fmt.Sprintf("/v1/leases/%d?keys=true", second),
+			"/v1/history?key=svc/&prefix=true"} {
+			r, err := s.send(context.Background(), "GET", path, nil)
+			if err == nil {
+				t.Logf("GET %s = %d %s", path, r.status, r.body)
+			}
+		}
+	}
+	l2 := leading(t, r2) // the first leader's lease expired
 	close(stopSecond)        // the second leader crashes too
 	<-secondRenewed
 	resumed = openObserver(t, s, "svc", resumed.lastID)
