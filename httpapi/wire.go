@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -103,7 +104,11 @@ func appendKV(dst []byte, entry *kv.KeyValue, withValue bool) []byte {
 	return append(dst, '}')
 }
 
+// appendKVs appends the array name of kvs. It grows dst once, to about
+// what the array takes, rather than by doubling as it fills: a list's
+// answer would otherwise be copied twice over on its way out.
 func appendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byte {
+	dst = slices.Grow(dst, kvsSize(kvs, withValue)+len(name)+8)
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, "\":["...)
@@ -114,6 +119,25 @@ func appendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byt
 		dst = appendKV(dst, &kvs[i], withValue)
 	}
 	return append(dst, ']')
+}
+
+// kvObjectSize is about what appendKV writes for a key besides its key
+// and value: the field names and four revisions of up to 9 digits.
+const kvObjectSize = 100
+
+// kvsSize is about what appendKVs writes for kvs: exact for keys and
+// values of plain text, short of it for those with characters to escape
+// (the buffer then grows as usual), and a value that is not UTF-8 takes a
+// third more in base64.
+func kvsSize(kvs []kv.KeyValue, withValue bool) int {
+	n := 0
+	for i := range kvs {
+		n += len(kvs[i].Key) + kvObjectSize
+		if withValue {
+			n += len(kvs[i].Value) + len(kvs[i].Value)/3
+		}
+	}
+	return n
 }
 
 // appendHeader starts an object with its header: `{"header":{"revision":R}`.
