@@ -3,7 +3,6 @@ package tests
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/internal/ssetest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // watchTimeout bounds the wait for any one watch message.
@@ -23,24 +23,19 @@ const watchTimeout = 15 * time.Second
 type watchMessage struct {
 	Kind            string // message, created, progress, compacted, canceled
 	ID              int64  // of message and progress
-	Header          wireHeader
+	Header          client.ResponseHeader
 	StartRevision   int64
 	CompactRevision int64
-	Events          []wireEvent
+	Events          []client.WatchEvent
 	Reason          string
 	raw             sseMessage
 }
 
-type wireEvent struct {
-	Type   string  `json:"type"`
-	KV     wireKV  `json:"kv"`
-	PrevKV *wireKV `json:"prev_kv"`
-}
-
-func (e wireEvent) String() string {
-	s := e.Type + " " + e.KV.String()
-	if e.PrevKV != nil {
-		s += " prev " + e.PrevKV.String()
+// eventString shows an event for a failure message.
+func eventString(e *client.WatchEvent) string {
+	s := string(e.Type) + " " + kvString(&e.Kv)
+	if e.PrevKv != nil {
+		s += " prev " + kvString(e.PrevKv)
 	}
 	return s
 }
@@ -273,20 +268,12 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 		fail("%v", err)
 	}
 	checkWatchMessage(w.tb, w.req, []byte(m.Data))
-	var payload struct {
-		Type            string      `json:"type"`
-		Header          *wireHeader `json:"header"`
-		StartRevision   int64       `json:"start_revision"`
-		CompactRevision int64       `json:"compact_revision"`
-		Events          []wireEvent `json:"events"`
-		Reason          string      `json:"reason"`
-	}
 	if strings.Contains(m.Data, "\n") {
 		fail("a payload of several data lines")
 	}
-	dec := json.NewDecoder(strings.NewReader(m.Data))
-	if err := dec.Decode(&payload); err != nil || dec.More() {
-		fail("data is not one JSON object")
+	payload, err := decodeWatchPayload([]byte(m.Data), false)
+	if err != nil {
+		fail("data is not one watch message: %v", err)
 	}
 	// The data alone says what the message is, for clients that see no
 	// event line: the event's name, or events for the default one.
@@ -321,11 +308,11 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 		}
 		for _, ev := range out.Events {
 			switch {
-			case ev.KV.ModRevision != out.ID:
-				fail("event %v of revision %d in the message of revision %d", ev, ev.KV.ModRevision, out.ID)
-			case ev.Type == "put" && ev.KV.Value == nil && ev.KV.ValueBase64 == nil:
+			case ev.Kv.ModRevision != out.ID:
+				fail("event %v of revision %d in the message of revision %d", ev, ev.Kv.ModRevision, out.ID)
+			case ev.Type == "put" && ev.Kv.Value == nil && ev.Kv.ValueBase64 == nil:
 				fail("a put event without a value")
-			case ev.Type == "delete" && (ev.KV.Value != nil || ev.KV.ValueBase64 != nil):
+			case ev.Type == "delete" && (ev.Kv.Value != nil || ev.Kv.ValueBase64 != nil):
 				fail("a delete event with a value")
 			case ev.Type != "put" && ev.Type != "delete":
 				fail("event type %q", ev.Type)
@@ -370,16 +357,16 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 
 // eventLine formats an event for comparisons: "put k=v @mod" or
 // "delete k @mod".
-func eventLine(e wireEvent) string {
+func eventLine(e client.WatchEvent) string {
 	if e.Type == "delete" {
-		return fmt.Sprintf("delete %s @%d", e.KV.key(), e.KV.ModRevision)
+		return fmt.Sprintf("delete %s @%d", keyOf(&e.Kv), e.Kv.ModRevision)
 	}
-	return fmt.Sprintf("put %s=%s @%d", e.KV.key(), e.KV.value(), e.KV.ModRevision)
+	return fmt.Sprintf("put %s=%s @%d", keyOf(&e.Kv), valueOf(&e.Kv), e.Kv.ModRevision)
 }
 
 // watcherCount is the number of watchers GET /v1/status reports.
 func watcherCount(tb testing.TB, s *server) int {
 	tb.Helper()
 	st := s.status(tb)
-	return st.Watchers.Synced + st.Watchers.Unsynced + st.Watchers.Victims
+	return int(st.Watchers.Synced + st.Watchers.Unsynced + st.Watchers.Victims)
 }

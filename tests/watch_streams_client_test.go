@@ -3,7 +3,6 @@ package tests
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // A client of /v1/watch/streams for the end-to-end tests: it creates
@@ -21,19 +22,14 @@ import (
 // id and the watch ids.
 func (s *server) createStream(tb testing.TB, body string, header ...string) (string, []int64) {
 	tb.Helper()
-	var out struct {
-		Stream  string `json:"stream"`
-		Watches []struct {
-			WatchID int64 `json:"watch_id"`
-		} `json:"watches"`
-	}
+	var out client.WatchStreamCreated
 	s.do(tb, "POST", "/v1/watch/streams", []byte(body), append(header, "Content-Type", "application/json")...).ok(tb, http.StatusCreated, &out)
 	if out.Stream == "" {
 		tb.Fatalf("POST /v1/watch/streams %s: no stream id", body)
 	}
 	ids := make([]int64, len(out.Watches))
 	for i, w := range out.Watches {
-		ids[i] = w.WatchID
+		ids[i] = w.WatchId
 	}
 	return out.Stream, ids
 }
@@ -41,15 +37,13 @@ func (s *server) createStream(tb testing.TB, body string, header ...string) (str
 // addWatch adds a watcher to a stream and returns its watch id.
 func (s *server) addWatch(tb testing.TB, stream, body string, header ...string) int64 {
 	tb.Helper()
-	var out struct {
-		WatchID int64 `json:"watch_id"`
-	}
+	var out client.WatchAdded
 	s.do(tb, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(body), append(header, "Content-Type", "application/json")...).
 		ok(tb, http.StatusCreated, &out)
-	if out.WatchID <= 0 {
-		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchID)
+	if out.WatchId <= 0 {
+		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchId)
 	}
-	return out.WatchID
+	return out.WatchId
 }
 
 // streamMessage is a checked message of a stream of many watchers.
@@ -57,10 +51,10 @@ type streamMessage struct {
 	Kind            string // events, created, progress, compacted, canceled
 	ID              int64  // the cursor
 	WatchID         int64
-	Header          wireHeader
+	Header          client.ResponseHeader
 	StartRevision   int64
 	CompactRevision int64
-	Events          []wireEvent
+	Events          []client.WatchEvent
 	Reason          string
 	raw             sseMessage
 }
@@ -226,17 +220,9 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if err != nil {
 		fail("does not match the OpenAPI document: %v", err)
 	}
-	var p struct {
-		Type            string      `json:"type"`
-		WatchID         int64       `json:"watch_id"`
-		Header          *wireHeader `json:"header"`
-		StartRevision   int64       `json:"start_revision"`
-		CompactRevision int64       `json:"compact_revision"`
-		Events          []wireEvent `json:"events"`
-		Reason          string      `json:"reason"`
-	}
-	if err := json.Unmarshal([]byte(m.Data), &p); err != nil {
-		fail("data is not a JSON object: %v", err)
+	p, err := decodeStreamPayload([]byte(m.Data))
+	if err != nil {
+		fail("data is not one stream message: %v", err)
 	}
 	out := streamMessage{Kind: cmp.Or(m.Event, "events"), WatchID: p.WatchID, StartRevision: p.StartRevision,
 		CompactRevision: p.CompactRevision, Events: p.Events, Reason: p.Reason, raw: m}
@@ -260,7 +246,7 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 			fail("a data message with no events")
 		}
 		for _, ev := range out.Events {
-			if ev.KV.ModRevision != out.Header.Revision {
+			if ev.Kv.ModRevision != out.Header.Revision {
 				fail("event %v in the message of revision %d", ev, out.Header.Revision)
 			}
 		}
