@@ -2,7 +2,6 @@ package tests
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,13 +53,9 @@ type sseResult struct {
 // compacted comes after "retry: 60000" and ends the stream, as canceled
 // does.
 type watchStream struct {
-	tb      testing.TB
-	req     string
+	*sseConn
 	header  http.Header
 	created watchMessage
-	cancel  context.CancelFunc
-	results chan sseResult
-	done    chan struct{} // closed when the reader goroutine has returned
 
 	lastID int64 // the newest id seen, of a message or a bookmark
 	retry  int64 // a retry block waiting for the message it belongs to
@@ -79,59 +74,12 @@ func openWatch(tb testing.TB, s *server, query string, header ...string) *watchS
 // openWatchWith is openWatch through the given client.
 func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, header ...string) *watchStream {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch?"+query, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	// The stream has no deadline of its own: every wait on it has one.
-	resp, err := client.Do(req)
-	if err != nil {
-		cancel()
-		tb.Fatalf("GET /v1/watch?%s: %v", query, err)
-	}
-	w := &watchStream{
-		tb:     tb,
-		req:    "GET /v1/watch?" + query,
-		header: resp.Header,
-		cancel: cancel,
-		// Unbuffered: a test that stops reading stops the connection, as
-		// a slow client would.
-		results: make(chan sseResult),
-		done:    make(chan struct{}),
-	}
-	tb.Cleanup(w.close)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		tb.Fatalf("%s = %d %s, want 200", w.req, resp.StatusCode, b)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
-		tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", w.req, ct)
-	}
+	resp, c := dialSSE(tb, client, s.URL+"/v1/watch?"+query, "GET /v1/watch?"+query, header...)
+	w := &watchStream{sseConn: c, header: resp.Header}
+	c.start(resp)
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
 		tb.Errorf("%s: Cache-Control %q, want no-cache", w.req, cc)
 	}
-	checkStreamHead(tb, w.req, resp)
-	go func() {
-		defer close(w.done)
-		defer resp.Body.Close()
-		p := newSSEParser(resp.Body)
-		for {
-			m, err := p.Next()
-			select {
-			case w.results <- sseResult{m, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 
 	first := w.recv(watchTimeout)
 	if !first.raw.HasRetry || first.raw.Retry != 1000 || first.raw.HasData {
@@ -154,9 +102,7 @@ func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, 
 func (w *watchStream) recv(timeout time.Duration) watchMessage {
 	w.tb.Helper()
 	m, err := w.recvOrEnd(timeout)
-	if err != nil {
-		w.tb.Fatalf("%s: the stream ended (%v), want another message", w.req, err)
-	}
+	w.wantMore(err)
 	return m
 }
 
@@ -234,12 +180,6 @@ func (w *watchStream) wantEnd(timeout time.Duration) {
 	if m, err := w.recvOrEnd(timeout); err != io.EOF {
 		w.tb.Fatalf("%s: %v (%v), want the end of the stream", w.req, m.raw, err)
 	}
-}
-
-// close disconnects and waits for the reader goroutine.
-func (w *watchStream) close() {
-	w.cancel()
-	<-w.done
 }
 
 // check decodes a block and checks it against the contract and the
