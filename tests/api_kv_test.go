@@ -366,7 +366,7 @@ func TestKVPutOptions(t *testing.T) {
 		body   string
 		status int
 		code   string
-		want   string // the key after, as client.KeyValue.String() without revisions: "value lease version"
+		want   string // the key after, as kvString shows it, without revisions: "value lease version"
 	}{
 		{"ignore_value keeps the value", fmt.Sprintf("/v1/kv/leased?ignore_value=true&lease=%d", l.Id), "", 200, "", fmt.Sprintf("v1 %d 3", l.Id)},
 		{"ignore_lease keeps the lease", "/v1/kv/leased?ignore_lease=true", "v2", 200, "", fmt.Sprintf("v2 %d 4", l.Id)},
