@@ -165,7 +165,7 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	sel, err := req.selector().selection()
+	sel, err := req.selection()
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -11,50 +11,37 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// The bodies of POST /v1/compact and POST /v1/leases, as their handlers
-// declare them.
-type (
-	compactBody struct {
-		Revision int64 `json:"revision"`
-		Physical bool  `json:"physical"`
-	}
-	leaseBody struct {
-		TTL int64 `json:"ttl"`
-		ID  int64 `json:"id"`
-	}
-)
-
 func TestDecodeJSONBytes(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		want    leaseBody
+		want    leaseGrantRequestDoc
 		wantErr string // part of the message; "" for success
 	}{
-		{"object", `{"ttl":60,"id":7}`, leaseBody{TTL: 60, ID: 7}, ""},
-		{"whitespace around", " \t\r\n{\"ttl\":1}\n ", leaseBody{TTL: 1}, ""},
-		{"empty object", `{}`, leaseBody{}, ""},
-		{"empty", ``, leaseBody{}, "empty"},
-		{"only whitespace", "  \n", leaseBody{}, "empty"},
-		{"syntax", `{"ttl":}`, leaseBody{}, "malformed JSON at byte"},
-		{"truncated", `{"ttl":1`, leaseBody{}, "malformed JSON"},
-		{"unknown field", `{"ttl":1,"tll":2}`, leaseBody{}, "unknown field"},
-		{"string for number", `{"ttl":"60"}`, leaseBody{}, `field "ttl" must be int64`},
-		{"fraction", `{"ttl":1.5}`, leaseBody{}, `field "ttl" must be int64`},
-		{"overflow", `{"id":9223372036854775808}`, leaseBody{}, `field "id" must be int64`},
-		{"array", `[1]`, leaseBody{}, "must be a JSON object, not array"},
-		{"number", `5`, leaseBody{}, "must be a JSON object, not number"},
-		{"null", `null`, leaseBody{}, "must be a JSON object, not null"},
-		{"null in whitespace", " null\n", leaseBody{}, "must be a JSON object, not null"},
-		{"trailing bracket", `{"ttl":1}]`, leaseBody{}, "data after the object"},
-		{"trailing brace", `{"ttl":1}}`, leaseBody{}, "data after the object"},
-		{"second object", `{"ttl":1}{"ttl":2}`, leaseBody{}, "data after the object"},
-		{"trailing comma", `{"ttl":1},`, leaseBody{}, "data after the object"},
-		{"trailing NUL", "{\"ttl\":1}\x00", leaseBody{}, "data after the object"},
+		{"object", `{"ttl":60,"id":7}`, leaseGrantRequestDoc{TTL: 60, ID: 7}, ""},
+		{"whitespace around", " \t\r\n{\"ttl\":1}\n ", leaseGrantRequestDoc{TTL: 1}, ""},
+		{"empty object", `{}`, leaseGrantRequestDoc{}, ""},
+		{"empty", ``, leaseGrantRequestDoc{}, "empty"},
+		{"only whitespace", "  \n", leaseGrantRequestDoc{}, "empty"},
+		{"syntax", `{"ttl":}`, leaseGrantRequestDoc{}, "malformed JSON at byte"},
+		{"truncated", `{"ttl":1`, leaseGrantRequestDoc{}, "malformed JSON"},
+		{"unknown field", `{"ttl":1,"tll":2}`, leaseGrantRequestDoc{}, "unknown field"},
+		{"string for number", `{"ttl":"60"}`, leaseGrantRequestDoc{}, `field "ttl" must be int64`},
+		{"fraction", `{"ttl":1.5}`, leaseGrantRequestDoc{}, `field "ttl" must be int64`},
+		{"overflow", `{"id":9223372036854775808}`, leaseGrantRequestDoc{}, `field "id" must be int64`},
+		{"array", `[1]`, leaseGrantRequestDoc{}, "must be a JSON object, not array"},
+		{"number", `5`, leaseGrantRequestDoc{}, "must be a JSON object, not number"},
+		{"null", `null`, leaseGrantRequestDoc{}, "must be a JSON object, not null"},
+		{"null in whitespace", " null\n", leaseGrantRequestDoc{}, "must be a JSON object, not null"},
+		{"trailing bracket", `{"ttl":1}]`, leaseGrantRequestDoc{}, "data after the object"},
+		{"trailing brace", `{"ttl":1}}`, leaseGrantRequestDoc{}, "data after the object"},
+		{"second object", `{"ttl":1}{"ttl":2}`, leaseGrantRequestDoc{}, "data after the object"},
+		{"trailing comma", `{"ttl":1},`, leaseGrantRequestDoc{}, "data after the object"},
+		{"trailing NUL", "{\"ttl\":1}\x00", leaseGrantRequestDoc{}, "data after the object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got leaseBody
+			var got leaseGrantRequestDoc
 			err := decodeJSONBytes([]byte(tt.body), &got)
 			if tt.wantErr == "" {
 				if err != nil || got != tt.want {
@@ -124,7 +111,7 @@ func FuzzJSONBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&compactBody{}, &leaseBody{}} {
+		for _, v := range []any{&compactRequestDoc{}, &leaseGrantRequestDoc{}} {
 			err := decodeJSONBytes(body, v)
 			if err != nil {
 				var ae *apiError
@@ -152,10 +139,7 @@ func FuzzJSONBody(f *testing.F) {
 				t.Fatalf("POST %s %q = %d %s", path, body, rec.Code, rec.Body)
 			}
 			if rec.Code == http.StatusCreated {
-				var l struct {
-					ID  int64 `json:"id"`
-					TTL int64 `json:"ttl"`
-				}
+				var l leaseResponseDoc
 				if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || l.ID < 1 || l.ID > maxLeaseID || l.TTL < 1 {
 					t.Fatalf("POST %s %q = %s: want an id in [1, 2^53-1] and a positive ttl", path, body, rec.Body)
 				}

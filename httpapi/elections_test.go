@@ -12,16 +12,9 @@ import (
 	"testing"
 )
 
-type leaderBody struct {
-	Name     string `json:"name"`
-	Key      string `json:"key"`
-	Revision int64  `json:"revision"`
-	Lease    int64  `json:"lease"`
-}
-
 // campaignHTTP campaigns in name for lease with value and returns the
 // leader answered.
-func campaignHTTP(tb testing.TB, h http.Handler, name string, lease int64, value string) leaderBody {
+func campaignHTTP(tb testing.TB, h http.Handler, name string, lease int64, value string) leaderKeyDoc {
 	tb.Helper()
 	return decodeCampaign(tb, mustServe(tb, h, http.StatusOK, "POST", campaignTarget(name), campaignBody(lease, value)))
 }
@@ -33,35 +26,28 @@ func campaignBody(lease int64, value string) string {
 }
 
 // decodeCampaign checks a campaign's answer and returns its leader.
-func decodeCampaign(tb testing.TB, rec *httptest.ResponseRecorder) leaderBody {
+func decodeCampaign(tb testing.TB, rec *httptest.ResponseRecorder) leaderKeyDoc {
 	tb.Helper()
 	if rec.Code != http.StatusOK {
 		tb.Fatalf("campaign = %d %s, want 200", rec.Code, rec.Body)
 	}
-	var b struct {
-		Header struct {
-			Revision int64 `json:"revision"`
-		} `json:"header"`
-		Leader leaderBody `json:"leader"`
-	}
+	var b campaignResponseDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		tb.Fatalf("campaign = %s: %v", rec.Body, err)
 	}
 	return b.Leader
 }
 
-func leaderJSONOf(l leaderBody) string {
+func leaderJSONOf(l leaderKeyDoc) string {
 	b, _ := json.Marshal(l)
 	return string(b)
 }
 
 // currentLeader reads GET leader: the leader's key and value.
-func currentLeader(tb testing.TB, h http.Handler, name string) wireKV {
+func currentLeader(tb testing.TB, h http.Handler, name string) keyValueDoc {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/elections/"+name+"/leader", "")
-	var b struct {
-		KV wireKV `json:"kv"`
-	}
+	var b getResponseDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		tb.Fatalf("leader = %s: %v", rec.Body, err)
 	}
@@ -116,35 +102,32 @@ func TestElectionHTTP(t *testing.T) {
 	}
 }
 
-type observeData struct {
-	Header struct {
-		Revision int64 `json:"revision"`
-	} `json:"header"`
-	KV              *wireKV `json:"kv"`
-	CompactRevision int64   `json:"compact_revision"`
-	Reason          string  `json:"reason"`
-}
-
 // expectObservation reads one observe message and checks its framing: a
 // default message with the leader's key and value, or no_leader ("" for
 // key), with id the header's revision. It returns that revision.
 func expectObservation(tb testing.TB, s *sseReader, key, value string) int64 {
 	tb.Helper()
 	m := s.next(tb, streamTimeout)
-	var d observeData
-	if err := json.Unmarshal([]byte(m.Data), &d); err != nil {
-		tb.Fatalf("observe message %q: %v", m.Raw, err)
+	var header responseHeaderDoc
+	switch {
+	case key == "" && m.Event != "no_leader":
+		tb.Fatalf("observe message %q, want event: no_leader without kv", m.Raw)
+	case key == "":
+		// Strict: a kv in it is refused.
+		header = decodeAs[observeNoLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data)).Header
+	case m.Event != "":
+		tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
+	default:
+		d := decodeAs[observeLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data))
+		if d.KV.key() != key || d.KV.value() != value {
+			tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
+		}
+		header = d.Header
 	}
-	if !m.HasID || m.ID != strconv.FormatInt(d.Header.Revision, 10) || d.Header.Revision < 1 {
+	if !m.HasID || m.ID != strconv.FormatInt(header.Revision, 10) || header.Revision < 1 {
 		tb.Fatalf("observe message %q: want an id that is its header's revision", m.Raw)
 	}
-	switch {
-	case key == "" && (m.Event != "no_leader" || d.KV != nil):
-		tb.Fatalf("observe message %q, want event: no_leader without kv", m.Raw)
-	case key != "" && (m.Event != "" || d.KV == nil || d.KV.key() != key || d.KV.value() != value):
-		tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
-	}
-	return d.Header.Revision
+	return header.Revision
 }
 
 // TestObserveHTTP follows an election over HTTP/1 (a stream that takes
@@ -220,7 +203,7 @@ func TestObserveCompactedHTTP(t *testing.T) {
 	rec = serve(t, h, "GET", "/v1/elections/x/observe", "", "Last-Event-ID", "1")
 	s := newSSEReader(strings.NewReader(rec.Body.String()))
 	m := s.next(t, streamTimeout)
-	var d observeData
+	var d watchCompactedDoc
 	_ = json.Unmarshal([]byte(m.Data), &d)
 	if rec.Code != 200 || m.Event != "compacted" || !strings.HasPrefix(rec.Body.String(), "retry: 60000\n") || strconv.FormatInt(d.CompactRevision, 10) != rev {
 		t.Fatalf("observe after a compacted revision = %d %q, want 200 and event: compacted at %s", rec.Code, rec.Body, rev)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,68 +67,46 @@ func mustServe(tb testing.TB, h http.Handler, want int, method, target, body str
 	return rec
 }
 
-// errorBody is the contract's error object.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // errorCode returns the code of an error answer, failing if the body is
 // not the contract's error object.
 func errorCode(tb testing.TB, rec *httptest.ResponseRecorder) string {
 	tb.Helper()
-	var e errorBody
+	var e errorDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" {
 		tb.Fatalf("error body %q is not {\"error\":{\"code\",...}} (%v)", rec.Body, err)
 	}
 	return e.Error.Code
 }
 
-// wireKV is a KeyValue as the wire has it.
-type wireKV struct {
-	Key            string `json:"key"`
-	KeyBase64      []byte `json:"key_base64"`
-	Value          string `json:"value"`
-	ValueBase64    []byte `json:"value_base64"`
-	CreateRevision int64  `json:"create_revision"`
-	ModRevision    int64  `json:"mod_revision"`
-	Version        int64  `json:"version"`
-	Lease          int64  `json:"lease"`
-}
-
 // key returns the key's bytes from whichever form the wire used.
-func (kv wireKV) key() string {
-	if kv.KeyBase64 != nil {
-		return string(kv.KeyBase64)
-	}
-	return kv.Key
+func (kv keyValueDoc) key() string {
+	return fromTwin(kv.Key, kv.KeyBase64)
 }
 
 // value returns the value's bytes from whichever form the wire used.
-func (kv wireKV) value() string {
-	if kv.ValueBase64 != nil {
-		return string(kv.ValueBase64)
-	}
-	return kv.Value
+func (kv keyValueDoc) value() string {
+	return fromTwin(kv.Value, kv.ValueBase64)
 }
 
-type listBody struct {
-	Header struct {
-		Revision int64 `json:"revision"`
-	} `json:"header"`
-	KVs           []wireKV `json:"kvs"`
-	Count         int64    `json:"count"`
-	More          bool     `json:"more"`
-	NextPageToken string   `json:"next_page_token"`
+// fromTwin returns the bytes of a field given as text or, when not
+// valid UTF-8, as its base64 twin; a twin that is not base64 reads as a
+// marker no test expects.
+func fromTwin(text, b64 string) string {
+	if b64 == "" {
+		return text
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "!invalid base64 " + b64
+	}
+	return string(b)
 }
 
 // listKeys lists with the query q and returns the keys found.
 func listKeys(tb testing.TB, h http.Handler, q string) []string {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/kv?"+q, "")
-	var body listBody
+	var body listResponseDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		tb.Fatalf("GET /v1/kv?%s: body %q: %v", q, rec.Body, err)
 	}

@@ -16,24 +16,9 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// historyBody is GET /v1/history's answer.
-type historyBody struct {
-	Header struct {
-		Revision int64 `json:"revision"`
-	} `json:"header"`
-	CompactRevision *int64 `json:"compact_revision"`
-	Events          []struct {
-		Type   string  `json:"type"`
-		KV     wireKV  `json:"kv"`
-		PrevKV *wireKV `json:"prev_kv"`
-	} `json:"events"`
-	More          *bool  `json:"more"`
-	NextPageToken string `json:"next_page_token"`
-}
-
 // events shows the events in short: "put a=1@2", "delete a@5", with
 // " (was a=2@4)" for a previous version.
-func (b historyBody) events() []string {
+func (b historyResponseDoc) events() []string {
 	out := make([]string, 0, len(b.Events))
 	for _, ev := range b.Events {
 		s := fmt.Sprintf("%s %s@%d", ev.Type, ev.KV.key(), ev.KV.ModRevision)
@@ -50,20 +35,17 @@ func (b historyBody) events() []string {
 
 // getHistory reads GET /v1/history?query and fails unless it answers 200
 // with every field of the contract and X-Revision as its header revision.
-func getHistory(tb testing.TB, h http.Handler, query string) historyBody {
+func getHistory(tb testing.TB, h http.Handler, query string) historyResponseDoc {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/history?"+query, "")
-	var b historyBody
-	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
-		tb.Fatalf("GET /v1/history?%s: body %q: %v", query, rec.Body, err)
-	}
-	if b.CompactRevision == nil || b.More == nil || b.Events == nil || b.Header.Revision == 0 {
+	b := decodeDeclared[historyResponseDoc](tb, "GET /v1/history?"+query, rec.Body.Bytes())
+	if b.Events == nil || b.Header.Revision == 0 {
 		tb.Fatalf("GET /v1/history?%s = %s: want header, compact_revision, events and more", query, rec.Body)
 	}
 	if got := rec.Header().Get("X-Revision"); got != fmt.Sprint(b.Header.Revision) {
 		tb.Fatalf("GET /v1/history?%s: X-Revision %q, want %d", query, got, b.Header.Revision)
 	}
-	if *b.More != (b.NextPageToken != "") {
+	if b.More != (b.NextPageToken != "") {
 		tb.Fatalf("GET /v1/history?%s = %s: more and next_page_token disagree", query, rec.Body)
 	}
 	return b
@@ -107,9 +89,9 @@ func TestHistoryQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := getHistory(t, h, tt.query)
-		if got := b.events(); !slices.Equal(got, tt.want) || *b.More || b.Header.Revision != 7 || *b.CompactRevision != 0 {
+		if got := b.events(); !slices.Equal(got, tt.want) || b.More || b.Header.Revision != 7 || b.CompactRevision != 0 {
 			t.Errorf("GET /v1/history?%s = %q more=%v revision %d compact %d; want %q, no more, revision 7, compact 0",
-				tt.query, got, *b.More, b.Header.Revision, *b.CompactRevision, tt.want)
+				tt.query, got, b.More, b.Header.Revision, b.CompactRevision, tt.want)
 		}
 	}
 	// A delete's kv has the key and the delete's revision, no value.
@@ -129,7 +111,7 @@ func followHistory(tb testing.TB, h http.Handler, query string, between func()) 
 	for pages := 1; ; pages++ {
 		b := getHistory(tb, h, q)
 		all = append(all, b.events()...)
-		if !*b.More {
+		if !b.More {
 			return all, pages
 		}
 		if pages > 1000 {
@@ -197,7 +179,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	}
 	// A list's token is no history token, nor the other way round.
 	list := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?limit=1", "")
-	var l listBody
+	var l listResponseDoc
 	if err := json.Unmarshal(list.Body.Bytes(), &l); err != nil || l.NextPageToken == "" {
 		t.Fatalf("GET /v1/kv?limit=1 = %s, want a next_page_token", list.Body)
 	}
@@ -258,20 +240,15 @@ func TestHistoryErrors(t *testing.T) {
 	mustServe(t, h, http.StatusOK, "POST", "/v1/compact", `{"revision":5,"physical":true}`)
 	for _, q := range []string{"start_revision=4", "start_revision=1&key=a", "page_token=" + url.QueryEscape(page.NextPageToken)} {
 		rec := serve(t, h, "GET", "/v1/history?"+q, "")
-		var e struct {
-			Error struct {
-				Code            string `json:"code"`
-				CompactRevision int64  `json:"compact_revision"`
-			} `json:"error"`
-		}
+		var e errorDoc
 		if rec.Code != http.StatusGone || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Code != "compacted" || e.Error.CompactRevision != 5 {
 			t.Errorf("GET /v1/history?%s = %d %s, want 410 compacted with compact_revision 5", q, rec.Code, rec.Body)
 		}
 	}
 	// At the compact revision: its delete is still there.
 	b := getHistory(t, h, "start_revision=5&key=a")
-	if got := b.events(); !slices.Equal(got, []string{"delete a@5", "put a=3@7"}) || *b.CompactRevision != 5 {
-		t.Errorf("GET /v1/history?start_revision=5&key=a = %q compact %d, want [delete a@5 put a=3@7] compact 5", got, *b.CompactRevision)
+	if got := b.events(); !slices.Equal(got, []string{"delete a@5", "put a=3@7"}) || b.CompactRevision != 5 {
+		t.Errorf("GET /v1/history?start_revision=5&key=a = %q compact %d, want [delete a@5 put a=3@7] compact 5", got, b.CompactRevision)
 	}
 }
 

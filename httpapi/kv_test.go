@@ -84,9 +84,7 @@ func TestPathKeysThroughRouter(t *testing.T) {
 	for path, key := range paths {
 		mustServe(t, h, http.StatusOK, "PUT", path, "value of "+path)
 		rec := mustServe(t, h, http.StatusOK, "GET", path, "")
-		var body struct {
-			KV wireKV `json:"kv"`
-		}
+		var body getResponseDoc
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET %s: body %q: %v", path, rec.Body, err)
 		}
@@ -203,7 +201,7 @@ func FuzzPathKeyRouter(f *testing.F) {
 		target := "/v1/kv/" + url.PathEscape(string(key))
 		mustServe(t, h, http.StatusOK, "PUT", target, "v")
 		rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?key_base64="+url.QueryEscape(base64.StdEncoding.EncodeToString(key)), "")
-		var body listBody
+		var body listResponseDoc
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET by key_base64: body %q: %v", rec.Body, err)
 		}

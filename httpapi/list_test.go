@@ -123,7 +123,7 @@ func TestPagination(t *testing.T) {
 	q := "key=p%2F&prefix=true&limit=3"
 	for page := 0; ; page++ {
 		rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?"+q, "")
-		var body listBody
+		var body listResponseDoc
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET /v1/kv?%s: body %q: %v", q, rec.Body, err)
 		}
@@ -159,7 +159,7 @@ func TestPagination(t *testing.T) {
 
 	// A token of one range does not serve another.
 	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?key=p%2F&prefix=true&limit=2", "")
-	var body listBody
+	var body listResponseDoc
 	_ = json.Unmarshal(rec.Body.Bytes(), &body)
 	tok := url.QueryEscape(body.NextPageToken)
 	for _, other := range []string{"key=q&prefix=true", "key=p%2F&from_key=true", "", "key=p%2F&prefix=true&sort_order=descend",

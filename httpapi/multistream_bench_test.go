@@ -44,7 +44,7 @@ func benchmarkFanout(b *testing.B, watchers int) {
 	}
 	body.WriteString(`]}`)
 	rec := mustServe(b, h, http.StatusCreated, "POST", "/v1/watch/streams", body.String())
-	var created streamCreatedJSON
+	var created watchStreamCreatedDoc
 	decodeJSONBody(b, rec.Body.Bytes(), &created)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

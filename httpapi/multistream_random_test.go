@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -122,24 +121,27 @@ func parseStreamMessages(tb testing.TB, b []byte) []clientMessage {
 		case "event":
 			m.event = value
 		case "data":
-			var d struct {
-				WatchID int64 `json:"watch_id"`
-				Header  struct {
-					Revision int64 `json:"revision"`
-				} `json:"header"`
-				StartRevision int64 `json:"start_revision"`
-				Reason        string
-				Events        []struct {
-					Type string `json:"type"`
-					KV   wireKV `json:"kv"`
-				} `json:"events"`
-			}
-			if err := json.Unmarshal([]byte(value), &d); err != nil {
-				tb.Fatalf("data %s: %v", value, err)
-			}
-			m.watchID, m.rev, m.start, m.reason = d.WatchID, d.Header.Revision, d.StartRevision, d.Reason
-			for _, ev := range d.Events {
-				m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, ev.KV.key(), ev.KV.value(), ev.KV.ModRevision))
+			// The data, in the declared type of the message's kind.
+			what, data := "stream message "+value, []byte(value)
+			switch m.event {
+			case "created":
+				d := decodeAs[watchStreamCreatedMsgDoc](tb, what, data)
+				m.watchID, m.rev, m.start = d.WatchID, d.Header.Revision, d.StartRevision
+			case "progress":
+				d := decodeAs[watchStreamProgressDoc](tb, what, data)
+				m.watchID, m.rev = d.WatchID, d.Header.Revision
+			case "compacted":
+				d := decodeAs[watchStreamCompactedDoc](tb, what, data)
+				m.watchID, m.rev = d.WatchID, d.Header.Revision
+			case "canceled":
+				d := decodeAs[watchStreamCanceledDoc](tb, what, data)
+				m.watchID, m.reason = d.WatchID, d.Reason
+			default:
+				d := decodeAs[watchStreamEventsDoc](tb, what, data)
+				m.watchID, m.rev = d.WatchID, d.Header.Revision
+				for _, ev := range d.Events {
+					m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, ev.KV.key(), ev.KV.value(), ev.KV.ModRevision))
+				}
 			}
 		case "":
 			if m.id != 0 {

@@ -100,7 +100,7 @@ func TestWatchStreamExpiry(t *testing.T) {
 func TestWatchStreamBadInput(t *testing.T) {
 	h, _ := newTestHandler(t, Config{})
 	rec := mustServe(t, h, http.StatusCreated, "POST", "/v1/watch/streams", `{"watches":[{"key":"a"}]}`)
-	var created streamCreatedJSON
+	var created watchStreamCreatedDoc
 	decodeJSONBody(t, rec.Body.Bytes(), &created)
 	base := "/v1/watch/streams/" + created.Stream
 	for _, tt := range []struct {
@@ -178,7 +178,7 @@ func FuzzWatchRequestJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var j watchRequestJSON
+		var j watchRequestDoc
 		if err := decodeJSONBytes(body, &j); err != nil {
 			return
 		}

@@ -301,15 +301,8 @@ type permissionDoc struct {
 
 // permissionRequestDoc is the body of POST /v1/auth/roles/{name}/permissions.
 type permissionRequestDoc struct {
-	// key or key_base64 is required.
-	Key       *string `json:"key,omitempty" example:"config/"`
-	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
-	// At most one of range_end, prefix and from_key; none is the single key.
-	RangeEnd       *string `json:"range_end,omitempty"`
-	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool    `json:"prefix,omitempty"`
-	FromKey        bool    `json:"from_key,omitempty"`
-	Type           string  `json:"type" enums:"read,write,readwrite" example:"readwrite"`
+	selector
+	Type string `json:"type" enums:"read,write,readwrite" example:"readwrite"`
 } // @name PermissionRequest
 
 // emptyDoc answers the auth changes that have nothing to say.

@@ -4,15 +4,17 @@ package httpapi
 // OpenAPI document; see openapi_types.go and openapi_types_watch.go.
 
 // watchRequestDoc is one watch of a stream: the query of GET /v1/watch.
+// The handlers decode into it; key-like fields are pointers so that an
+// absent key (every key) differs from an empty one.
 type watchRequestDoc struct {
 	// The key, or the start of the range (or key_base64); none means every key.
-	Key       string `json:"key,omitempty" example:"config/"`
-	KeyBase64 string `json:"key_base64,omitempty" format:"byte"`
+	Key       *string `json:"key,omitempty" example:"config/"`
+	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
 	// At most one of range_end, prefix and from_key: [key, range_end), every key with the prefix key (an empty key: every key), every key >= key.
-	RangeEnd       string `json:"range_end,omitempty"`
-	RangeEndBase64 string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool   `json:"prefix,omitempty" example:"true"`
-	FromKey        bool   `json:"from_key,omitempty"`
+	RangeEnd       *string `json:"range_end,omitempty"`
+	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
+	Prefix         bool    `json:"prefix,omitempty" example:"true"`
+	FromKey        bool    `json:"from_key,omitempty"`
 	// Report events from this revision on; 0 or none: from the next one. It may be exactly the compact revision.
 	StartRevision int64 `json:"start_revision,omitempty" format:"int64" minimum:"0"`
 	// Give each event the key as it was before, in prev_kv.

@@ -15,7 +15,7 @@ import (
 // errorMessage returns the message of an error answer.
 func errorMessage(tb testing.TB, rec *httptest.ResponseRecorder) string {
 	tb.Helper()
-	var e errorBody
+	var e errorDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
 		tb.Fatalf("error body %q: %v", rec.Body, err)
 	}

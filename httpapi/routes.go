@@ -74,20 +74,22 @@ func (h *Handler) routes() chi.Router {
 		// Everything else.
 		r.Group(func(r chi.Router) {
 			r.Use(h.deadlines, h.authenticate, h.limitBody)
-			// /v1/kv is the whole key space; /v1/kv/ names the empty key,
-			// which the key handlers refuse.
+			// The routes that take query parameters; each handler declares
+			// its own. /v1/kv is the whole key space; /v1/kv/ names the
+			// empty key, which the key handlers refuse. A lock's or an
+			// election's name is one path segment; a slash in it is
+			// written %2F. (An election's observe is a stream, above.)
 			r.Get("/kv", h.listKeys)
 			r.Delete("/kv", h.deleteRange)
 			r.Get("/kv/*", h.getKey)
 			r.Put("/kv/*", h.putKey)
 			r.Delete("/kv/*", h.deleteKey)
-			r.With(h.noQuery).Post("/txn", h.txn)
-			// Streams of many watchers; reading one is a stream, above.
-			r.With(h.noQuery).Post("/watch/streams", h.createWatchStream)
-			r.With(h.noQuery).Delete("/watch/streams/{stream}", h.deleteWatchStream)
-			r.With(h.noQuery).Post("/watch/streams/{stream}/watches", h.addStreamWatch)
-			r.With(h.noQuery).Delete("/watch/streams/{stream}/watches/{watch_id}", h.deleteStreamWatch)
 			r.Get("/history", h.history)
+			r.Post("/locks/{name}", h.lock)
+			r.Delete("/locks/{name}", h.unlock)
+			r.Post("/elections/{name}/campaign", h.campaign)
+			r.Delete("/auth/roles/{name}/permissions", h.revokePermission)
+			// A subrouter, so that /v1/leases and /v1/leases/ are one.
 			r.Route("/leases", func(r chi.Router) {
 				r.Get("/{id}", h.leaseTimeToLive)
 				r.With(h.noQuery).Post("/", h.grantLease)
@@ -95,47 +97,37 @@ func (h *Handler) routes() chi.Router {
 				r.With(h.noQuery).Post("/{id}/keepalive", h.keepAliveLease)
 				r.With(h.noQuery).Delete("/{id}", h.revokeLease)
 			})
-			// A name is one path segment; a slash in it is written %2F.
-			// (An election's observe is a stream, with the streams.)
-			r.Route("/locks", func(r chi.Router) {
-				r.Post("/{name}", h.lock)
-				r.Delete("/{name}", h.unlock)
-			})
-			r.Route("/elections/{name}", func(r chi.Router) {
-				r.Post("/campaign", h.campaign)
-				r.With(h.noQuery).Post("/proclaim", h.proclaim)
-				r.With(h.noQuery).Post("/resign", h.resign)
-				r.With(h.noQuery).Get("/leader", h.leader)
-			})
+			// The rest take no query parameters.
 			r.Group(func(r chi.Router) {
 				r.Use(h.noQuery)
+				r.Post("/txn", h.txn)
+				// Streams of many watchers; reading one is a stream, above.
+				r.Post("/watch/streams", h.createWatchStream)
+				r.Delete("/watch/streams/{stream}", h.deleteWatchStream)
+				r.Post("/watch/streams/{stream}/watches", h.addStreamWatch)
+				r.Delete("/watch/streams/{stream}/watches/{watch_id}", h.deleteStreamWatch)
+				r.Post("/elections/{name}/proclaim", h.proclaim)
+				r.Post("/elections/{name}/resign", h.resign)
+				r.Get("/elections/{name}/leader", h.leader)
 				r.Post("/compact", h.compact)
 				r.Get("/status", h.status)
 				r.Post("/defrag", h.defrag)
 				r.Get("/alarms", h.listAlarms)
 				r.Delete("/alarms", h.disarmAlarms)
-			})
-			r.Route("/auth", func(r chi.Router) {
-				// The revoke of a permission names it in the query; the
-				// rest take no query parameters.
-				r.Delete("/roles/{name}/permissions", h.revokePermission)
-				r.Group(func(r chi.Router) {
-					r.Use(h.noQuery)
-					r.Post("/enable", h.authEnable)
-					r.Post("/disable", h.authDisable)
-					r.Get("/users", h.listUsers)
-					r.Post("/users", h.addUser)
-					r.Get("/users/{name}", h.getUser)
-					r.Delete("/users/{name}", h.deleteUser)
-					r.Put("/users/{name}/password", h.changePassword)
-					r.Put("/users/{name}/roles/{role}", h.grantRole)
-					r.Delete("/users/{name}/roles/{role}", h.revokeRole)
-					r.Get("/roles", h.listRoles)
-					r.Post("/roles", h.addRole)
-					r.Get("/roles/{name}", h.getRole)
-					r.Delete("/roles/{name}", h.deleteRole)
-					r.Post("/roles/{name}/permissions", h.grantPermission)
-				})
+				r.Post("/auth/enable", h.authEnable)
+				r.Post("/auth/disable", h.authDisable)
+				r.Get("/auth/users", h.listUsers)
+				r.Post("/auth/users", h.addUser)
+				r.Get("/auth/users/{name}", h.getUser)
+				r.Delete("/auth/users/{name}", h.deleteUser)
+				r.Put("/auth/users/{name}/password", h.changePassword)
+				r.Put("/auth/users/{name}/roles/{role}", h.grantRole)
+				r.Delete("/auth/users/{name}/roles/{role}", h.revokeRole)
+				r.Get("/auth/roles", h.listRoles)
+				r.Post("/auth/roles", h.addRole)
+				r.Get("/auth/roles/{name}", h.getRole)
+				r.Delete("/auth/roles/{name}", h.deleteRole)
+				r.Post("/auth/roles/{name}/permissions", h.grantPermission)
 			})
 		})
 	})

@@ -23,18 +23,10 @@ type txnRequestDoc struct {
 
 // compareDoc is one condition of a txn.
 type compareDoc struct {
-	// The key compared, or the start of the range compared (every key of it must satisfy the condition); key or key_base64 is required.
-	Key       *string `json:"key,omitempty" example:"a"`
-	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
-	// The end of the range [key, range_end); at most one of range_end, prefix and from_key.
-	RangeEnd       *string `json:"range_end,omitempty"`
-	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
-	// Compare every key with the prefix key.
-	Prefix bool `json:"prefix,omitempty"`
-	// Compare every key >= key.
-	FromKey bool `json:"from_key,omitempty"`
+	selector
 	// What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
 	Target string `json:"target" enums:"value,version,create,mod,lease" example:"value"`
+	// How the target compares with the operand; over a range, every key of it must satisfy the condition.
 	Result string `json:"result" enums:"equal,not_equal,greater,less" example:"equal"`
 	// The operand of a value compare (or value_base64).
 	Value       *string `json:"value,omitempty" example:"x"`
@@ -77,29 +69,15 @@ type putOpDoc struct {
 
 // deleteOpDoc is a delete in a txn.
 type deleteOpDoc struct {
-	// key or key_base64 is required.
-	Key       *string `json:"key,omitempty" example:"tmp/"`
-	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
-	// At most one of range_end, prefix and from_key.
-	RangeEnd       *string `json:"range_end,omitempty"`
-	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool    `json:"prefix,omitempty"`
-	FromKey        bool    `json:"from_key,omitempty"`
+	selector
 	// Answer with the deleted keys.
 	PrevKV bool `json:"prev_kv,omitempty"`
 } // @name DeleteOp
 
 // rangeOpDoc is a read in a txn, with the options of GET /v1/kv but pages.
 type rangeOpDoc struct {
-	// key or key_base64 is required.
-	Key       *string `json:"key,omitempty" example:"a"`
-	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
-	// At most one of range_end, prefix and from_key.
-	RangeEnd       *string `json:"range_end,omitempty"`
-	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
-	Prefix         bool    `json:"prefix,omitempty"`
-	FromKey        bool    `json:"from_key,omitempty"`
-	Revision       int64   `json:"revision,omitempty" format:"int64" minimum:"0"`
+	selector
+	Revision int64 `json:"revision,omitempty" format:"int64" minimum:"0"`
 	// At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
 	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0" maximum:"10000"`
 	SortTarget        string `json:"sort_target,omitempty" enums:"key,version,create,mod,value"`
@@ -124,26 +102,19 @@ var (
 )
 
 // selector is the fields that name a key or a range in a request body,
-// as the query parameters of GET /v1/kv do.
+// as the query parameters of GET /v1/kv do: declared once, embedded in
+// each body that names one (a compare, a delete, a range, a permission).
 type selector struct {
-	Key, KeyBase64, RangeEnd, RangeEndBase64 *string
-	Prefix, FromKey                          bool
-}
-
-func (c *compareDoc) selector() selector {
-	return selector{c.Key, c.KeyBase64, c.RangeEnd, c.RangeEndBase64, c.Prefix, c.FromKey}
-}
-
-func (d *deleteOpDoc) selector() selector {
-	return selector{d.Key, d.KeyBase64, d.RangeEnd, d.RangeEndBase64, d.Prefix, d.FromKey}
-}
-
-func (o *rangeOpDoc) selector() selector {
-	return selector{o.Key, o.KeyBase64, o.RangeEnd, o.RangeEndBase64, o.Prefix, o.FromKey}
-}
-
-func (p *permissionRequestDoc) selector() selector {
-	return selector{p.Key, p.KeyBase64, p.RangeEnd, p.RangeEndBase64, p.Prefix, p.FromKey}
+	// The key, or the start of the range [key, range_end); key or key_base64 is required.
+	Key       *string `json:"key,omitempty" example:"a"`
+	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
+	// At most one of range_end, prefix and from_key; none is the single key.
+	RangeEnd       *string `json:"range_end,omitempty"`
+	RangeEndBase64 *string `json:"range_end_base64,omitempty" format:"byte"`
+	// Every key with the prefix key.
+	Prefix bool `json:"prefix,omitempty"`
+	// Every key >= key.
+	FromKey bool `json:"from_key,omitempty"`
 }
 
 // selection resolves key, range_end, prefix and from_key.
@@ -183,7 +154,7 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 	var t kv.TxnRequest
 	for i := range j.Compare {
 		c := &j.Compare[i]
-		sel, err := c.selector().selection()
+		sel, err := c.selection()
 		if err != nil {
 			return t, err
 		}
@@ -267,7 +238,7 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 			}
 		case op.Delete != nil:
 			d := op.Delete
-			sel, err := d.selector().selection()
+			sel, err := d.selection()
 			if err != nil {
 				return nil, err
 			}
@@ -278,7 +249,7 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 			}
 		case op.Range != nil:
 			rj := op.Range
-			sel, err := rj.selector().selection()
+			sel, err := rj.selection()
 			if err != nil {
 				return nil, err
 			}

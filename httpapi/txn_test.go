@@ -129,24 +129,11 @@ func TestTxnThroughRouter(t *testing.T) {
 		`{"compare":[{"key":"a","target":"value","result":"equal","value":"x"}],
 		  "success":[{"put":{"key":"a","value":"y","prev_kv":true}},{"range":{"key":"a"}}],
 		  "failure":[{"range":{"key":"a"}}]}`)
-	var res struct {
-		Header struct {
-			Revision int64 `json:"revision"`
-		} `json:"header"`
-		Succeeded bool `json:"succeeded"`
-		Responses []struct {
-			Put *struct {
-				PrevKV wireKV `json:"prev_kv"`
-			} `json:"put"`
-			Range *struct {
-				KVs []wireKV `json:"kvs"`
-			} `json:"range"`
-		} `json:"responses"`
-	}
+	var res txnResponseDoc
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
 		t.Fatalf("POST /v1/txn: body %q: %v", rec.Body, err)
 	}
-	if !res.Succeeded || len(res.Responses) != 2 || res.Responses[0].Put == nil || res.Responses[0].Put.PrevKV.Value != "x" ||
+	if !res.Succeeded || len(res.Responses) != 2 || res.Responses[0].Put == nil || res.Responses[0].Put.PrevKV == nil || res.Responses[0].Put.PrevKV.Value != "x" ||
 		res.Responses[1].Range == nil || len(res.Responses[1].Range.KVs) != 1 || res.Responses[1].Range.KVs[0].Value != "y" {
 		t.Errorf("POST /v1/txn = %s, want success with prev_kv x and range y", rec.Body)
 	}
@@ -327,12 +314,8 @@ func TestAnswerBounds(t *testing.T) {
 	rec := serve(t, h, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","prefix":true,"keys_only":true}}]}`)
 	tooLarge(rec, "max_keys", 10000)
 	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","range_end":"many/10000","keys_only":true}}]}`)
-	var res struct {
-		Responses []struct {
-			Range listBody `json:"range"`
-		} `json:"responses"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || len(res.Responses) != 1 || len(res.Responses[0].Range.KVs) != 10000 || res.Responses[0].Range.More {
+	var res txnResponseDoc
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || len(res.Responses) != 1 || res.Responses[0].Range == nil || len(res.Responses[0].Range.KVs) != 10000 || res.Responses[0].Range.More {
 		t.Errorf("txn range of 10000 keys without a limit = %.200s, want all 10000 keys", rec.Body)
 	}
 	mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","prefix":true,"count_only":true}},{"range":{"key":"many/","prefix":true,"keys_only":true,"limit":10000}}]}`)

@@ -16,28 +16,9 @@ import (
 // added and canceled while it runs, each message tagged with its
 // watcher, resumable as a whole (see multistream.go).
 
-// watchRequestJSON is one watch: the query parameters of GET /v1/watch,
-// as JSON.
-type watchRequestJSON struct {
-	Key            *string `json:"key"`
-	KeyBase64      *string `json:"key_base64"`
-	RangeEnd       *string `json:"range_end"`
-	RangeEndBase64 *string `json:"range_end_base64"`
-	Prefix         bool    `json:"prefix"`
-	FromKey        bool    `json:"from_key"`
-	StartRevision  int64   `json:"start_revision"`
-	PrevKV         bool    `json:"prev_kv"`
-	Filters        string  `json:"filters"`
-	ProgressNotify bool    `json:"progress_notify"`
-}
-
-func (j *watchRequestJSON) selector() selector {
-	return selector{j.Key, j.KeyBase64, j.RangeEnd, j.RangeEndBase64, j.Prefix, j.FromKey}
-}
-
 // toWatch converts a watch from the wire; the range says what it reads.
-func (j *watchRequestJSON) toWatch() (kv.WatchRequest, keyrange.Range, error) {
-	sel, err := j.selector().watchSelection()
+func (j *watchRequestDoc) toWatch() (kv.WatchRequest, keyrange.Range, error) {
+	sel, err := selector{j.Key, j.KeyBase64, j.RangeEnd, j.RangeEndBase64, j.Prefix, j.FromKey}.watchSelection()
 	if err != nil {
 		return kv.WatchRequest{}, sel, err
 	}
@@ -74,11 +55,6 @@ func (j selector) watchSelection() (keyrange.Range, error) {
 // /v1/watch/streams/{stream}.
 var readWatchStreamParams = params{"last_event_id"}
 
-// streamCreateJSON is the body of POST /v1/watch/streams.
-type streamCreateJSON struct {
-	Watches []watchRequestJSON `json:"watches"`
-}
-
 // createWatchStream serves POST /v1/watch/streams.
 //
 //	@Summary		Create a stream of many watchers
@@ -105,7 +81,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	var in streamCreateJSON
+	var in watchStreamCreateDoc
 	if len(bytes.TrimSpace(body)) > 0 {
 		if err := decodeJSONBytes(body, &in); err != nil {
 			h.writeError(w, r, err)
@@ -143,7 +119,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	out := make([]watchCreatedJSON, len(reqs))
+	out := make([]watchAddedDoc, len(reqs))
 	for i := range reqs {
 		id, err := ms.addWatch(reqs[i])
 		if err != nil {
@@ -153,16 +129,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		}
 		out[i].WatchID = id
 	}
-	writeJSON(w, http.StatusCreated, streamCreatedJSON{Stream: ms.id, Watches: out})
-}
-
-type watchCreatedJSON struct {
-	WatchID int64 `json:"watch_id"`
-}
-
-type streamCreatedJSON struct {
-	Stream  string             `json:"stream"`
-	Watches []watchCreatedJSON `json:"watches"`
+	writeJSON(w, http.StatusCreated, watchStreamCreatedDoc{Stream: ms.id, Watches: out})
 }
 
 // lookupStream finds the stream of the request's path, if it is the
@@ -281,7 +248,7 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var in watchRequestJSON
+	var in watchRequestDoc
 	if err := decodeJSON(r, &in); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -299,7 +266,7 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, watchCreatedJSON{WatchID: id})
+	writeJSON(w, http.StatusCreated, watchAddedDoc{WatchID: id})
 }
 
 // deleteStreamWatch serves DELETE /v1/watch/streams/{stream}/watches/{watch_id}.

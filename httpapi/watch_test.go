@@ -3,7 +3,6 @@ package httpapi
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -35,31 +34,15 @@ func newWatchServer(tb testing.TB) (*Handler, *embedded.Backend, *httptest.Serve
 	return h, store, srv, &http.Client{Transport: tr}
 }
 
-type watchData struct {
-	Type   string `json:"type"`
-	Header struct {
-		Revision int64 `json:"revision"`
-	} `json:"header"`
-	StartRevision   int64 `json:"start_revision"`
-	CompactRevision int64 `json:"compact_revision"`
-	Events          []struct {
-		Type   string  `json:"type"`
-		KV     wireKV  `json:"kv"`
-		PrevKV *wireKV `json:"prev_kv"`
-	} `json:"events"`
-}
-
-func decodeWatchData(tb testing.TB, m sseMessage) watchData {
+// decodeWatchData decodes a watch message's data into T, the declared
+// type of its kind, after checking that the data names the kind first.
+func decodeWatchData[T any](tb testing.TB, m sseMessage) T {
 	tb.Helper()
-	var d watchData
-	if err := json.Unmarshal([]byte(m.Data), &d); err != nil {
-		tb.Fatalf("watch message %q: data is not JSON: %v", m.Raw, err)
-	}
 	// The data says what the message is, without the event line.
-	if want := cmp.Or(m.Event, "events"); d.Type != want || !strings.HasPrefix(m.Data, `{"type":"`+want+`"`) {
-		tb.Fatalf("watch message %q: data's type %q, want %q first", m.Raw, d.Type, want)
+	if want := cmp.Or(m.Event, "events"); !strings.HasPrefix(m.Data, `{"type":"`+want+`"`) {
+		tb.Fatalf("watch message %q: want data with type %q first", m.Raw, want)
 	}
-	return d
+	return decodeAs[T](tb, "watch message "+m.Raw, []byte(m.Data))
 }
 
 // expectCreated reads the created message and returns its start revision.
@@ -69,7 +52,7 @@ func expectCreated(tb testing.TB, s *sseReader) int64 {
 	if m.Event != "created" {
 		tb.Fatalf("first watch message %q, want event: created", m.Raw)
 	}
-	return decodeWatchData(tb, m).StartRevision
+	return decodeWatchData[watchCreatedDoc](tb, m).StartRevision
 }
 
 // expectPuts reads one data message and checks it holds puts of keys, in
@@ -77,7 +60,7 @@ func expectCreated(tb testing.TB, s *sseReader) int64 {
 func expectPuts(tb testing.TB, s *sseReader, keys ...string) int64 {
 	tb.Helper()
 	m := s.next(tb, streamTimeout)
-	d := decodeWatchData(tb, m)
+	d := decodeWatchData[watchEventsDoc](tb, m)
 	if m.Event != "" || !m.HasID || m.ID != strconv.FormatInt(d.Header.Revision, 10) {
 		tb.Fatalf("watch message %q: want a default-type message whose id is its revision", m.Raw)
 	}
@@ -156,7 +139,7 @@ func TestWatchFramingOfAwkwardBytes(t *testing.T) {
 		if strings.Count(m.Raw, "\n") != 3 || strings.Contains(m.Raw, "\r") {
 			t.Errorf("message for value %q = %q, want id, data and a blank line, no CR", v, m.Raw)
 		}
-		d := decodeWatchData(t, m)
+		d := decodeWatchData[watchEventsDoc](t, m)
 		if len(d.Events) != 1 || d.Events[0].KV.key() != key || d.Events[0].KV.value() != v {
 			t.Errorf("message %q, want a put of %q = %q", m.Raw, key, v)
 		}
@@ -184,7 +167,7 @@ func TestWatchTxnOneMessage(t *testing.T) {
 	// A second burst right after: its own message.
 	mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"put":{"key":"k4","value":"d"}},{"delete":{"key":"k1"}}]}`)
 	m := s.next(t, streamTimeout)
-	d := decodeWatchData(t, m)
+	d := decodeWatchData[watchEventsDoc](t, m)
 	if len(d.Events) != 2 || d.Events[0].Type != "put" || d.Events[1].Type != "delete" || d.Events[1].KV.key() != "k1" {
 		t.Errorf("second txn message %q, want put k4 then delete k1", m.Raw)
 	}
@@ -238,7 +221,7 @@ func TestWatchCompactedInBand(t *testing.T) {
 			t.Fatalf("no event: compacted within %v", streamTimeout)
 		}
 	}
-	d := decodeWatchData(t, compacted)
+	d := decodeWatchData[watchCompactedDoc](t, compacted)
 	if compacted.Event != "compacted" || retry != 60000 || d.CompactRevision != 4 {
 		t.Errorf("message %q after retry %d, want event: compacted with compact_revision 4 after retry: 60000", compacted.Raw, retry)
 	}

@@ -144,13 +144,12 @@ func TestAppendBytesFieldRandom(t *testing.T) {
 func TestAppendKVDecodes(t *testing.T) {
 	kval := kv.KeyValue{Key: []byte("k\u2028"), Value: []byte{0xff, 0}, CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
 	out := appendKV(nil, &kval, true)
-	var got wireKV
+	var got keyValueDoc
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("json.Unmarshal(appendKV) = %v; body %s", err, out)
 	}
-	want := wireKV{Key: "k\u2028", ValueBase64: []byte{0xff, 0}, CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
-	if got.Key != want.Key || !bytes.Equal(got.ValueBase64, want.ValueBase64) || got.Value != "" ||
-		got.CreateRevision != 2 || got.ModRevision != 3 || got.Version != 2 || got.Lease != 7 {
+	want := keyValueDoc{Key: "k\u2028", ValueBase64: base64.StdEncoding.EncodeToString([]byte{0xff, 0}), CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
+	if got != want {
 		t.Errorf("appendKV = %s, decodes to %+v, want %+v", out, got, want)
 	}
 	keysOnly := appendKV(nil, &kval, false)

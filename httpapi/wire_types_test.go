@@ -9,18 +9,14 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// decodeDeclared decodes what a hand-written appender wrote into the
-// declared wire type T, refusing fields T does not declare, and checks
-// that T encodes back to the same JSON: the appender neither adds a field
-// the document does not have nor drops one it promises.
-func decodeDeclared[T any](t *testing.T, name string, out []byte) {
+// decodeDeclared decodes what a hand-written appender (or a handler) wrote
+// into the declared wire type T, refusing fields T does not declare, and
+// checks that T encodes back to the same JSON: the writer neither adds a
+// field the document does not have nor drops one it promises. It returns
+// the decoded value.
+func decodeDeclared[T any](t testing.TB, name string, out []byte) T {
 	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s wrote %s, which %T does not declare: %v", name, out, v, err)
-	}
+	v := decodeAs[T](t, name, out)
 	back, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("json.Marshal(%T) = %v", v, err)
@@ -33,6 +29,20 @@ func decodeDeclared[T any](t *testing.T, name string, out []byte) {
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("%s wrote %s; as %T it reads %s", name, out, v, back)
 	}
+	return v
+}
+
+// decodeAs decodes what name wrote into the declared wire type T, refusing
+// fields T does not declare.
+func decodeAs[T any](t testing.TB, name string, out []byte) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s wrote %s, which %T does not declare: %v", name, out, v, err)
+	}
+	return v
 }
 
 // TestAppendersMatchDeclaredTypes holds every hand-written appender of a

@@ -1,18 +1,13 @@
 package mvcc
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -25,15 +20,6 @@ const (
 	// maxBatchRequests bounds how many write requests share one commit, so
 	// that one fsync never waits for an unbounded amount of work.
 	maxBatchRequests = 4096
-)
-
-var (
-	keyBucket  = []byte("key")
-	metaBucket = []byte("meta")
-
-	metaScheduledCompact = []byte("scheduledCompactRev")
-	metaFinishedCompact  = []byte("finishedCompactRev")
-	metaAlarmNoSpace     = []byte("alarmNoSpace")
 )
 
 // Lessor is what the store needs from a lease manager. The store calls
@@ -200,206 +186,6 @@ func Open(path string, opts Options) (*Store, error) {
 		s.compactions <- newCompactionJob(scheduled)
 	}
 	return s, nil
-}
-
-// mmapSize is how much address space bbolt maps the file into when it
-// opens it. bbolt must map the file again to grow it past that, and that
-// waits for every open read transaction to end: a snapshot streaming a
-// large file to a slow client for minutes would hold every commit up.
-// Mapping more than the file can grow to, the quota with as much again
-// of room for the pages a long snapshot keeps from reuse, means that wait
-// never comes. Address space is cheap on 64-bit systems and the mapping
-// costs memory only as the file grows; etcd maps 10 GiB for the same
-// reason. 32-bit systems keep bbolt's default, growing the mapping as the
-// file grows.
-func mmapSize(quota int64) int {
-	if strconv.IntSize < 64 {
-		return 0
-	}
-	return int(max(10<<30, 2*quota))
-}
-
-func openBolt(path string, opts Options) (*bolt.DB, error) {
-	if err := checkFile(path); err != nil {
-		return nil, err
-	}
-	_, statErr := os.Stat(path)
-	created := os.IsNotExist(statErr)
-	if opts.ReadOnly && created {
-		return nil, fmt.Errorf("mvcc: open %s: %w", path, statErr)
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:         5 * time.Second,
-		NoSync:          opts.NoFsync,
-		NoFreelistSync:  true,
-		FreelistType:    bolt.FreelistMapType,
-		ReadOnly:        opts.ReadOnly,
-		InitialMmapSize: mmapSize(opts.QuotaBytes),
-	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		// Taken between checkFile's look and bbolt's.
-		if f, ferr := os.Open(path); ferr == nil {
-			err = lockedError(f)
-			f.Close()
-		}
-		return nil, fmt.Errorf("%w: %s", err, path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
-	}
-	if opts.ReadOnly {
-		err := db.View(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{keyBucket, metaBucket} {
-				if tx.Bucket(b) == nil {
-					return fmt.Errorf("%w: no %q bucket", ErrCorrupt, b)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
-		}
-		return db, nil
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{keyBucket, metaBucket} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("mvcc: create buckets: %w", err)
-	}
-	if created && !opts.NoFsync {
-		// Make the new file's directory entry durable too, or a crash
-		// could lose the whole file and everything acknowledged in it.
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("mvcc: sync data dir: %w", err)
-		}
-	}
-	return db, nil
-}
-
-// restore rebuilds the index, the revisions and the alarm from the file. It
-// returns the revision of an unfinished compaction, or 0.
-func (s *Store) restore() (unfinishedCompact int64, err error) {
-	var leased []kv.KeyValue
-	err = s.db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		scheduled := readInt64(meta, metaScheduledCompact)
-		finished := readInt64(meta, metaFinishedCompact)
-		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
-		if scheduled > finished {
-			unfinishedCompact = scheduled
-		}
-		var err error
-		if s.currentRev, s.compactRev, err = storedRevisions(tx); err != nil {
-			return err
-		}
-
-		cache := make(map[string]*keyIndex)
-		c := tx.Bucket(keyBucket).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			rev, tomb, err := parseRevBytes(k)
-			if err != nil {
-				return err
-			}
-			hdr, _, err := decodeHeader(v)
-			if err != nil {
-				return fmt.Errorf("revision %v: %w", rev, err)
-			}
-			ki, ok := cache[string(hdr.key)]
-			switch {
-			case ok && tomb:
-				if err := ki.tombstone(rev); err != nil {
-					// A tombstone for a generation that recovery never saw
-					// begin: its puts were compacted; start afresh.
-					ki.restoreTombstone(rev)
-				}
-			case ok:
-				g := &ki.generations[len(ki.generations)-1]
-				began := g.isEmpty()
-				ki.put(rev)
-				if began {
-					// The record knows its generation's creation and
-					// version even if earlier puts were compacted.
-					g.created, g.ver = kv.Revision{Main: hdr.create}, hdr.version
-				}
-			default:
-				ki = &keyIndex{key: append([]byte(nil), hdr.key...)}
-				if tomb {
-					ki.restoreTombstone(rev)
-				} else {
-					ki.restore(kv.Revision{Main: hdr.create}, rev, hdr.version)
-				}
-				cache[string(ki.key)] = ki
-			}
-		}
-		for _, ki := range cache {
-			s.index.insertRestored(ki)
-		}
-		if s.opts.Lessor == nil {
-			return nil
-		}
-		// Attach every live leased key to its lease.
-		b := tx.Bucket(keyBucket)
-		for _, ki := range cache {
-			mod, _, _, err := ki.get(s.currentRev)
-			if err != nil {
-				continue
-			}
-			rec, err := decodeKeyValue(b.Get(revBytes(mod, false)))
-			if err != nil {
-				return err
-			}
-			if rec.Lease != 0 {
-				leased = append(leased, rec)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("mvcc: recover %s: %w", s.path, err)
-	}
-	for _, rec := range leased {
-		s.opts.Lessor.Attach(rec.Lease, rec.Key)
-	}
-	s.committedRev.Store(s.currentRev)
-	return unfinishedCompact, nil
-}
-
-// storedRevisions reads the revision and the compact revision of the
-// state in tx: the newest revision in the history, but not below the
-// compact revision, and at least 1 (the empty store's).
-func storedRevisions(tx *bolt.Tx) (rev, compactRev int64, err error) {
-	meta := tx.Bucket(metaBucket)
-	compactRev = max(readInt64(meta, metaScheduledCompact), readInt64(meta, metaFinishedCompact))
-	rev = max(compactRev, 1)
-	if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
-		last, _, err := parseRevBytes(k)
-		if err != nil {
-			return 0, 0, err
-		}
-		rev = max(rev, last.Main)
-	}
-	return rev, compactRev, nil
-}
-
-func readInt64(b *bolt.Bucket, key []byte) int64 {
-	v := b.Get(key)
-	if len(v) != 8 {
-		return 0
-	}
-	return int64(binary.BigEndian.Uint64(v))
-}
-
-func putInt64(b *bolt.Bucket, key []byte, n int64) error {
-	return b.Put(key, binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
 // Rev returns the current revision: the newest durable one.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // metric returns one sample of the server's /metrics, which must be
@@ -61,11 +63,11 @@ func TestTxnRangesBounded(t *testing.T) {
 		t.Errorf("%s allocated %.0f MiB on the server, want at most 100 (the bound is 64 MiB, the answer 192)", r.req, got/mib)
 	}
 
-	var res txnResponse
+	var res client.TxnResponse
 	got = s.allocatedBy(t, func() {
 		s.txn(t, `{"success":[`+ranges(`,"keys_only":true`)+`]}`).ok(t, http.StatusOK, &res)
 	})
-	if len(res.Responses) != 8 || len(res.Responses[7].Range.KVs) != 24 {
+	if len(res.Responses) != 8 || len(res.Responses[7].Range.Kvs) != 24 {
 		t.Fatalf("keys_only txn = %+v, want 8 ranges of 24 keys", res)
 	}
 	t.Logf("8 keys_only ranges over 24 MiB: allocated %.1f MiB", got/mib)

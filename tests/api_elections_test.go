@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,25 +15,15 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/internal/ssetest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // observeTimeout bounds a whole observe stream of a test: a bound on the
 // test, not an assertion on timing.
 const observeTimeout = 2 * time.Minute
 
-type campaignResponse struct {
-	Header wireHeader `json:"header"`
-	Leader wireLeader `json:"leader"`
-}
-
-type wireLeader struct {
-	Name     string `json:"name"`
-	Key      string `json:"key"`
-	Revision int64  `json:"revision"`
-	Lease    int64  `json:"lease"`
-}
-
-func (l wireLeader) json() string {
+// leaderJSON is the leader as proclaim and resign take it.
+func leaderJSON(l client.LeaderKey) string {
 	b, _ := json.Marshal(l)
 	return string(b)
 }
@@ -58,10 +49,10 @@ func (s *server) campaignAsync(name string, lease int64, value string) <-chan *r
 }
 
 // leading checks a campaign's answer and returns its leader.
-func leading(tb testing.TB, r *reply) wireLeader {
+func leading(tb testing.TB, r *reply) client.LeaderKey {
 	tb.Helper()
 	checkReply(tb, r)
-	var c campaignResponse
+	var c client.CampaignResponse
 	r.ok(tb, http.StatusOK, &c)
 	return c.Leader
 }
@@ -135,38 +126,55 @@ func (o *observer) next() string {
 		if m.HasRetry {
 			continue
 		}
-		var d struct {
-			Header *wireHeader `json:"header"`
-			KV     *wireKV     `json:"kv"`
-			Reason string      `json:"reason"`
-		}
 		doc, _, err := loadAPIDoc()
 		if err == nil {
 			err = matchSchema(doc, "ObserveMessage", []byte(m.Data))
 		}
-		if err != nil || json.Unmarshal([]byte(m.Data), &d) != nil || checkTwins([]byte(m.Data)) != nil {
+		if err == nil {
+			err = checkTwins([]byte(m.Data))
+		}
+		// The message's kind: the leader (the default event, with kv),
+		// no_leader (without: refused if it has one), canceled or
+		// compacted, in the generated client's types.
+		var header *client.ResponseHeader
+		var kv *client.KeyValue
+		var canceled client.WatchCanceled
+		switch m.Event {
+		case "":
+			var v client.ObserveLeader
+			err = cmp.Or(err, decodeKind([]byte(m.Data), false, &v))
+			header, kv = &v.Header, &v.Kv
+		case "no_leader":
+			var v client.ObserveNoLeader
+			err = cmp.Or(err, decodeKind([]byte(m.Data), true, &v))
+			header = &v.Header
+		case "canceled":
+			err = cmp.Or(err, decodeKind([]byte(m.Data), false, &canceled))
+		case "compacted":
+		default:
+			err = cmp.Or(err, fmt.Errorf("unknown event %q", m.Event))
+		}
+		if err != nil {
 			o.tb.Fatalf("%s: %v: not an ObserveMessage of the document (%v)", o.req, m, err)
 		}
 		switch m.Event {
 		case "canceled":
-			return "canceled: " + d.Reason
+			return "canceled: " + canceled.Reason
 		case "compacted":
 			return "compacted"
 		}
 		id, err := strconv.ParseInt(m.ID, 10, 64)
 		switch {
-		case err != nil || d.Header == nil || d.Header.Revision != id:
+		case err != nil || header.Revision != id:
 			o.tb.Fatalf("%s: %v: want an id equal to header.revision", o.req, m)
 		case id <= o.lastID:
 			o.tb.Fatalf("%s: %v: id %d after id %d, want ids to increase", o.req, m, id, o.lastID)
-		case m.Event != "" && m.Event != "no_leader", (m.Event == "") != (d.KV != nil):
-			o.tb.Fatalf("%s: %v: want a default message with kv, or no_leader without", o.req, m)
 		}
 		o.lastID = id
-		if d.KV == nil {
+		if kv == nil {
 			return fmt.Sprintf("none@%d", id)
 		}
-		return fmt.Sprintf("%s=%s@%d", d.KV.key(), d.KV.value(), id)
+		return fmt.Sprintf("%s=%s@%d", keyOf(kv), valueOf(kv), id)
 	}
 }
 
@@ -188,10 +196,10 @@ func (o *observer) until(last string) []string {
 func (s *server) leadership(tb testing.TB, name string, from int64) []string {
 	tb.Helper()
 	hist := s.history(tb, "key="+name+"/&prefix=true&limit=10000")
-	keys := map[string]wireKV{}
+	keys := map[string]client.KeyValue{}
 	var out []string
 	state := func() string {
-		var lead *wireKV
+		var lead *client.KeyValue
 		for _, kv := range keys {
 			if lead == nil || kv.CreateRevision < lead.CreateRevision {
 				lead = &kv
@@ -200,17 +208,17 @@ func (s *server) leadership(tb testing.TB, name string, from int64) []string {
 		if lead == nil {
 			return "none"
 		}
-		return fmt.Sprintf("%s=%s@%d", lead.key(), lead.value(), lead.ModRevision)
+		return fmt.Sprintf("%s=%s@%d", keyOf(lead), valueOf(lead), lead.ModRevision)
 	}
 	prev := ""
 	for i, ev := range hist.Events {
 		if ev.Type == "put" {
-			keys[ev.KV.key()] = ev.KV
+			keys[keyOf(&ev.Kv)] = ev.Kv
 		} else {
-			delete(keys, ev.KV.key())
+			delete(keys, keyOf(&ev.Kv))
 		}
-		rev := ev.KV.ModRevision
-		if i+1 < len(hist.Events) && hist.Events[i+1].KV.ModRevision == rev {
+		rev := ev.Kv.ModRevision
+		if i+1 < len(hist.Events) && hist.Events[i+1].Kv.ModRevision == rev {
 			continue // the rest of the revision first
 		}
 		cur := state()
@@ -298,8 +306,8 @@ func TestElectionLeadersCrash(t *testing.T) {
 	resumed.close()
 
 	l3 := leading(t, <-won3)
-	s.do(t, "POST", "/v1/elections/svc/proclaim", []byte(`{"leader":`+l3.json()+`,"value":"three-b"}`)).want(t, http.StatusOK)
-	s.do(t, "POST", "/v1/elections/svc/resign", []byte(`{"leader":`+l3.json()+`}`)).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/elections/svc/proclaim", []byte(`{"leader":`+leaderJSON(l3)+`,"value":"three-b"}`)).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/elections/svc/resign", []byte(`{"leader":`+leaderJSON(l3)+`}`)).want(t, http.StatusOK)
 	r, err = s.campaign(context.Background(), "svc", s.grantLease(t, 600), "four")
 	if err != nil {
 		t.Fatal(err)
@@ -307,12 +315,12 @@ func TestElectionLeadersCrash(t *testing.T) {
 	l4 := leading(t, r)
 
 	resumed = openObserver(t, s, "svc", resumed.lastID)
-	seen = append(seen, resumed.until(l4.Key)...)
-	all := steady.until(l4.Key)
+	seen = append(seen, resumed.until(deref(l4.Key))...)
+	all := steady.until(deref(l4.Key))
 
 	startRev, _ := strconv.ParseInt(strings.TrimPrefix(start, "none@"), 10, 64)
 	want := s.leadership(t, "svc", startRev)
-	wantKeys := []string{l1.Key + "=one", l2.Key + "=two", l3.Key + "=three", l3.Key + "=three-b", "none", l4.Key + "=four"}
+	wantKeys := []string{deref(l1.Key) + "=one", deref(l2.Key) + "=two", deref(l3.Key) + "=three", deref(l3.Key) + "=three-b", "none", deref(l4.Key) + "=four"}
 	var gotKeys []string
 	for _, o := range all {
 		who, _, _ := strings.Cut(o, "@")
@@ -324,8 +332,8 @@ func TestElectionLeadersCrash(t *testing.T) {
 	// The resumed observer's first message is the state when it opened,
 	// at that revision; the rest are the changes.
 	firstWho, _, _ := strings.Cut(seen[0], "@")
-	if firstWho != l1.Key+"=one" || !slices.Equal(seen[1:], want[1:]) {
-		t.Fatalf("the observer that resumed twice saw\n%q\nwant %s=one, then\n%q", seen, l1.Key, want[1:])
+	if firstWho != deref(l1.Key)+"=one" || !slices.Equal(seen[1:], want[1:]) {
+		t.Fatalf("the observer that resumed twice saw\n%q\nwant %s=one, then\n%q", seen, deref(l1.Key), want[1:])
 	}
 }
 

@@ -6,51 +6,38 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// historyResponse is GET /v1/history's answer.
-type historyResponse struct {
-	Header          wireHeader     `json:"header"`
-	CompactRevision int64          `json:"compact_revision"`
-	Events          []historyEvent `json:"events"`
-	More            bool           `json:"more"`
-	NextPageToken   string         `json:"next_page_token"`
-}
-
-type historyEvent struct {
-	Type   string  `json:"type"`
-	KV     wireKV  `json:"kv"`
-	PrevKV *wireKV `json:"prev_kv"`
-}
-
-// String is the event in short: "put a=1@2", "delete a@5", with
+// historyString is the event in short: "put a=1@2", "delete a@5", with
 // " (was a=2@4)" for a previous version.
-func (ev *historyEvent) String() string {
-	s := fmt.Sprintf("delete %s@%d", ev.KV.key(), ev.KV.ModRevision)
+func historyString(ev *client.WatchEvent) string {
+	s := fmt.Sprintf("delete %s@%d", keyOf(&ev.Kv), ev.Kv.ModRevision)
 	if ev.Type == "put" {
-		s = fmt.Sprintf("put %s=%s@%d", ev.KV.key(), ev.KV.value(), ev.KV.ModRevision)
+		s = fmt.Sprintf("put %s=%s@%d", keyOf(&ev.Kv), valueOf(&ev.Kv), ev.Kv.ModRevision)
 	}
-	if ev.PrevKV != nil {
-		s += fmt.Sprintf(" (was %s=%s@%d)", ev.PrevKV.key(), ev.PrevKV.value(), ev.PrevKV.ModRevision)
+	if ev.PrevKv != nil {
+		s += fmt.Sprintf(" (was %s=%s@%d)", keyOf(ev.PrevKv), valueOf(ev.PrevKv), ev.PrevKv.ModRevision)
 	}
 	return s
 }
 
-func historyStrings(evs []historyEvent) []string {
+func historyStrings(evs []client.WatchEvent) []string {
 	out := make([]string, len(evs))
 	for i := range evs {
-		out[i] = evs[i].String()
+		out[i] = historyString(&evs[i])
 	}
 	return out
 }
 
 // history reads one page of GET /v1/history?query, which must answer 200.
-func (s *server) history(tb testing.TB, query string, header ...string) historyResponse {
+func (s *server) history(tb testing.TB, query string, header ...string) client.HistoryResponse {
 	tb.Helper()
-	var h historyResponse
+	var h client.HistoryResponse
 	r := s.do(tb, "GET", "/v1/history?"+query, nil, header...).ok(tb, http.StatusOK, &h)
-	if h.More != (h.NextPageToken != "") {
-		tb.Fatalf("%s = %s: more %v with next_page_token %q", r.req, r.body, h.More, h.NextPageToken)
+	if h.More != (deref(h.NextPageToken) != "") {
+		tb.Fatalf("%s = %s: more %v with next_page_token %q", r.req, r.body, h.More, deref(h.NextPageToken))
 	}
 	return h
 }
@@ -73,7 +60,7 @@ func (s *server) historyPages(tb testing.TB, query string, between func()) ([]st
 		if pages > 1000 {
 			tb.Fatalf("GET /v1/history?%s: more than 1000 pages", query)
 		}
-		q = query + "&page_token=" + url.QueryEscape(h.NextPageToken)
+		q = query + "&page_token=" + url.QueryEscape(deref(h.NextPageToken))
 	}
 }
 
@@ -126,7 +113,7 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 	}
 	// Binary keys and values come as base64 twins.
 	h := s.history(t, "key_base64="+url.QueryEscape("Y2ZnL/8=")+"&start_revision=7&end_revision=7")
-	if len(h.Events) != 1 || h.Events[0].KV.KeyBase64 == nil || h.Events[0].KV.ValueBase64 == nil || h.Events[0].KV.Key != nil {
+	if len(h.Events) != 1 || h.Events[0].Kv.KeyBase64 == nil || h.Events[0].Kv.ValueBase64 == nil || h.Events[0].Kv.Key != nil {
 		t.Errorf("GET /v1/history of cfg/\\xff = %+v, want one event with key_base64 and value_base64", h.Events)
 	}
 }
@@ -152,8 +139,8 @@ func TestHistoryCompactionEndToEnd(t *testing.T) {
 		t.Helper()
 		for _, q := range append(queries, "start_revision=4", "key=k&start_revision=1") {
 			e := s.do(t, "GET", "/v1/history?"+q, nil).wantError(t, http.StatusGone, "compacted")
-			if e.CompactRevision != 5 {
-				t.Errorf("GET /v1/history?%s: compact_revision %d, want 5", q, e.CompactRevision)
+			if deref(e.CompactRevision) != 5 {
+				t.Errorf("GET /v1/history?%s: compact_revision %d, want 5", q, deref(e.CompactRevision))
 			}
 		}
 		h := s.history(t, "start_revision=5&prev_kv=true")
@@ -164,25 +151,25 @@ func TestHistoryCompactionEndToEnd(t *testing.T) {
 			t.Errorf("GET /v1/history?key=k from the compact revision = %q, want [delete k@5]", got)
 		}
 	}
-	check("limit=1&page_token=" + url.QueryEscape(asc.NextPageToken))
+	check("limit=1&page_token=" + url.QueryEscape(deref(asc.NextPageToken)))
 
 	// A descending token reads down to the compact revision, then says
 	// the rest is gone.
 	q := "limit=1&order=descend&page_token="
 	var got []string
-	tok := desc.NextPageToken
+	tok := deref(desc.NextPageToken)
 	for range 10 {
 		r := s.do(t, "GET", "/v1/history?"+q+url.QueryEscape(tok), nil)
 		if r.status == http.StatusGone {
 			break
 		}
-		var h historyResponse
+		var h client.HistoryResponse
 		r.ok(t, http.StatusOK, &h)
 		got = append(got, historyStrings(h.Events)...)
 		if !h.More {
 			t.Fatalf("%s = %s: the end, but the window reaches below the compaction", r.req, r.body)
 		}
-		tok = h.NextPageToken
+		tok = deref(h.NextPageToken)
 	}
 	if !slices.Equal(got, []string{"delete k@5"}) {
 		t.Errorf("a descending token overtaken by the compaction gave %q then 410, want [delete k@5] then 410", got)
@@ -200,7 +187,7 @@ func TestHistoryErrorsEndToEnd(t *testing.T) {
 	s.put(t, "a", "1")
 	s.put(t, "b", "1")
 	other := s.history(t, "key=b&limit=1&end_revision=2").NextPageToken
-	if other != "" {
+	if deref(other) != "" {
 		t.Fatalf("one event in the window, yet a next_page_token")
 	}
 	page := s.history(t, "limit=1")
@@ -216,13 +203,13 @@ func TestHistoryErrorsEndToEnd(t *testing.T) {
 		{"limit=10001", "invalid_argument"},
 		{"prev_kv=maybe", "invalid_argument"},
 		{"key=a&from_key=true&prefix=true", "invalid_argument"},
-		{"key=b&page_token=" + url.QueryEscape(page.NextPageToken), "invalid_argument"},
-		{"order=descend&page_token=" + url.QueryEscape(page.NextPageToken), "invalid_argument"},
-		{"page_token=" + url.QueryEscape(page.NextPageToken[1:]), "invalid_argument"},
+		{"key=b&page_token=" + url.QueryEscape(deref(page.NextPageToken)), "invalid_argument"},
+		{"order=descend&page_token=" + url.QueryEscape(deref(page.NextPageToken)), "invalid_argument"},
+		{"page_token=" + url.QueryEscape(deref(page.NextPageToken)[1:]), "invalid_argument"},
 	} {
 		s.do(t, "GET", "/v1/history?"+tt.query, nil).wantError(t, http.StatusBadRequest, tt.code)
 	}
-	if h := s.history(t, "page_token="+url.QueryEscape(page.NextPageToken)); len(h.Events) != 1 || h.Events[0].String() != "put b=1@3" {
+	if h := s.history(t, "page_token="+url.QueryEscape(deref(page.NextPageToken))); len(h.Events) != 1 || historyString(&h.Events[0]) != "put b=1@3" {
 		t.Errorf("the second page = %q, want [put b=1@3]", historyStrings(h.Events))
 	}
 }

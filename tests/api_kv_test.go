@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestKVPutGet covers PUT and GET of one key: the answer's header,
@@ -20,13 +22,13 @@ func TestKVPutGet(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 
-	var p1 putResponse
+	var p1 client.PutResponse
 	r := s.do(t, "PUT", "/v1/kv/greeting", []byte("hello"), "Content-Type", "text/plain").ok(t, http.StatusOK, &p1)
 	rev1 := p1.Header.Revision
 	if rev1 != 2 {
 		t.Errorf("first PUT: header.revision = %d, want 2 on a fresh store", rev1)
 	}
-	if p1.PrevKV != nil {
+	if p1.PrevKv != nil {
 		t.Errorf("PUT without prev_kv = %s, want no prev_kv", r.body)
 	}
 	if got, want := r.header.Get("ETag"), fmt.Sprintf(`"%d"`, rev1); got != want {
@@ -34,13 +36,13 @@ func TestKVPutGet(t *testing.T) {
 	}
 
 	r = s.do(t, "GET", "/v1/kv/greeting", nil)
-	var g getResponse
+	var g client.GetResponse
 	r.ok(t, http.StatusOK, &g)
 	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("GET: Content-Type = %q, want application/json; charset=utf-8", ct)
 	}
 	want := "{\"greeting\"=\"hello\" create=2 mod=2 version=1 lease=0}"
-	if g.KV.String() != want || g.Header.Revision != rev1 {
+	if kvString(&g.Kv) != want || g.Header.Revision != rev1 {
 		t.Errorf("GET = %s, want kv %s at revision %d", r.body, want, rev1)
 	}
 	if got := r.header.Get("ETag"); got != `"2"` {
@@ -55,17 +57,17 @@ func TestKVPutGet(t *testing.T) {
 		t.Errorf("GET: kv fields = %v, want %v", got, wantFields)
 	}
 
-	var p2 putResponse
+	var p2 client.PutResponse
 	s.do(t, "PUT", "/v1/kv/greeting?prev_kv=true", []byte("world")).ok(t, http.StatusOK, &p2)
 	rev2 := p2.Header.Revision
-	if rev2 != rev1+1 || p2.PrevKV == nil || p2.PrevKV.String() != want {
-		t.Errorf("PUT ?prev_kv=true = revision %d, prev_kv %v; want revision %d, prev_kv %s", rev2, p2.PrevKV, rev1+1, want)
+	if rev2 != rev1+1 || p2.PrevKv == nil || kvString(p2.PrevKv) != want {
+		t.Errorf("PUT ?prev_kv=true = revision %d, prev_kv %v; want revision %d, prev_kv %s", rev2, p2.PrevKv, rev1+1, want)
 	}
 
 	// A read at a past revision answers the current revision in its header.
 	s.do(t, "GET", "/v1/kv/greeting?revision="+strconv.FormatInt(rev1, 10), nil).ok(t, http.StatusOK, &g)
-	if g.KV.value() != "hello" || g.Header.Revision != rev2 {
-		t.Errorf("GET ?revision=%d = %q at header revision %d, want \"hello\" at %d", rev1, g.KV.value(), g.Header.Revision, rev2)
+	if valueOf(&g.Kv) != "hello" || g.Header.Revision != rev2 {
+		t.Errorf("GET ?revision=%d = %q at header revision %d, want \"hello\" at %d", rev1, valueOf(&g.Kv), g.Header.Revision, rev2)
 	}
 
 	for _, q := range []string{"raw=true", "raw=1", "raw=TRUE"} {
@@ -99,7 +101,7 @@ func TestKVPutGet(t *testing.T) {
 	}
 	s.do(t, "PUT", "/v1/kv/empty", []byte{}).want(t, http.StatusOK)
 	if kv := s.get(t, "empty"); kv.Value == nil || *kv.Value != "" || kv.ValueBase64 != nil {
-		t.Errorf("GET of an empty value = %v, want \"value\":\"\"", kv.String())
+		t.Errorf("GET of an empty value = %v, want \"value\":\"\"", kvString(&kv))
 	}
 	if r := s.do(t, "GET", "/v1/kv/empty?raw=true", nil).want(t, http.StatusOK); len(r.body) != 0 || r.header.Get("Content-Length") != "0" {
 		t.Errorf("GET /v1/kv/empty?raw=true = %q with Content-Length %q, want empty", r.body, r.header.Get("Content-Length"))
@@ -109,8 +111,8 @@ func TestKVPutGet(t *testing.T) {
 	for _, path := range []string{"/v1/kv/missing", "/v1/kv/missing?raw=true", "/v1/kv/greeting?revision=1"} {
 		r := s.do(t, "GET", path, nil)
 		e := r.wantError(t, http.StatusNotFound, "key_not_found")
-		if e.Revision != cur || r.header.Get("X-Revision") != strconv.FormatInt(cur, 10) {
-			t.Errorf("GET %s: error revision %d, X-Revision %q; want %d in both", path, e.Revision, r.header.Get("X-Revision"), cur)
+		if deref(e.Revision) != cur || r.header.Get("X-Revision") != strconv.FormatInt(cur, 10) {
+			t.Errorf("GET %s: error revision %d, X-Revision %q; want %d in both", path, deref(e.Revision), r.header.Get("X-Revision"), cur)
 		}
 	}
 	s.do(t, "GET", fmt.Sprintf("/v1/kv/greeting?revision=%d", cur+1), nil).wantError(t, http.StatusBadRequest, "future_revision")
@@ -160,19 +162,19 @@ func TestKVPathKeys(t *testing.T) {
 		s.do(t, "PUT", tt.path, []byte(strconv.Itoa(i))).want(t, http.StatusOK)
 	}
 	for i, tt := range tests {
-		var g getResponse
+		var g client.GetResponse
 		s.do(t, "GET", tt.path, nil).ok(t, http.StatusOK, &g)
-		if g.KV.key() != tt.key || g.KV.value() != strconv.Itoa(i) {
-			t.Errorf("GET %s = %s, want key %q with value %d", tt.path, g.KV.String(), tt.key, i)
+		if keyOf(&g.Kv) != tt.key || valueOf(&g.Kv) != strconv.Itoa(i) {
+			t.Errorf("GET %s = %s, want key %q with value %d", tt.path, kvString(&g.Kv), tt.key, i)
 		}
 	}
 	// Two spellings of one key.
-	var g getResponse
+	var g client.GetResponse
 	s.do(t, "GET", "/v1/kv/a%2F%2Fb", nil).ok(t, http.StatusOK, &g)
-	if g.KV.key() != "a//b" || g.KV.value() != "1" {
-		t.Errorf("GET /v1/kv/a%%2F%%2Fb = %s, want the key a//b written as /v1/kv/a//b", g.KV.String())
+	if keyOf(&g.Kv) != "a//b" || valueOf(&g.Kv) != "1" {
+		t.Errorf("GET /v1/kv/a%%2F%%2Fb = %s, want the key a//b written as /v1/kv/a//b", kvString(&g.Kv))
 	}
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv", nil).ok(t, http.StatusOK, &l)
 	if l.Count != int64(len(tests)) {
 		t.Errorf("GET /v1/kv: count %d, want %d distinct keys", l.Count, len(tests))
@@ -313,11 +315,11 @@ func TestKVConditional(t *testing.T) {
 				e := r.wantError(t, tt.status, tt.code)
 				if tt.status == http.StatusPreconditionFailed {
 					switch {
-					case tt.wantKV && (e.KV == nil || e.KV.value() != "current" || e.KV.ModRevision != mod):
+					case tt.wantKV && (e.Kv == nil || valueOf(e.Kv) != "current" || e.Kv.ModRevision != mod):
 						t.Errorf("%s = %s, want error.kv with value \"current\" at mod revision %d", r.req, r.body, mod)
 					case tt.wantKV && r.header.Get("ETag") != fmt.Sprintf(`"%d"`, mod):
 						t.Errorf("%s: ETag = %q, want the current \"%d\"", r.req, r.header.Get("ETag"), mod)
-					case !tt.wantKV && e.KV != nil:
+					case !tt.wantKV && e.Kv != nil:
 						t.Errorf("%s = %s, want no kv for a missing key", r.req, r.body)
 					}
 				}
@@ -329,8 +331,8 @@ func TestKVConditional(t *testing.T) {
 				t.Errorf("%s moved the revision from %d to %d, want a new revision: %v", r.req, before, after, tt.changes)
 			}
 			if tt.changes && tt.method == "PUT" {
-				if kv := s.get(t, key); kv.value() != "new" || kv.ModRevision != after {
-					t.Errorf("after %s: %s, want value \"new\" at mod revision %d", r.req, kv.String(), after)
+				if kv := s.get(t, key); valueOf(&kv) != "new" || kv.ModRevision != after {
+					t.Errorf("after %s: %s, want value \"new\" at mod revision %d", r.req, kvString(&kv), after)
 				}
 				if got := r.header.Get("ETag"); got != fmt.Sprintf(`"%d"`, after) {
 					t.Errorf("%s: ETag = %s, want \"%d\"", r.req, got, after)
@@ -353,12 +355,10 @@ func fixed(name, value string) func(int64) []string {
 func TestKVPutOptions(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	var l struct {
-		ID int64 `json:"id"`
-	}
+	var l client.LeaseResponse
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).ok(t, http.StatusCreated, &l)
 	s.put(t, "leased", "v")
-	s.do(t, "PUT", fmt.Sprintf("/v1/kv/leased?lease=%d", l.ID), []byte("v1")).want(t, http.StatusOK)
+	s.do(t, "PUT", fmt.Sprintf("/v1/kv/leased?lease=%d", l.Id), []byte("v1")).want(t, http.StatusOK)
 
 	tests := []struct {
 		name   string
@@ -366,17 +366,17 @@ func TestKVPutOptions(t *testing.T) {
 		body   string
 		status int
 		code   string
-		want   string // the key after, as wireKV.String() without revisions: "value lease version"
+		want   string // the key after, as kvString shows it, without revisions: "value lease version"
 	}{
-		{"ignore_value keeps the value", fmt.Sprintf("/v1/kv/leased?ignore_value=true&lease=%d", l.ID), "", 200, "", fmt.Sprintf("v1 %d 3", l.ID)},
-		{"ignore_lease keeps the lease", "/v1/kv/leased?ignore_lease=true", "v2", 200, "", fmt.Sprintf("v2 %d 4", l.ID)},
-		{"both ignores", "/v1/kv/leased?ignore_lease=1&ignore_value=1", "", 200, "", fmt.Sprintf("v2 %d 5", l.ID)},
+		{"ignore_value keeps the value", fmt.Sprintf("/v1/kv/leased?ignore_value=true&lease=%d", l.Id), "", 200, "", fmt.Sprintf("v1 %d 3", l.Id)},
+		{"ignore_lease keeps the lease", "/v1/kv/leased?ignore_lease=true", "v2", 200, "", fmt.Sprintf("v2 %d 4", l.Id)},
+		{"both ignores", "/v1/kv/leased?ignore_lease=1&ignore_value=1", "", 200, "", fmt.Sprintf("v2 %d 5", l.Id)},
 		// As in etcd, ignore_value alone takes the request's lease, none.
 		{"ignore_value alone detaches", "/v1/kv/leased?ignore_value=true", "", 200, "", "v2 0 6"},
 		{"ignore_value on a missing key", "/v1/kv/nokey?ignore_value=true", "", 404, "key_not_found", ""},
 		{"ignore_lease on a missing key", "/v1/kv/nokey?ignore_lease=true", "x", 404, "key_not_found", ""},
 		{"ignore_value with a value", "/v1/kv/leased?ignore_value=true", "x", 400, "invalid_argument", ""},
-		{"ignore_lease with a lease", fmt.Sprintf("/v1/kv/leased?ignore_lease=true&lease=%d", l.ID), "x", 400, "invalid_argument", ""},
+		{"ignore_lease with a lease", fmt.Sprintf("/v1/kv/leased?ignore_lease=true&lease=%d", l.Id), "x", 400, "invalid_argument", ""},
 		{"unknown lease", "/v1/kv/leased?lease=424242", "x", 404, "lease_not_found", ""},
 		{"lease not a number", "/v1/kv/leased?lease=abc", "x", 400, "invalid_argument", ""},
 		{"prev_kv not a boolean", "/v1/kv/leased?prev_kv=maybe", "x", 400, "invalid_argument", ""},
@@ -395,8 +395,8 @@ func TestKVPutOptions(t *testing.T) {
 			}
 			rev := r.want(t, 200).revision(t)
 			kv := s.get(t, "leased")
-			if got := fmt.Sprintf("%s %d %d", kv.value(), kv.Lease, kv.Version); got != tt.want || kv.ModRevision != rev {
-				t.Errorf("after %s: %s, want value, lease, version %q at mod revision %d", r.req, kv.String(), tt.want, rev)
+			if got := fmt.Sprintf("%s %d %d", valueOf(&kv), kv.Lease, kv.Version); got != tt.want || kv.ModRevision != rev {
+				t.Errorf("after %s: %s, want value, lease, version %q at mod revision %d", r.req, kvString(&kv), tt.want, rev)
 			}
 		})
 	}
@@ -430,7 +430,7 @@ func TestKVDelete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.status(t).Revision
-			var res deleteResponse
+			var res client.DeleteResponse
 			r := s.do(t, "DELETE", tt.path, nil).ok(t, http.StatusOK, &res)
 			wantRev := before
 			if len(tt.deleted) > 0 {
@@ -450,10 +450,10 @@ func TestKVDelete(t *testing.T) {
 			}
 			if tt.prevKV {
 				var got []string
-				for _, kv := range res.PrevKVs {
-					got = append(got, kv.key())
-					if kv.value() != "v-"+kv.key() {
-						t.Errorf("%s: prev_kv %s, want value %q", r.req, kv.String(), "v-"+kv.key())
+				for _, kv := range deref(res.PrevKvs) {
+					got = append(got, keyOf(&kv))
+					if valueOf(&kv) != "v-"+keyOf(&kv) {
+						t.Errorf("%s: prev_kv %s, want value %q", r.req, kvString(&kv), "v-"+keyOf(&kv))
 					}
 				}
 				if !slices.Equal(got, tt.deleted) {
@@ -462,7 +462,7 @@ func TestKVDelete(t *testing.T) {
 			}
 			for _, k := range tt.deleted {
 				s.do(t, "GET", keyPath(k), nil).wantError(t, http.StatusNotFound, "key_not_found")
-				var g getResponse
+				var g client.GetResponse
 				s.do(t, "GET", fmt.Sprintf("%s?revision=%d", keyPath(k), before), nil).ok(t, http.StatusOK, &g)
 			}
 		})

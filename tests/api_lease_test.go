@@ -5,28 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-)
 
-type (
-	leaseGrantResponse struct {
-		Header wireHeader `json:"header"`
-		ID     int64      `json:"id"`
-		TTL    int64      `json:"ttl"`
-	}
-	leaseListResponse struct {
-		Header wireHeader `json:"header"`
-		Leases []struct {
-			ID int64 `json:"id"`
-		} `json:"leases"`
-	}
-	leaseTTLResponse struct {
-		Header     wireHeader `json:"header"`
-		ID         int64      `json:"id"`
-		TTL        int64      `json:"ttl"`
-		GrantedTTL int64      `json:"granted_ttl"`
-		Keys       []string   `json:"keys"`
-		KeysBase64 [][]byte   `json:"keys_base64"`
-	}
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestLeases covers the lease endpoints: grant with a chosen or a server
@@ -36,13 +16,13 @@ func TestLeases(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 
-	var chosen, auto leaseGrantResponse
+	var chosen, auto client.LeaseResponse
 	r := s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":42}`)).ok(t, http.StatusCreated, &chosen)
-	if chosen.ID != 42 || chosen.TTL != 600 || chosen.Header.Revision == 0 {
+	if chosen.Id != 42 || chosen.Ttl != 600 || chosen.Header.Revision == 0 {
 		t.Errorf("%s = %s, want id 42, ttl 600 and a header", r.req, r.body)
 	}
 	r = s.do(t, "POST", "/v1/leases", []byte(`{"ttl":300}`)).ok(t, http.StatusCreated, &auto)
-	if auto.ID < 1 || auto.ID > 1<<53-1 || auto.ID == 42 || auto.TTL != 300 {
+	if auto.Id < 1 || auto.Id > 1<<53-1 || auto.Id == 42 || auto.Ttl != 300 {
 		t.Errorf("%s = %s, want a new id in [1, 2^53-1] and ttl 300", r.req, r.body)
 	}
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":42}`)).wantError(t, http.StatusConflict, "already_exists")
@@ -63,14 +43,14 @@ func TestLeases(t *testing.T) {
 		})
 	}
 
-	var list leaseListResponse
+	var list client.LeaseList
 	s.do(t, "GET", "/v1/leases", nil).ok(t, http.StatusOK, &list)
 	var ids []int64
 	for _, l := range list.Leases {
-		ids = append(ids, l.ID)
+		ids = append(ids, l.Id)
 	}
 	slices.Sort(ids)
-	if want := []int64{42, auto.ID, 1<<53 - 1}; !slices.Equal(ids, slices.Sorted(slices.Values(want))) {
+	if want := []int64{42, auto.Id, 1<<53 - 1}; !slices.Equal(ids, slices.Sorted(slices.Values(want))) {
 		t.Errorf("GET /v1/leases = %v, want %v", ids, want)
 	}
 	if st := s.status(t); st.Leases != 3 {
@@ -80,37 +60,34 @@ func TestLeases(t *testing.T) {
 	// Attach keys, one of them not UTF-8, and one to the other lease.
 	s.do(t, "PUT", "/v1/kv/l/1?lease=42", []byte("a")).want(t, http.StatusOK)
 	s.do(t, "PUT", "/v1/kv/l/2?lease=42", []byte("b")).want(t, http.StatusOK)
-	s.do(t, "PUT", fmt.Sprintf("/v1/kv/l/3?lease=%d", auto.ID), []byte("c")).want(t, http.StatusOK)
+	s.do(t, "PUT", fmt.Sprintf("/v1/kv/l/3?lease=%d", auto.Id), []byte("c")).want(t, http.StatusOK)
 	s.put(t, "l/4", "no lease")
 
-	var ttl leaseTTLResponse
+	var ttl client.LeaseTimeToLive
 	r = s.do(t, "GET", "/v1/leases/42?keys=true", nil).ok(t, http.StatusOK, &ttl)
-	if ttl.ID != 42 || ttl.GrantedTTL != 600 || ttl.TTL < 1 || ttl.TTL > 600 || !slices.Equal(ttl.Keys, []string{"l/1", "l/2"}) || ttl.KeysBase64 != nil {
+	if ttl.Id != 42 || ttl.GrantedTtl != 600 || ttl.Ttl < 1 || ttl.Ttl > 600 || !slices.Equal(deref(ttl.Keys), []string{"l/1", "l/2"}) || ttl.KeysBase64 != nil {
 		t.Errorf("%s = %s, want id 42, granted_ttl 600, ttl in [1, 600], keys [l/1 l/2]", r.req, r.body)
 	}
-	var bare leaseTTLResponse
+	var bare client.LeaseTimeToLive
 	r = s.do(t, "GET", "/v1/leases/42", nil).ok(t, http.StatusOK, &bare)
 	if bare.Keys != nil || bare.KeysBase64 != nil {
 		t.Errorf("%s = %s, want no keys without keys=true", r.req, r.body)
 	}
-	var noKeys leaseTTLResponse
+	var noKeys client.LeaseTimeToLive
 	r = s.do(t, "GET", "/v1/leases/9007199254740991?keys=1", nil).ok(t, http.StatusOK, &noKeys)
-	if noKeys.Keys == nil || len(noKeys.Keys) != 0 {
+	if noKeys.Keys == nil || len(*noKeys.Keys) != 0 {
 		t.Errorf("%s = %s, want \"keys\":[]", r.req, r.body)
 	}
 	s.do(t, "PUT", "/v1/kv/l/%FF?lease=9007199254740991", []byte("d")).want(t, http.StatusOK)
-	var binKeys leaseTTLResponse
+	var binKeys client.LeaseTimeToLive
 	r = s.do(t, "GET", "/v1/leases/9007199254740991?keys=true", nil).ok(t, http.StatusOK, &binKeys)
-	if len(binKeys.KeysBase64) != 1 || string(binKeys.KeysBase64[0]) != "l/\xff" || binKeys.Keys != nil {
+	if len(deref(binKeys.KeysBase64)) != 1 || string((*binKeys.KeysBase64)[0]) != "l/\xff" || binKeys.Keys != nil {
 		t.Errorf("%s = %s, want keys_base64 [l/\\xff]", r.req, r.body)
 	}
 
-	var ka struct {
-		ID  int64 `json:"id"`
-		TTL int64 `json:"ttl"`
-	}
+	var ka client.LeaseResponse
 	r = s.do(t, "POST", "/v1/leases/42/keepalive", nil).ok(t, http.StatusOK, &ka)
-	if ka.ID != 42 || ka.TTL != 600 {
+	if ka.Id != 42 || ka.Ttl != 600 {
 		t.Errorf("%s = %s, want id 42, ttl 600", r.req, r.body)
 	}
 
@@ -120,7 +97,7 @@ func TestLeases(t *testing.T) {
 	if rev != before+1 {
 		t.Errorf("DELETE /v1/leases/42: revision %d, want %d: one revision for the lease's keys", rev, before+1)
 	}
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=l/&prefix=true", nil).ok(t, http.StatusOK, &l)
 	if got := listKeys(l); !slices.Equal(got, []string{"l/3", "l/4", "l/\xff"}) {
 		t.Errorf("after the revoke the keys are %q, want [l/3 l/4 l/\\xff]", got)
@@ -132,10 +109,10 @@ func TestLeases(t *testing.T) {
 	s.do(t, "PUT", "/v1/kv/l/5?lease=42", []byte("x")).wantError(t, http.StatusNotFound, "lease_not_found")
 
 	// A lease with no keys goes without a revision.
-	var bare2 leaseGrantResponse
+	var bare2 client.LeaseResponse
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).ok(t, http.StatusCreated, &bare2)
 	before = s.status(t).Revision
-	if rev := s.do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", bare2.ID), nil).want(t, http.StatusOK).revision(t); rev != before {
+	if rev := s.do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", bare2.Id), nil).want(t, http.StatusOK).revision(t); rev != before {
 		t.Errorf("revoking a lease without keys: revision %d, want the current %d", rev, before)
 	}
 
@@ -154,7 +131,7 @@ func TestLeases(t *testing.T) {
 		{"GET", "/v1/leases/-3", 400, "invalid_argument"},
 		{"POST", "/v1/leases/9007199254740992/keepalive", 400, "invalid_argument"},
 		{"DELETE", "/v1/leases/x", 400, "invalid_argument"},
-		{"GET", fmt.Sprintf("/v1/leases/%d?keys=perhaps", auto.ID), 400, "invalid_argument"},
+		{"GET", fmt.Sprintf("/v1/leases/%d?keys=perhaps", auto.Id), 400, "invalid_argument"},
 	} {
 		t.Run(fmt.Sprintf("error/%s %s", tt.method, tt.path), func(t *testing.T) {
 			s.do(t, tt.method, tt.path, nil).wantError(t, tt.status, tt.code)
@@ -163,9 +140,9 @@ func TestLeases(t *testing.T) {
 
 	// Leases and their keys survive a restart.
 	s.Restart()
-	var restored leaseTTLResponse
-	r = s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", auto.ID), nil).ok(t, http.StatusOK, &restored)
-	if restored.GrantedTTL != 300 || !slices.Equal(restored.Keys, []string{"l/3"}) {
+	var restored client.LeaseTimeToLive
+	r = s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", auto.Id), nil).ok(t, http.StatusOK, &restored)
+	if restored.GrantedTtl != 300 || !slices.Equal(deref(restored.Keys), []string{"l/3"}) {
 		t.Errorf("after a restart %s = %s, want granted_ttl 300 and keys [l/3]", r.req, r.body)
 	}
 	s.do(t, "GET", "/v1/leases/42", nil).wantError(t, http.StatusNotFound, "lease_not_found")

@@ -9,13 +9,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // listKeys returns the keys of a list answer, in order.
-func listKeys(l listResponse) []string {
-	keys := make([]string, len(l.KVs))
-	for i := range l.KVs {
-		keys[i] = l.KVs[i].key()
+func listKeys(l client.ListResponse) []string {
+	return keysOf(l.Kvs)
+}
+
+// keysOf returns the keys of kvs, in order.
+func keysOf(kvs []client.KeyValue) []string {
+	keys := make([]string, len(kvs))
+	for i := range kvs {
+		keys[i] = keyOf(&kvs[i])
 	}
 	return keys
 }
@@ -51,7 +58,7 @@ func TestListSelectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var l listResponse
+			var l client.ListResponse
 			r := s.do(t, "GET", "/v1/kv?"+tt.query, nil).ok(t, http.StatusOK, &l)
 			if got := listKeys(l); !slices.Equal(got, tt.want) || l.Count != int64(len(tt.want)) || l.More {
 				t.Errorf("%s = keys %q count %d more %v, want %q count %d", r.req, got, l.Count, l.More, tt.want, len(tt.want))
@@ -115,21 +122,21 @@ func TestListLimit(t *testing.T) {
 		{"limit=5&sort_order=descend", 5, true},
 	}
 	for _, tt := range tests {
-		var l listResponse
+		var l client.ListResponse
 		r := s.do(t, "GET", "/v1/kv?"+tt.query, nil).ok(t, http.StatusOK, &l)
-		if len(l.KVs) != tt.n || l.More != tt.more || l.Count != n {
-			t.Errorf("%s = %d kvs, more %v, count %d; want %d, %v, %d", r.req, len(l.KVs), l.More, l.Count, tt.n, tt.more, n)
+		if len(l.Kvs) != tt.n || l.More != tt.more || l.Count != n {
+			t.Errorf("%s = %d kvs, more %v, count %d; want %d, %v, %d", r.req, len(l.Kvs), l.More, l.Count, tt.n, tt.more, n)
 		}
-		if wantToken := tt.more && !strings.Contains(tt.query, "descend"); (l.NextPageToken != "") != wantToken {
-			t.Errorf("%s: next_page_token %q, want one: %v", r.req, l.NextPageToken, wantToken)
+		if wantToken := tt.more && !strings.Contains(tt.query, "descend"); (deref(l.NextPageToken) != "") != wantToken {
+			t.Errorf("%s: next_page_token %q, want one: %v", r.req, deref(l.NextPageToken), wantToken)
 		}
 	}
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv", nil).ok(t, http.StatusOK, &l)
-	var rest listResponse
-	s.do(t, "GET", "/v1/kv?page_token="+l.NextPageToken, nil).ok(t, http.StatusOK, &rest)
-	if got := listKeys(rest); len(got) != 1 || got[0] != "k1000" || rest.More || rest.NextPageToken != "" {
-		t.Errorf("the second page = %q, more %v, token %q; want [k1000] and the end", got, rest.More, rest.NextPageToken)
+	var rest client.ListResponse
+	s.do(t, "GET", "/v1/kv?page_token="+deref(l.NextPageToken), nil).ok(t, http.StatusOK, &rest)
+	if got := listKeys(rest); len(got) != 1 || got[0] != "k1000" || rest.More || deref(rest.NextPageToken) != "" {
+		t.Errorf("the second page = %q, more %v, token %q; want [k1000] and the end", got, rest.More, deref(rest.NextPageToken))
 	}
 }
 
@@ -139,21 +146,21 @@ func TestListLimit(t *testing.T) {
 func TestListPagination(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	orig := make(map[string]wireKV)
+	orig := make(map[string]client.KeyValue)
 	for i := range 10 {
 		s.put(t, fmt.Sprintf("p/%02d", i), fmt.Sprintf("v%d", i))
 	}
 	s.put(t, "q", "outside the range")
-	var first listResponse
+	var first client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3", nil).ok(t, http.StatusOK, &first)
 	rev0 := first.Header.Revision
-	if len(first.KVs) != 3 || !first.More || first.Count != 10 || first.NextPageToken == "" {
-		t.Fatalf("first page = %d kvs, more %v, count %d, token %q; want 3, true, 10, a token", len(first.KVs), first.More, first.Count, first.NextPageToken)
+	if len(first.Kvs) != 3 || !first.More || first.Count != 10 || deref(first.NextPageToken) == "" {
+		t.Fatalf("first page = %d kvs, more %v, count %d, token %q; want 3, true, 10, a token", len(first.Kvs), first.More, first.Count, deref(first.NextPageToken))
 	}
-	var snapshot listResponse
+	var snapshot client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=p/&prefix=true", nil).ok(t, http.StatusOK, &snapshot)
-	for _, kv := range snapshot.KVs {
-		orig[kv.key()] = kv
+	for _, kv := range snapshot.Kvs {
+		orig[keyOf(&kv)] = kv
 	}
 
 	// Change the range between pages: a new key, a changed one, a deleted
@@ -164,10 +171,10 @@ func TestListPagination(t *testing.T) {
 	cur := s.status(t).Revision
 
 	got := listKeys(first)
-	token := first.NextPageToken
+	token := deref(first.NextPageToken)
 	pages := 1
 	for token != "" {
-		var page listResponse
+		var page client.ListResponse
 		r := s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+token, nil).ok(t, http.StatusOK, &page)
 		pages++
 		if page.Header.Revision != cur {
@@ -176,16 +183,16 @@ func TestListPagination(t *testing.T) {
 		if page.Count != 10 {
 			t.Errorf("%s: count %d, want 10, the whole range at revision %d", r.req, page.Count, rev0)
 		}
-		for _, kv := range page.KVs {
-			if want, ok := orig[kv.key()]; !ok || kv.String() != want.String() {
-				t.Errorf("%s: %s, want it as at revision %d: %s", r.req, kv.String(), rev0, want.String())
+		for _, kv := range page.Kvs {
+			if want, ok := orig[keyOf(&kv)]; !ok || kvString(&kv) != kvString(&want) {
+				t.Errorf("%s: %s, want it as at revision %d: %s", r.req, kvString(&kv), rev0, kvString(&want))
 			}
 		}
 		got = append(got, listKeys(page)...)
-		if page.More != (page.NextPageToken != "") {
-			t.Errorf("%s: more %v with next_page_token %q", r.req, page.More, page.NextPageToken)
+		if page.More != (deref(page.NextPageToken) != "") {
+			t.Errorf("%s: more %v with next_page_token %q", r.req, page.More, deref(page.NextPageToken))
 		}
-		token = page.NextPageToken
+		token = deref(page.NextPageToken)
 	}
 	want := slices.Sorted(func(yield func(string) bool) {
 		for k := range orig {
@@ -204,19 +211,19 @@ func TestListPagination(t *testing.T) {
 		{"descending order", "key=p/&prefix=true&sort_order=descend&page_token="},
 		{"sorted by value", "key=p/&prefix=true&sort_target=value&page_token="},
 	} {
-		s.do(t, "GET", "/v1/kv?"+tt.query+first.NextPageToken, nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+		s.do(t, "GET", "/v1/kv?"+tt.query+deref(first.NextPageToken), nil).wantError(t, http.StatusBadRequest, "invalid_argument")
 	}
 	// The revision the token names, given again, is fine.
-	s.do(t, "GET", fmt.Sprintf("/v1/kv?key=p/&prefix=true&revision=%d&page_token=%s", rev0, first.NextPageToken), nil).want(t, http.StatusOK)
+	s.do(t, "GET", fmt.Sprintf("/v1/kv?key=p/&prefix=true&revision=%d&page_token=%s", rev0, deref(first.NextPageToken)), nil).want(t, http.StatusOK)
 
 	// Compacting exactly at the page's revision keeps it readable; past it
 	// the token is gone.
 	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0))).want(t, http.StatusOK)
-	s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+first.NextPageToken, nil).want(t, http.StatusOK)
+	s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+deref(first.NextPageToken), nil).want(t, http.StatusOK)
 	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0+1))).want(t, http.StatusOK)
-	e := s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+first.NextPageToken, nil).wantError(t, http.StatusGone, "compacted")
-	if e.CompactRevision != rev0+1 {
-		t.Errorf("page token below the compact revision: compact_revision %d, want %d", e.CompactRevision, rev0+1)
+	e := s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+deref(first.NextPageToken), nil).wantError(t, http.StatusGone, "compacted")
+	if deref(e.CompactRevision) != rev0+1 {
+		t.Errorf("page token below the compact revision: compact_revision %d, want %d", deref(e.CompactRevision), rev0+1)
 	}
 }
 
@@ -236,12 +243,12 @@ func TestListSortAndFilters(t *testing.T) {
 	}
 	s.put(t, "t", "outside")
 
-	fields := map[string]func(kv *wireKV) string{
-		"key":     func(kv *wireKV) string { return kv.key() },
-		"value":   func(kv *wireKV) string { return kv.value() },
-		"version": func(kv *wireKV) string { return fmt.Sprintf("%020d", kv.Version) },
-		"create":  func(kv *wireKV) string { return fmt.Sprintf("%020d", kv.CreateRevision) },
-		"mod":     func(kv *wireKV) string { return fmt.Sprintf("%020d", kv.ModRevision) },
+	fields := map[string]func(kv *client.KeyValue) string{
+		"key":     func(kv *client.KeyValue) string { return keyOf(kv) },
+		"value":   func(kv *client.KeyValue) string { return valueOf(kv) },
+		"version": func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.Version) },
+		"create":  func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.CreateRevision) },
+		"mod":     func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.ModRevision) },
 	}
 	for target, field := range fields {
 		for _, order := range []string{"", "ascend", "descend"} {
@@ -251,12 +258,12 @@ func TestListSortAndFilters(t *testing.T) {
 				if order != "" {
 					q += "&sort_order=" + order
 				}
-				var l listResponse
+				var l client.ListResponse
 				r := s.do(t, "GET", q, nil).ok(t, http.StatusOK, &l)
-				if len(l.KVs) != 5 {
-					t.Fatalf("%s = %d kvs, want 5", r.req, len(l.KVs))
+				if len(l.Kvs) != 5 {
+					t.Fatalf("%s = %d kvs, want 5", r.req, len(l.Kvs))
 				}
-				sorted := slices.IsSortedFunc(l.KVs, func(a, b wireKV) int {
+				sorted := slices.IsSortedFunc(l.Kvs, func(a, b client.KeyValue) int {
 					c := strings.Compare(field(&a), field(&b))
 					if order == "descend" {
 						c = -c
@@ -270,10 +277,10 @@ func TestListSortAndFilters(t *testing.T) {
 		}
 	}
 	t.Run("key descend limit", func(t *testing.T) {
-		var l listResponse
+		var l client.ListResponse
 		r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&sort_order=descend&limit=2", nil).ok(t, http.StatusOK, &l)
-		if got := listKeys(l); !slices.Equal(got, []string{"s/e", "s/d"}) || !l.More || l.NextPageToken != "" {
-			t.Errorf("%s = %q more %v token %q, want [s/e s/d], more, no token", r.req, got, l.More, l.NextPageToken)
+		if got := listKeys(l); !slices.Equal(got, []string{"s/e", "s/d"}) || !l.More || deref(l.NextPageToken) != "" {
+			t.Errorf("%s = %q more %v token %q, want [s/e s/d], more, no token", r.req, got, l.More, deref(l.NextPageToken))
 		}
 	})
 
@@ -295,38 +302,38 @@ func TestListSortAndFilters(t *testing.T) {
 		}
 	})
 	t.Run("count_only", func(t *testing.T) {
-		var l listResponse
+		var l client.ListResponse
 		r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
-		if len(l.KVs) != 0 || l.Count != 5 || l.More {
+		if len(l.Kvs) != 0 || l.Count != 5 || l.More {
 			t.Errorf("%s = %s, want count 5 and no kvs", r.req, r.body)
 		}
 	})
 
 	// Revisions: s/c 2 (mod 8), s/a 3 (mod 9), s/e 4, s/b 5, s/d 6.
-	var snapshot listResponse
+	var snapshot client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=s/&prefix=true", nil).ok(t, http.StatusOK, &snapshot)
 	filters := []struct {
 		name  string
 		query string
-		keep  func(kv *wireKV) bool
+		keep  func(kv *client.KeyValue) bool
 	}{
-		{"min_mod_revision", "min_mod_revision=6", func(kv *wireKV) bool { return kv.ModRevision >= 6 }},
-		{"max_mod_revision", "max_mod_revision=6", func(kv *wireKV) bool { return kv.ModRevision <= 6 }},
-		{"min_create_revision", "min_create_revision=4", func(kv *wireKV) bool { return kv.CreateRevision >= 4 }},
-		{"max_create_revision", "max_create_revision=4", func(kv *wireKV) bool { return kv.CreateRevision <= 4 }},
-		{"mod window", "min_mod_revision=5&max_mod_revision=8", func(kv *wireKV) bool { return kv.ModRevision >= 5 && kv.ModRevision <= 8 }},
-		{"create and mod", "min_create_revision=3&max_mod_revision=6", func(kv *wireKV) bool { return kv.CreateRevision >= 3 && kv.ModRevision <= 6 }},
-		{"nothing", "min_mod_revision=100", func(kv *wireKV) bool { return false }},
+		{"min_mod_revision", "min_mod_revision=6", func(kv *client.KeyValue) bool { return kv.ModRevision >= 6 }},
+		{"max_mod_revision", "max_mod_revision=6", func(kv *client.KeyValue) bool { return kv.ModRevision <= 6 }},
+		{"min_create_revision", "min_create_revision=4", func(kv *client.KeyValue) bool { return kv.CreateRevision >= 4 }},
+		{"max_create_revision", "max_create_revision=4", func(kv *client.KeyValue) bool { return kv.CreateRevision <= 4 }},
+		{"mod window", "min_mod_revision=5&max_mod_revision=8", func(kv *client.KeyValue) bool { return kv.ModRevision >= 5 && kv.ModRevision <= 8 }},
+		{"create and mod", "min_create_revision=3&max_mod_revision=6", func(kv *client.KeyValue) bool { return kv.CreateRevision >= 3 && kv.ModRevision <= 6 }},
+		{"nothing", "min_mod_revision=100", func(kv *client.KeyValue) bool { return false }},
 	}
 	for _, tt := range filters {
 		t.Run(tt.name, func(t *testing.T) {
 			var want []string
-			for i := range snapshot.KVs {
-				if tt.keep(&snapshot.KVs[i]) {
-					want = append(want, snapshot.KVs[i].key())
+			for i := range snapshot.Kvs {
+				if tt.keep(&snapshot.Kvs[i]) {
+					want = append(want, keyOf(&snapshot.Kvs[i]))
 				}
 			}
-			var l listResponse
+			var l client.ListResponse
 			r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&"+tt.query, nil).ok(t, http.StatusOK, &l)
 			if got := listKeys(l); !slices.Equal(got, want) {
 				t.Errorf("%s = %q, want %q", r.req, got, want)
@@ -371,7 +378,7 @@ func TestListRevisions(t *testing.T) {
 				r := s.do(t, "GET", path, nil)
 				switch tt.status {
 				case 410:
-					if e := r.wantError(t, 410, "compacted"); e.CompactRevision != 5 {
+					if e := r.wantError(t, 410, "compacted"); deref(e.CompactRevision) != 5 {
 						t.Errorf("%s = %s, want compact_revision 5", r.req, r.body)
 					}
 				case 400:
@@ -381,19 +388,21 @@ func TestListRevisions(t *testing.T) {
 						r.wantError(t, 404, "key_not_found")
 						continue
 					}
-					var body struct {
-						Header wireHeader `json:"header"`
-						KV     *wireKV    `json:"kv"`
-						KVs    []wireKV   `json:"kvs"`
-					}
-					r.ok(t, 200, &body)
 					var got string
-					if body.KV != nil {
-						got = body.KV.value()
-					} else if len(body.KVs) == 1 {
-						got = body.KVs[0].value()
+					var header client.ResponseHeader
+					if strings.HasPrefix(path, "/v1/kv/") {
+						var g client.GetResponse
+						r.ok(t, 200, &g)
+						got, header = valueOf(&g.Kv), g.Header
+					} else {
+						var l client.ListResponse
+						r.ok(t, 200, &l)
+						if len(l.Kvs) == 1 {
+							got = valueOf(&l.Kvs[0])
+						}
+						header = l.Header
 					}
-					if got != tt.value || body.Header.Revision != cur {
+					if got != tt.value || header.Revision != cur {
 						t.Errorf("%s = %s, want value %q and header.revision %d", r.req, bytes.TrimSpace(r.body), tt.value, cur)
 					}
 				}

@@ -9,19 +9,16 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-type lockResponse struct {
-	Header wireHeader `json:"header"`
-	Key    string     `json:"key"`
-}
+	"github.com/httpkv/httpkv/openapi/client"
+)
 
 // grantLease grants a lease of ttl seconds and returns its ID.
 func (s *server) grantLease(tb testing.TB, ttl int64) int64 {
 	tb.Helper()
-	var l leaseGrantResponse
+	var l client.LeaseResponse
 	s.do(tb, "POST", "/v1/leases", fmt.Appendf(nil, `{"ttl":%d}`, ttl)).ok(tb, http.StatusCreated, &l)
-	return l.ID
+	return l.Id
 }
 
 // waitTimeout bounds a request that waits for a lock or a leadership: a
@@ -46,16 +43,16 @@ func (s *server) lockRequest(tb testing.TB, ctx context.Context, name string, le
 }
 
 // lock acquires name for lease and returns the answer.
-func (s *server) lock(tb testing.TB, name string, lease int64) lockResponse {
+func (s *server) lock(tb testing.TB, name string, lease int64) client.LockResponse {
 	tb.Helper()
 	r, err := s.lockRequest(tb, context.Background(), name, lease, "1m")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var l lockResponse
+	var l client.LockResponse
 	r.ok(tb, http.StatusOK, &l)
-	if want := fmt.Sprintf("%s/%x", name, lease); l.Key != want {
-		tb.Fatalf("lock %s for lease %x: key %q, want %q", name, lease, l.Key, want)
+	if want := fmt.Sprintf("%s/%x", name, lease); deref(l.Key) != want {
+		tb.Fatalf("lock %s for lease %x: key %q, want %q", name, lease, deref(l.Key), want)
 	}
 	return l
 }
@@ -69,7 +66,7 @@ func (s *server) unlock(tb testing.TB, name, key string) int64 {
 // queue lists the keys under name/, oldest first.
 func (s *server) queue(tb testing.TB, name string) []string {
 	tb.Helper()
-	var l listResponse
+	var l client.ListResponse
 	s.do(tb, "GET", "/v1/kv?key="+name+"/&prefix=true&sort_target=create", nil).ok(tb, http.StatusOK, &l)
 	return listKeys(l)
 }
@@ -113,27 +110,27 @@ func TestLockContenders(t *testing.T) {
 				t.Errorf("contender %d: lock = %v %v", i, r, err)
 				return
 			}
-			var l lockResponse
+			var l client.LockResponse
 			r.decode(t, &l)
 			// What a holder does: read its key, write while holding, let go.
-			var own getResponse
-			r, err = s.send(context.Background(), "GET", keyPath(l.Key), nil)
+			var own client.GetResponse
+			r, err = s.send(context.Background(), "GET", keyPath(deref(l.Key)), nil)
 			if err == nil {
 				r.decode(t, &own)
 			}
 			mark, err2 := s.send(context.Background(), "PUT", keyPath(fmt.Sprintf("fifo-log/%d", i)), []byte("held"))
-			released, err3 := s.send(context.Background(), "DELETE", "/v1/locks/fifo?key="+l.Key, nil)
+			released, err3 := s.send(context.Background(), "DELETE", "/v1/locks/fifo?key="+deref(l.Key), nil)
 			if err := cmpErr(err, err2, err3); err != nil || mark.status != 200 || released.status != 200 {
 				t.Errorf("contender %d while holding: %v", i, err)
 				return
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			tenures = append(tenures, tenure{i, own.KV.CreateRevision, l.Header.Revision, mark.revision(t), released.revision(t)})
+			tenures = append(tenures, tenure{i, own.Kv.CreateRevision, l.Header.Revision, mark.revision(t), released.revision(t)})
 		})
 	}
 	s.waitQueue(t, "fifo", contenders+1)
-	prev := tenure{released: s.unlock(t, "fifo", first.Key)}
+	prev := tenure{released: s.unlock(t, "fifo", deref(first.Key))}
 	wg.Wait()
 	if len(tenures) != contenders {
 		t.Fatalf("%d contenders held the lock, want %d", len(tenures), contenders)
@@ -172,12 +169,12 @@ func TestLockHolderExpires(t *testing.T) {
 	crashed := s.grantLease(t, 5)
 	holder := s.lock(t, "exp", crashed)
 	next := s.lock(t, "exp", s.grantLease(t, 600)) // waits for the expiry
-	var hist historyResponse
-	s.do(t, "GET", "/v1/history?key="+holder.Key, nil).ok(t, http.StatusOK, &hist)
+	var hist client.HistoryResponse
+	s.do(t, "GET", "/v1/history?key="+deref(holder.Key), nil).ok(t, http.StatusOK, &hist)
 	var deleted int64
 	for _, ev := range hist.Events {
 		if ev.Type == "delete" {
-			deleted = ev.KV.ModRevision
+			deleted = ev.Kv.ModRevision
 		}
 	}
 	if deleted == 0 || next.Header.Revision < deleted {
@@ -200,8 +197,8 @@ func TestLockWaiterLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wantError(t, http.StatusRequestTimeout, "lock_timeout")
-	if q := s.queue(t, "w"); !slices.Equal(q, []string{holder.Key}) {
-		t.Fatalf("after a waiter timed out: w/ holds %q, want the holder's %s alone", q, holder.Key)
+	if q := s.queue(t, "w"); !slices.Equal(q, []string{deref(holder.Key)}) {
+		t.Fatalf("after a waiter timed out: w/ holds %q, want the holder's %s alone", q, deref(holder.Key))
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -216,19 +213,20 @@ func TestLockWaiterLeaves(t *testing.T) {
 		t.Fatalf("the disconnected request = %v, want it canceled", err)
 	}
 	s.waitQueue(t, "w", 1)
-	if q := s.queue(t, "w"); !slices.Equal(q, []string{holder.Key}) {
-		t.Fatalf("after a waiter disconnected: w/ holds %q, want the holder's %s alone", q, holder.Key)
+	if q := s.queue(t, "w"); !slices.Equal(q, []string{deref(holder.Key)}) {
+		t.Fatalf("after a waiter disconnected: w/ holds %q, want the holder's %s alone", q, deref(holder.Key))
 	}
 	// The holder still holds: the same lease gets it back at once.
-	s.lock(t, "w", holder.leaseOf(t))
+	s.lock(t, "w", lockLease(t, holder))
 }
 
-// leaseOf returns the lease ID in an owner key, name/<hex>.
-func (l lockResponse) leaseOf(tb testing.TB) int64 {
+// lockLease returns the lease ID in a lock's owner key, name/<hex>.
+func lockLease(tb testing.TB, l client.LockResponse) int64 {
 	tb.Helper()
+	key := deref(l.Key)
 	var id int64
-	if _, err := fmt.Sscanf(l.Key[strings.LastIndexByte(l.Key, '/')+1:], "%x", &id); err != nil {
-		tb.Fatalf("owner key %q: %v", l.Key, err)
+	if _, err := fmt.Sscanf(key[strings.LastIndexByte(key, '/')+1:], "%x", &id); err != nil {
+		tb.Fatalf("owner key %q: %v", key, err)
 	}
 	return id
 }
@@ -254,7 +252,7 @@ func TestLockShutdown(t *testing.T) {
 		t.Fatalf("the waiting lock at shutdown = %d %s, want 503 unavailable", r.status, r.body)
 	}
 	s.Restart()
-	if q := s.queue(t, "sd"); !slices.Equal(q, []string{holder.Key}) {
-		t.Fatalf("after a restart sd/ holds %q, want the holder's %s alone", q, holder.Key)
+	if q := s.queue(t, "sd"); !slices.Equal(q, []string{deref(holder.Key)}) {
+		t.Fatalf("after a restart sd/ holds %q, want the holder's %s alone", q, deref(holder.Key))
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestStatusAndCompact covers GET /v1/status, POST /v1/compact and
@@ -27,10 +29,10 @@ func TestStatusAndCompact(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(fields)); !slices.Equal(got, want) {
 		t.Errorf("GET /v1/status fields = %v, want %v", got, want)
 	}
-	var st statusResponse
+	var st client.Status
 	r.decode(t, &st)
 	if st.Version != "0.1.0" || st.Revision != 21 || st.Header.Revision != 21 || st.CompactRevision != 0 ||
-		st.Keys != 5 || st.Leases != 0 || st.DBSize <= 0 || st.DBSizeInUse <= 0 || st.DBSizeInUse > st.DBSize ||
+		st.Keys != 5 || st.Leases != 0 || st.DbSize <= 0 || st.DbSizeInUse <= 0 || st.DbSizeInUse > st.DbSize ||
 		st.Alarms == nil || len(st.Alarms) != 0 {
 		t.Errorf("GET /v1/status = %s, want version 0.1.0, revision 21, 5 keys, sizes, no alarms", r.body)
 	}
@@ -60,28 +62,25 @@ func TestStatusAndCompact(t *testing.T) {
 		{``, 400, "invalid_argument"},
 	} {
 		e := compact(tt.body).wantError(t, tt.status, tt.code)
-		if tt.status == 410 && e.CompactRevision != 10 {
-			t.Errorf("POST /v1/compact %s: compact_revision %d, want 10", tt.body, e.CompactRevision)
+		if tt.status == 410 && deref(e.CompactRevision) != 10 {
+			t.Errorf("POST /v1/compact %s: compact_revision %d, want 10", tt.body, deref(e.CompactRevision))
 		}
 	}
 	compact(`{"revision":21,"physical":true}`).want(t, http.StatusOK)
 	s.do(t, "GET", "/v1/kv?revision=20", nil).wantError(t, http.StatusGone, "compacted")
 	s.do(t, "GET", "/v1/kv?revision=21", nil).want(t, http.StatusOK)
 
-	var d struct {
-		Header wireHeader `json:"header"`
-		DBSize int64      `json:"db_size"`
-	}
+	var d client.DefragResponse
 	r = s.do(t, "POST", "/v1/defrag", nil).ok(t, http.StatusOK, &d)
-	if d.DBSize <= 0 || d.Header.Revision != 21 {
+	if d.DbSize <= 0 || d.Header.Revision != 21 {
 		t.Errorf("%s = %s, want a db_size and header revision 21", r.req, r.body)
 	}
-	if st := s.status(t); st.DBSize != d.DBSize {
-		t.Errorf("after defrag: status db_size %d, want %d as defrag said", st.DBSize, d.DBSize)
+	if st := s.status(t); st.DbSize != d.DbSize {
+		t.Errorf("after defrag: status db_size %d, want %d as defrag said", st.DbSize, d.DbSize)
 	}
 	for i := range 5 {
 		if kv := s.get(t, fmt.Sprintf("k%d", i)); kv.Version != 4 {
-			t.Errorf("after compaction and defrag: k%d %s, want version 4", i, kv.String())
+			t.Errorf("after compaction and defrag: k%d %s, want version 4", i, kvString(&kv))
 		}
 	}
 
@@ -197,8 +196,8 @@ func TestRequestTooLarge(t *testing.T) {
 			r.wantError(t, http.StatusRequestEntityTooLarge, "request_too_large")
 		})
 	}
-	if kv := s.get(t, "k"); len(kv.value()) != limit || kv.Version != 1 {
-		t.Errorf("after the refused requests k is %d bytes at version %d, want the first %d-byte value", len(kv.value()), kv.Version, limit)
+	if kv := s.get(t, "k"); len(valueOf(&kv)) != limit || kv.Version != 1 {
+		t.Errorf("after the refused requests k is %d bytes at version %d, want the first %d-byte value", len(valueOf(&kv)), kv.Version, limit)
 	}
 }
 
@@ -228,15 +227,12 @@ func TestNoSpace(t *testing.T) {
 		t.Fatal("the first put already answered 507")
 	}
 
-	var alarms struct {
-		Header wireHeader `json:"header"`
-		Alarms []string   `json:"alarms"`
-	}
+	var alarms client.Alarms
 	s.do(t, "GET", "/v1/alarms", nil).ok(t, http.StatusOK, &alarms)
-	if !slices.Equal(alarms.Alarms, []string{"NOSPACE"}) {
+	if !slices.Equal(alarms.Alarms, []client.AlarmsAlarms{"NOSPACE"}) {
 		t.Fatalf("GET /v1/alarms = %v, want [NOSPACE]", alarms.Alarms)
 	}
-	if st := s.status(t); !slices.Equal(st.Alarms, []string{"NOSPACE"}) {
+	if st := s.status(t); !slices.Equal(st.Alarms, []client.StatusAlarms{"NOSPACE"}) {
 		t.Errorf("GET /v1/status: alarms %v, want [NOSPACE]", st.Alarms)
 	}
 	r := s.do(t, "GET", "/health", nil)
@@ -250,18 +246,18 @@ func TestNoSpace(t *testing.T) {
 	s.txn(t, `{"success":[{"put":{"key":"small","value":"x"}}]}`).wantError(t, http.StatusInsufficientStorage, "no_space")
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).wantError(t, http.StatusInsufficientStorage, "no_space")
 	// Reads, read-only txns and deletes work.
-	if kv := s.get(t, acked[0]); kv.value() != string(value) {
-		t.Errorf("GET %s under NOSPACE = %d bytes, want the %d written", acked[0], len(kv.value()), len(value))
+	if kv := s.get(t, acked[0]); valueOf(&kv) != string(value) {
+		t.Errorf("GET %s under NOSPACE = %d bytes, want the %d written", acked[0], len(valueOf(&kv)), len(value))
 	}
 	s.txn(t, `{"success":[{"range":{"key":"fill/","prefix":true,"count_only":true}}]}`).want(t, http.StatusOK)
 	// A txn that only deletes costs no space, as in etcd.
-	var delTxn txnResponse
+	var delTxn client.TxnResponse
 	s.txn(t, `{"compare":[{"key":`+jsonString(acked[0])+`,"target":"version","result":"greater","version":0}],"success":[{"delete":{"key":`+jsonString(acked[0])+`}}]}`).ok(t, http.StatusOK, &delTxn)
 	if !delTxn.Succeeded || delTxn.Responses[0].Delete.Deleted != 1 {
 		t.Errorf("a txn deleting %s under NOSPACE = %+v, want it to succeed and delete 1", acked[0], delTxn)
 	}
 	acked = acked[1:]
-	var del deleteResponse
+	var del client.DeleteResponse
 	s.do(t, "DELETE", "/v1/kv?key=fill/&prefix=true", nil).ok(t, http.StatusOK, &del)
 	// etcd applies the write that takes a member past its quota, and
 	// answers it NOSPACE (its quota applier checks after applying): over
@@ -297,7 +293,7 @@ func TestNoSpace(t *testing.T) {
 	}
 	s.Restart()
 	s.do(t, "GET", "/v1/alarms", nil).ok(t, http.StatusOK, &alarms)
-	if !slices.Equal(alarms.Alarms, []string{"NOSPACE"}) {
+	if !slices.Equal(alarms.Alarms, []client.AlarmsAlarms{"NOSPACE"}) {
 		t.Errorf("GET /v1/alarms after a restart = %v, want [NOSPACE]", alarms.Alarms)
 	}
 	s.do(t, "PUT", "/v1/kv/small", []byte("y")).wantError(t, http.StatusInsufficientStorage, "no_space")

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestTxn covers POST /v1/txn: every compare target and result, both
@@ -12,9 +14,7 @@ import (
 func TestTxn(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "--max-txn-ops=6")
-	var l struct {
-		ID int64 `json:"id"`
-	}
+	var l client.LeaseResponse
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":77}`)).ok(t, http.StatusCreated, &l)
 	s.put(t, "a", "1")                                            // revision 2
 	s.put(t, "b", "2")                                            // 3
@@ -58,14 +58,14 @@ func TestTxn(t *testing.T) {
 		t.Run("compare/"+tt.name, func(t *testing.T) {
 			before := s.status(t).Revision
 			doc := fmt.Sprintf(`{"compare":[%s],"success":[{"range":{"key":"a"}}],"failure":[{"range":{"key":"b"}}]}`, tt.compare)
-			var res txnResponse
+			var res client.TxnResponse
 			r := s.txn(t, doc).ok(t, http.StatusOK, &res)
 			want := "b"
 			if tt.holds {
 				want = "a"
 			}
 			if res.Succeeded != tt.holds || len(res.Responses) != 1 || res.Responses[0].Range == nil ||
-				len(res.Responses[0].Range.KVs) != 1 || res.Responses[0].Range.KVs[0].key() != want {
+				len(res.Responses[0].Range.Kvs) != 1 || keyOf(&res.Responses[0].Range.Kvs[0]) != want {
 				t.Errorf("%s with compare %s = %s, want succeeded %v reading %q", r.req, tt.compare, r.body, tt.holds, want)
 			}
 			if res.Header.Revision != before {
@@ -81,7 +81,7 @@ func TestTxn(t *testing.T) {
 			{"put":{"key":"t/1","value":"x"}},
 			{"put":{"key":"a","value":"2","prev_kv":true}},
 			{"delete":{"key":"p/","prefix":true,"prev_kv":true}}]}`
-		var res txnResponse
+		var res client.TxnResponse
 		r := s.txn(t, doc).ok(t, http.StatusOK, &res)
 		rev := before + 1
 		if !res.Succeeded || res.Header.Revision != rev || len(res.Responses) != 4 {
@@ -89,13 +89,13 @@ func TestTxn(t *testing.T) {
 		}
 		rs := res.Responses
 		switch {
-		case rs[0].Range == nil || rs[0].Range.Header.Revision != before || len(rs[0].Range.KVs) != 1 || rs[0].Range.KVs[0].value() != "1":
+		case rs[0].Range == nil || rs[0].Range.Header.Revision != before || len(rs[0].Range.Kvs) != 1 || valueOf(&rs[0].Range.Kvs[0]) != "1":
 			t.Errorf("%s: range before the writes = %+v, want a=1 at revision %d", r.req, rs[0].Range, before)
 		case rs[1].Put == nil || rs[1].Put.Header.Revision != rev:
 			t.Errorf("%s: first put = %+v, want revision %d", r.req, rs[1].Put, rev)
-		case rs[2].Put == nil || rs[2].Put.PrevKV == nil || rs[2].Put.PrevKV.value() != "1":
+		case rs[2].Put == nil || rs[2].Put.PrevKv == nil || valueOf(rs[2].Put.PrevKv) != "1":
 			t.Errorf("%s: put with prev_kv = %+v, want prev_kv a=1", r.req, rs[2].Put)
-		case rs[3].Delete == nil || rs[3].Delete.Deleted != 2 || len(rs[3].Delete.PrevKVs) != 2 || rs[3].Delete.Header.Revision != rev:
+		case rs[3].Delete == nil || rs[3].Delete.Deleted != 2 || len(deref(rs[3].Delete.PrevKvs)) != 2 || rs[3].Delete.Header.Revision != rev:
 			t.Errorf("%s: delete = %+v, want 2 deleted with prev_kvs at revision %d", r.req, rs[3].Delete, rev)
 		}
 		for _, k := range []string{"t/1", "a"} {
@@ -116,7 +116,7 @@ func TestTxn(t *testing.T) {
 				"success":[{"put":{"key":"n/then","value":"t"}},{"range":{"key":"n/","prefix":true}},
 					{"txn":{"success":[{"put":{"key":"n/deep","value":"d"}}]}}],
 				"failure":[{"put":{"key":"n/else","value":"e"}}]}}]}`
-		var res txnResponse
+		var res client.TxnResponse
 		r := s.txn(t, doc).ok(t, http.StatusOK, &res)
 		rev := before + 1
 		if !res.Succeeded || res.Header.Revision != rev || len(res.Responses) != 2 || res.Responses[1].Txn == nil {
@@ -129,7 +129,7 @@ func TestTxn(t *testing.T) {
 			t.Fatalf("%s: nested = %+v, want its success branch with a put, a range and a txn", r.req, inner)
 		}
 		// A range sees the writes of the txn made before it.
-		if got := listKeys(*inner.Responses[1].Range); strings.Join(got, ",") != "n/outer,n/then" {
+		if got := keysOf(inner.Responses[1].Range.Kvs); strings.Join(got, ",") != "n/outer,n/then" {
 			t.Errorf("%s: nested range = %q, want the txn's own writes [n/outer n/then]", r.req, got)
 		}
 		for _, k := range []string{"n/outer", "n/then", "n/deep"} {
@@ -142,7 +142,7 @@ func TestTxn(t *testing.T) {
 
 	t.Run("empty", func(t *testing.T) {
 		before := s.status(t).Revision
-		var res txnResponse
+		var res client.TxnResponse
 		s.txn(t, `{}`).ok(t, http.StatusOK, &res)
 		if !res.Succeeded || len(res.Responses) != 0 || res.Header.Revision != before {
 			t.Errorf("an empty txn = %+v, want succeeded with no responses at revision %d", res, before)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // authWatchPage opens three EventSources on httpkv from another origin:
@@ -170,13 +172,11 @@ func TestAuthBrowserEventSource(t *testing.T) {
 			switch r.Kind {
 			case "open", "created":
 			case "message":
-				var d struct {
-					Events []wireEvent `json:"events"`
-				}
+				var d client.WatchEvents
 				if err := json.Unmarshal([]byte(r.Data), &d); err != nil || len(d.Events) != 1 {
 					t.Fatalf("the page got %s: want one event as JSON", r)
 				}
-				got = append(got, fmt.Sprintf("%s %s %s=%s", r.ID, d.Events[0].Type, d.Events[0].KV.key(), d.Events[0].KV.value()))
+				got = append(got, fmt.Sprintf("%s %s %s=%s", r.ID, d.Events[0].Type, keyOf(&d.Events[0].Kv), valueOf(&d.Events[0].Kv)))
 			default:
 				t.Fatalf("the EventSource with access_token got %s:\n%s", r, log)
 			}

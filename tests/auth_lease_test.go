@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestAuthLeasePutNeedsWriteOnAttachedKeys checks etcd's rule for a put
@@ -49,9 +51,9 @@ func TestAuthLeasePutNeedsWriteOnAttachedKeys(t *testing.T) {
 				t.Errorf("%s refused, yet the revision moved from %d to %d", r.req, before, after)
 			}
 			for id, want := range map[int64][]string{appLease: {"app/l"}, cfgLease: {"cfg"}} {
-				var res leaseTTLResponse
+				var res client.LeaseTimeToLive
 				authDo(t, f.s, f.root, http.StatusOK, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), "").decode(t, &res)
-				if !slices.Equal(res.Keys, want) {
+				if !slices.Equal(deref(res.Keys), want) {
 					t.Errorf("lease %d keys after the refused %s = %q, want %q", id, tc.name, res.Keys, want)
 				}
 			}
@@ -63,9 +65,9 @@ func TestAuthLeasePutNeedsWriteOnAttachedKeys(t *testing.T) {
 	f.s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath("app/m"), appLease), []byte("v"), alice.header()...).want(t, http.StatusOK)
 	f.s.do(t, "POST", "/v1/txn", []byte(fmt.Sprintf(`{"success":[{"put":{"key":"cfg","value":"v","lease":%d}}]}`, cfgLease)),
 		bob.header("Content-Type", "application/json")...).want(t, http.StatusOK)
-	var res leaseTTLResponse
+	var res client.LeaseTimeToLive
 	authDo(t, f.s, f.root, http.StatusOK, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", appLease), "").decode(t, &res)
-	if want := []string{"app/l", "app/m"}; !slices.Equal(res.Keys, want) {
+	if want := []string{"app/l", "app/m"}; !slices.Equal(deref(res.Keys), want) {
 		t.Errorf("lease %d keys = %q, want %q", appLease, res.Keys, want)
 	}
 	// Once bob's lease holds only keys bob may write, bob may use it.

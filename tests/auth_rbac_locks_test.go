@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // The RBAC matrix's locks and elections live under app/ (app%2Flk,
@@ -34,9 +36,9 @@ func rbacHeld(name, path string, pick func(testing.TB, *reply) string) func(test
 // owner key.
 func rbacLocked(name string) func(testing.TB, *rbacFixture) string {
 	return rbacHeld(name, "/v1/locks/%s?timeout=0s", func(tb testing.TB, r *reply) string {
-		var l lockResponse
+		var l client.LockResponse
 		r.decode(tb, &l)
-		return l.Key
+		return deref(l.Key)
 	})
 }
 
@@ -44,9 +46,9 @@ func rbacLocked(name string) func(testing.TB, *rbacFixture) string {
 // name, and gives the leader as JSON.
 func rbacCandidate(name string) func(testing.TB, *rbacFixture) string {
 	return rbacHeld(name, "/v1/elections/%s/campaign?timeout=0s", func(tb testing.TB, r *reply) string {
-		var c campaignResponse
+		var c client.CampaignResponse
 		r.decode(tb, &c)
-		return c.Leader.json()
+		return leaderJSON(c.Leader)
 	})
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // authBcryptCost keeps password hashing cheap in the tests: the server
@@ -35,13 +37,10 @@ func (c authCaller) header(more ...string) []string {
 // authLogin asks for a token with the password.
 func authLogin(tb testing.TB, s *server, name, password string) string {
 	tb.Helper()
-	var res struct {
-		Token string `json:"token"`
-		TTL   int64  `json:"ttl"`
-	}
+	var res client.Token
 	body, _ := json.Marshal(map[string]string{"name": name, "password": password})
 	r := s.do(tb, "POST", "/v1/auth/token", body, "Content-Type", "application/json").ok(tb, http.StatusOK, &res)
-	if res.Token == "" || res.TTL <= 0 {
+	if res.Token == "" || res.Ttl <= 0 {
 		tb.Fatalf("%s as %s = %s, want a token and a positive ttl", r.req, name, r.body)
 	}
 	return res.Token
@@ -76,7 +75,7 @@ func wantRefused(tb testing.TB, r *reply, unauthenticated bool) {
 // authRev returns the store's revision, read by root.
 func authRev(tb testing.TB, s *server, root authCaller) int64 {
 	tb.Helper()
-	var st statusResponse
+	var st client.Status
 	s.do(tb, "GET", "/v1/status", nil, root.header()...).ok(tb, http.StatusOK, &st)
 	return st.Revision
 }
@@ -174,12 +173,12 @@ func (f *rbacFixture) seed(tb testing.TB) {
 // grantLease grants a lease as root and attaches the keys to it.
 func (f *rbacFixture) grantLease(tb testing.TB, keys ...string) int64 {
 	tb.Helper()
-	var l leaseGrantResponse
+	var l client.LeaseResponse
 	authDo(tb, f.s, f.root, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).decode(tb, &l)
 	for _, k := range keys {
-		f.s.do(tb, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), l.ID), []byte("leased"), f.root.header()...).want(tb, http.StatusOK)
+		f.s.do(tb, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), l.Id), []byte("leased"), f.root.header()...).want(tb, http.StatusOK)
 	}
-	return l.ID
+	return l.Id
 }
 
 // rbacOp is an operation of the matrix.
@@ -373,7 +372,7 @@ var rbacOps = []rbacOp{
 		do:      rbacSendArg("POST", "/v1/compact", `{"revision":%s}`),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
 			tb.Helper()
-			var st statusResponse
+			var st client.Status
 			f.s.do(tb, "GET", "/v1/status", nil, f.root.header()...).ok(tb, http.StatusOK, &st)
 			// The revision compacted to is the current one, which only a
 			// successful compaction reaches.
@@ -535,10 +534,10 @@ func TestAuthRBACDetails(t *testing.T) {
 			"dave":  {},
 		}
 		for name, keys := range want {
-			var res leaseTTLResponse
+			var res client.LeaseTimeToLive
 			f.s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, caller(name).header()...).ok(t, http.StatusOK, &res)
-			got := slices.Sorted(slices.Values(res.Keys))
-			if !slices.Equal(got, keys) || len(res.KeysBase64) != 0 {
+			got := slices.Sorted(slices.Values(deref(res.Keys)))
+			if !slices.Equal(got, keys) || len(deref(res.KeysBase64)) != 0 {
 				t.Errorf("lease %d keys as %s = %q %q, want %q", id, name, res.Keys, res.KeysBase64, keys)
 			}
 		}
@@ -586,7 +585,7 @@ func TestAuthRBACDetails(t *testing.T) {
 		// A change that leaves the stream allowed does not end it.
 		authDo(t, f.s, f.root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"unrelated"}`)
 		rev := f.s.do(t, "PUT", keyPath("m2"), []byte("v"), f.root.header()...).want(t, http.StatusOK).revision(t)
-		if m := w.nextData(watchTimeout); m.ID != rev || len(m.Events) != 1 || m.Events[0].KV.key() != "m2" {
+		if m := w.nextData(watchTimeout); m.ID != rev || len(m.Events) != 1 || keyOf(&m.Events[0].Kv) != "m2" {
 			t.Fatalf("watch got %v, want the put of m2 at %d", m.raw, rev)
 		}
 		authDo(t, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/from-m/permissions?key=m&range_end=%00", "")
@@ -608,15 +607,12 @@ func TestAuthTokenExpiry(t *testing.T) {
 	s := startServer(t, authBcryptCost, "--auth-token-ttl=1s")
 	enableAuth(t, s, "pw")
 
-	var tok struct {
-		Token string `json:"token"`
-		TTL   int64  `json:"ttl"`
-	}
+	var tok client.Token
 	// Taken before the request: the token cannot be older than this.
 	asked := time.Now()
 	s.do(t, "POST", "/v1/auth/token", []byte(`{"name":"root","password":"pw"}`)).ok(t, http.StatusOK, &tok)
-	if tok.TTL != 1 {
-		t.Errorf("token ttl = %d, want 1 (--auth-token-ttl=1s)", tok.TTL)
+	if tok.Ttl != 1 {
+		t.Errorf("token ttl = %d, want 1 (--auth-token-ttl=1s)", tok.Ttl)
 	}
 	root := authCaller{name: "root", token: tok.Token}
 	s.do(t, "PUT", keyPath("k"), []byte("v"), root.header()...).want(t, http.StatusOK)
@@ -739,15 +735,9 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	if !slices.Equal(users.Users, []string{"alice", "root"}) {
 		t.Errorf("users after a restart = %q, want [alice root]", users.Users)
 	}
-	var role struct {
-		Permissions []struct {
-			Key      string `json:"key"`
-			RangeEnd string `json:"range_end"`
-			Type     string `json:"type"`
-		}
-	}
+	var role client.Role
 	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/app", "").decode(t, &role)
-	if len(role.Permissions) != 1 || role.Permissions[0].Key != "app/" || role.Permissions[0].RangeEnd != "app0" || role.Permissions[0].Type != "readwrite" {
+	if len(role.Permissions) != 1 || deref(role.Permissions[0].Key) != "app/" || deref(role.Permissions[0].RangeEnd) != "app0" || role.Permissions[0].Type != "readwrite" {
 		t.Errorf("role app after a restart = %+v, want readwrite [app/, app0)", role)
 	}
 	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestMalformedQuery sends requests whose query string does not parse (a
@@ -47,11 +49,11 @@ func TestMalformedQuery(t *testing.T) {
 	if got := s.status(t).Revision; got != rev {
 		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
 	}
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=%00&from_key=true", nil).ok(t, http.StatusOK, &l)
 	a := s.get(t, "a")
-	if got := listKeys(l); len(got) != 3 || a.value() != "v" {
-		t.Errorf("after the refused requests the keys are %q and a = %q, want a, p/1, p/2 unchanged", got, a.value())
+	if got := listKeys(l); len(got) != 3 || valueOf(&a) != "v" {
+		t.Errorf("after the refused requests the keys are %q and a = %q, want a, p/1, p/2 unchanged", got, valueOf(&a))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // contender takes the lock, waiting as long as ctx lasts, and returns how
@@ -181,20 +182,20 @@ func postJSON(ctx context.Context, client *http.Client, method, url string, body
 }
 
 // httpkvContender holds a lease of its own and locks name through the API.
-func httpkvContender(b *testing.B, s *server, client *http.Client, name string) contender {
-	var l leaseGrantResponse
-	if err := postJSON(context.Background(), client, "POST", s.URL+"/v1/leases", map[string]int{"ttl": 600}, &l); err != nil {
+func httpkvContender(b *testing.B, s *server, hc *http.Client, name string) contender {
+	var l client.LeaseResponse
+	if err := postJSON(context.Background(), hc, "POST", s.URL+"/v1/leases", map[string]int{"ttl": 600}, &l); err != nil {
 		b.Fatal(err)
 	}
 	return func(ctx context.Context) (func() error, error) {
-		var held lockResponse
-		if err := postJSON(ctx, client, "POST", s.URL+"/v1/locks/"+name+"?timeout=5m", map[string]int64{"lease": l.ID}, &held); err != nil {
+		var held client.LockResponse
+		if err := postJSON(ctx, hc, "POST", s.URL+"/v1/locks/"+name+"?timeout=5m", map[string]int64{"lease": l.Id}, &held); err != nil {
 			return nil, err
 		}
 		return func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			defer cancel()
-			return postJSON(ctx, client, "DELETE", s.URL+"/v1/locks/"+name+"?key="+held.Key, nil, nil)
+			return postJSON(ctx, hc, "DELETE", s.URL+"/v1/locks/"+name+"?key="+deref(held.Key), nil, nil)
 		}, nil
 	}
 }

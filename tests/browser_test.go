@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // chromiumPath is where the Debian package installs the browser.
@@ -179,8 +181,8 @@ func startChromium(tb testing.TB, url string) {
 // pageMessage is a data message the page received, decoded.
 type pageMessage struct {
 	id     int64
-	header wireHeader
-	events []wireEvent
+	header client.ResponseHeader
+	events []client.WatchEvent
 }
 
 // pageState sorts the page's reports: the data messages in order, and the
@@ -202,10 +204,7 @@ func readPage(tb testing.TB, p *pageServer) pageState {
 		st.log = append(st.log, r.String())
 		switch r.Kind {
 		case "message":
-			var d struct {
-				Header wireHeader  `json:"header"`
-				Events []wireEvent `json:"events"`
-			}
+			var d client.WatchEvents
 			if err := json.Unmarshal([]byte(r.Data), &d); err != nil {
 				tb.Fatalf("page got message %s: data is not JSON: %v", r, err)
 			}
@@ -215,9 +214,7 @@ func readPage(tb testing.TB, p *pageServer) pageState {
 			}
 			st.messages = append(st.messages, pageMessage{id: id, header: d.Header, events: d.Events})
 		case "created":
-			var d struct {
-				StartRevision int64 `json:"start_revision"`
-			}
+			var d client.WatchCreated
 			if err := json.Unmarshal([]byte(r.Data), &d); err != nil {
 				tb.Fatalf("page got created %s: %v", r, err)
 			}
@@ -248,10 +245,10 @@ func checkPageMessages(tb testing.TB, st pageState, puts []browserPut) bool {
 		want := puts[i]
 		var keys []string
 		for _, ev := range m.events {
-			if ev.Type != "put" || ev.KV.ModRevision != want.rev {
-				tb.Fatalf("page message %d holds %s, want puts at revision %d:\n%s", i, ev, want.rev, strings.Join(st.log, "\n"))
+			if ev.Type != "put" || ev.Kv.ModRevision != want.rev {
+				tb.Fatalf("page message %d holds %s, want puts at revision %d:\n%s", i, eventString(&ev), want.rev, strings.Join(st.log, "\n"))
 			}
-			keys = append(keys, ev.KV.key())
+			keys = append(keys, keyOf(&ev.Kv))
 		}
 		if m.id != want.rev || m.header.Revision != want.rev || !slices.Equal(keys, want.keys) {
 			tb.Fatalf("page message %d: id %d, revision %d, keys %q; want id and revision %d, keys %q:\n%s",
@@ -315,7 +312,7 @@ func TestBrowserEventSourceResume(t *testing.T) {
 	}
 	// Written once it is back: live events, a txn among them as one message.
 	put("k/10")
-	var txn txnResponse
+	var txn client.TxnResponse
 	s.txn(t, `{"success":[{"put":{"key":"k/11","value":"a"}},{"put":{"key":"x","value":"b"}},{"put":{"key":"k/12","value":"c"}}]}`).
 		ok(t, http.StatusOK, &txn)
 	puts = append(puts, browserPut{rev: txn.Header.Revision, keys: []string{"k/11", "k/12"}})

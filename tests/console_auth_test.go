@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // startAuthServer starts a server with auth on: root (password root-pw)
@@ -157,15 +159,9 @@ func TestConsoleAdminRole(t *testing.T) {
 	p.waitText(".roles table.perms td", "every key under ops/")
 	p.waitText(".roles table.perms td", "readwrite")
 	root := asRoot(t, s)
-	var role struct {
-		Permissions []struct {
-			Key      string `json:"key"`
-			RangeEnd string `json:"range_end"`
-			Type     string `json:"type"`
-		} `json:"permissions"`
-	}
+	var role client.Role
 	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/ops", "").decode(t, &role)
-	if len(role.Permissions) != 1 || role.Permissions[0].Key != "ops/" || role.Permissions[0].RangeEnd != "ops0" || role.Permissions[0].Type != "readwrite" {
+	if len(role.Permissions) != 1 || deref(role.Permissions[0].Key) != "ops/" || deref(role.Permissions[0].RangeEnd) != "ops0" || role.Permissions[0].Type != "readwrite" {
 		t.Errorf("role ops has permissions %+v, want readwrite on [ops/, ops0)", role.Permissions)
 	}
 
@@ -179,9 +175,7 @@ func TestConsoleAdminRole(t *testing.T) {
 	p.fillLabelled("Role", "ops")
 	p.click(".users .detail button", "Grant role")
 	p.waitText(`.users .detail ul[aria-label="Roles of bob"]`, "ops")
-	var bob struct {
-		Roles []string `json:"roles"`
-	}
+	var bob client.User
 	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/users/bob", "").decode(t, &bob)
 	if len(bob.Roles) != 1 || bob.Roles[0] != "ops" {
 		t.Errorf("bob has roles %q, want [ops]", bob.Roles)

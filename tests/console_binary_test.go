@@ -30,8 +30,8 @@ func TestConsoleDeletesBinaryKey(t *testing.T) {
 	p.waitNoText(".children a.key", `\xff\xfe`)
 
 	s.do(t, "GET", keyPath(binary), nil).wantError(t, http.StatusNotFound, "key_not_found")
-	if kv := s.get(t, lookalike); kv.value() != "text" {
-		t.Errorf("%q = %q after deleting the bytes ff fe, want it untouched", lookalike, kv.value())
+	if kv := s.get(t, lookalike); valueOf(&kv) != "text" {
+		t.Errorf("%q = %q after deleting the bytes ff fe, want it untouched", lookalike, valueOf(&kv))
 	}
 	p.goTo("#/keys?q=base64:")
 	p.waitText(".children a.key", lookalike)

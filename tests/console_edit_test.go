@@ -44,8 +44,8 @@ func TestConsoleEditConflict(t *testing.T) {
 	if n := p.count(".conflict table.diff tr.del") + p.count(".conflict table.diff tr.ins"); n != 2 {
 		t.Errorf("the diff shows %d changed lines, want 2 (one line differs):\n%s", n, p.shows())
 	}
-	if got := s.get(t, "app/config"); got.value() != theirs || got.ModRevision != theirRev {
-		t.Fatalf("after the refused save app/config = %s, want theirs at revision %d", got.String(), theirRev)
+	if got := s.get(t, "app/config"); valueOf(&got) != theirs || got.ModRevision != theirRev {
+		t.Fatalf("after the refused save app/config = %s, want theirs at revision %d", kvString(&got), theirRev)
 	}
 
 	// Take theirs: the pane shows it, and editing starts from it.
@@ -66,8 +66,8 @@ func TestConsoleEditConflict(t *testing.T) {
 	p.waitText("#notice", "Saved app/config at revision")
 	p.waitText(".key-pane .value", "replicas: 4")
 	got := s.get(t, "app/config")
-	if got.value() != mine || got.ModRevision <= theirRev {
-		t.Errorf("after saving over theirs app/config = %s, want %q after revision %d", got.String(), mine, theirRev)
+	if valueOf(&got) != mine || got.ModRevision <= theirRev {
+		t.Errorf("after saving over theirs app/config = %s, want %q after revision %d", kvString(&got), mine, theirRev)
 	}
 
 	// Create and delete, each with its precondition.
@@ -81,8 +81,8 @@ func TestConsoleEditConflict(t *testing.T) {
 	p.click(".new-key button", "Create")
 	p.waitText(".key-pane h2", "app/new")
 	p.waitText(".children a.key", "new")
-	if kv := s.get(t, "app/new"); kv.value() != "x" || kv.Version != 1 {
-		t.Errorf("after creating app/new = %s, want x at version 1", kv.String())
+	if kv := s.get(t, "app/new"); valueOf(&kv) != "x" || kv.Version != 1 {
+		t.Errorf("after creating app/new = %s, want x at version 1", kvString(&kv))
 	}
 	p.click(".key-pane button", "Delete")
 	p.confirm("Delete")
@@ -111,8 +111,8 @@ func TestConsoleEditConflict(t *testing.T) {
 	p.forgetNotice()
 	p.click(".edit button", "Save")
 	p.waitText("#notice", `Saved bin/\xff\x01`)
-	if kv := s.get(t, binKey); kv.value() != "\x01\x02\x03" {
-		t.Errorf("after saving base64 AQID the key holds %q, want bytes 1 2 3", kv.value())
+	if kv := s.get(t, binKey); valueOf(&kv) != "\x01\x02\x03" {
+		t.Errorf("after saving base64 AQID the key holds %q, want bytes 1 2 3", valueOf(&kv))
 	}
 	p.click(".key-pane button", "Delete")
 	p.confirm("Delete")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestConsoleRestoreDeleted finds a deleted key under a folder in the
@@ -35,8 +37,8 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.confirm("Restore")
 	p.waitText(`.deleted tr[data-key="app/a"]`, "Restored at revision")
 	kv := s.get(t, "app/a")
-	if kv.value() != "second value" || kv.Version != 1 {
-		t.Fatalf("after the restore app/a = %s, want the value it had before its delete, created anew", kv.String())
+	if valueOf(&kv) != "second value" || kv.Version != 1 {
+		t.Fatalf("after the restore app/a = %s, want the value it had before its delete, created anew", kvString(&kv))
 	}
 	// The folder's list shows it again, live.
 	p.waitText(".children a.key", "a")
@@ -72,8 +74,8 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.waitText("dialog[open]", fmt.Sprintf("replacing its current revision %d", kv.ModRevision))
 	p.confirm("Restore")
 	p.waitText("#notice", "Restored app/a as revision")
-	if got := s.get(t, "app/a"); got.value() != "first value" || got.ModRevision <= kv.ModRevision {
-		t.Errorf("after restoring revision %d app/a = %s, want %q as a new version", v1, got.String(), "first value")
+	if got := s.get(t, "app/a"); valueOf(&got) != "first value" || got.ModRevision <= kv.ModRevision {
+		t.Errorf("after restoring revision %d app/a = %s, want %q as a new version", v1, kvString(&got), "first value")
 	}
 	// The new version comes live at the top of the history.
 	p.waitText(".history tbody tr:first-child", "updated")
@@ -94,8 +96,8 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.click(".key-pane button", "Restore this version")
 	p.confirm("Restore")
 	p.waitText("#notice", "Restored app/a")
-	if got := s.get(t, "app/a"); got.value() != "second value" {
-		t.Errorf("after restoring the value as of revision %d app/a = %s, want %q", v1+1, got.String(), "second value")
+	if got := s.get(t, "app/a"); valueOf(&got) != "second value" {
+		t.Errorf("after restoring the value as of revision %d app/a = %s, want %q", v1+1, kvString(&got), "second value")
 	}
 	if p.liveState() != "idle" {
 		t.Errorf("viewing a past revision, the live indicator says %q, want idle", p.liveState())
@@ -107,7 +109,7 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.waitText("dialog[open] h2", "Delete 3 keys?")
 	p.confirm("Delete 3 keys")
 	p.waitText("#notice", "Deleted 3 keys at revision")
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=app/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
 	if l.Count != 0 {
 		t.Errorf("after deleting the folder app/ holds %d keys, want 0", l.Count)

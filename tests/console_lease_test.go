@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // shownSeconds reads a duration as the console shows it: "42 s" or
@@ -26,22 +28,22 @@ func shownSeconds(s string) int {
 func TestConsoleLeases(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	var lease leaseGrantResponse
+	var lease client.LeaseResponse
 	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":90}`), "Content-Type", "application/json").ok(t, http.StatusCreated, &lease)
-	s.do(t, "PUT", keyPath("svc/web")+fmt.Sprintf("?lease=%d", lease.ID), []byte("10.0.0.1:80")).want(t, http.StatusOK)
+	s.do(t, "PUT", keyPath("svc/web")+fmt.Sprintf("?lease=%d", lease.Id), []byte("10.0.0.1:80")).want(t, http.StatusOK)
 
 	// The key shows its lease and the time it has left.
 	p := openConsole(t, s, "#/keys?f=svc/&k=svc/web", 1280, 800)
-	p.waitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", lease.ID))
+	p.waitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", lease.Id))
 	p.waitText(".key-pane .lease-badge", "expires in")
 
-	p.goTo(fmt.Sprintf("#/leases?id=%d", lease.ID))
-	row := fmt.Sprintf(`tr[data-lease="%d"]`, lease.ID)
-	p.waitText(row, fmt.Sprintf("0x%x", lease.ID))
+	p.goTo(fmt.Sprintf("#/leases?id=%d", lease.Id))
+	row := fmt.Sprintf(`tr[data-lease="%d"]`, lease.Id)
+	p.waitText(row, fmt.Sprintf("0x%x", lease.Id))
 	p.waitText(row, "1 min 30 s") // the granted TTL
 	first := shownSeconds(p.text(row + " .ttl"))
 	if first <= 0 || first > 90 {
-		t.Fatalf("lease %d shows %q left, want at most 90 s", lease.ID, p.text(row+" .ttl"))
+		t.Fatalf("lease %d shows %q left, want at most 90 s", lease.Id, p.text(row+" .ttl"))
 	}
 	// It counts down in the page.
 	p.wait("the lease's time left going down", fmt.Sprintf(`(() => { const m = document.querySelector(%s).textContent.match(/(?:(\d+) min )?(\d+) s/); return m && (Number(m[1] || 0) * 60 + Number(m[2])) < %d; })()`, js(row+" .ttl"), first))
@@ -50,16 +52,16 @@ func TestConsoleLeases(t *testing.T) {
 
 	// Keep-alive renews it to its full TTL.
 	p.click(row+" button", "Keep alive")
-	p.waitText("#notice", fmt.Sprintf("Lease %d renewed: 1 min 30 s left", lease.ID))
+	p.waitText("#notice", fmt.Sprintf("Lease %d renewed: 1 min 30 s left", lease.Id))
 
 	// Revoke asks first, naming the keys it deletes.
 	p.click(row+" button", "Revoke")
 	p.waitText("dialog[open]", "svc/web")
 	p.waitText("dialog[open]", "deletes the 1 key attached")
 	p.confirm("Revoke")
-	p.waitText("#notice", fmt.Sprintf("Revoked lease %d", lease.ID))
+	p.waitText("#notice", fmt.Sprintf("Revoked lease %d", lease.Id))
 	p.wait("the lease's row gone", fmt.Sprintf(`!document.querySelector(%s)`, js(row)))
-	s.do(t, "GET", fmt.Sprintf("/v1/leases/%d", lease.ID), nil).wantError(t, http.StatusNotFound, "lease_not_found")
+	s.do(t, "GET", fmt.Sprintf("/v1/leases/%d", lease.Id), nil).wantError(t, http.StatusNotFound, "lease_not_found")
 	s.do(t, "GET", keyPath("svc/web"), nil).wantError(t, http.StatusNotFound, "key_not_found")
 
 	// Grant from the page.
@@ -69,9 +71,9 @@ func TestConsoleLeases(t *testing.T) {
 	p.click(".grant button", "Grant lease")
 	p.waitText("#notice", "Granted lease 4242")
 	p.waitText(`tr[data-lease="4242"]`, "45 s")
-	var ttl leaseTTLResponse
+	var ttl client.LeaseTimeToLive
 	s.do(t, "GET", "/v1/leases/4242", nil).ok(t, http.StatusOK, &ttl)
-	if ttl.GrantedTTL != 45 {
-		t.Errorf("the lease granted from the page has TTL %d, want 45", ttl.GrantedTTL)
+	if ttl.GrantedTtl != 45 {
+		t.Errorf("the lease granted from the page has TTL %d, want 45", ttl.GrantedTtl)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // waitFor sends a lock (path /v1/locks/NAME) or a campaign (path
@@ -173,9 +175,9 @@ func TestConsoleLocksReadOnly(t *testing.T) {
 	s := startAuthServer(t)
 	root := asRoot(t, s)
 	grant := func() int64 {
-		var l leaseGrantResponse
+		var l client.LeaseResponse
 		authDo(t, s, root, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).decode(t, &l)
-		return l.ID
+		return l.Id
 	}
 	holder, waiter, other := grant(), grant(), grant()
 	granted(t, s.lockAsync(t, root, "app/lock", holder))

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite generated docs: the console's screenshots in docs/console/, the table of docs/errors.md")
@@ -36,9 +38,9 @@ func TestConsoleScreenshots(t *testing.T) {
 	s.put(t, "app/web/config", "{\n  \"replicas\": 4,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"debug\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
 	s.do(t, "DELETE", keyPath("app/legacy-endpoint"), nil).want(t, http.StatusOK)
 	for i, ttl := range []int{30, 120, 600} {
-		var l leaseGrantResponse
+		var l client.LeaseResponse
 		s.do(t, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":%d}`, ttl)), "Content-Type", "application/json").ok(t, http.StatusCreated, &l)
-		s.do(t, "PUT", keyPath(fmt.Sprintf("services/api/10.0.0.%d", i+1))+fmt.Sprintf("?lease=%d", l.ID), []byte(`{"port": 8080}`)).want(t, http.StatusOK)
+		s.do(t, "PUT", keyPath(fmt.Sprintf("services/api/10.0.0.%d", i+1))+fmt.Sprintf("?lease=%d", l.Id), []byte(`{"port": 8080}`)).want(t, http.StatusOK)
 	}
 	none := authCaller{}
 	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"pw"}`)

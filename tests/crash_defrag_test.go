@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // write sends one recorded write that must be acknowledged.
@@ -21,9 +23,7 @@ func (m *crashModel) write(tb testing.TB, s *server, method, key, value string) 
 		events, body = []string{"del " + key}, nil
 	}
 	req := m.add(events)
-	var res struct {
-		Header wireHeader `json:"header"`
-	}
+	var res client.HeaderResponse
 	s.do(tb, method, keyPath(key), body).ok(tb, http.StatusOK, &res)
 	m.ack(req, res.Header.Revision)
 }
@@ -80,7 +80,7 @@ func TestCrashInsideDefrag(t *testing.T) {
 	if at, ok := firstSeen(seen); ok {
 		copyTime = time.Since(at)
 	}
-	t.Logf("a defrag of %d MiB took %v", s.status(t).DBSize>>20, copyTime)
+	t.Logf("a defrag of %d MiB took %v", s.status(t).DbSize>>20, copyTime)
 
 	phases := make(map[defragPhase]int)
 	for round := range 5 {

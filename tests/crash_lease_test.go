@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 const (
@@ -76,10 +78,10 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 
 		// Right after the restart: every lease whole, or gone whole.
 		present := make(map[string]int64)
-		var l listResponse
+		var l client.ListResponse
 		s.do(t, "GET", "/v1/kv?key="+prefix+"&prefix=true&keys_only=true&limit=10000", nil).ok(t, http.StatusOK, &l)
-		for _, kv := range l.KVs {
-			present[kv.key()] = kv.Lease
+		for _, kv := range l.Kvs {
+			present[keyOf(&kv)] = kv.Lease
 		}
 		listed = leaseIDs(t, s)
 		revoked := 0
@@ -108,7 +110,7 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 
 		// The restarted server expires the others.
 		eventually(t, massLeaseTTL*time.Second+time.Minute, func() (bool, string) {
-			var l listResponse
+			var l client.ListResponse
 			s.do(t, "GET", "/v1/kv?key="+prefix+"&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
 			return l.Count == 0, fmt.Sprintf("%d keys of the expired leases are left", l.Count)
 		})
@@ -128,18 +130,16 @@ func grantMassLeases(tb testing.TB, s *server, prefix string) []massLease {
 	for w := range 16 {
 		wg.Go(func() {
 			for i := w; i < massLeases; i += 16 {
-				var g struct {
-					ID int64 `json:"id"`
-				}
+				var g client.LeaseResponse
 				s.do(tb, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":%d}`, massLeaseTTL))).ok(tb, http.StatusCreated, &g)
-				ls := massLease{id: g.ID}
+				ls := massLease{id: g.Id}
 				var ops []string
 				for _, k := range []string{"a", "b", "c"} {
-					key := fmt.Sprintf("%s%d/%s", prefix, g.ID, k)
+					key := fmt.Sprintf("%s%d/%s", prefix, g.Id, k)
 					ls.keys = append(ls.keys, key)
-					ops = append(ops, fmt.Sprintf(`{"put":{"key":%s,"value":"v","lease":%d}}`, jsonString(key), g.ID))
+					ops = append(ops, fmt.Sprintf(`{"put":{"key":%s,"value":"v","lease":%d}}`, jsonString(key), g.Id))
 				}
-				var res txnResponse
+				var res client.TxnResponse
 				s.txn(tb, `{"success":[`+strings.Join(ops, ",")+`]}`).ok(tb, http.StatusOK, &res)
 				ls.put = res.Header.Revision
 				out[i] = ls
@@ -153,15 +153,11 @@ func grantMassLeases(tb testing.TB, s *server, prefix string) []massLease {
 // leaseIDs returns the leases GET /v1/leases lists.
 func leaseIDs(tb testing.TB, s *server) map[int64]bool {
 	tb.Helper()
-	var res struct {
-		Leases []struct {
-			ID int64 `json:"id"`
-		} `json:"leases"`
-	}
+	var res client.LeaseList
 	s.do(tb, "GET", "/v1/leases", nil).ok(tb, http.StatusOK, &res)
 	out := make(map[int64]bool)
 	for _, l := range res.Leases {
-		out[l.ID] = true
+		out[l.Id] = true
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // crashRequest is one write a crash test sent: the events it makes, in
@@ -81,20 +83,20 @@ func historyByRevision(tb testing.TB, s *server, start, end int64) map[int64][]s
 	for page := q; ; {
 		h := s.history(tb, page)
 		for _, ev := range h.Events {
-			out[ev.KV.ModRevision] = append(out[ev.KV.ModRevision], modelEvent(ev.Type, ev.KV))
+			out[ev.Kv.ModRevision] = append(out[ev.Kv.ModRevision], modelEvent(string(ev.Type), ev.Kv))
 		}
 		if !h.More {
 			return out
 		}
-		page = q + "&page_token=" + url.QueryEscape(h.NextPageToken)
+		page = q + "&page_token=" + url.QueryEscape(deref(h.NextPageToken))
 	}
 }
 
-func modelEvent(typ string, kv wireKV) string {
+func modelEvent(typ string, kv client.KeyValue) string {
 	if typ == "delete" {
-		return "del " + kv.key()
+		return "del " + keyOf(&kv)
 	}
-	return "put " + kv.key() + "=" + kv.value()
+	return "put " + keyOf(&kv) + "=" + valueOf(&kv)
 }
 
 // sync reads the history after top up to the server's current revision
@@ -205,10 +207,10 @@ func (m *crashModel) checkReadsAt(tb testing.TB, s *server, rev int64) {
 			r.wantError(tb, http.StatusNotFound, "key_not_found")
 			continue
 		}
-		var g getResponse
+		var g client.GetResponse
 		r.ok(tb, http.StatusOK, &g)
-		if got := modelEvent("put", g.KV); got != last.event || g.KV.ModRevision != last.rev {
-			tb.Errorf("GET %s = %.200s, want %.200q of revision %d, its newest version at or below %d", path, g.KV.String(), last.event, last.rev, rev)
+		if got := modelEvent("put", g.Kv); got != last.event || g.Kv.ModRevision != last.rev {
+			tb.Errorf("GET %s = %.200s, want %.200q of revision %d, its newest version at or below %d", path, kvString(&g.Kv), last.event, last.rev, rev)
 		}
 	}
 }
@@ -287,9 +289,7 @@ func crashWriter(ctx context.Context, s *server, m *crashModel, prefix string, s
 		if err != nil {
 			return nil // the server is gone, or the context ended
 		}
-		var res struct {
-			Header wireHeader `json:"header"`
-		}
+		var res client.HeaderResponse
 		if m.stopOn != 0 && r.status == m.stopOn {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestDiskFault fails the store's commits while clients write: a write
@@ -53,7 +54,7 @@ func TestDiskFault(t *testing.T) {
 						mu.Lock()
 						switch r.status {
 						case http.StatusOK:
-							var res putResponse
+							var res client.PutResponse
 							if err := json.Unmarshal(r.body, &res); err != nil || res.Header.Revision == 0 {
 								t.Errorf("%s = %s: no revision", r.req, r.body)
 							}
@@ -86,10 +87,10 @@ func TestDiskFault(t *testing.T) {
 				t.Helper()
 				for kv, rev := range acked {
 					key, value, _ := strings.Cut(kv, "=")
-					var res getResponse
+					var res client.GetResponse
 					s.do(t, "GET", fmt.Sprintf("%s?revision=%d", keyPath(key), rev), nil).ok(t, http.StatusOK, &res)
-					if res.KV.value() != value || res.KV.ModRevision != rev {
-						t.Errorf("GET %s at %d = %s, want the acknowledged %q at %d", key, rev, res.KV.String(), value, rev)
+					if valueOf(&res.Kv) != value || res.Kv.ModRevision != rev {
+						t.Errorf("GET %s at %d = %s, want the acknowledged %q at %d", key, rev, kvString(&res.Kv), value, rev)
 					}
 				}
 			}

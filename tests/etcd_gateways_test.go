@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // Tests of gateways to an etcd cluster as a deployment runs them: more
@@ -87,15 +88,13 @@ func (w *sseWatch) take(m sseMessage) {
 		return // the retry block; compacted and canceled do not come here
 	}
 	if m.Event == "" {
-		var msg struct {
-			Events []wireEvent `json:"events"`
-		}
+		var msg client.WatchEvents
 		if err := json.Unmarshal([]byte(m.Data), &msg); err != nil {
 			w.err = err
 			return
 		}
 		for _, ev := range msg.Events {
-			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", *ev.KV.Key, *ev.KV.Value, ev.KV.ModRevision))
+			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", *ev.Kv.Key, *ev.Kv.Value, ev.Kv.ModRevision))
 		}
 	}
 	if id, err := strconv.ParseInt(m.ID, 10, 64); err == nil {
@@ -152,7 +151,7 @@ func TestGatewayKilled(t *testing.T) {
 		if err != nil || r.status != http.StatusOK {
 			return false
 		}
-		var res putResponse
+		var res client.PutResponse
 		if err := json.Unmarshal(r.body, &res); err != nil {
 			return false
 		}
@@ -305,7 +304,7 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 		r, err := s.send(ctx, "PUT", "/v1/kv/k", []byte("after"))
 		cancel()
 		if err == nil && r.status == http.StatusOK {
-			var res putResponse
+			var res client.PutResponse
 			if err := json.Unmarshal(r.body, &res); err != nil {
 				t.Fatal(err)
 			}
@@ -321,7 +320,7 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 	if !slices.Equal(got, truth) {
 		t.Fatalf("the watch got %q across the outage, want etcd's %q", got, truth)
 	}
-	if kv := s.get(t, "k"); kv.value() != "after" {
-		t.Fatalf("k = %s after the outage, want after", kv.String())
+	if kv := s.get(t, "k"); valueOf(&kv) != "after" {
+		t.Fatalf("k = %s after the outage, want after", kvString(&kv))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // Shape of TestGatewaysLinearizable: a few keys so that clients contend,
@@ -303,25 +304,25 @@ func decodeLinAnswer(r *reply, kind linKind) (linOutput, error) {
 	fail := func(err error) (linOutput, error) { return linOutput{}, fmt.Errorf("%s = %s: %w", r.req, r.body, err) }
 	switch kind {
 	case linGet:
-		var res getResponse
+		var res client.GetResponse
 		if err := json.Unmarshal(r.body, &res); err != nil {
 			return fail(err)
 		}
-		return linOutput{found: true, value: res.KV.value(), mod: res.KV.ModRevision, rev: res.Header.Revision}, nil
+		return linOutput{found: true, value: valueOf(&res.Kv), mod: res.Kv.ModRevision, rev: res.Header.Revision}, nil
 	case linPut:
-		var res putResponse
+		var res client.PutResponse
 		if err := json.Unmarshal(r.body, &res); err != nil {
 			return fail(err)
 		}
 		return linOutput{rev: res.Header.Revision}, nil
 	case linDelete:
-		var res deleteResponse
+		var res client.DeleteResponse
 		if err := json.Unmarshal(r.body, &res); err != nil {
 			return fail(err)
 		}
 		return linOutput{found: res.Deleted == 1, rev: res.Header.Revision}, nil
 	}
-	var res txnResponse
+	var res client.TxnResponse
 	if err := json.Unmarshal(r.body, &res); err != nil {
 		return fail(err)
 	}
@@ -330,8 +331,8 @@ func decodeLinAnswer(r *reply, kind linKind) (linOutput, error) {
 		if len(res.Responses) != 1 || res.Responses[0].Range == nil {
 			return fail(errors.New("want the failure branch's one range"))
 		}
-		if kvs := res.Responses[0].Range.KVs; len(kvs) == 1 {
-			out.found, out.value, out.mod = true, kvs[0].value(), kvs[0].ModRevision
+		if kvs := res.Responses[0].Range.Kvs; len(kvs) == 1 {
+			out.found, out.value, out.mod = true, valueOf(&kvs[0]), kvs[0].ModRevision
 		}
 	}
 	return out, nil

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 const (
@@ -70,7 +72,7 @@ func writeUntilKilled(t testing.TB, s *server, round int, delay time.Duration) [
 				if err != nil {
 					return // the server is gone
 				}
-				var p putResponse
+				var p client.PutResponse
 				if r.status != http.StatusOK || json.Unmarshal(r.body, &p) != nil {
 					continue // not acknowledged
 				}
@@ -148,12 +150,12 @@ func checkAck(s *server, a killAck) string {
 	if err != nil {
 		return err.Error()
 	}
-	var g getResponse
+	var g client.GetResponse
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &g) != nil {
 		return fmt.Sprintf("GET %s = %d %s, want the write acknowledged at revision %d", path, r.status, r.body, a.rev)
 	}
 	want := fmt.Sprintf("{%q=%q create=%d mod=%d version=1 lease=0}", a.key, a.value, a.rev, a.rev)
-	if got := g.KV.String(); got != want {
+	if got := kvString(&g.Kv); got != want {
 		return fmt.Sprintf("GET %s = %s, want %s as acknowledged", path, got, want)
 	}
 	return ""

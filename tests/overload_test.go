@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // stalledPut is a PUT whose client sent its body but the last byte.
@@ -202,9 +204,9 @@ func TestStalledListReader(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the rest of the answer: %v", err)
 	}
-	var l listResponse
+	var l client.ListResponse
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || json.Unmarshal(body, &l) != nil || len(l.KVs) != n || l.KVs[n-1].value() != value {
+	if err != nil || json.Unmarshal(body, &l) != nil || len(l.Kvs) != n || valueOf(&l.Kvs[n-1]) != value {
 		t.Fatalf("the stalled list, read on: %d bytes (%v), want %d keys of 1 MiB", len(body), err, n)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestPageTokenForgery plays a user allowed to read the key a and the
@@ -49,23 +51,23 @@ func TestPageTokenForgery(t *testing.T) {
 		b = binary.BigEndian.AppendUint64(b, h.Sum64())
 		return base64.RawURLEncoding.EncodeToString(append(b, start...))
 	}
-	var rootPage listResponse
+	var rootPage client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=secret/&prefix=true&limit=1", nil, root.header()...).ok(t, http.StatusOK, &rootPage)
-	var ownPage listResponse
+	var ownPage client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=app/&prefix=true&limit=1", nil, reader.header()...).ok(t, http.StatusOK, &ownPage)
-	if rootPage.NextPageToken == "" || ownPage.NextPageToken == "" {
-		t.Fatalf("first pages of secret/ and app/ gave tokens %q and %q, want both", rootPage.NextPageToken, ownPage.NextPageToken)
+	if deref(rootPage.NextPageToken) == "" || deref(ownPage.NextPageToken) == "" {
+		t.Fatalf("first pages of secret/ and app/ gave tokens %q and %q, want both", deref(rootPage.NextPageToken), deref(ownPage.NextPageToken))
 	}
-	tampered := []byte(ownPage.NextPageToken)
+	tampered := []byte(deref(ownPage.NextPageToken))
 	tampered[len(tampered)/2] ^= 'A' ^ 'B'
 	for _, tt := range []struct{ name, query string }{
 		{"unkeyed token on a single key", "key=a&page_token=" + unkeyed("a", "", "secret")},
 		{"unkeyed token on a range", "key=app/&prefix=true&page_token=" + unkeyed("app/", "app0", "secret")},
-		{"root's token of secret/ on app/", "key=app/&prefix=true&page_token=" + rootPage.NextPageToken},
-		{"root's token of secret/ on a", "key=a&page_token=" + rootPage.NextPageToken},
-		{"own token on a single key", "key=a&page_token=" + ownPage.NextPageToken},
-		{"own token on another range", "key=app/1&range_end=app/3&page_token=" + ownPage.NextPageToken},
-		{"own token with a filter added", "key=app/&prefix=true&min_mod_revision=1&page_token=" + ownPage.NextPageToken},
+		{"root's token of secret/ on app/", "key=app/&prefix=true&page_token=" + deref(rootPage.NextPageToken)},
+		{"root's token of secret/ on a", "key=a&page_token=" + deref(rootPage.NextPageToken)},
+		{"own token on a single key", "key=a&page_token=" + deref(ownPage.NextPageToken)},
+		{"own token on another range", "key=app/1&range_end=app/3&page_token=" + deref(ownPage.NextPageToken)},
+		{"own token with a filter added", "key=app/&prefix=true&min_mod_revision=1&page_token=" + deref(ownPage.NextPageToken)},
 		{"own token tampered", "key=app/&prefix=true&page_token=" + url.QueryEscape(string(tampered))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,13 +76,13 @@ func TestPageTokenForgery(t *testing.T) {
 		})
 	}
 	// The user's own token still serves its own list.
-	var next listResponse
-	s.do(t, "GET", "/v1/kv?key=app/&prefix=true&limit=1&page_token="+ownPage.NextPageToken, nil, reader.header()...).ok(t, http.StatusOK, &next)
+	var next client.ListResponse
+	s.do(t, "GET", "/v1/kv?key=app/&prefix=true&limit=1&page_token="+deref(ownPage.NextPageToken), nil, reader.header()...).ok(t, http.StatusOK, &next)
 	if got := listKeys(next); len(got) != 1 || got[0] != "app/2" {
 		t.Errorf("the second page of app/ holds %q, want app/2", got)
 	}
 	// Root's token serves root's list; the reader may not read that list
 	// at all, token or not.
-	s.do(t, "GET", "/v1/kv?key=secret/&prefix=true&limit=1&page_token="+rootPage.NextPageToken, nil, root.header()...).want(t, http.StatusOK)
-	wantRefused(t, s.do(t, "GET", "/v1/kv?key=secret/&prefix=true&limit=1&page_token="+rootPage.NextPageToken, nil, reader.header()...), false)
+	s.do(t, "GET", "/v1/kv?key=secret/&prefix=true&limit=1&page_token="+deref(rootPage.NextPageToken), nil, root.header()...).want(t, http.StatusOK)
+	wantRefused(t, s.do(t, "GET", "/v1/kv?key=secret/&prefix=true&limit=1&page_token="+deref(rootPage.NextPageToken), nil, reader.header()...), false)
 }

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // Bounds on waiting for the server. They are generous because the server
@@ -233,11 +235,9 @@ func (s *server) waitHealthy() {
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var h struct {
-				Reason string `json:"reason"`
-			}
+			var h client.Health
 			alarm := resp.StatusCode == http.StatusServiceUnavailable &&
-				json.Unmarshal(body, &h) == nil && strings.HasPrefix(h.Reason, "ALARM")
+				json.Unmarshal(body, &h) == nil && strings.HasPrefix(deref(h.Reason), "ALARM")
 			if resp.StatusCode == http.StatusOK || alarm {
 				return
 			}
@@ -499,7 +499,7 @@ func checkReply(tb testing.TB, r *reply) {
 		tb.Fatalf("%s = %d %s: no header", r.req, r.status, r.body)
 	}
 	if ok {
-		var h wireHeader
+		var h client.ResponseHeader
 		if err := json.Unmarshal(raw, &h); err != nil || h.Revision <= 0 {
 			tb.Fatalf("%s = %s: header %s has no positive revision", r.req, r.body, raw)
 		}
@@ -601,23 +601,12 @@ func (r *reply) ok(tb testing.TB, status int, v any) *reply {
 	return r
 }
 
-// wireError is the error object of an error answer.
-type wireError struct {
-	Code            string  `json:"code"`
-	Message         string  `json:"message"`
-	CompactRevision int64   `json:"compact_revision"`
-	Revision        int64   `json:"revision"`
-	KV              *wireKV `json:"kv"`
-}
-
 // wantError fails unless the answer is the error with the status and code,
 // and returns it.
-func (r *reply) wantError(tb testing.TB, status int, code string) wireError {
+func (r *reply) wantError(tb testing.TB, status int, code string) client.ErrorBody {
 	tb.Helper()
-	var body struct {
-		Error wireError `json:"error"`
-	}
-	if r.status != status || json.Unmarshal(r.body, &body) != nil || body.Error.Code != code {
+	var body client.ErrorResponse
+	if r.status != status || json.Unmarshal(r.body, &body) != nil || string(body.Error.Code) != code {
 		tb.Fatalf("%s = %d %s, want %d with code %q", r.req, r.status, bytes.TrimSpace(r.body), status, code)
 	}
 	return body.Error
@@ -627,7 +616,7 @@ func (r *reply) wantError(tb testing.TB, status int, code string) wireError {
 func (r *reply) revision(tb testing.TB) int64 {
 	tb.Helper()
 	var body struct {
-		Header *wireHeader `json:"header"`
+		Header *client.ResponseHeader `json:"header"`
 	}
 	r.decode(tb, &body)
 	if body.Header == nil {
@@ -636,89 +625,35 @@ func (r *reply) revision(tb testing.TB) int64 {
 	return body.Header.Revision
 }
 
-// Wire types of the API, decoded loosely: extensions are allowed.
-type (
-	wireHeader struct {
-		Revision int64 `json:"revision"`
-	}
-	wireKV struct {
-		Key            *string `json:"key"`
-		KeyBase64      []byte  `json:"key_base64"`
-		Value          *string `json:"value"`
-		ValueBase64    []byte  `json:"value_base64"`
-		CreateRevision int64   `json:"create_revision"`
-		ModRevision    int64   `json:"mod_revision"`
-		Version        int64   `json:"version"`
-		Lease          int64   `json:"lease"`
-	}
-	putResponse struct {
-		Header wireHeader `json:"header"`
-		PrevKV *wireKV    `json:"prev_kv"`
-	}
-	getResponse struct {
-		Header wireHeader `json:"header"`
-		KV     wireKV     `json:"kv"`
-	}
-	deleteResponse struct {
-		Header  wireHeader `json:"header"`
-		Deleted int64      `json:"deleted"`
-		PrevKVs []wireKV   `json:"prev_kvs"`
-	}
-	listResponse struct {
-		Header        wireHeader `json:"header"`
-		KVs           []wireKV   `json:"kvs"`
-		Count         int64      `json:"count"`
-		More          bool       `json:"more"`
-		NextPageToken string     `json:"next_page_token"`
-	}
-	txnResponse struct {
-		Header    wireHeader      `json:"header"`
-		Succeeded bool            `json:"succeeded"`
-		Responses []txnOpResponse `json:"responses"`
-	}
-	txnOpResponse struct {
-		Put    *putResponse    `json:"put"`
-		Delete *deleteResponse `json:"delete"`
-		Range  *listResponse   `json:"range"`
-		Txn    *txnResponse    `json:"txn"`
-	}
-	statusResponse struct {
-		Header          wireHeader `json:"header"`
-		Version         string     `json:"version"`
-		Revision        int64      `json:"revision"`
-		CompactRevision int64      `json:"compact_revision"`
-		DBSize          int64      `json:"db_size"`
-		DBSizeInUse     int64      `json:"db_size_in_use"`
-		Keys            int64      `json:"keys"`
-		Leases          int64      `json:"leases"`
-		Watchers        struct {
-			Synced   int `json:"synced"`
-			Unsynced int `json:"unsynced"`
-			Victims  int `json:"victims"`
-		} `json:"watchers"`
-		Alarms []string `json:"alarms"`
-	}
-)
+// The answers are decoded into the generated client's types, loosely
+// (extensions are allowed), so that the wire format is written down once.
 
-// key returns the key's bytes from whichever form it came in.
-func (kv *wireKV) key() string {
+// keyOf returns the key's bytes from whichever form it came in.
+func keyOf(kv *client.KeyValue) string {
 	if kv.Key != nil {
 		return *kv.Key
 	}
-	return string(kv.KeyBase64)
+	if kv.KeyBase64 != nil {
+		return string(*kv.KeyBase64)
+	}
+	return ""
 }
 
-// value returns the value's bytes from whichever form it came in.
-func (kv *wireKV) value() string {
+// valueOf returns the value's bytes from whichever form it came in.
+func valueOf(kv *client.KeyValue) string {
 	if kv.Value != nil {
 		return *kv.Value
 	}
-	return string(kv.ValueBase64)
+	if kv.ValueBase64 != nil {
+		return string(*kv.ValueBase64)
+	}
+	return ""
 }
 
-func (kv *wireKV) String() string {
+// kvString shows a key-value for a failure message.
+func kvString(kv *client.KeyValue) string {
 	return fmt.Sprintf("{%q=%q create=%d mod=%d version=%d lease=%d}",
-		kv.key(), kv.value(), kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+		keyOf(kv), valueOf(kv), kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
 }
 
 // keyPath returns /v1/kv/ and key with every byte but the unreserved ones
@@ -740,23 +675,23 @@ func keyPath(key string) string {
 // put writes key=value and returns the put's revision.
 func (s *server) put(tb testing.TB, key, value string) int64 {
 	tb.Helper()
-	var res putResponse
+	var res client.PutResponse
 	s.do(tb, "PUT", keyPath(key), []byte(value)).ok(tb, http.StatusOK, &res)
 	return res.Header.Revision
 }
 
 // get reads key at the current revision; it must exist.
-func (s *server) get(tb testing.TB, key string) wireKV {
+func (s *server) get(tb testing.TB, key string) client.KeyValue {
 	tb.Helper()
-	var res getResponse
+	var res client.GetResponse
 	s.do(tb, "GET", keyPath(key), nil).ok(tb, http.StatusOK, &res)
-	return res.KV
+	return res.Kv
 }
 
 // status returns GET /v1/status.
-func (s *server) status(tb testing.TB) statusResponse {
+func (s *server) status(tb testing.TB) client.Status {
 	tb.Helper()
-	var st statusResponse
+	var st client.Status
 	s.do(tb, "GET", "/v1/status", nil).ok(tb, http.StatusOK, &st)
 	return st
 }
@@ -788,4 +723,14 @@ func eventually(tb testing.TB, timeout time.Duration, cond func() (bool, string)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// deref returns what p points to, or the zero value when it is nil: the
+// optional fields of the generated types read as their absence.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

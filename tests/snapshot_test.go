@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/openapi/client"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
@@ -97,7 +98,7 @@ func newSnapshotSource(t *testing.T) *snapshotSource {
 		}
 		if round == 1 {
 			authDo(t, s, src.root, http.StatusOK, "DELETE", "/v1/kv?key=app/k0&prefix=true", "")
-			var st statusResponse
+			var st client.Status
 			s.do(t, "GET", "/v1/status", nil, src.root.header()...).ok(t, http.StatusOK, &st)
 			authDo(t, s, src.root, http.StatusOK, "POST", "/v1/compact", fmt.Sprintf(`{"revision":%d}`, st.Revision-5))
 		}
@@ -111,20 +112,20 @@ func newSnapshotSource(t *testing.T) *snapshotSource {
 		ttl  int64
 		keys []string
 	}{{600, []string{"lease/a", "lease/b"}}, {900, []string{"lease/c"}}} {
-		var g leaseGrantResponse
+		var g client.LeaseResponse
 		authDo(t, s, src.root, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"ttl":%d}`, l.ttl)).decode(t, &g)
 		for _, k := range l.keys {
-			s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), g.ID), []byte("leased"), src.root.header()...).want(t, http.StatusOK)
+			s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), g.Id), []byte("leased"), src.root.header()...).want(t, http.StatusOK)
 		}
-		src.leases[g.ID] = l.keys
+		src.leases[g.Id] = l.keys
 	}
 	return src
 }
 
 // status returns the server's status, read as root.
-func (c authCaller) status(tb testing.TB, s *server) statusResponse {
+func (c authCaller) status(tb testing.TB, s *server) client.Status {
 	tb.Helper()
-	var st statusResponse
+	var st client.Status
 	s.do(tb, "GET", "/v1/status", nil, c.header()...).ok(tb, http.StatusOK, &st)
 	return st
 }
@@ -237,14 +238,14 @@ func TestSnapshotSaveRestore(t *testing.T) {
 func compareRevisions(tb testing.TB, a *server, ac authCaller, b *server, bc authCaller, compact, rev int64) {
 	tb.Helper()
 	list := func(s *server, c authCaller, query string) string {
-		var l listResponse
+		var l client.ListResponse
 		s.do(tb, "GET", "/v1/kv?limit=10000&"+query, nil, c.header()...).ok(tb, http.StatusOK, &l)
 		if l.More {
 			tb.Fatalf("GET /v1/kv?%s: more than 10000 keys", query)
 		}
 		var out []string
-		for _, kv := range l.KVs {
-			out = append(out, kv.String())
+		for _, kv := range l.Kvs {
+			out = append(out, kvString(&kv))
 		}
 		return strings.Join(out, "\n")
 	}
@@ -265,24 +266,24 @@ func compareRevisions(tb testing.TB, a *server, ac authCaller, b *server, bc aut
 // with their keys, each with its full TTL again.
 func compareLeases(tb testing.TB, src *snapshotSource, d *server, root authCaller, started time.Time) {
 	tb.Helper()
-	var list leaseListResponse
+	var list client.LeaseList
 	d.do(tb, "GET", "/v1/leases", nil, root.header()...).ok(tb, http.StatusOK, &list)
 	if len(list.Leases) != len(src.leases) {
 		tb.Fatalf("restored server has %d leases, want %d", len(list.Leases), len(src.leases))
 	}
 	for id, keys := range src.leases {
-		var want, got leaseTTLResponse
+		var want, got client.LeaseTimeToLive
 		src.s.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, src.root.header()...).ok(tb, http.StatusOK, &want)
 		d.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, root.header()...).ok(tb, http.StatusOK, &got)
-		if got.GrantedTTL != want.GrantedTTL || !slices.Equal(got.Keys, keys) || !slices.Equal(got.Keys, want.Keys) {
-			tb.Errorf("restored lease %d = %+v, want granted TTL %d and keys %q", id, got, want.GrantedTTL, keys)
+		if got.GrantedTtl != want.GrantedTtl || !slices.Equal(deref(got.Keys), keys) || !slices.Equal(deref(got.Keys), deref(want.Keys)) {
+			tb.Errorf("restored lease %d = %+v, want granted TTL %d and keys %q", id, got, want.GrantedTtl, keys)
 		}
 		// The TTL starts again with the server: it has lost no more than
 		// the time since the server was started (a slow machine may take
 		// a minute to get here), not what it had lost on the source.
 		lost := int64(time.Since(started)/time.Second) + 1
-		if got.TTL < got.GrantedTTL-lost || got.TTL > got.GrantedTTL {
-			tb.Errorf("restored lease %d has %ds left of %d, %ds after the restart: want its full TTL from the restart", id, got.TTL, got.GrantedTTL, lost)
+		if got.Ttl < got.GrantedTtl-lost || got.Ttl > got.GrantedTtl {
+			tb.Errorf("restored lease %d has %ds left of %d, %ds after the restart: want its full TTL from the restart", id, got.Ttl, got.GrantedTtl, lost)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // The keys of the soak: soakBuckets prefixes of soakKeys keys each, which
@@ -110,10 +112,7 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 		return fmt.Sprintf("%x.%s", rng.Uint64(), strings.Repeat("v", 100+rng.IntN(500)))
 	}
 	randKey := func() string { return soakKey(rng.IntN(soakBuckets), rng.IntN(soakKeys)) }
-	var res struct {
-		Header  wireHeader `json:"header"`
-		Deleted int64      `json:"deleted"`
-	}
+	var res client.DeleteResponse
 	decode := func(r *reply) bool {
 		if r == nil {
 			return false
@@ -197,10 +196,8 @@ func (l *soakLoad) grant(ctx context.Context, rng *rand.Rand, randKey func() str
 	if r == nil {
 		return
 	}
-	var g struct {
-		ID int64 `json:"id"`
-	}
-	if err := json.Unmarshal(r.body, &g); err != nil || g.ID == 0 {
+	var g client.LeaseResponse
+	if err := json.Unmarshal(r.body, &g); err != nil || g.Id == 0 {
 		l.errs.add("%s = %s: no id", r.req, r.body)
 		return
 	}
@@ -213,12 +210,12 @@ func (l *soakLoad) grant(ctx context.Context, rng *rand.Rand, randKey func() str
 		}
 	}
 	doc := fmt.Sprintf(`{"success":[{"put":{"key":%s,"value":"leased","lease":%d}},{"put":{"key":%s,"value":"leased","lease":%d}}]}`,
-		jsonString(k1), g.ID, jsonString(k2), g.ID)
+		jsonString(k1), g.Id, jsonString(k2), g.Id)
 	if l.send(ctx, http.StatusOK, "POST", "/v1/txn", []byte(doc)) == nil {
 		return
 	}
 	l.count("lease")
-	job := soakLeaseJob{id: g.ID}
+	job := soakLeaseJob{id: g.Id}
 	switch rng.IntN(3) {
 	case 0: // expires
 	case 1:

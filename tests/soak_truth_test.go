@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // soakEvent is an event as the soak compares it: the value by its hash.
@@ -19,13 +21,13 @@ type soakEvent struct {
 	hash uint64
 }
 
-func newSoakEvent(typ string, kv wireKV) soakEvent {
+func newSoakEvent(typ string, kv client.KeyValue) soakEvent {
 	if typ == "delete" {
-		return soakEvent{key: kv.key(), del: true}
+		return soakEvent{key: keyOf(&kv), del: true}
 	}
 	h := fnv.New64a()
-	h.Write([]byte(kv.value()))
-	return soakEvent{key: kv.key(), hash: h.Sum64()}
+	h.Write([]byte(valueOf(&kv)))
+	return soakEvent{key: keyOf(&kv), hash: h.Sum64()}
 }
 
 func valueHash(v string) uint64 {
@@ -122,12 +124,12 @@ func (tr *soakTruth) extend(tb testing.TB, s *server, errs *soakErrors, rev int6
 	for page := q; ; {
 		h := s.history(tb, page)
 		for _, ev := range h.Events {
-			tr.revs[ev.KV.ModRevision] = append(tr.revs[ev.KV.ModRevision], newSoakEvent(ev.Type, ev.KV))
+			tr.revs[ev.Kv.ModRevision] = append(tr.revs[ev.Kv.ModRevision], newSoakEvent(string(ev.Type), ev.Kv))
 		}
 		if !h.More {
 			break
 		}
-		page = q + "&page_token=" + url.QueryEscape(h.NextPageToken)
+		page = q + "&page_token=" + url.QueryEscape(deref(h.NextPageToken))
 	}
 	for r := tr.top + 1; r <= rev; r++ {
 		if len(tr.revs[r]) == 0 {

@@ -4,7 +4,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -188,15 +187,6 @@ func (w *soakWatcher) lastIDNow() int64 {
 	return w.lastID
 }
 
-// soakPayload is the data of a watch message.
-type soakPayload struct {
-	Header          wireHeader  `json:"header"`
-	StartRevision   int64       `json:"start_revision"`
-	CompactRevision int64       `json:"compact_revision"`
-	Events          []wireEvent `json:"events"`
-	Reason          string      `json:"reason"`
-}
-
 // handle checks and records one block of the stream. It returns "" to
 // read on, "compacted" at the compacted message, and "error" after
 // reporting one.
@@ -204,8 +194,8 @@ func (w *soakWatcher) handle(m sseMessage, resume bool) string {
 	if m.HasRetry && !m.HasData {
 		return ""
 	}
-	var p soakPayload
-	if err := json.Unmarshal([]byte(m.Data), &p); err != nil {
+	p, err := decodeWatchPayload([]byte(m.Data), false)
+	if err != nil {
 		w.errs.add("GET /v1/watch?%s: %v: %v", w.query, m, err)
 		return "error"
 	}
@@ -246,10 +236,10 @@ func (w *soakWatcher) handle(m sseMessage, resume bool) string {
 		}
 		var evs []soakEvent
 		for _, ev := range p.Events {
-			if ev.KV.ModRevision != id || !w.match(ev.KV.key()) {
+			if ev.Kv.ModRevision != id || !w.match(keyOf(&ev.Kv)) {
 				return fail("event %v in the message of revision %d", ev, id)
 			}
-			evs = append(evs, newSoakEvent(ev.Type, ev.KV))
+			evs = append(evs, newSoakEvent(string(ev.Type), ev.Kv))
 		}
 		w.received[id] = evs
 		w.lastID = id

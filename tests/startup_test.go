@@ -117,7 +117,7 @@ func TestStartupDataDirLocked(t *testing.T) {
 	if after := fileState(t, path); after != before {
 		t.Errorf("the data file changed: %s, was %s", after, before)
 	}
-	if got := s.get(t, "k"); got.value() != "v" {
-		t.Fatalf("the first server reads k = %q after the second failed, want v", got.value())
+	if got := s.get(t, "k"); valueOf(&got) != "v" {
+		t.Fatalf("the first server reads k = %q after the second failed, want v", valueOf(&got))
 	}
 }

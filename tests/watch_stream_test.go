@@ -2,8 +2,6 @@ package tests
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/internal/ssetest"
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // watchTimeout bounds the wait for any one watch message.
@@ -23,24 +22,19 @@ const watchTimeout = 15 * time.Second
 type watchMessage struct {
 	Kind            string // message, created, progress, compacted, canceled
 	ID              int64  // of message and progress
-	Header          wireHeader
+	Header          client.ResponseHeader
 	StartRevision   int64
 	CompactRevision int64
-	Events          []wireEvent
+	Events          []client.WatchEvent
 	Reason          string
 	raw             sseMessage
 }
 
-type wireEvent struct {
-	Type   string  `json:"type"`
-	KV     wireKV  `json:"kv"`
-	PrevKV *wireKV `json:"prev_kv"`
-}
-
-func (e wireEvent) String() string {
-	s := e.Type + " " + e.KV.String()
-	if e.PrevKV != nil {
-		s += " prev " + e.PrevKV.String()
+// eventString shows an event for a failure message.
+func eventString(e *client.WatchEvent) string {
+	s := string(e.Type) + " " + kvString(&e.Kv)
+	if e.PrevKv != nil {
+		s += " prev " + kvString(e.PrevKv)
 	}
 	return s
 }
@@ -59,13 +53,9 @@ type sseResult struct {
 // compacted comes after "retry: 60000" and ends the stream, as canceled
 // does.
 type watchStream struct {
-	tb      testing.TB
-	req     string
+	*sseConn
 	header  http.Header
 	created watchMessage
-	cancel  context.CancelFunc
-	results chan sseResult
-	done    chan struct{} // closed when the reader goroutine has returned
 
 	lastID int64 // the newest id seen, of a message or a bookmark
 	retry  int64 // a retry block waiting for the message it belongs to
@@ -84,59 +74,12 @@ func openWatch(tb testing.TB, s *server, query string, header ...string) *watchS
 // openWatchWith is openWatch through the given client.
 func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, header ...string) *watchStream {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch?"+query, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	// The stream has no deadline of its own: every wait on it has one.
-	resp, err := client.Do(req)
-	if err != nil {
-		cancel()
-		tb.Fatalf("GET /v1/watch?%s: %v", query, err)
-	}
-	w := &watchStream{
-		tb:     tb,
-		req:    "GET /v1/watch?" + query,
-		header: resp.Header,
-		cancel: cancel,
-		// Unbuffered: a test that stops reading stops the connection, as
-		// a slow client would.
-		results: make(chan sseResult),
-		done:    make(chan struct{}),
-	}
-	tb.Cleanup(w.close)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		tb.Fatalf("%s = %d %s, want 200", w.req, resp.StatusCode, b)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
-		tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", w.req, ct)
-	}
+	resp, c := dialSSE(tb, client, s.URL+"/v1/watch?"+query, "GET /v1/watch?"+query, header...)
+	w := &watchStream{sseConn: c, header: resp.Header}
+	c.start(resp)
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
 		tb.Errorf("%s: Cache-Control %q, want no-cache", w.req, cc)
 	}
-	checkStreamHead(tb, w.req, resp)
-	go func() {
-		defer close(w.done)
-		defer resp.Body.Close()
-		p := newSSEParser(resp.Body)
-		for {
-			m, err := p.Next()
-			select {
-			case w.results <- sseResult{m, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 
 	first := w.recv(watchTimeout)
 	if !first.raw.HasRetry || first.raw.Retry != 1000 || first.raw.HasData {
@@ -159,9 +102,7 @@ func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, 
 func (w *watchStream) recv(timeout time.Duration) watchMessage {
 	w.tb.Helper()
 	m, err := w.recvOrEnd(timeout)
-	if err != nil {
-		w.tb.Fatalf("%s: the stream ended (%v), want another message", w.req, err)
-	}
+	w.wantMore(err)
 	return m
 }
 
@@ -241,12 +182,6 @@ func (w *watchStream) wantEnd(timeout time.Duration) {
 	}
 }
 
-// close disconnects and waits for the reader goroutine.
-func (w *watchStream) close() {
-	w.cancel()
-	<-w.done
-}
-
 // check decodes a block and checks it against the contract and the
 // stream's history.
 func (w *watchStream) check(m sseMessage) watchMessage {
@@ -273,20 +208,12 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 		fail("%v", err)
 	}
 	checkWatchMessage(w.tb, w.req, []byte(m.Data))
-	var payload struct {
-		Type            string      `json:"type"`
-		Header          *wireHeader `json:"header"`
-		StartRevision   int64       `json:"start_revision"`
-		CompactRevision int64       `json:"compact_revision"`
-		Events          []wireEvent `json:"events"`
-		Reason          string      `json:"reason"`
-	}
 	if strings.Contains(m.Data, "\n") {
 		fail("a payload of several data lines")
 	}
-	dec := json.NewDecoder(strings.NewReader(m.Data))
-	if err := dec.Decode(&payload); err != nil || dec.More() {
-		fail("data is not one JSON object")
+	payload, err := decodeWatchPayload([]byte(m.Data), false)
+	if err != nil {
+		fail("data is not one watch message: %v", err)
 	}
 	// The data alone says what the message is, for clients that see no
 	// event line: the event's name, or events for the default one.
@@ -321,11 +248,11 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 		}
 		for _, ev := range out.Events {
 			switch {
-			case ev.KV.ModRevision != out.ID:
-				fail("event %v of revision %d in the message of revision %d", ev, ev.KV.ModRevision, out.ID)
-			case ev.Type == "put" && ev.KV.Value == nil && ev.KV.ValueBase64 == nil:
+			case ev.Kv.ModRevision != out.ID:
+				fail("event %v of revision %d in the message of revision %d", ev, ev.Kv.ModRevision, out.ID)
+			case ev.Type == "put" && ev.Kv.Value == nil && ev.Kv.ValueBase64 == nil:
 				fail("a put event without a value")
-			case ev.Type == "delete" && (ev.KV.Value != nil || ev.KV.ValueBase64 != nil):
+			case ev.Type == "delete" && (ev.Kv.Value != nil || ev.Kv.ValueBase64 != nil):
 				fail("a delete event with a value")
 			case ev.Type != "put" && ev.Type != "delete":
 				fail("event type %q", ev.Type)
@@ -370,16 +297,16 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 
 // eventLine formats an event for comparisons: "put k=v @mod" or
 // "delete k @mod".
-func eventLine(e wireEvent) string {
+func eventLine(e client.WatchEvent) string {
 	if e.Type == "delete" {
-		return fmt.Sprintf("delete %s @%d", e.KV.key(), e.KV.ModRevision)
+		return fmt.Sprintf("delete %s @%d", keyOf(&e.Kv), e.Kv.ModRevision)
 	}
-	return fmt.Sprintf("put %s=%s @%d", e.KV.key(), e.KV.value(), e.KV.ModRevision)
+	return fmt.Sprintf("put %s=%s @%d", keyOf(&e.Kv), valueOf(&e.Kv), e.Kv.ModRevision)
 }
 
 // watcherCount is the number of watchers GET /v1/status reports.
 func watcherCount(tb testing.TB, s *server) int {
 	tb.Helper()
 	st := s.status(tb)
-	return st.Watchers.Synced + st.Watchers.Unsynced + st.Watchers.Victims
+	return int(st.Watchers.Synced + st.Watchers.Unsynced + st.Watchers.Victims)
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // streamAlive reports whether a stream exists, without connecting to it:
@@ -16,9 +18,7 @@ import (
 func streamAlive(tb testing.TB, s *server, stream string) bool {
 	tb.Helper()
 	r := s.do(tb, "DELETE", "/v1/watch/streams/"+stream+"/watches/999999", nil)
-	var e struct {
-		Error wireError `json:"error"`
-	}
+	var e client.ErrorResponse
 	r.decode(tb, &e)
 	switch e.Error.Code {
 	case "watch_not_found":

@@ -2,8 +2,6 @@ package tests
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // A client of /v1/watch/streams for the end-to-end tests: it creates
@@ -21,19 +21,14 @@ import (
 // id and the watch ids.
 func (s *server) createStream(tb testing.TB, body string, header ...string) (string, []int64) {
 	tb.Helper()
-	var out struct {
-		Stream  string `json:"stream"`
-		Watches []struct {
-			WatchID int64 `json:"watch_id"`
-		} `json:"watches"`
-	}
+	var out client.WatchStreamCreated
 	s.do(tb, "POST", "/v1/watch/streams", []byte(body), append(header, "Content-Type", "application/json")...).ok(tb, http.StatusCreated, &out)
 	if out.Stream == "" {
 		tb.Fatalf("POST /v1/watch/streams %s: no stream id", body)
 	}
 	ids := make([]int64, len(out.Watches))
 	for i, w := range out.Watches {
-		ids[i] = w.WatchID
+		ids[i] = w.WatchId
 	}
 	return out.Stream, ids
 }
@@ -41,15 +36,13 @@ func (s *server) createStream(tb testing.TB, body string, header ...string) (str
 // addWatch adds a watcher to a stream and returns its watch id.
 func (s *server) addWatch(tb testing.TB, stream, body string, header ...string) int64 {
 	tb.Helper()
-	var out struct {
-		WatchID int64 `json:"watch_id"`
-	}
+	var out client.WatchAdded
 	s.do(tb, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(body), append(header, "Content-Type", "application/json")...).
 		ok(tb, http.StatusCreated, &out)
-	if out.WatchID <= 0 {
-		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchID)
+	if out.WatchId <= 0 {
+		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchId)
 	}
-	return out.WatchID
+	return out.WatchId
 }
 
 // streamMessage is a checked message of a stream of many watchers.
@@ -57,25 +50,19 @@ type streamMessage struct {
 	Kind            string // events, created, progress, compacted, canceled
 	ID              int64  // the cursor
 	WatchID         int64
-	Header          wireHeader
+	Header          client.ResponseHeader
 	StartRevision   int64
 	CompactRevision int64
-	Events          []wireEvent
+	Events          []client.WatchEvent
 	Reason          string
 	raw             sseMessage
 }
 
 // streamReader is an open GET /v1/watch/streams/{stream}.
 type streamReader struct {
-	tb      testing.TB
-	req     string
-	ctx     context.Context
-	cancel  context.CancelFunc
-	results chan sseResult
-	done    chan struct{}
-	lastID  int64
-	ended   bool
-	started bool // read runs
+	*sseConn
+	lastID int64
+	ended  bool
 }
 
 // noCursor opens a stream without Last-Event-ID.
@@ -87,18 +74,7 @@ const noCursor = -1
 func openStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) *streamReader {
 	tb.Helper()
 	resp, r := requestStream(tb, s, stream, cursor, header...)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		r.close()
-		tb.Fatalf("%s = %d %s, want 200", r.req, resp.StatusCode, b)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
-		tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", r.req, ct)
-	}
-	checkStreamHead(tb, r.req, resp)
-	r.started = true
-	go r.read(resp.Body)
+	r.start(resp)
 	first, err := r.recvOrEnd(watchTimeout)
 	if err != nil || !first.HasRetry || first.Retry != 1000 || first.HasData {
 		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", r.req, first)
@@ -110,46 +86,13 @@ func openStream(tb testing.TB, s *server, stream string, cursor int64, header ..
 // body the caller reads or closes.
 func requestStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) (*http.Response, *streamReader) {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &streamReader{tb: tb, req: "GET /v1/watch/streams/" + stream, ctx: ctx, cancel: cancel,
-		results: make(chan sseResult), done: make(chan struct{})}
-	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch/streams/"+stream, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	req := "GET /v1/watch/streams/" + stream
 	if cursor != noCursor {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(cursor, 10))
-		r.req += fmt.Sprintf(" (Last-Event-ID %d)", cursor)
+		header = append(header, "Last-Event-ID", strconv.FormatInt(cursor, 10))
+		req += fmt.Sprintf(" (Last-Event-ID %d)", cursor)
 	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := s.streams.Do(req)
-	if err != nil {
-		cancel()
-		tb.Fatalf("%s: %v", r.req, err)
-	}
-	tb.Cleanup(r.close)
-	return resp, r
-}
-
-// read parses the body until it ends; unbuffered, so that a test that
-// stops reading stops the connection, as a slow client would.
-func (r *streamReader) read(body io.ReadCloser) {
-	defer close(r.done)
-	defer body.Close()
-	p := newSSEParser(body)
-	for {
-		m, err := p.Next()
-		select {
-		case r.results <- sseResult{m, err}:
-		case <-r.ctx.Done():
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+	resp, c := dialSSE(tb, s.streams, s.URL+"/v1/watch/streams/"+stream, req, header...)
+	return resp, &streamReader{sseConn: c}
 }
 
 // recvOrEnd returns the next block as parsed, or the error that ended
@@ -170,9 +113,7 @@ func (r *streamReader) recvOrEnd(timeout time.Duration) (sseMessage, error) {
 func (r *streamReader) next(timeout time.Duration) streamMessage {
 	r.tb.Helper()
 	m, err := r.nextOrEnd(timeout)
-	if err != nil {
-		r.tb.Fatalf("%s: the stream ended (%v), want another message", r.req, err)
-	}
+	r.wantMore(err)
 	return m
 }
 
@@ -191,14 +132,6 @@ func (r *streamReader) wantEnd(timeout time.Duration) {
 	r.tb.Helper()
 	if m, err := r.recvOrEnd(timeout); err == nil {
 		r.tb.Fatalf("%s: %v, want the end of the stream", r.req, m)
-	}
-}
-
-// close disconnects and waits for the reader goroutine.
-func (r *streamReader) close() {
-	r.cancel()
-	if r.started {
-		<-r.done
 	}
 }
 
@@ -226,17 +159,9 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if err != nil {
 		fail("does not match the OpenAPI document: %v", err)
 	}
-	var p struct {
-		Type            string      `json:"type"`
-		WatchID         int64       `json:"watch_id"`
-		Header          *wireHeader `json:"header"`
-		StartRevision   int64       `json:"start_revision"`
-		CompactRevision int64       `json:"compact_revision"`
-		Events          []wireEvent `json:"events"`
-		Reason          string      `json:"reason"`
-	}
-	if err := json.Unmarshal([]byte(m.Data), &p); err != nil {
-		fail("data is not a JSON object: %v", err)
+	p, err := decodeStreamPayload([]byte(m.Data))
+	if err != nil {
+		fail("data is not one stream message: %v", err)
 	}
 	out := streamMessage{Kind: cmp.Or(m.Event, "events"), WatchID: p.WatchID, StartRevision: p.StartRevision,
 		CompactRevision: p.CompactRevision, Events: p.Events, Reason: p.Reason, raw: m}
@@ -260,7 +185,7 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 			fail("a data message with no events")
 		}
 		for _, ev := range out.Events {
-			if ev.KV.ModRevision != out.Header.Revision {
+			if ev.Kv.ModRevision != out.Header.Revision {
 				fail("event %v in the message of revision %d", ev, out.Header.Revision)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // streamLedger follows each watcher of a stream across its messages,
@@ -65,8 +67,8 @@ func (l *streamLedger) apply(m streamMessage) {
 		}
 		w.lastRev = m.Header.Revision
 		for _, ev := range m.Events {
-			h := historyEvent{Type: ev.Type, KV: ev.KV, PrevKV: ev.PrevKV}
-			w.events = append(w.events, h.String())
+			h := client.WatchEvent{Type: ev.Type, Kv: ev.Kv, PrevKv: ev.PrevKv}
+			w.events = append(w.events, historyString(&h))
 		}
 	case "progress":
 		if m.Header.Revision < w.lastRev {

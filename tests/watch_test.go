@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
 )
 
 // TestWatchEvents opens watches of several shapes, then writes, and checks
@@ -106,7 +108,7 @@ func TestWatchEvents(t *testing.T) {
 		var got []string
 		for range 3 {
 			m := w.nextData(watchTimeout)
-			got = append(got, m.Events[0].String())
+			got = append(got, eventString(&m.Events[0]))
 		}
 		rev := w.created.StartRevision
 		want := []string{
@@ -135,7 +137,7 @@ func TestWatchLargeRevisions(t *testing.T) {
 		}
 		revs = append(revs, s.txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).want(t, http.StatusOK).revision(t))
 	}
-	var del deleteResponse
+	var del client.DeleteResponse
 	s.do(t, "DELETE", "/v1/kv?key=big/&prefix=true", nil).ok(t, http.StatusOK, &del)
 	revs = append(revs, del.Header.Revision)
 
@@ -238,8 +240,8 @@ func TestWatchLeaseRevoke(t *testing.T) {
 	var got []string
 	for _, ev := range m.Events {
 		got = append(got, eventLine(ev))
-		if ev.PrevKV == nil || ev.PrevKV.Lease != 9 {
-			t.Errorf("%s: %v, want prev_kv with lease 9", w.req, ev)
+		if ev.PrevKv == nil || ev.PrevKv.Lease != 9 {
+			t.Errorf("%s: %v, want prev_kv with lease 9", w.req, eventString(&ev))
 		}
 	}
 	want := []string{
@@ -307,7 +309,7 @@ func TestWatchResume(t *testing.T) {
 			mu.Lock()
 			writes++
 			if err == nil && r.status == http.StatusOK {
-				var p putResponse
+				var p client.PutResponse
 				if json.Unmarshal(r.body, &p) == nil {
 					acked = append(acked, ack{key, p.Header.Revision})
 				}
@@ -380,20 +382,20 @@ func TestWatchResume(t *testing.T) {
 	<-writerDone
 
 	// The history of the prefix: each key written once, never deleted.
-	var l listResponse
+	var l client.ListResponse
 	s.do(t, "GET", "/v1/kv?key=r/&prefix=true&limit=10000", nil).ok(t, http.StatusOK, &l)
 	if l.More {
 		t.Fatalf("more than 10000 writes: shorten the test")
 	}
-	history := make([]wireKV, len(l.KVs))
-	copy(history, l.KVs)
-	slices.SortFunc(history, func(a, b wireKV) int { return int(a.ModRevision - b.ModRevision) })
+	history := make([]client.KeyValue, len(l.Kvs))
+	copy(history, l.Kvs)
+	slices.SortFunc(history, func(a, b client.KeyValue) int { return int(a.ModRevision - b.ModRevision) })
 	var want []string
 	for _, kv := range history {
 		if kv.Version != 1 {
-			t.Fatalf("%s was written twice", kv.String())
+			t.Fatalf("%s was written twice", kvString(&kv))
 		}
-		want = append(want, eventLine(wireEvent{Type: "put", KV: kv}))
+		want = append(want, eventLine(client.WatchEvent{Type: "put", Kv: kv}))
 	}
 	// Read what is left in one last segment.
 	end := history[len(history)-1].ModRevision
@@ -422,7 +424,7 @@ func TestWatchResume(t *testing.T) {
 	}
 	byRev := make(map[int64]string)
 	for _, kv := range history {
-		byRev[kv.ModRevision] = kv.key()
+		byRev[kv.ModRevision] = keyOf(&kv)
 	}
 	for _, a := range acked {
 		if byRev[a.rev] != a.key {
@@ -571,15 +573,7 @@ func TestWatchNDJSON(t *testing.T) {
 	}
 	// readLine returns the next non-empty line as an object; blank lines
 	// keep the connection alive.
-	type line struct {
-		Type            string      `json:"type"`
-		Header          *wireHeader `json:"header"`
-		StartRevision   int64       `json:"start_revision"`
-		CompactRevision int64       `json:"compact_revision"`
-		Events          []wireEvent `json:"events"`
-		Reason          string      `json:"reason"`
-	}
-	readLine := func(r *bufio.Reader) (line, error) {
+	readLine := func(r *bufio.Reader) (watchPayload, error) {
 		t.Helper()
 		for {
 			type result struct {
@@ -598,7 +592,7 @@ func TestWatchNDJSON(t *testing.T) {
 				t.Fatalf("no NDJSON line within %v", watchTimeout)
 			}
 			if res.err == io.EOF && res.s == "" {
-				return line{}, io.EOF
+				return watchPayload{}, io.EOF
 			}
 			if res.err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, res.err)
@@ -606,10 +600,8 @@ func TestWatchNDJSON(t *testing.T) {
 			if strings.TrimSpace(res.s) == "" {
 				continue
 			}
-			var l line
-			dec := json.NewDecoder(strings.NewReader(res.s))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&l); err != nil {
+			l, err := decodeWatchPayload([]byte(res.s), true)
+			if err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, err)
 			}
 			if err := checkTwins([]byte(res.s)); err != nil {
@@ -629,7 +621,7 @@ func TestWatchNDJSON(t *testing.T) {
 	s.do(t, "DELETE", "/v1/kv/n", nil).want(t, 200)
 	for i, want := range []string{"put n=1 @3", "delete n @4"} {
 		l, _ := readLine(r)
-		if l.Type != "events" || l.Header == nil || l.Header.Revision != cur+1+int64(i) || len(l.Events) != 1 || eventLine(l.Events[0]) != want || l.Events[0].PrevKV == nil {
+		if l.Type != "events" || l.Header == nil || l.Header.Revision != cur+1+int64(i) || len(l.Events) != 1 || eventLine(l.Events[0]) != want || l.Events[0].PrevKv == nil {
 			t.Errorf("NDJSON line %+v, want events [%s] with prev_kv", l, want)
 		}
 	}

@@ -588,10 +588,10 @@ type Compare struct {
 	// CreateRevision The operand of a create compare.
 	CreateRevision *int64 `json:"create_revision,omitempty"`
 
-	// FromKey Compare every key >= key.
+	// FromKey Every key >= key.
 	FromKey *bool `json:"from_key,omitempty"`
 
-	// Key The key compared, or the start of the range compared (every key of it must satisfy the condition); key or key_base64 is required.
+	// Key The key, or the start of the range [key, range_end); key or key_base64 is required.
 	//
 	// Example: a
 	Key       *string `json:"key,omitempty"`
@@ -603,14 +603,16 @@ type Compare struct {
 	// ModRevision The operand of a mod compare.
 	ModRevision *int64 `json:"mod_revision,omitempty"`
 
-	// Prefix Compare every key with the prefix key.
+	// Prefix Every key with the prefix key.
 	Prefix *bool `json:"prefix,omitempty"`
 
-	// RangeEnd The end of the range [key, range_end); at most one of range_end, prefix and from_key.
+	// RangeEnd At most one of range_end, prefix and from_key; none is the single key.
 	RangeEnd       *string `json:"range_end,omitempty"`
 	RangeEndBase64 *[]byte `json:"range_end_base64,omitempty"`
 
-	// Result Example: equal
+	// Result How the target compares with the operand; over a range, every key of it must satisfy the condition.
+	//
+	// Example: equal
 	Result CompareResult `json:"result"`
 
 	// Target What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
@@ -628,7 +630,9 @@ type Compare struct {
 	Version *int64 `json:"version,omitempty"`
 }
 
-// CompareResult Example: equal
+// CompareResult How the target compares with the operand; over a range, every key of it must satisfy the condition.
+//
+// Example: equal
 type CompareResult string
 
 // CompareTarget What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
@@ -654,19 +658,22 @@ type DefragResponse struct {
 
 // DeleteOp defines model for DeleteOp.
 type DeleteOp struct {
+	// FromKey Every key >= key.
 	FromKey *bool `json:"from_key,omitempty"`
 
-	// Key key or key_base64 is required.
+	// Key The key, or the start of the range [key, range_end); key or key_base64 is required.
 	//
-	// Example: tmp/
+	// Example: a
 	Key       *string `json:"key,omitempty"`
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
-	Prefix    *bool   `json:"prefix,omitempty"`
+
+	// Prefix Every key with the prefix key.
+	Prefix *bool `json:"prefix,omitempty"`
 
 	// PrevKv Answer with the deleted keys.
 	PrevKv *bool `json:"prev_kv,omitempty"`
 
-	// RangeEnd At most one of range_end, prefix and from_key.
+	// RangeEnd At most one of range_end, prefix and from_key; none is the single key.
 	RangeEnd       *string `json:"range_end,omitempty"`
 	RangeEndBase64 *[]byte `json:"range_end_base64,omitempty"`
 }
@@ -960,14 +967,17 @@ type PermissionType string
 
 // PermissionRequest defines model for PermissionRequest.
 type PermissionRequest struct {
+	// FromKey Every key >= key.
 	FromKey *bool `json:"from_key,omitempty"`
 
-	// Key key or key_base64 is required.
+	// Key The key, or the start of the range [key, range_end); key or key_base64 is required.
 	//
-	// Example: config/
+	// Example: a
 	Key       *string `json:"key,omitempty"`
 	KeyBase64 *[]byte `json:"key_base64,omitempty"`
-	Prefix    *bool   `json:"prefix,omitempty"`
+
+	// Prefix Every key with the prefix key.
+	Prefix *bool `json:"prefix,omitempty"`
 
 	// RangeEnd At most one of range_end, prefix and from_key; none is the single key.
 	RangeEnd       *string `json:"range_end,omitempty"`
@@ -1030,9 +1040,11 @@ type PutResponse struct {
 // RangeOp defines model for RangeOp.
 type RangeOp struct {
 	CountOnly *bool `json:"count_only,omitempty"`
-	FromKey   *bool `json:"from_key,omitempty"`
 
-	// Key key or key_base64 is required.
+	// FromKey Every key >= key.
+	FromKey *bool `json:"from_key,omitempty"`
+
+	// Key The key, or the start of the range [key, range_end); key or key_base64 is required.
 	//
 	// Example: a
 	Key       *string `json:"key,omitempty"`
@@ -1045,9 +1057,11 @@ type RangeOp struct {
 	MaxModRevision    *int64 `json:"max_mod_revision,omitempty"`
 	MinCreateRevision *int64 `json:"min_create_revision,omitempty"`
 	MinModRevision    *int64 `json:"min_mod_revision,omitempty"`
-	Prefix            *bool  `json:"prefix,omitempty"`
 
-	// RangeEnd At most one of range_end, prefix and from_key.
+	// Prefix Every key with the prefix key.
+	Prefix *bool `json:"prefix,omitempty"`
+
+	// RangeEnd At most one of range_end, prefix and from_key; none is the single key.
 	RangeEnd       *string            `json:"range_end,omitempty"`
 	RangeEndBase64 *[]byte            `json:"range_end_base64,omitempty"`
 	Revision       *int64             `json:"revision,omitempty"`

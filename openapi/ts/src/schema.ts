@@ -908,10 +908,10 @@ export interface components {
              * @description The operand of a create compare.
              */
             create_revision?: number;
-            /** @description Compare every key >= key. */
+            /** @description Every key >= key. */
             from_key?: boolean;
             /**
-             * @description The key compared, or the start of the range compared (every key of it must satisfy the condition); key or key_base64 is required.
+             * @description The key, or the start of the range [key, range_end); key or key_base64 is required.
              * @example a
              */
             key?: string;
@@ -927,13 +927,14 @@ export interface components {
              * @description The operand of a mod compare.
              */
             mod_revision?: number;
-            /** @description Compare every key with the prefix key. */
+            /** @description Every key with the prefix key. */
             prefix?: boolean;
-            /** @description The end of the range [key, range_end); at most one of range_end, prefix and from_key. */
+            /** @description At most one of range_end, prefix and from_key; none is the single key. */
             range_end?: string;
             /** Format: byte */
             range_end_base64?: string;
             /**
+             * @description How the target compares with the operand; over a range, every key of it must satisfy the condition.
              * @example equal
              * @enum {string}
              */
@@ -972,18 +973,20 @@ export interface components {
             header: components["schemas"]["ResponseHeader"];
         };
         DeleteOp: {
+            /** @description Every key >= key. */
             from_key?: boolean;
             /**
-             * @description key or key_base64 is required.
-             * @example tmp/
+             * @description The key, or the start of the range [key, range_end); key or key_base64 is required.
+             * @example a
              */
             key?: string;
             /** Format: byte */
             key_base64?: string;
+            /** @description Every key with the prefix key. */
             prefix?: boolean;
             /** @description Answer with the deleted keys. */
             prev_kv?: boolean;
-            /** @description At most one of range_end, prefix and from_key. */
+            /** @description At most one of range_end, prefix and from_key; none is the single key. */
             range_end?: string;
             /** Format: byte */
             range_end_base64?: string;
@@ -1261,14 +1264,16 @@ export interface components {
             type: "read" | "write" | "readwrite";
         };
         PermissionRequest: {
+            /** @description Every key >= key. */
             from_key?: boolean;
             /**
-             * @description key or key_base64 is required.
-             * @example config/
+             * @description The key, or the start of the range [key, range_end); key or key_base64 is required.
+             * @example a
              */
             key?: string;
             /** Format: byte */
             key_base64?: string;
+            /** @description Every key with the prefix key. */
             prefix?: boolean;
             /** @description At most one of range_end, prefix and from_key; none is the single key. */
             range_end?: string;
@@ -1325,9 +1330,10 @@ export interface components {
         };
         RangeOp: {
             count_only?: boolean;
+            /** @description Every key >= key. */
             from_key?: boolean;
             /**
-             * @description key or key_base64 is required.
+             * @description The key, or the start of the range [key, range_end); key or key_base64 is required.
              * @example a
              */
             key?: string;
@@ -1347,8 +1353,9 @@ export interface components {
             min_create_revision?: number;
             /** Format: int64 */
             min_mod_revision?: number;
+            /** @description Every key with the prefix key. */
             prefix?: boolean;
-            /** @description At most one of range_end, prefix and from_key. */
+            /** @description At most one of range_end, prefix and from_key; none is the single key. */
             range_end?: string;
             /** Format: byte */
             range_end_base64?: string;
