@@ -1,7 +1,9 @@
 package mvcc
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -26,6 +28,10 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		}
 
 		cache := make(map[string]*keyIndex)
+		// The lease of each key's newest put, while the key lives: read
+		// from the records as they go by, in revision order, so that no
+		// key's record is read again to find it.
+		leaseOf := make(map[*keyIndex]int64)
 		c := tx.Bucket(keyBucket).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rev, tomb, err := parseRevBytes(k)
@@ -62,27 +68,28 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 				}
 				cache[string(ki.key)] = ki
 			}
+			if tomb || hdr.lease == 0 {
+				delete(leaseOf, ki)
+			} else {
+				leaseOf[ki] = hdr.lease
+			}
 		}
+		// In key order: the tree's inserts then each go down the same
+		// path as the one before, which its caches still hold.
+		restored := make([]*keyIndex, 0, len(cache))
 		for _, ki := range cache {
+			restored = append(restored, ki)
+		}
+		slices.SortFunc(restored, func(a, b *keyIndex) int { return bytes.Compare(a.key, b.key) })
+		for _, ki := range restored {
 			s.index.insertRestored(ki)
 		}
 		if s.opts.Lessor == nil {
 			return nil
 		}
 		// Attach every live leased key to its lease.
-		b := tx.Bucket(keyBucket)
-		for _, ki := range cache {
-			mod, _, _, err := ki.get(s.currentRev)
-			if err != nil {
-				continue
-			}
-			rec, err := decodeKeyValue(b.Get(revBytes(mod, false)))
-			if err != nil {
-				return err
-			}
-			if rec.Lease != 0 {
-				leased = append(leased, rec)
-			}
+		for ki, id := range leaseOf {
+			leased = append(leased, kv.KeyValue{Key: ki.key, Lease: id})
 		}
 		return nil
 	})
