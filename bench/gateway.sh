@@ -8,6 +8,8 @@
 #   gateways    (watch only) two such gateways, the SSE watchers split
 #               between them, the writer on the first
 #   etcd-grpc   etcd's gRPC API through clientv3, on one connection
+#   etcd-http   (KV only) etcd's own HTTP/JSON gateway (/v3/...), on the
+#               same member
 #
 # and, for watches, the most watches etcd held during the run (its
 # etcd_debugging_mvcc_watcher_total, summed over the members): two per
@@ -95,6 +97,7 @@ run() {
 	gateway) kind=httpkv url=http://$gw_addr pid=$gw_pid ;;
 	gateways) kind=httpkv url=http://$gw_addr,http://$gw2_addr pid=$gw_pid ;;
 	etcd-grpc) kind=etcd-grpc url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
+	etcd-http) kind=etcd url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
 	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
@@ -117,21 +120,23 @@ kv_runs() {
 	for workload in put get txn; do
 		for clients in $clients_list; do
 			name=kv-$workload-$clients
-			for t in gateway etcd-grpc; do
+			for t in gateway etcd-grpc etcd-http; do
 				run "$name" "$t" --workload "$workload" --clients "$clients" --duration "$duration" --prefix "$name/"
 			done
 		done
 	done
 	stop_all
-	echo "| workload | clients | gateway req/s | etcd gRPC req/s | gateway ÷ etcd gRPC | gateway p50 / p99 | etcd gRPC p50 / p99 |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
+	echo "| workload | clients | gateway req/s | etcd gRPC req/s | etcd HTTP gateway req/s | gateway ÷ etcd gRPC | gateway ÷ etcd HTTP | gateway p50 / p99 | etcd gRPC p50 / p99 | etcd HTTP p50 / p99 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for workload in put get txn; do
 		for clients in $clients_list; do
 			local f=$out/kv-$workload-$clients
-			echo "| $workload | $clients | $(field "$f.gateway.txt" "$workload" 5) | $(field "$f.etcd-grpc.txt" "$workload" 5)" \
-				"| $(ratio "$(field "$f.gateway.txt" "$workload" 5)" "$(field "$f.etcd-grpc.txt" "$workload" 5)")" \
+			local gw grpc http
+			gw=$(field "$f.gateway.txt" "$workload" 5) grpc=$(field "$f.etcd-grpc.txt" "$workload" 5) http=$(field "$f.etcd-http.txt" "$workload" 5)
+			echo "| $workload | $clients | $gw | $grpc | $http | $(ratio "$gw" "$grpc") | $(ratio "$gw" "$http")" \
 				"| $(field "$f.gateway.txt" "$workload" 6) / $(field "$f.gateway.txt" "$workload" 8)" \
-				"| $(field "$f.etcd-grpc.txt" "$workload" 6) / $(field "$f.etcd-grpc.txt" "$workload" 8) |"
+				"| $(field "$f.etcd-grpc.txt" "$workload" 6) / $(field "$f.etcd-grpc.txt" "$workload" 8)" \
+				"| $(field "$f.etcd-http.txt" "$workload" 6) / $(field "$f.etcd-http.txt" "$workload" 8) |"
 		done
 	done
 }
