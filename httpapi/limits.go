@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"cmp"
-	"context"
 	"io"
 	"net/http"
 	"time"
@@ -70,7 +69,7 @@ func (h *Handler) deadlines(next http.Handler) http.Handler {
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: rc, held: h.held, maxHeld: h.cfg.MaxHeldAnswerBytes}
 		defer dw.finish()
-		next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), answerKey{}, dw)))
+		next.ServeHTTP(dw, r)
 	})
 }
 
@@ -183,25 +182,42 @@ func (d *deadlineWriter) hold(n int64) bool {
 	return true
 }
 
-// answerKey is the request context's key of its *deadlineWriter.
-type answerKey struct{}
-
-// holdBuilding returns the kv.ReadLimits.Hold of the request behind ctx:
-// the bytes of the keys its answer is built from count against held once
-// they pass answerChunk, and a key that finds no room ends the read with
-// a 429. A request without deadlines (none) holds nothing.
-func holdBuilding(ctx context.Context) func(int64) error {
-	d, _ := ctx.Value(answerKey{}).(*deadlineWriter)
+// holdBuilding returns the kv.ReadLimits.Hold of the answer w writes:
+// the bytes of the keys it is built from count against held once they
+// pass answerChunk, and a key that finds no room ends the read with a
+// 429. It takes answerChunk more than it needs each time, so that a large
+// answer goes to the shared semaphore once per chunk, not once per key.
+// An answer without deadlines (a stream's) holds nothing.
+func holdBuilding(w http.ResponseWriter) func(int64) error {
+	d := findDeadlineWriter(w)
 	if d == nil {
 		return nil
 	}
 	return func(n int64) error {
 		d.building += n
-		if d.building <= answerChunk || d.hold(d.building) {
+		if d.building <= answerChunk || d.building <= d.holding {
+			return nil
+		}
+		if d.hold(d.building+answerChunk) || d.hold(d.building) {
 			return nil
 		}
 		d.Header().Set("Retry-After", "1")
 		return errTooManyHeld
+	}
+}
+
+// findDeadlineWriter finds the *deadlineWriter under w and the writers
+// that wrap it, or nil.
+func findDeadlineWriter(w http.ResponseWriter) *deadlineWriter {
+	for {
+		switch x := w.(type) {
+		case *deadlineWriter:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
 	}
 }
 

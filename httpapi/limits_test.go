@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -78,7 +77,7 @@ func TestHeldWhileBuilding(t *testing.T) {
 		var err error
 		rec := httptest.NewRecorder()
 		h.deadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hold := holdBuilding(r.Context())
+			hold := holdBuilding(w)
 			for range keys {
 				if err = hold(answerChunk / 2); err != nil {
 					h.writeError(w, r, err)
@@ -111,7 +110,7 @@ func TestHeldWhileBuilding(t *testing.T) {
 		t.Fatal("a build did not give back what it held")
 	}
 	h.held.Release(bound)
-	if hold := holdBuilding(context.Background()); hold != nil {
+	if hold := holdBuilding(httptest.NewRecorder()); hold != nil {
 		t.Fatal("a request without deadlines holds")
 	}
 }

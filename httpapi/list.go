@@ -107,7 +107,7 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	opts.Limits = h.readLimits(r.Context())
+	opts.Limits = h.readLimits(w)
 	b, rev, err := h.listPage(r.Context(), sel, opts, page.start)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -150,6 +150,6 @@ func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.Rang
 // maxListLimit keys for a range without a limit (a txn's), and
 // MaxResponseBytes of keys and values in all; and what they copy counts
 // against --max-held-answer-bytes with the answers being sent.
-func (h *Handler) readLimits(ctx context.Context) *kv.ReadLimits {
-	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes, Hold: holdBuilding(ctx)}
+func (h *Handler) readLimits(w http.ResponseWriter) *kv.ReadLimits {
+	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes, Hold: holdBuilding(w)}
 }

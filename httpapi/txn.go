@@ -45,7 +45,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, a) {
 		return
 	}
-	limitRanges(&req, h.readLimits(r.Context()))
+	limitRanges(&req, h.readLimits(w))
 	res, err := h.cfg.Backend.Txn(r.Context(), req, h.leaseGuard(r))
 	if err != nil {
 		h.writeError(w, r, err)

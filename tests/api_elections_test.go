@@ -299,7 +299,7 @@ func TestElectionLeadersCrash(t *testing.T) {
 		}
 	}
 	l2 := leading(t, r2) // the first leader's lease expired
-	close(stopSecond)        // the second leader crashes too
+	close(stopSecond)    // the second leader crashes too
 	<-secondRenewed
 	resumed = openObserver(t, s, "svc", resumed.lastID)
 	seen = append(seen, resumed.next())
