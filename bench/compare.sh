@@ -13,12 +13,22 @@
 #   null        `httpkv bench null`: httpkv's routes with fixed answers,
 #               nothing stored, the ceiling of an HTTP server here
 #
-#   bench/compare.sh [kv|watch|all]
+#   bench/compare.sh [kv|watch|catchup|restart|all]
+#
+# kv: put, get, list and txn at each client count, with and without
+# fsync. watch: fan-out to many watchers, flat out and at a fixed rate,
+# with the memory per idle watcher. catchup: one watcher opened 100,000
+# revisions behind, timed to its last event. restart: the time from
+# starting httpkv, and etcd, on a million keys to their first healthy
+# answer.
 #
 # Environment: DURATION (each KV run, default 5s), CLIENTS (the client
 # counts of the KV runs, default "1 16 64"), WATCHERS (the watcher counts
 # of the watch runs, default "1000 10000"), EVENTS (the events a flat-out
-# watch run delivers in all, default 4000000), OUT (where the raw reports go,
+# watch run delivers in all, default 4000000), BEHIND (the revisions of
+# the catch-up runs, default 100000), RESTART_KEYS (the keys of the
+# restart runs, default 1000000), ROUNDS (restarts of each, default 3),
+# OUT (where the raw reports go,
 # default a new directory under /tmp), ETCD (the etcd binary, default the
 # pinned release, built on first use). Every server it starts listens on
 # 127.0.0.1 with its data in a temporary directory, and is stopped at the
@@ -35,6 +45,9 @@ duration=${DURATION:-5s}
 clients_list=${CLIENTS:-1 16 64}
 watchers_list=${WATCHERS:-1000 10000}
 events=${EVENTS:-4000000}
+behind=${BEHIND:-100000}
+restart_keys=${RESTART_KEYS:-1000000}
+rounds=${ROUNDS:-3}
 etcd_bin=${ETCD:-$(go run ./internal/etcdtest/buildetcd)}
 hk_addr=127.0.0.1:23780
 etcd_addr=127.0.0.1:23790
@@ -64,19 +77,27 @@ cleanup() {
 trap cleanup EXIT
 
 
-# start_servers fsync|nofsync starts a fresh httpkv, etcd and null server.
-start_servers() {
-	stop_servers
-	rm -rf "$work/hk" "$work/etcd"
-	local flag=
-	[ "$1" = nofsync ] && flag=--unsafe-no-fsync
-	"$work/httpkv" --listen "$hk_addr" --data-dir "$work/hk" --log-level warn $flag >"$work/httpkv.log" 2>&1 &
+# start_httpkv [flags] and start_etcd [flags] start the server on its
+# data directory as it is; start_servers fsync|nofsync starts a fresh
+# httpkv, etcd and null server.
+start_httpkv() {
+	"$work/httpkv" --listen "$hk_addr" --data-dir "$work/hk" --log-level warn "$@" >>"$work/httpkv.log" 2>&1 &
 	hk_pid=$!
+}
+start_etcd() {
 	"$etcd_bin" --name bench --data-dir "$work/etcd" \
 		--listen-client-urls "http://$etcd_addr" --advertise-client-urls "http://$etcd_addr" \
 		--listen-peer-urls "http://$peer_addr" --initial-advertise-peer-urls "http://$peer_addr" \
-		--initial-cluster "bench=http://$peer_addr" --log-level error $flag >"$work/etcd.log" 2>&1 &
+		--initial-cluster "bench=http://$peer_addr" --log-level error "$@" >>"$work/etcd.log" 2>&1 &
 	etcd_pid=$!
+}
+start_servers() {
+	stop_servers
+	rm -rf "$work/hk" "$work/etcd"
+	local flag=()
+	[ "$1" = nofsync ] && flag=(--unsafe-no-fsync)
+	start_httpkv "${flag[@]}"
+	start_etcd "${flag[@]}"
 	"$work/httpkv" bench null --listen "$null_addr" >"$work/null.log" 2>&1 &
 	null_pid=$!
 	wait_healthy "http://$hk_addr"
@@ -187,11 +208,72 @@ watch_runs() {
 	done
 }
 
+catchup_runs() {
+	local t f
+	for t in $watch_targets; do
+		start_servers nofsync
+		run catchup "$t" --workload catchup --requests "$behind" --clients 64 --prefix "catchup/" --drain-timeout 5m
+	done
+	stop_servers
+	echo "One watcher opened $behind revisions behind, from its request to its last event:"
+	echo
+	echo "| target | catch-up | revisions/s | server CPU per event | ÷ null |"
+	echo "|---|---:|---:|---:|---:|"
+	for t in $watch_targets; do
+		f=$out/catchup.$t.txt
+		[ -f "$f" ] || continue
+		echo "| $t | $(field "$f" catchup 4) | $(field "$f" catchup 5) | $(cpu "$f")" \
+			"| $(ratio "$(seconds "$(field "$f" catchup 4)")" "$(seconds "$(field "$out/catchup.null.txt" catchup 4)")") |"
+	done
+}
+
+# healthy_after URL prints the seconds until URL/health answers, polling
+# every 10 ms, for 5 minutes at most.
+healthy_after() {
+	local start now
+	start=$(date +%s.%N)
+	for _ in $(seq 30000); do
+		if curl -fsS "$1/health" >/dev/null 2>&1; then
+			now=$(date +%s.%N)
+			awk -v a="$start" -v b="$now" 'BEGIN { printf "%.2f", b - a }'
+			return 0
+		fi
+		sleep 0.01
+	done
+	echo "$(basename "$0"): $1 did not become healthy" >&2
+	return 1
+}
+
+restart_runs() {
+	local round hk et
+	# Both stores get the same keys, written without fsync for speed;
+	# each restart then runs with the server's default durability.
+	start_servers nofsync
+	run restart-load httpkv --workload put --keys "$restart_keys" --requests "$restart_keys" --clients 64 --prefix "restart/"
+	run restart-load etcd-grpc --workload put --keys "$restart_keys" --requests "$restart_keys" --clients 64 --prefix "restart/"
+	echo "| round | httpkv | etcd | httpkv ÷ etcd |"
+	echo "|---:|---:|---:|---:|"
+	for round in $(seq "$rounds"); do
+		stop_servers
+		start_httpkv
+		hk=$(healthy_after "http://$hk_addr")
+		stop_servers
+		start_etcd
+		et=$(healthy_after "http://$etcd_addr")
+		echo "| $round | $hk s | $et s | $(ratio "$hk" "$et") |"
+	done
+	stop_servers
+	echo
+	echo "data: httpkv $(du -sh "$work/hk" | cut -f1), etcd $(du -sh "$work/etcd" | cut -f1)"
+}
+
 case $what in
 kv) kv_runs ;;
 watch) watch_runs ;;
-all) kv_runs; watch_runs ;;
-*) echo "usage: bench/compare.sh [kv|watch|all]" >&2; exit 2 ;;
+catchup) catchup_runs ;;
+restart) restart_runs ;;
+all) kv_runs; watch_runs; catchup_runs; restart_runs ;;
+*) echo "usage: bench/compare.sh [kv|watch|catchup|restart|all]" >&2; exit 2 ;;
 esac
 echo
 echo "raw reports: $out"

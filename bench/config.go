@@ -17,6 +17,9 @@ const (
 	workloadRange = "range"
 	workloadTxn   = "txn"
 	workloadWatch = "watch"
+	// workloadCatchup times one watcher catching up on --requests
+	// revisions of history.
+	workloadCatchup = "catchup"
 )
 
 // Kinds of server the tool talks to.
@@ -70,7 +73,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd); for watch, a comma-separated list of servers of one store (gateways, members) spreads the watchers over them in turn, the writers using the first")
 	fs.StringVar(&c.kind, "kind", kindHTTPKV, "httpkv, etcd-grpc for etcd's gRPC API (through clientv3), or etcd for etcd's HTTP/JSON gateway")
-	fs.StringVar(&c.workload, "workload", workloadPut, "put, get, range, txn or watch")
+	fs.StringVar(&c.workload, "workload", workloadPut, "put, get, range, txn, watch, or catchup (--requests revisions written, then one watcher from the first of them, timed to its last event)")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent clients, each with one request in flight (watch: writers)")
 	fs.IntVar(&c.requests, "requests", 0, "total requests (watch: puts); 0 runs for --duration")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run when --requests is 0")
@@ -127,9 +130,9 @@ func (c *config) validate() error {
 		return errors.New("--target takes more than one URL for --workload watch only")
 	}
 	switch c.workload {
-	case workloadPut, workloadGet, workloadRange, workloadTxn, workloadWatch:
+	case workloadPut, workloadGet, workloadRange, workloadTxn, workloadWatch, workloadCatchup:
 	default:
-		return fmt.Errorf("--workload must be put, get, range, txn or watch, not %q", c.workload)
+		return fmt.Errorf("--workload must be put, get, range, txn, watch or catchup, not %q", c.workload)
 	}
 	switch c.sseClient {
 	case sseLines, sseR3labs:
@@ -153,6 +156,8 @@ func (c *config) validate() error {
 		return errors.New("--range-keys must be in [1, 10000]")
 	case c.valueSize < 0 || c.keySize < 0 || c.rate < 0:
 		return errors.New("--value-size, --key-size and --rate must not be negative")
+	case c.workload == workloadCatchup && c.requests < 1:
+		return errors.New("--workload catchup needs --requests: the revisions to catch up on")
 	case c.workload == workloadWatch && c.watchers < 1:
 		return errors.New("--watchers must be at least 1")
 	case c.workload == workloadWatch && c.valueSize < stampLen:

@@ -86,14 +86,15 @@ func (s *etcdServer) CompareAndPut(ctx context.Context, key string, modRev int64
 	return int64(a.Header.Revision), a.Succeeded, err
 }
 
-func (s *etcdServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
+func (s *etcdServer) Watch(ctx context.Context, prefix string, from int64, w *watcher, created func()) error {
 	type create struct {
-		Key      []byte `json:"key"`
-		RangeEnd []byte `json:"range_end"`
+		Key           []byte `json:"key"`
+		RangeEnd      []byte `json:"range_end"`
+		StartRevision int64  `json:"start_revision,omitempty,string"`
 	}
 	b, err := json.Marshal(struct {
 		Create create `json:"create_request"`
-	}{create{Key: []byte(prefix), RangeEnd: keyrange.PrefixEnd([]byte(prefix))}})
+	}{create{Key: []byte(prefix), RangeEnd: keyrange.PrefixEnd([]byte(prefix)), StartRevision: from}})
 	if err != nil {
 		return err
 	}

@@ -86,8 +86,8 @@ func (s *grpcServer) CompareAndPut(ctx context.Context, key string, modRev int64
 
 // Watch reads one watch of the client's shared watch stream. A response
 // that ends the watch (compacted, canceled) ends it with its error.
-func (s *grpcServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
-	for resp := range s.client().Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify()) {
+func (s *grpcServer) Watch(ctx context.Context, prefix string, from int64, w *watcher, created func()) error {
+	for resp := range s.client().Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify(), clientv3.WithRev(from)) {
 		if err := resp.Err(); err != nil {
 			return fmt.Errorf("%w: %v", errStreamEnded, err)
 		}

@@ -95,11 +95,14 @@ func (s *httpkvServer) CompareAndPut(ctx context.Context, key string, modRev int
 	return int64(a.Header.Revision), a.Succeeded, err
 }
 
-func (s *httpkvServer) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
+func (s *httpkvServer) Watch(ctx context.Context, prefix string, from int64, w *watcher, created func()) error {
 	if len(s.muxes) > 0 {
-		return s.muxes[(s.nextMux.Add(1)-1)%uint64(len(s.muxes))].Watch(ctx, prefix, w, created)
+		return s.muxes[(s.nextMux.Add(1)-1)%uint64(len(s.muxes))].Watch(ctx, prefix, from, w, created)
 	}
 	q := url.Values{"key": {prefix}, "prefix": {"true"}}
+	if from > 0 {
+		q.Set("start_revision", strconv.FormatInt(from, 10))
+	}
 	u := s.base + "/v1/watch?" + q.Encode()
 	if s.sseClient == sseR3labs {
 		return w.streamR3labs(ctx, u, s.watch, s.maxMessage, created)

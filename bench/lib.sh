@@ -1,10 +1,11 @@
 # bench/lib.sh: what the measuring scripts (compare.sh, gateway.sh)
 # share. Sourced, not run.
 
-# wait_healthy URL waits until URL/health answers, for 20 s at most.
+# wait_healthy URL [SECONDS] waits until URL/health answers, for SECONDS
+# (default 20) at most.
 wait_healthy() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq $((${2:-20} * 10))); do
 		curl -fsS "$1/health" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done

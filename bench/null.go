@@ -216,13 +216,7 @@ func (h *nullHandler) publish(ctx context.Context, key string, value []byte, rev
 			continue
 		}
 		if msg == nil {
-			msg = append(msg, "id: "...)
-			msg = strconv.AppendInt(msg, rev, 10)
-			msg = append(msg, "\ndata: "...)
-			msg = header(msg, rev)
-			msg = append(msg, `,"events":[{"type":"put","kv":`...)
-			msg = appendKV(msg, key, value, rev)
-			msg = append(msg, "}]}\n\n"...)
+			msg = appendEventMessage(nil, key, value, rev)
 		}
 		select {
 		case s.msgs <- msg:
@@ -234,8 +228,42 @@ func (h *nullHandler) publish(ctx context.Context, key string, value []byte, rev
 	return nil
 }
 
+// appendEventMessage appends the SSE message of one put as httpkv writes
+// it.
+func appendEventMessage(b []byte, key string, value []byte, rev int64) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, rev, 10)
+	b = append(b, "\ndata: "...)
+	b = header(b, rev)
+	b = append(b, `,"events":[{"type":"put","kv":`...)
+	b = appendKV(b, key, value, rev)
+	return append(b, "}]}\n\n"...)
+}
+
+// replay writes one put message for each revision in [from, to], of a
+// fixed key and value, as httpkv writes a watcher's history: the null
+// server keeps none, so this is what streaming history costs with no
+// store behind it.
+func replay(w io.Writer, prefix string, from, to int64) error {
+	key := prefix + "null"
+	value := []byte(strings.Repeat("x", nullValueSize))
+	b := make([]byte, 0, 64<<10)
+	for rev := from; rev <= to; rev++ {
+		b = appendEventMessage(b, key, value, rev)
+		if len(b) >= 60<<10 || rev == to {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	return nil
+}
+
 // watch streams the puts under the key prefix (every watch is a prefix
-// watch here) until the client leaves or the server stops.
+// watch here) until the client leaves or the server stops; with a
+// start_revision at or below the current one, it first replays the
+// revisions since (see replay).
 func (h *nullHandler) watch(w http.ResponseWriter, r *http.Request) {
 	s := &nullStream{prefix: r.URL.Query().Get("key"), msgs: make(chan []byte, nullStreamBuffer), done: make(chan struct{})}
 	h.mu.Lock()
@@ -251,11 +279,22 @@ func (h *nullHandler) watch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	rev := h.rev.Load()
+	start := rev + 1
+	from, err := strconv.ParseInt(r.URL.Query().Get("start_revision"), 10, 64)
+	if err == nil && from > 0 && from <= rev {
+		start = from
+	}
 	b := append([]byte("retry: 1000\n\nevent: created\ndata: "), header(nil, rev)...)
 	b = append(b, `,"start_revision":`...)
-	b = strconv.AppendInt(b, rev+1, 10)
+	b = strconv.AppendInt(b, start, 10)
 	b = append(b, "}\n\n"...)
-	if _, err := w.Write(b); err != nil || rc.Flush() != nil {
+	if _, err := w.Write(b); err != nil {
+		return
+	}
+	if start <= rev && replay(w, s.prefix, start, rev) != nil {
+		return
+	}
+	if rc.Flush() != nil {
 		return
 	}
 	for {

@@ -52,7 +52,8 @@ func TestAppendKV(t *testing.T) {
 }
 
 // TestRunNullServes starts `bench null` as the command does, checks that
-// it answers, and that it returns once its context is done.
+// it answers, replays history to a catch-up watcher, and returns once its
+// context is done.
 func TestRunNullServes(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,6 +73,7 @@ func TestRunNullServes(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("GET /health = %s, want 200", resp.Status)
 			}
+			checkCatchup(t, "--target", "http://"+addr)
 			return
 		}
 		if time.Now().After(deadline) {

@@ -72,9 +72,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout)
 
 	var rows []result
-	if cfg.workload == workloadWatch {
+	switch cfg.workload {
+	case workloadWatch:
 		rows, err = runWatch(ctx, cfg, srvs, stdout)
-	} else {
+	case workloadCatchup:
+		var r result
+		r, err = runCatchup(ctx, cfg, srvs[0], stdout)
+		if r.hist != nil {
+			rows = []result{r}
+		}
+	default:
 		var r result
 		r, err = runKV(ctx, cfg, srvs[0], stdout)
 		if r.hist != nil {

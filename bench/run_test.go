@@ -92,6 +92,22 @@ func checkWorkloads(t *testing.T, args ...string) {
 	if count, errs := row(t, out, "deliver"); count != "100" || errs != "0" {
 		t.Errorf("%q watch: %s events delivered and %s missing, want 100 and 0:\n%s", args, count, errs, out)
 	}
+	checkCatchup(t, args...)
+}
+
+// checkCatchup runs the catch-up workload twice on one prefix: the second
+// run's watcher starts after the first run's revisions, so it must count
+// exactly its own, and a watch that ignored its start revision (and so
+// saw none) or started at the first revision of all (and so saw both
+// runs') would fail it.
+func checkCatchup(t *testing.T, args ...string) {
+	t.Helper()
+	for range 2 {
+		out := runBench(t, append(args, "--workload", "catchup", "--prefix", "catchup/", "--clients", "3", "--requests", "250", "--keys", "7")...)
+		if count, errs := row(t, out, "catchup"); count != "250" || errs != "0" {
+			t.Errorf("%q catchup: %s events and %s missing, want 250 and 0:\n%s", args, count, errs, out)
+		}
+	}
 }
 
 func TestRunKVWorkloads(t *testing.T) {
@@ -148,6 +164,7 @@ func TestRunWatchStreams(t *testing.T) {
 			if !strings.Contains(out, "watch-streams="+streams) {
 				t.Errorf("the report does not say watch-streams=%s:\n%s", streams, out)
 			}
+			checkCatchup(t, "--target", url, "--watch-streams", streams)
 		})
 	}
 }
@@ -180,6 +197,7 @@ func TestRunFlags(t *testing.T) {
 		{"two targets for a KV workload", []string{"--workload", "put", "--target", "http://127.0.0.1:1,http://127.0.0.1:2"}, "--target"},
 		{"a bad second target", []string{"--workload", "watch", "--target", "http://127.0.0.1:1,127.0.0.1:2"}, "--target"},
 		{"streams of etcd", []string{"--kind", "etcd", "--workload", "watch", "--watch-streams", "1"}, "--watch-streams"},
+		{"catch-up of nothing", []string{"--workload", "catchup", "--duration", "1s"}, "--requests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,8 +29,9 @@ type server interface {
 	CompareAndPut(ctx context.Context, key string, modRev int64, value []byte) (rev int64, ok bool, err error)
 	// Watch streams every change under prefix to w until ctx is done or
 	// the stream fails, calling created once the server has confirmed
-	// the watch.
-	Watch(ctx context.Context, prefix string, w *watcher, created func()) error
+	// the watch. It starts at revision from, or at the next revision when
+	// from is 0.
+	Watch(ctx context.Context, prefix string, from int64, w *watcher, created func()) error
 	// Close releases the server's connections.
 	Close() error
 }
@@ -64,8 +65,11 @@ type httpClients struct {
 
 func newHTTPClients(cfg config) httpClients {
 	c := httpClients{kv: &http.Client{Transport: newTransport(cfg.clients)}}
-	if cfg.workload == workloadWatch {
+	switch cfg.workload {
+	case workloadWatch:
 		c.watch = &http.Client{Transport: newTransport(cfg.watchers)}
+	case workloadCatchup:
+		c.watch = &http.Client{Transport: newTransport(1)}
 	}
 	return c
 }

@@ -84,7 +84,7 @@ open:
 					opened.Done()
 				})
 			}
-			err := through.Watch(wctx, cfg.prefix, w, created)
+			err := through.Watch(wctx, cfg.prefix, 0, w, created)
 			if !isCreated {
 				openErr.add(err)
 				created()

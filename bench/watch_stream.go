@@ -104,11 +104,15 @@ func (m *streamMux) post(ctx context.Context, path, body string, want int, out a
 
 // Watch adds a watcher of prefix to the stream and counts what it gets
 // until ctx is done or the stream ends.
-func (m *streamMux) Watch(ctx context.Context, prefix string, w *watcher, created func()) error {
+func (m *streamMux) Watch(ctx context.Context, prefix string, from int64, w *watcher, created func()) error {
 	if err := m.start(ctx); err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"key": prefix, "prefix": true})
+	add := map[string]any{"key": prefix, "prefix": true}
+	if from > 0 {
+		add["start_revision"] = from
+	}
+	body, err := json.Marshal(add)
 	if err != nil {
 		return err
 	}
