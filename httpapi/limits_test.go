@@ -2,10 +2,16 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/kv"
+	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -112,5 +118,70 @@ func TestHeldWhileBuilding(t *testing.T) {
 	h.held.Release(bound)
 	if hold := holdBuilding(httptest.NewRecorder()); hold != nil {
 		t.Fatal("a request without deadlines holds")
+	}
+}
+
+// holdSpy is the embedded backend, reporting whether the ranges it is
+// asked for carry a Hold that refuses a key once the bound is taken.
+type holdSpy struct {
+	*embedded.Backend
+	refused []bool
+}
+
+func (s *holdSpy) check(l *kv.ReadLimits) {
+	s.refused = append(s.refused, l != nil && l.Hold != nil && l.Hold(2*answerChunk) != nil)
+}
+
+func (s *holdSpy) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
+	s.check(r.Options.Limits)
+	return s.Backend.Range(ctx, r)
+}
+
+func (s *holdSpy) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard) (kv.TxnResult, error) {
+	s.check(r.Success[0].Range.Options.Limits)
+	return s.Backend.Txn(ctx, r, guard)
+}
+
+// TestHeldThroughRoutes checks that the routes that build large answers
+// find the held bytes through the writer the router and middleware hand
+// them: with the bound all taken, the Hold a list's and a txn's ranges
+// get refuses a key past answerChunk, so the read ends before copying
+// it, and the answer is a 429 that changes nothing. A wrapper on the way
+// that hid the writer would give them no Hold, and fail this.
+func TestHeldThroughRoutes(t *testing.T) {
+	const bound = 4 * answerChunk
+	spy := &holdSpy{Backend: openTestBackend(t, embedded.Options{})}
+	h := NewHandler(Config{Backend: spy, Logger: zerolog.Nop(), MaxHeldAnswerBytes: bound})
+	t.Cleanup(h.Close)
+	value := strings.Repeat("v", answerChunk/4)
+	for i := range 8 { // 2 chunks of keys in all
+		mustServe(t, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/big/%d", i), value)
+	}
+	requests := []struct{ name, method, target, body string }{
+		{"list", "GET", "/v1/kv?key=big/&prefix=true", ""},
+		{"txn", "POST", "/v1/txn", `{"success":[{"range":{"key":"big/","prefix":true}}]}`},
+	}
+	if !h.held.TryAcquire(bound) {
+		t.Fatal("the bound is not free")
+	}
+	for _, r := range requests {
+		spy.refused = nil
+		rec := serve(t, h, r.method, r.target, r.body)
+		if rec.Code != http.StatusTooManyRequests || errorCode(t, rec) != "too_many_requests" {
+			t.Errorf("%s with the bound taken: %d %s, want 429 too_many_requests", r.name, rec.Code, rec.Body)
+		}
+		if len(spy.refused) != 1 || !spy.refused[0] {
+			t.Errorf("%s with the bound taken: the read's Hold refused %v, want [true]", r.name, spy.refused)
+		}
+	}
+	h.held.Release(bound)
+	for _, r := range requests {
+		rec := mustServe(t, h, http.StatusOK, r.method, r.target, r.body)
+		if n := strings.Count(rec.Body.String(), value); n != 8 {
+			t.Errorf("%s with the bound free: %d values in the answer, want 8", r.name, n)
+		}
+	}
+	if !h.held.TryAcquire(bound) {
+		t.Fatal("the answers did not give back what they held")
 	}
 }
