@@ -28,7 +28,8 @@
 # watch run delivers in all, default 4000000), BEHIND (the revisions of
 # the catch-up runs, default 100000), RESTART_KEYS (the keys of the
 # restart runs, default 1000000), ROUNDS (restarts of each, default 3),
-# OUT (where the raw reports go,
+# PORT_BASE (the ports: null server at it, httpkv +10, etcd +20 and
+# +30 for its peer; default 23770), OUT (where the raw reports go,
 # default a new directory under /tmp), ETCD (the etcd binary, default the
 # pinned release, built on first use). Every server it starts listens on
 # 127.0.0.1 with its data in a temporary directory, and is stopped at the
@@ -49,10 +50,18 @@ behind=${BEHIND:-100000}
 restart_keys=${RESTART_KEYS:-1000000}
 rounds=${ROUNDS:-3}
 etcd_bin=${ETCD:-$(go run ./internal/etcdtest/buildetcd)}
-hk_addr=127.0.0.1:23780
-etcd_addr=127.0.0.1:23790
-peer_addr=127.0.0.1:23800
-null_addr=127.0.0.1:23770
+port=${PORT_BASE:-23770}
+null_addr=127.0.0.1:$port
+hk_addr=127.0.0.1:$((port + 10))
+etcd_addr=127.0.0.1:$((port + 20))
+peer_addr=127.0.0.1:$((port + 30))
+for addr in $null_addr $hk_addr $etcd_addr $peer_addr; do
+	# Another server there would answer in place of ours.
+	if (exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}") 2>/dev/null; then
+		echo "bench/compare.sh: $addr is in use: stop what listens there, or set PORT_BASE" >&2
+		exit 1
+	fi
+done
 targets="httpkv etcd-grpc etcd-gw null"
 watch_targets="httpkv httpkv-stream etcd-grpc etcd-gw null"
 hk_pid=
@@ -103,6 +112,15 @@ start_servers() {
 	wait_healthy "http://$hk_addr"
 	wait_healthy "http://$etcd_addr"
 	wait_healthy "http://$null_addr"
+	alive
+}
+
+# alive fails unless the servers started last still run.
+alive() {
+	local p
+	for p in $hk_pid $etcd_pid $null_pid; do
+		kill -0 "$p" 2>/dev/null || { echo "bench/compare.sh: a server exited: see $work/*.log" >&2; return 1; }
+	done
 }
 
 # run NAME TARGET [bench flags...] writes the report to $out/NAME.TARGET.txt.
@@ -244,23 +262,34 @@ healthy_after() {
 	return 1
 }
 
+# cpu_seconds PID prints the CPU time process PID has used, in seconds.
+cpu_seconds() {
+	awk -v tck="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / tck }' "/proc/$1/stat"
+}
+
 restart_runs() {
-	local round hk et
+	local round hk et hk_cpu et_cpu
 	# Both stores get the same keys, written without fsync for speed;
 	# each restart then runs with the server's default durability.
 	start_servers nofsync
 	run restart-load httpkv --workload put --keys "$restart_keys" --requests "$restart_keys" --clients 64 --prefix "restart/"
 	run restart-load etcd-grpc --workload put --keys "$restart_keys" --requests "$restart_keys" --clients 64 --prefix "restart/"
-	echo "| round | httpkv | etcd | httpkv ÷ etcd |"
-	echo "|---:|---:|---:|---:|"
+	# Wall time depends on the cores the machine has free; CPU time to
+	# the first healthy answer much less.
+	echo "| round | load | httpkv | etcd | httpkv ÷ etcd | httpkv CPU | etcd CPU | CPU ÷ |"
+	echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 	for round in $(seq "$rounds"); do
 		stop_servers
 		start_httpkv
 		hk=$(healthy_after "http://$hk_addr")
+		alive
+		hk_cpu=$(cpu_seconds "$hk_pid")
 		stop_servers
 		start_etcd
 		et=$(healthy_after "http://$etcd_addr")
-		echo "| $round | $hk s | $et s | $(ratio "$hk" "$et") |"
+		alive
+		et_cpu=$(cpu_seconds "$etcd_pid")
+		echo "| $round | $(cut -d' ' -f1 /proc/loadavg) | $hk s | $et s | $(ratio "$hk" "$et") | $hk_cpu s | $et_cpu s | $(ratio "$hk_cpu" "$et_cpu") |"
 	done
 	stop_servers
 	echo
