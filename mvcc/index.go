@@ -110,11 +110,13 @@ func (ti *treeIndex) visit(r keyrange.Range, atRev int64, fn func(keyRev) bool) 
 	})
 }
 
-// insertRestored adds a keyIndex built by recovery.
-func (ti *treeIndex) insertRestored(ki *keyIndex) {
+// insertRestored adds the keys' indexes recovery built, in key order.
+func (ti *treeIndex) insertRestored(kis []*keyIndex) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	ti.tree.ReplaceOrInsert(ki)
+	for _, ki := range kis {
+		ti.tree.ReplaceOrInsert(ki)
+	}
 }
 
 // compact compacts every keyIndex at atRev and returns the revisions at or
