@@ -14,6 +14,17 @@ import (
 // goes out as a string field or as its *_base64 twin depending on its
 // bytes, which struct tags cannot say.
 
+// plainASCII says which bytes a JSON string takes as they are: ASCII but
+// control characters, '"' and '\\'. One lookup a byte, where the tests it
+// replaces took four: the loop of appendString runs for every byte of
+// every key and value a list returns.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string. s must be valid UTF-8.
 func appendString(dst []byte, s []byte) []byte {
 	const hex = "0123456789abcdef"
@@ -21,7 +32,7 @@ func appendString(dst []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainASCII[c] {
 			i++
 			continue
 		}
