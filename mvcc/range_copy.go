@@ -78,10 +78,16 @@ func (v view) loadAll(res *kv.RangeResult, krs []keyRev, withValue bool, limits 
 
 // recordAt is view.record through cur: one cursor serves a whole range,
 // where a bbolt Get per key builds a cursor, and allocates its stack,
-// each time. seek is room for the bbolt key, reused from key to key.
+// each time. It tries the record after the cursor's first: keys written
+// in key order (a configuration loaded at once, a prefix filled by one
+// writer) lie in revision order too, and a step is cheaper than a seek
+// from the root. seek is room for the bbolt key, reused from key to key.
 func (v view) recordAt(cur *bolt.Cursor, seek []byte, kr keyRev) (recordHeader, []byte, error) {
 	want := appendRevBytes(seek[:0], kr.rev, false)
-	k, raw := cur.Seek(want)
+	k, raw := cur.Next()
+	if !bytes.Equal(k, want) {
+		k, raw = cur.Seek(want)
+	}
 	if raw == nil || !bytes.Equal(k, want) {
 		return recordHeader{}, nil, fmt.Errorf("%w: revision %v of %q missing from history", ErrCorrupt, kr.rev, kr.key)
 	}
