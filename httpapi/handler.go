@@ -167,7 +167,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeRawJSON answers with an already encoded body.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

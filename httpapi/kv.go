@@ -120,7 +120,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(cur.Value)
 		return
 	}
-	b := appendHeader(nil, res.Revision)
+	b := appendHeader(make([]byte, 0, 64+kvsSize(res.KVs[:1], true)), res.Revision)
 	b = append(b, `,"kv":`...)
 	b = appendKV(b, cur, true)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))

@@ -153,8 +153,23 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 		}
 		d.sendHead(cmp.Or(d.status, http.StatusOK))
 		d.status = 0
+		// The head's deadline, just set, covers the first chunk too:
+		// setting it again would cost a timer update per answer.
+		if len(p) > 0 {
+			chunk := p[:min(len(p), answerChunk)]
+			n, err := d.ResponseWriter.Write(chunk)
+			if err != nil || n == len(p) {
+				return n, err
+			}
+			return d.writeChunks(p[n:], n)
+		}
 	}
-	written := 0
+	return d.writeChunks(p, 0)
+}
+
+// writeChunks writes p, each answerChunk of it under a deadline of its
+// own, and returns the bytes written, written before it included.
+func (d *deadlineWriter) writeChunks(p []byte, written int) (int, error) {
 	for len(p) > 0 {
 		chunk := p[:min(len(p), answerChunk)]
 		_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))

@@ -117,6 +117,8 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	// holds nothing of the store.
 	setRevision(w, rev)
 	writeRawJSON(w, http.StatusOK, b)
+	// Write has returned: the server has copied or sent the answer.
+	putAnswerBuf(b)
 }
 
 // listPage reads one page of sel, from start when a token gave one, and
@@ -128,7 +130,7 @@ func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.Rang
 	if err != nil {
 		return nil, 0, err
 	}
-	b := appendHeader(nil, res.Revision)
+	b := appendHeader(getAnswerBuf(), res.Revision)
 	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = appendIntField(b, "count", res.Count)
 	b = appendBoolField(b, "more", res.More)

@@ -38,7 +38,9 @@ func (h *Handler) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(middleware.RequestIDHeader)
 		if !validRequestID(id) {
-			id = h.ids.prefix + "-" + strconv.FormatUint(h.ids.next.Add(1), 10)
+			var buf [64]byte
+			b := append(append(buf[:0], h.ids.prefix...), '-')
+			id = string(strconv.AppendUint(b, h.ids.next.Add(1), 10))
 		}
 		w.Header().Set(middleware.RequestIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
@@ -73,8 +75,10 @@ func (h *Handler) requestLog(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		route := "unmatched"
-		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-			route = rc.RoutePattern()
+		if rc := chi.RouteContext(r.Context()); rc != nil {
+			if p := routeLabel(rc); p != "" {
+				route = p
+			}
 		}
 		status := ww.Status()
 		if status == 0 {
@@ -111,9 +115,17 @@ func (h *Handler) recoverer(next http.Handler) http.Handler {
 }
 
 // noSniff tells browsers to take every answer for the type it says it is.
+// noSniffValue and jsonContentType are header values every answer
+// shares rather than allocates: net/http only reads them, and a later Set
+// or Add on the header replaces or copies the slice.
+var (
+	noSniffValue    = []string{"nosniff"}
+	jsonContentType = []string{"application/json; charset=utf-8"}
+)
+
 func noSniff(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header()["X-Content-Type-Options"] = noSniffValue
 		next.ServeHTTP(w, r)
 	})
 }

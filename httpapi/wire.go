@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -14,14 +15,48 @@ import (
 // goes out as a string field or as its *_base64 twin depending on its
 // bytes, which struct tags cannot say.
 
+// plainASCII says which bytes a JSON string takes as they are: ASCII but
+// control characters, '"' and '\\'. One lookup a byte, where the tests it
+// replaces took four: the loop of appendString runs for every byte of
+// every key and value a list returns.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plain8 reports whether the eight bytes packed in w are all plainASCII,
+// in a few word operations (the "has a zero byte" tests of Hacker's
+// Delight): keys and values are mostly plain text, and appendString
+// skips them eight bytes at a time.
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if w&highs != 0 {
+		return false // a byte of 0x80 or more
+	}
+	// With every byte below 0x80, byte - n borrows into its high bit
+	// exactly when byte < n, and x ^ c has a zero byte where x has c.
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	return (w-ones*0x20)&^w&highs == 0 &&
+		(quote-ones)&^quote&highs == 0 &&
+		(backslash-ones)&^backslash&highs == 0
+}
+
 // appendString appends s as a JSON string. s must be valid UTF-8.
 func appendString(dst []byte, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainASCII[c] {
 			i++
 			continue
 		}

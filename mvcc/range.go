@@ -113,17 +113,13 @@ func (v view) rangeKV(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error
 		return res, nil
 	}
 	krs, more, err := sel.result(v)
+	defer sel.release()
 	if err != nil {
 		return kv.RangeResult{}, err
 	}
 	res.More = more
-	res.KVs = make([]kv.KeyValue, 0, len(krs))
-	for _, kr := range krs {
-		item, err := v.load(kr, !o.KeysOnly, o.Limits)
-		if err != nil {
-			return kv.RangeResult{}, err
-		}
-		res.KVs = append(res.KVs, item)
+	if err := v.loadAll(&res, krs, !o.KeysOnly, o.Limits); err != nil {
+		return kv.RangeResult{}, err
 	}
 	return res, nil
 }
@@ -136,29 +132,4 @@ func matches(o *kv.RangeOptions, kr keyRev) bool {
 
 func inBounds(n, lo, hi int64) bool {
 	return (lo == 0 || n >= lo) && (hi == 0 || n <= hi)
-}
-
-// load copies the version kr names out of the history: the key and its
-// metadata, and the value when withValue is set. limits is charged before
-// anything is copied.
-func (v view) load(kr keyRev, withValue bool, limits *kv.ReadLimits) (kv.KeyValue, error) {
-	hdr, value, err := v.record(kr)
-	if err != nil {
-		return kv.KeyValue{}, err
-	}
-	if !withValue {
-		value = nil
-	}
-	if err := limits.Charge(len(hdr.key) + len(value)); err != nil {
-		return kv.KeyValue{}, err
-	}
-	item := kv.KeyValue{CreateRevision: hdr.create, ModRevision: hdr.mod, Version: hdr.version, Lease: hdr.lease}
-	buf := make([]byte, len(hdr.key)+len(value))
-	n := copy(buf, hdr.key)
-	copy(buf[n:], value)
-	item.Key = buf[:n:n]
-	if withValue {
-		item.Value = buf[n:]
-	}
-	return item, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -65,6 +66,9 @@ func (s *selection) offer(kr keyRev) {
 		// Too many for a range without a limit, or past the window: the
 		// walk only counts now.
 	case s.ascending:
+		if s.krs == nil {
+			s.krs = takeKeyRevs()
+		}
 		if s.limit == 0 || len(s.krs) <= s.limit {
 			s.krs = append(s.krs, kr)
 		}
@@ -207,4 +211,34 @@ func (h *rankHeap) down(i int) {
 		h.items[i], h.items[worst] = h.items[worst], h.items[i]
 		i = worst
 	}
+}
+
+// maxPooledKeyRevs bounds the index entries keyRevPool keeps a slice for:
+// a page of the largest limit the HTTP API allows, and one more.
+const maxPooledKeyRevs = 10001
+
+// keyRevPool keeps the slices selections collect the keys of a range in,
+// for the next range: grown by doubling, a 1,000-key range's cost it 128
+// KiB of garbage each time.
+var keyRevPool sync.Pool // of *[]keyRev
+
+// takeKeyRevs returns an empty slice, from the pool when it has one.
+func takeKeyRevs() []keyRev {
+	if p, ok := keyRevPool.Get().(*[]keyRev); ok {
+		return *p
+	}
+	return nil
+}
+
+// release gives the selection's slice back to the pool, once the keys
+// result returned have been read. The selection is not used again.
+func (s *selection) release() {
+	krs := s.krs
+	s.krs = nil
+	if cap(krs) == 0 || cap(krs) > maxPooledKeyRevs {
+		return
+	}
+	clear(krs) // the keys alias the index: let the collector have them
+	krs = krs[:0]
+	keyRevPool.Put(&krs)
 }
