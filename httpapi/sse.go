@@ -131,13 +131,30 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 	evs := r.Events
 	for len(evs) > 0 {
 		rev, n := revisionSpan(evs)
-		p := appendEventsField(appendHeader(scratch[:0], rev), evs[:n])
-		p = append(p, '}')
-		b = e.frame(b, "", rev, p)
-		scratch = p
+		b = e.events(b, rev, evs[:n])
 		evs = evs[n:]
 	}
 	return b, scratch, false
+}
+
+// events appends the message of one revision's events. It is frame's
+// output for their payload, written in place: catching up writes one
+// such message per revision, and building each payload apart to copy it
+// in after its "type" cost a copy of every event.
+func (e streamEncoder) events(b []byte, rev int64, evs []kv.Event) []byte {
+	if !e.ndjson {
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, rev, 10)
+		b = append(b, "\ndata: "...)
+	}
+	b = append(b, `{"type":"`+defaultType+`","header":{"revision":`...)
+	b = strconv.AppendInt(b, rev, 10)
+	b = append(b, '}')
+	b = appendEventsField(b, evs)
+	if e.ndjson {
+		return append(b, '}', '\n')
+	}
+	return append(b, '}', '\n', '\n')
 }
 
 // revisionSpan returns the revision of evs[0] and how many events of evs,

@@ -206,21 +206,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// holds at most that bound here.
 			runtime.Gosched()
 			sb = getStreamBuffer()
-			ended := false
-			for _, r := range ws.stream.Next() {
-				sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &r)
-				if ended {
-					break
-				}
-			}
-			if ended {
-				sink.send(sb.out)
+			ok, ended, wrote := writeResponses(sink, enc, sb, ws.stream.Next())
+			if !ok || ended {
 				putStreamBuffer(sb)
 				return
 			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
 				ws.stream.Release()
+				if wrote {
+					keepAlive.Reset(h.cfg.KeepAliveInterval)
+				}
 				continue
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
@@ -232,6 +228,56 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			return
 		}
 	}
+}
+
+// streamChunk is how much of a take a stream encodes before it writes: a
+// watcher catching up takes a page of history at a time (up to the
+// watcher's bound, a MiB or more of JSON), and encoding it whole grew
+// the buffer by doubling, copying it over and over, and left megabytes
+// for the collector to clear and the runtime to hand back to the
+// system. Written in chunks, the buffer stays a pooled one and the
+// client starts reading at once.
+const streamChunk = 32 << 10
+
+// writeResponses encodes rs into sb, sending every streamChunk bytes,
+// and leaves what remains unsent in sb.out. ok is false when the client
+// is gone; ended, when a final response was met: it is sent, with all
+// before it, and the stream ends. wrote reports whether anything was
+// sent.
+func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []kv.WatchResponse) (ok, ended, wrote bool) {
+	flush := func() bool {
+		if len(sb.out) < streamChunk {
+			return true
+		}
+		wrote = true
+		ok := sink.send(sb.out)
+		sb.out = sb.out[:0]
+		return ok
+	}
+	for i := range rs {
+		r := &rs[i]
+		if r.CompactRevision != 0 || r.Canceled || r.Progress || len(r.Events) == 0 {
+			sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, r)
+			if ended {
+				return sink.send(sb.out), true, true
+			}
+			if !flush() {
+				return false, false, true
+			}
+			continue
+		}
+		// Events: a chunk may end after any revision's message, so that
+		// a response of many stays within one chunk's buffer.
+		for evs := r.Events; len(evs) > 0; {
+			rev, n := revisionSpan(evs)
+			sb.out = enc.events(sb.out, rev, evs[:n])
+			evs = evs[n:]
+			if !flush() {
+				return false, false, true
+			}
+		}
+	}
+	return true, false, wrote
 }
 
 // Close ends every open watch stream with a canceled message ("shutting
