@@ -125,3 +125,26 @@ func TestWriteResponsesInChunks(t *testing.T) {
 		t.Fatalf("a failing sink: ok %v after %d writes, want false after 2", ok, len(sink.sends))
 	}
 }
+
+// TestSharedEventsByIdentity checks that a revision's message is shared
+// only by streams given the very same events: one watcher's own copy
+// (with previous versions filled in) of the same revision gets its own
+// message, and so does the other form.
+func TestSharedEventsByIdentity(t *testing.T) {
+	shared := testEvents(900001, 1)
+	own := testEvents(900001, 1)
+	own[0].PrevKV = &kv.KeyValue{Key: own[0].KV.Key, Value: []byte("mine")}
+	for _, enc := range []streamEncoder{{}, {ndjson: true}} {
+		for _, evs := range [][]kv.Event{shared, own, shared} {
+			want := enc.events(nil, 900001, evs)
+			for range 2 { // encoded, then found
+				if got := enc.sharedEvents([]byte{}, 900001, evs); !bytes.Equal(got, want) {
+					t.Fatalf("ndjson=%v: sharedEvents wrote\n%s\nwant\n%s", enc.ndjson, got, want)
+				}
+			}
+		}
+	}
+	if c := recentEncoded[900001%len(recentEncoded)].Load(); c == nil || c.first != &shared[0] {
+		t.Fatalf("the last message encoded was not kept for other streams")
+	}
+}

@@ -270,7 +270,11 @@ func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []k
 		// a response of many stays within one chunk's buffer.
 		for evs := r.Events; len(evs) > 0; {
 			rev, n := revisionSpan(evs)
-			sb.out = enc.events(sb.out, rev, evs[:n])
+			if n == len(r.Events) {
+				sb.out = enc.sharedEvents(sb.out, rev, evs)
+			} else {
+				sb.out = enc.events(sb.out, rev, evs[:n])
+			}
 			evs = evs[n:]
 			if !flush() {
 				return false, false, true
