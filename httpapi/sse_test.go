@@ -3,8 +3,11 @@ package httpapi
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -147,4 +150,40 @@ func TestSharedEventsByIdentity(t *testing.T) {
 	if c := recentEncoded[900001%len(recentEncoded)].Load(); c == nil || c.first != &shared[0] {
 		t.Fatalf("the last message encoded was not kept for other streams")
 	}
+}
+
+// deadlineConn records the write deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+func (c *deadlineConn) Write(b []byte) (int, error) { return len(b), nil }
+
+// TestConnSinkDeadlineSlack checks that a stream's sends keep a write
+// deadline of about streamWriteTimeout ahead, moving it only once it is
+// deadlineSlack stale rather than on every send.
+func TestConnSinkDeadlineSlack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &deadlineConn{}
+		s := &connSink{conn: c, deadlineSet: time.Now()}
+		for range 100 { // a burst: the deadline set at the head holds
+			if !s.send([]byte("x")) {
+				t.Fatal("send failed")
+			}
+		}
+		if len(c.set) != 0 {
+			t.Fatalf("a burst within %s set the deadline %d times, want none", deadlineSlack, len(c.set))
+		}
+		time.Sleep(deadlineSlack)
+		s.send([]byte("x"))
+		s.send([]byte("x"))
+		if len(c.set) != 1 || !c.set[0].Equal(time.Now().Add(streamWriteTimeout)) {
+			t.Fatalf("after %s: deadlines set %v, want one, %s from now", deadlineSlack, c.set, streamWriteTimeout)
+		}
+	})
 }

@@ -60,7 +60,17 @@ type connSink struct {
 	conn   net.Conn
 	left   chan struct{} // closed by the reader when the client leaves
 	reader chan struct{} // closed when the reader has returned
+	// deadlineSet is when the write deadline was last moved to
+	// streamWriteTimeout ahead; see send.
+	deadlineSet time.Time
 }
+
+// deadlineSlack is how stale a stream's write deadline may grow before a
+// send moves it: setting it costs a lock and a timer change, and with
+// ten thousand streams sending an event each, setting it on every send
+// was a tenth of their cost. A send thus has between streamWriteTimeout
+// less deadlineSlack and streamWriteTimeout.
+const deadlineSlack = time.Second
 
 // hijack takes the connection of w over and writes the response head from
 // w's headers (those the middleware set included). ok is false when w
@@ -78,7 +88,8 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	_, _ = head.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = hd.Write(head)
 	_, _ = head.WriteString("\r\n")
-	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	now := time.Now()
+	_ = conn.SetWriteDeadline(now.Add(streamWriteTimeout))
 	if err := head.Flush(); err != nil {
 		conn.Close()
 		return nil, true, err
@@ -86,7 +97,7 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	// Whatever the client sent after its request is of no use; the read
 	// buffer and its 4 KiB go with brw.
 	_ = brw
-	s := &connSink{conn: conn, left: make(chan struct{}), reader: make(chan struct{})}
+	s := &connSink{conn: conn, left: make(chan struct{}), reader: make(chan struct{}), deadlineSet: now}
 	go s.read()
 	return s, true, nil
 }
@@ -105,8 +116,11 @@ func (s *connSink) read() {
 }
 
 func (s *connSink) send(b []byte) bool {
-	if err := s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil {
-		return false
+	if now := time.Now(); now.Sub(s.deadlineSet) >= deadlineSlack {
+		if err := s.conn.SetWriteDeadline(now.Add(streamWriteTimeout)); err != nil {
+			return false
+		}
+		s.deadlineSet = now
 	}
 	_, err := s.conn.Write(b)
 	return err == nil
@@ -153,6 +167,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
 	defer keepAlive.Stop()
+	// resetKeepAlive puts the next keep-alive an interval after a write,
+	// moving it at most once a second (a fraction of the interval, when
+	// that is shorter): the timer's lock is taken per move, and a stream
+	// of a busy prefix writes many times a second.
+	lastReset := time.Now()
+	resetKeepAlive := func() {
+		if now := time.Now(); now.Sub(lastReset) >= min(time.Second, h.cfg.KeepAliveInterval/8) {
+			keepAlive.Reset(h.cfg.KeepAliveInterval)
+			lastReset = now
+		}
+	}
 	// The stream ends when the token it was opened with expires.
 	var expired <-chan time.Time
 	if !ws.caller.Expires.IsZero() {
@@ -211,15 +236,14 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 				putStreamBuffer(sb)
 				return
 			}
+			if wrote || len(sb.out) > 0 {
+				resetKeepAlive()
+			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
 				ws.stream.Release()
-				if wrote {
-					keepAlive.Reset(h.cfg.KeepAliveInterval)
-				}
 				continue
 			}
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
 		putStreamBuffer(sb)
