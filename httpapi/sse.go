@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"cmp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -131,13 +133,30 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 	evs := r.Events
 	for len(evs) > 0 {
 		rev, n := revisionSpan(evs)
-		p := appendEventsField(appendHeader(scratch[:0], rev), evs[:n])
-		p = append(p, '}')
-		b = e.frame(b, "", rev, p)
-		scratch = p
+		b = e.events(b, rev, evs[:n])
 		evs = evs[n:]
 	}
 	return b, scratch, false
+}
+
+// events appends the message of one revision's events. It is frame's
+// output for their payload, written in place: catching up writes one
+// such message per revision, and building each payload apart to copy it
+// in after its "type" cost a copy of every event.
+func (e streamEncoder) events(b []byte, rev int64, evs []kv.Event) []byte {
+	if !e.ndjson {
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, rev, 10)
+		b = append(b, "\ndata: "...)
+	}
+	b = append(b, `{"type":"`+defaultType+`","header":{"revision":`...)
+	b = strconv.AppendInt(b, rev, 10)
+	b = append(b, '}')
+	b = appendEventsField(b, evs)
+	if e.ndjson {
+		return append(b, '}', '\n')
+	}
+	return append(b, '}', '\n', '\n')
 }
 
 // revisionSpan returns the revision of evs[0] and how many events of evs,
@@ -172,6 +191,48 @@ func appendEvent(b []byte, ev *kv.Event) []byte {
 		b = appendKV(b, ev.PrevKV, true)
 	}
 	return append(b, '}')
+}
+
+// encodedRevision is one revision's message as a stream encoded it,
+// with the events it was encoded from.
+type encodedRevision struct {
+	first  *kv.Event // &events[0]: it keeps them from being reused
+	n      int
+	ndjson bool
+	msg    []byte
+}
+
+// recentEncoded holds, by revision modulo its size, the messages encoded
+// last by any stream for responses of one revision. The scheduler hands
+// one revision's events to every watcher that takes them as they are in
+// one shared slice, and never changes them after: ten thousand streams
+// of one prefix then encode each revision once, not ten thousand times,
+// as an HTTP server that formats an event once and writes it to every
+// subscriber does. Streams a few revisions apart each find theirs.
+var recentEncoded [64]atomic.Pointer[encodedRevision]
+
+// maxSharedMessage bounds a message recentEncoded keeps: it holds at
+// most 64 of them, and their events.
+const maxSharedMessage = 16 << 10
+
+// sharedEvents is events for a response of the one revision rev: it
+// appends the message another stream encoded for the same events if one
+// is in recentEncoded, and else encodes it and offers it to the others.
+// Identity of the slice is identity of the message: the slice's events
+// are never changed once delivered (those of watchers that asked for
+// previous versions are their own, filled before they are encoded), and
+// the entry keeps the slice alive, so its address is not reused.
+func (e streamEncoder) sharedEvents(b []byte, rev int64, evs []kv.Event) []byte {
+	slot := &recentEncoded[uint64(rev)%uint64(len(recentEncoded))]
+	if c := slot.Load(); c != nil && c.first == &evs[0] && c.n == len(evs) && c.ndjson == e.ndjson {
+		return append(b, c.msg...)
+	}
+	start := len(b)
+	b = e.events(b, rev, evs)
+	if len(b)-start <= maxSharedMessage {
+		slot.Store(&encodedRevision{first: &evs[0], n: len(evs), ndjson: e.ndjson, msg: bytes.Clone(b[start:])})
+	}
+	return b
 }
 
 // streamBuffer holds what a watch stream encodes into: the bytes to write

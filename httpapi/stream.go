@@ -60,7 +60,17 @@ type connSink struct {
 	conn   net.Conn
 	left   chan struct{} // closed by the reader when the client leaves
 	reader chan struct{} // closed when the reader has returned
+	// deadlineSet is when the write deadline was last moved to
+	// streamWriteTimeout ahead; see send.
+	deadlineSet time.Time
 }
+
+// deadlineSlack is how stale a stream's write deadline may grow before a
+// send moves it: setting it costs a lock and a timer change, and with
+// ten thousand streams sending an event each, setting it on every send
+// was a tenth of their cost. A send thus has between streamWriteTimeout
+// less deadlineSlack and streamWriteTimeout.
+const deadlineSlack = time.Second
 
 // hijack takes the connection of w over and writes the response head from
 // w's headers (those the middleware set included). ok is false when w
@@ -78,7 +88,8 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	_, _ = head.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = hd.Write(head)
 	_, _ = head.WriteString("\r\n")
-	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	now := time.Now()
+	_ = conn.SetWriteDeadline(now.Add(streamWriteTimeout))
 	if err := head.Flush(); err != nil {
 		conn.Close()
 		return nil, true, err
@@ -86,7 +97,7 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	// Whatever the client sent after its request is of no use; the read
 	// buffer and its 4 KiB go with brw.
 	_ = brw
-	s := &connSink{conn: conn, left: make(chan struct{}), reader: make(chan struct{})}
+	s := &connSink{conn: conn, left: make(chan struct{}), reader: make(chan struct{}), deadlineSet: now}
 	go s.read()
 	return s, true, nil
 }
@@ -105,8 +116,11 @@ func (s *connSink) read() {
 }
 
 func (s *connSink) send(b []byte) bool {
-	if err := s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil {
-		return false
+	if now := time.Now(); now.Sub(s.deadlineSet) >= deadlineSlack {
+		if err := s.conn.SetWriteDeadline(now.Add(streamWriteTimeout)); err != nil {
+			return false
+		}
+		s.deadlineSet = now
 	}
 	_, err := s.conn.Write(b)
 	return err == nil
@@ -153,6 +167,17 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
 	defer keepAlive.Stop()
+	// resetKeepAlive puts the next keep-alive an interval after a write,
+	// moving it at most once a second (a fraction of the interval, when
+	// that is shorter): the timer's lock is taken per move, and a stream
+	// of a busy prefix writes many times a second.
+	lastReset := time.Now()
+	resetKeepAlive := func() {
+		if now := time.Now(); now.Sub(lastReset) >= min(time.Second, h.cfg.KeepAliveInterval/8) {
+			keepAlive.Reset(h.cfg.KeepAliveInterval)
+			lastReset = now
+		}
+	}
 	// The stream ends when the token it was opened with expires.
 	var expired <-chan time.Time
 	if !ws.caller.Expires.IsZero() {
@@ -206,24 +231,19 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			// holds at most that bound here.
 			runtime.Gosched()
 			sb = getStreamBuffer()
-			ended := false
-			for _, r := range ws.stream.Next() {
-				sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, &r)
-				if ended {
-					break
-				}
-			}
-			if ended {
-				sink.send(sb.out)
+			ok, ended, wrote := writeResponses(sink, enc, sb, ws.stream.Next())
+			if !ok || ended {
 				putStreamBuffer(sb)
 				return
+			}
+			if wrote || len(sb.out) > 0 {
+				resetKeepAlive()
 			}
 			if len(sb.out) == 0 {
 				putStreamBuffer(sb)
 				ws.stream.Release()
 				continue
 			}
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
 		ok := sink.send(sb.out)
 		putStreamBuffer(sb)
@@ -232,6 +252,60 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			return
 		}
 	}
+}
+
+// streamChunk is how much of a take a stream encodes before it writes: a
+// watcher catching up takes a page of history at a time (up to the
+// watcher's bound, a MiB or more of JSON), and encoding it whole grew
+// the buffer by doubling, copying it over and over, and left megabytes
+// for the collector to clear and the runtime to hand back to the
+// system. Written in chunks, the buffer stays a pooled one and the
+// client starts reading at once.
+const streamChunk = 32 << 10
+
+// writeResponses encodes rs into sb, sending every streamChunk bytes,
+// and leaves what remains unsent in sb.out. ok is false when the client
+// is gone; ended, when a final response was met: it is sent, with all
+// before it, and the stream ends. wrote reports whether anything was
+// sent.
+func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []kv.WatchResponse) (ok, ended, wrote bool) {
+	flush := func() bool {
+		if len(sb.out) < streamChunk {
+			return true
+		}
+		wrote = true
+		ok := sink.send(sb.out)
+		sb.out = sb.out[:0]
+		return ok
+	}
+	for i := range rs {
+		r := &rs[i]
+		if r.CompactRevision != 0 || r.Canceled || r.Progress || len(r.Events) == 0 {
+			sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, r)
+			if ended {
+				return sink.send(sb.out), true, true
+			}
+			if !flush() {
+				return false, false, true
+			}
+			continue
+		}
+		// Events: a chunk may end after any revision's message, so that
+		// a response of many stays within one chunk's buffer.
+		for evs := r.Events; len(evs) > 0; {
+			rev, n := revisionSpan(evs)
+			if n == len(r.Events) {
+				sb.out = enc.sharedEvents(sb.out, rev, evs)
+			} else {
+				sb.out = enc.events(sb.out, rev, evs[:n])
+			}
+			evs = evs[n:]
+			if !flush() {
+				return false, false, true
+			}
+		}
+	}
+	return true, false, wrote
 }
 
 // Close ends every open watch stream with a canceled message ("shutting

@@ -12,6 +12,19 @@ type limits struct {
 	bytes  int64
 }
 
+// page bounds one read of the history for watchers with room l, under
+// bounds lim: at most half of lim, so that a reader writing out one page
+// (which counts against its bound until it releases it) leaves room for
+// the next to be read and queued meanwhile. With whole-bound pages a
+// watcher far behind was caught up in turns, reading then writing, each
+// waiting for the other.
+func (l limits) page(lim limits) limits {
+	return limits{
+		events: max(1, min(l.events, lim.events/2)),
+		bytes:  max(1, min(l.bytes, lim.bytes/2)),
+	}
+}
+
 // eventOverhead approximates what an event costs beyond its key and
 // value: the Event itself, its place in a response's slice.
 const eventOverhead = 128

@@ -110,6 +110,11 @@ type Store struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 
+	// readBuf and batchBuf are the sync loop's, kept between passes: the
+	// page read from the history, and the response being gathered for
+	// one watcher (under mu).
+	readBuf, batchBuf []kv.Event
+
 	// hooks are called at each step of a sync pass; tests set them to
 	// force interleavings with compaction.
 	hooks syncHooks

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
@@ -84,6 +85,7 @@ func (s *Store) syncPass() bool {
 	if len(targets) == 0 {
 		return false
 	}
+	most = most.page(s.limits())
 	callHook(s.hooks.afterChoose)
 
 	advanced := false
@@ -142,6 +144,7 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 			s.becomeSynced(w)
 		}
 	}
+	s.readBuf = doneWith(events)
 	callHook(s.hooks.afterSend)
 	return advanced, rest, true
 }
@@ -163,7 +166,7 @@ func (s *Store) readHistory(from, upTo int64, limit limits) ([]kv.Event, int64, 
 	if from > upTo {
 		return nil, readTo, 0, nil
 	}
-	var events []kv.Event
+	events := s.readBuf[:0]
 	var size int64
 	compactRev, err := s.history.ReadHistory(from, upTo, func(ev kv.Event) bool {
 		rev := ev.KV.ModRevision
@@ -176,9 +179,25 @@ func (s *Store) readHistory(from, upTo int64, limit limits) ([]kv.Event, int64, 
 		return true
 	})
 	if err != nil {
+		s.readBuf = doneWith(events)
 		return nil, 0, 0, err
 	}
 	return events, readTo, compactRev, nil
+}
+
+// maxKeptBuf bounds the events the sync loop's buffers keep between
+// reads: a page of the default bounds fits; a rare huge revision's
+// buffer goes.
+const maxKeptBuf = DefaultQueueLimit
+
+// doneWith drops what buf refers to, and returns it emptied for reuse,
+// or nil if it grew too large to keep.
+func doneWith(buf []kv.Event) []kv.Event {
+	clear(buf)
+	if cap(buf) > maxKeptBuf {
+		return nil
+	}
+	return buf[:0]
 }
 
 // maxResponseEvents is the size at which catching up starts a new
@@ -190,20 +209,24 @@ const maxResponseEvents = 256
 // past what it took. The caller holds mu. It reports whether w advanced.
 func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
 	start := w.next
-	var batch []kv.Event
+	// Responses are gathered in the loop's buffer and queued as copies of
+	// their exact size: one allocation each, instead of a slice grown by
+	// doubling for every response of every watcher caught up.
+	batch := s.batchBuf[:0]
+	defer func() { s.batchBuf = doneWith(batch) }()
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
-		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: batch}, s.limits())
+		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: slices.Clone(batch)}, s.limits())
 		if !ok {
 			return false
 		}
 		s.queued(len(batch), n)
 		w.lastSent = time.Now().UnixNano()
 		w.next = rev + 1
-		batch = nil
+		batch = doneWith(batch)
 		return true
 	}
 	for i := 0; i < len(events); {
@@ -220,12 +243,16 @@ func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
 				}
 			}
 			if n > 0 && len(batch) > maxResponseEvents {
-				cur := append([]kv.Event(nil), batch[n:]...)
+				full := batch
 				batch = batch[:n]
 				if !flush() {
+					batch = full
 					return w.next != start
 				}
-				batch = cur
+				// flush left batch empty, over full's array (or none);
+				// full's tail is this revision's events.
+				batch = append(batch, full[n:]...)
+				clear(full[len(batch):])
 			}
 		}
 		i = j
