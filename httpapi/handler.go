@@ -89,6 +89,11 @@ type Handler struct {
 	streams *streamSet
 	// wstreams are the streams of many watchers (/v1/watch/streams).
 	wstreams *streamRegistry
+	// hangups notice clients leaving the connections streams took over;
+	// started with the first such stream (see takenHangups).
+	hangupsMu    sync.Mutex
+	hangups      *hangups
+	hangupsTried bool
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error

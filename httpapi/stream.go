@@ -54,12 +54,14 @@ func (s *responseSink) close()                {}
 
 // connSink writes to a hijacked HTTP/1 connection. The response has no
 // length and no chunking: it ends when the connection closes, which is
-// what "Connection: close" announces. A small reader notices the client
-// leaving.
+// what "Connection: close" announces. The handler's hangups notice the
+// client leaving, or where they cannot, a small reader of its own.
 type connSink struct {
-	conn   net.Conn
-	left   chan struct{} // closed by the reader when the client leaves
-	reader chan struct{} // closed when the reader has returned
+	conn net.Conn
+	left chan struct{} // closed when the client leaves
+	// forget stops the hangups watching conn; nil when a reader does.
+	forget func()
+	reader chan struct{} // closed when the reader, if any, has returned
 	// deadlineSet is when the write deadline was last moved to
 	// streamWriteTimeout ahead; see send.
 	deadlineSet time.Time
@@ -73,10 +75,11 @@ type connSink struct {
 const deadlineSlack = time.Second
 
 // hijack takes the connection of w over and writes the response head from
-// w's headers (those the middleware set included). ok is false when w
-// cannot be taken over (HTTP/2, a recorder): answer through w then. A
-// non-nil error means the connection was taken and is already lost.
-func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
+// w's headers (those the middleware set included); hangups, when not nil,
+// notice its client leaving. ok is false when w cannot be taken over
+// (HTTP/2, a recorder): answer through w then. A non-nil error means the
+// connection was taken and is already lost.
+func hijack(w http.ResponseWriter, hangups *hangups) (sink *connSink, ok bool, err error) {
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return nil, false, nil
@@ -89,6 +92,9 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	_ = hd.Write(head)
 	_, _ = head.WriteString("\r\n")
 	now := time.Now()
+	// The server's read deadline, if any, is for requests: a stream reads
+	// only to drop what its client sends.
+	_ = conn.SetReadDeadline(time.Time{})
 	_ = conn.SetWriteDeadline(now.Add(streamWriteTimeout))
 	if err := head.Flush(); err != nil {
 		conn.Close()
@@ -97,8 +103,14 @@ func hijack(w http.ResponseWriter) (sink *connSink, ok bool, err error) {
 	// Whatever the client sent after its request is of no use; the read
 	// buffer and its 4 KiB go with brw.
 	_ = brw
-	s := &connSink{conn: conn, left: make(chan struct{}), reader: make(chan struct{}), deadlineSet: now}
-	go s.read()
+	s := &connSink{conn: conn, left: make(chan struct{}), deadlineSet: now}
+	if hangups != nil {
+		s.forget, _ = hangups.watch(conn, s.left)
+	}
+	if s.forget == nil {
+		s.reader = make(chan struct{})
+		go s.read()
+	}
 	return s, true, nil
 }
 
@@ -129,8 +141,13 @@ func (s *connSink) send(b []byte) bool {
 func (s *connSink) gone() <-chan struct{} { return s.left }
 
 func (s *connSink) close() {
+	if s.forget != nil {
+		s.forget()
+	}
 	s.conn.Close()
-	<-s.reader
+	if s.reader != nil {
+		<-s.reader
+	}
 }
 
 // watchStream is one open watch: its watcher, its framing, and what it
@@ -317,6 +334,7 @@ func (h *Handler) Close() {
 	h.streams.beginClose()
 	_ = h.streams.wait(context.Background())
 	h.wstreams.close()
+	h.stopHangups()
 }
 
 // Shutdown is Close with a grace period: it waits for the streams until
@@ -328,5 +346,35 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.streams.beginClose()
 	err := h.streams.wait(ctx)
 	h.wstreams.close()
+	h.stopHangups()
 	return err
+}
+
+// takenHangups returns the hangups of the connections streams take over,
+// started with the first; nil where there are none (not Linux), and the
+// streams read for themselves.
+func (h *Handler) takenHangups() *hangups {
+	h.hangupsMu.Lock()
+	defer h.hangupsMu.Unlock()
+	if h.hangups == nil && !h.hangupsTried {
+		h.hangupsTried = true
+		hs, err := newHangups()
+		if err != nil {
+			h.cfg.Logger.Debug().Err(err).Msg("streams watch their own connections")
+		} else {
+			h.hangups = hs
+		}
+	}
+	return h.hangups
+}
+
+// stopHangups stops the hangups, if started; streams still open after a
+// Shutdown's grace then notice their client leaving only when a write
+// fails, which the closed connection makes it do.
+func (h *Handler) stopHangups() {
+	h.hangupsMu.Lock()
+	defer h.hangupsMu.Unlock()
+	if h.hangups != nil {
+		h.hangups.stop()
+	}
 }

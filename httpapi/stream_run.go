@@ -21,7 +21,7 @@ func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(st
 		return
 	}
 	if r.ProtoMajor == 1 {
-		sink, taken, err := hijack(w)
+		sink, taken, err := hijack(w, h.takenHangups())
 		switch {
 		case err != nil:
 			abandon() // the client is gone already

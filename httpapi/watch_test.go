@@ -237,6 +237,9 @@ func TestWatchCompactedInBand(t *testing.T) {
 func TestWatchDisconnectCleanup(t *testing.T) {
 	const streams = 20
 	h, store, srv, client := newWatchServer(t)
+	// The goroutine that notices clients hanging up lives as long as the
+	// handler, from the first stream that takes its connection over.
+	h.takenHangups()
 	baseline := runtime.NumGoroutine()
 
 	cancels := make([]context.CancelFunc, 0, streams)
