@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/net/netutil"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
@@ -88,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Past --max-connections, new connections wait in the kernel's
 	// backlog until one closes: each accepted one costs a goroutine and
 	// its buffers.
-	ln = netutil.LimitListener(ln, cfg.maxConnections)
+	ln = newLimitListener(ln, cfg.maxConnections)
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
