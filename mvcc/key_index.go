@@ -59,13 +59,6 @@ func (ki *keyIndex) put(rev kv.Revision) {
 	ki.modified = rev
 }
 
-// restore starts the index of a key first seen, on recovery, at modified,
-// whose generation was created at created and has reached version ver.
-func (ki *keyIndex) restore(created, modified kv.Revision, ver int64) {
-	ki.modified = modified
-	ki.generations = []generation{{created: created, ver: ver, revs: []kv.Revision{modified}}}
-}
-
 // restoreTombstone starts the index of a key first seen, on recovery, as
 // the tombstone at rev: the rest of its generation was compacted away, but
 // the delete is still history (it lies at or above the compact revision).

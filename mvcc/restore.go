@@ -3,6 +3,8 @@ package mvcc
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
+	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
@@ -29,7 +31,7 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			return err
 		}
 		var b indexBuilder
-		if err := b.build(tx); err != nil {
+		if err := b.build(restoreShards(), scanHistory(tx)); err != nil {
 			return err
 		}
 		s.index.insertRestored(b.sorted())
@@ -37,8 +39,10 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			return nil
 		}
 		// Attach every live leased key to its lease.
-		for ki, id := range b.leaseOf {
-			leased = append(leased, kv.KeyValue{Key: ki.key, Lease: id})
+		for _, sb := range b.shards {
+			for ki, id := range sb.leaseOf {
+				leased = append(leased, kv.KeyValue{Key: ki.key, Lease: id})
+			}
 		}
 		return nil
 	})
@@ -61,20 +65,34 @@ type scannedRecord struct {
 }
 
 const (
-	// restoreBatchLen is how many records the scan hands the builder at
-	// a time, and restoreBatches how many batches are in flight: enough
-	// that neither side waits on the other for long, few enough to stay
-	// in the caches.
+	// restoreBatchLen is how many records the scan hands a shard at a
+	// time, and restoreBatches how many of a shard's batches are in
+	// flight: enough that neither side waits on the other for long, few
+	// enough to stay in the caches.
 	restoreBatchLen = 4096
 	restoreBatches  = 4
-	// parallelSortMin is the number of keys from which the restore sorts
-	// two halves at once and merges them.
-	parallelSortMin = 1 << 15
+	// maxRestoreShards bounds the goroutines that build the keys'
+	// indexes, whatever the machine's processors.
+	maxRestoreShards = 8
 )
 
+// restoreShards is how many goroutines build the keys' indexes: one per
+// processor the runtime may use, beside the one that scans.
+func restoreShards() int {
+	return min(max(runtime.GOMAXPROCS(0), 1), maxRestoreShards)
+}
+
 // indexBuilder rebuilds each key's index from the history, record by
-// record in revision order.
+// record in revision order. The keys are split among shards by a hash of
+// the key, each shard built by a goroutine of its own: every record of a
+// key goes to the same shard, in revision order, so a shard sees each of
+// its keys' histories whole and the shards share nothing.
 type indexBuilder struct {
+	shards []*shardBuilder
+}
+
+// shardBuilder builds the indexes of one shard's keys.
+type shardBuilder struct {
 	// byKey holds every key's index, by its key. The map's string keys
 	// alias the keyIndex's own key bytes, which never change, so a key is
 	// copied once.
@@ -83,65 +101,89 @@ type indexBuilder struct {
 	// read from the records as they go by, so that no key's record is
 	// read again to find it.
 	leaseOf map[*keyIndex]int64
+	slab    keyIndexSlab
+	// sorted is every key's index in key order, once the shard's records
+	// have all been added.
+	sorted []*keyIndex
 }
 
-// build reads every record of the history in tx into the builder. This
-// goroutine reads and decodes the records while a second one adds them to
-// the keys' indexes, so that a restart takes about the longer of the two,
-// not their sum. The second one is done when build returns, before tx
-// (whose pages the records alias) can end.
-func (b *indexBuilder) build(tx *bolt.Tx) error {
-	b.byKey = make(map[string]*keyIndex)
-	b.leaseOf = make(map[*keyIndex]int64)
-	full := make(chan []scannedRecord, restoreBatches)
-	free := make(chan []scannedRecord, restoreBatches)
-	for range restoreBatches {
-		free <- make([]scannedRecord, 0, restoreBatchLen)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for batch := range full {
-			for i := range batch {
-				b.add(&batch[i])
-			}
-			free <- batch[:0]
+// build reads every record that scan emits, in revision order, into the
+// builder's shards. scan runs on this goroutine, reading and decoding,
+// while the shards' goroutines add the records to the keys' indexes and
+// then sort their keys, so that a restart takes about the longest of
+// them, not their sum. Every shard is done when build returns, before the
+// transaction whose pages the records alias can end.
+func (b *indexBuilder) build(shards int, scan func(emit func(scannedRecord)) error) error {
+	b.shards = make([]*shardBuilder, shards)
+	full := make([]chan []scannedRecord, shards)
+	free := make([]chan []scannedRecord, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		sb := &shardBuilder{byKey: make(map[string]*keyIndex), leaseOf: make(map[*keyIndex]int64)}
+		b.shards[i] = sb
+		full[i] = make(chan []scannedRecord, restoreBatches)
+		free[i] = make(chan []scannedRecord, restoreBatches)
+		for range restoreBatches {
+			free[i] <- make([]scannedRecord, 0, restoreBatchLen)
 		}
-	}()
-	err := scanHistory(tx, full, free)
-	close(full)
-	<-done
+		wg.Go(func() {
+			for batch := range full[i] {
+				for j := range batch {
+					sb.add(&batch[j])
+				}
+				free[i] <- batch[:0]
+			}
+			sb.sort()
+		})
+	}
+	batches := make([][]scannedRecord, shards)
+	for i := range batches {
+		batches[i] = <-free[i]
+	}
+	seed := maphash.MakeSeed()
+	err := scan(func(r scannedRecord) {
+		i := 0
+		if shards > 1 {
+			i = int(maphash.Bytes(seed, r.hdr.key) % uint64(shards))
+		}
+		batches[i] = append(batches[i], r)
+		if len(batches[i]) == cap(batches[i]) {
+			full[i] <- batches[i]
+			batches[i] = <-free[i]
+		}
+	})
+	for i := range batches {
+		if len(batches[i]) > 0 {
+			full[i] <- batches[i]
+		}
+		close(full[i])
+	}
+	wg.Wait()
 	return err
 }
 
-// scanHistory decodes the records of the history in revision order and
-// sends them in batches to full, taking empty batches from free.
-func scanHistory(tx *bolt.Tx, full chan<- []scannedRecord, free <-chan []scannedRecord) error {
-	batch := <-free
-	c := tx.Bucket(keyBucket).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		rev, tomb, err := parseRevBytes(k)
-		if err != nil {
-			return err
+// scanHistory decodes the records of the history in tx in revision order
+// and emits each.
+func scanHistory(tx *bolt.Tx) func(emit func(scannedRecord)) error {
+	return func(emit func(scannedRecord)) error {
+		c := tx.Bucket(keyBucket).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			rev, tomb, err := parseRevBytes(k)
+			if err != nil {
+				return err
+			}
+			hdr, _, err := decodeHeader(v)
+			if err != nil {
+				return fmt.Errorf("revision %v: %w", rev, err)
+			}
+			emit(scannedRecord{rev: rev, tomb: tomb, hdr: hdr})
 		}
-		hdr, _, err := decodeHeader(v)
-		if err != nil {
-			return fmt.Errorf("revision %v: %w", rev, err)
-		}
-		batch = append(batch, scannedRecord{rev: rev, tomb: tomb, hdr: hdr})
-		if len(batch) == cap(batch) {
-			full <- batch
-			batch = <-free
-		}
+		return nil
 	}
-	if len(batch) > 0 {
-		full <- batch
-	}
-	return nil
 }
 
 // add applies one record, the newest so far, to its key's index.
-func (b *indexBuilder) add(r *scannedRecord) {
+func (b *shardBuilder) add(r *scannedRecord) {
 	ki, ok := b.byKey[string(r.hdr.key)]
 	switch {
 	case ok && r.tomb:
@@ -160,11 +202,12 @@ func (b *indexBuilder) add(r *scannedRecord) {
 			g.created, g.ver = kv.Revision{Main: r.hdr.create}, r.hdr.version
 		}
 	default:
-		ki = &keyIndex{key: bytes.Clone(r.hdr.key)}
+		ki = b.slab.keyIndex(r.hdr.key)
 		if r.tomb {
 			ki.restoreTombstone(r.rev)
 		} else {
-			ki.restore(kv.Revision{Main: r.hdr.create}, r.rev, r.hdr.version)
+			ki.modified = r.rev
+			ki.generations = b.slab.generation(kv.Revision{Main: r.hdr.create}, r.rev, r.hdr.version)
 		}
 		b.byKey[unsafe.String(unsafe.SliceData(ki.key), len(ki.key))] = ki
 	}
@@ -175,27 +218,53 @@ func (b *indexBuilder) add(r *scannedRecord) {
 	}
 }
 
-// sorted returns every key's index in key order: the tree's inserts then
+// sort puts the shard's keys in key order, so that the tree's inserts
 // each go down the same path as the one before, which its caches still
-// hold. A large index is sorted in two halves at once, then merged.
-func (b *indexBuilder) sorted() []*keyIndex {
-	kis := make([]*keyIndex, 0, len(b.byKey))
+// hold.
+func (b *shardBuilder) sort() {
+	b.sorted = make([]*keyIndex, 0, len(b.byKey))
 	for _, ki := range b.byKey {
-		kis = append(kis, ki)
+		b.sorted = append(b.sorted, ki)
 	}
-	byKey := func(a, b *keyIndex) int { return bytes.Compare(a.key, b.key) }
-	if len(kis) < parallelSortMin {
-		slices.SortFunc(kis, byKey)
-		return kis
+	slices.SortFunc(b.sorted, compareKeyIndex)
+}
+
+func compareKeyIndex(a, b *keyIndex) int { return bytes.Compare(a.key, b.key) }
+
+// sorted returns every key's index in key order: the shards' sorted keys,
+// merged.
+func (b *indexBuilder) sorted() []*keyIndex {
+	runs := make([][]*keyIndex, len(b.shards))
+	for i, sb := range b.shards {
+		runs[i] = sb.sorted
 	}
-	lo, hi := kis[:len(kis)/2], kis[len(kis)/2:]
-	var wg sync.WaitGroup
-	wg.Go(func() { slices.SortFunc(lo, byKey) })
-	slices.SortFunc(hi, byKey)
-	wg.Wait()
-	merged := make([]*keyIndex, 0, len(kis))
+	return mergeSorted(runs)
+}
+
+// mergeSorted merges runs of keys, each in key order and no key in two,
+// into one, two runs at a time.
+func mergeSorted(runs [][]*keyIndex) []*keyIndex {
+	if len(runs) == 0 {
+		return nil
+	}
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				next = append(next, runs[i])
+				break
+			}
+			next = append(next, merge2(runs[i], runs[i+1]))
+		}
+		runs = next
+	}
+	return runs[0]
+}
+
+func merge2(lo, hi []*keyIndex) []*keyIndex {
+	merged := make([]*keyIndex, 0, len(lo)+len(hi))
 	for len(lo) > 0 && len(hi) > 0 {
-		if byKey(lo[0], hi[0]) <= 0 {
+		if compareKeyIndex(lo[0], hi[0]) <= 0 {
 			merged, lo = append(merged, lo[0]), lo[1:]
 		} else {
 			merged, hi = append(merged, hi[0]), hi[1:]
