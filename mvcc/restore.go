@@ -2,6 +2,8 @@ package mvcc
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -31,6 +33,7 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			return err
 		}
 		var b indexBuilder
+		b.keysHint = int(min(s.currentRev-s.compactRev, maxRestoreKeysHint))
 		if err := b.build(restoreShards(), scanHistory(tx)); err != nil {
 			return err
 		}
@@ -74,6 +77,12 @@ const (
 	// maxRestoreShards bounds the goroutines that build the keys'
 	// indexes, whatever the machine's processors.
 	maxRestoreShards = 8
+	// maxRestoreKeysHint bounds the keys a restore makes room for ahead:
+	// the revisions of a history bound its keys, but a history of many
+	// revisions a key has far fewer keys than revisions, and the room
+	// made for the rest, about 25 bytes a key, is wasted until the
+	// restore ends.
+	maxRestoreKeysHint = 1 << 21
 )
 
 // restoreShards is how many goroutines build the keys' indexes: one per
@@ -88,7 +97,11 @@ func restoreShards() int {
 // key goes to the same shard, in revision order, so a shard sees each of
 // its keys' histories whole and the shards share nothing.
 type indexBuilder struct {
-	shards []*shardBuilder
+	// keysHint is how many keys the history may hold, at most: the maps
+	// of keys are made that large, so that they need not grow (and
+	// rehash every key they hold) while the restore runs.
+	keysHint int
+	shards   []*shardBuilder
 }
 
 // shardBuilder builds the indexes of one shard's keys.
@@ -102,6 +115,9 @@ type shardBuilder struct {
 	// read again to find it.
 	leaseOf map[*keyIndex]int64
 	slab    keyIndexSlab
+	// shared is the prefix every key of the shard shares, taken as each
+	// key is first seen and still in the caches.
+	shared []byte
 	// sorted is every key's index in key order, once the shard's records
 	// have all been added.
 	sorted []*keyIndex
@@ -119,7 +135,7 @@ func (b *indexBuilder) build(shards int, scan func(emit func(scannedRecord)) err
 	free := make([]chan []scannedRecord, shards)
 	var wg sync.WaitGroup
 	for i := range shards {
-		sb := &shardBuilder{byKey: make(map[string]*keyIndex), leaseOf: make(map[*keyIndex]int64)}
+		sb := &shardBuilder{byKey: make(map[string]*keyIndex, b.keysHint/shards), leaseOf: make(map[*keyIndex]int64)}
 		b.shards[i] = sb
 		full[i] = make(chan []scannedRecord, restoreBatches)
 		free[i] = make(chan []scannedRecord, restoreBatches)
@@ -203,6 +219,11 @@ func (b *shardBuilder) add(r *scannedRecord) {
 		}
 	default:
 		ki = b.slab.keyIndex(r.hdr.key)
+		if len(b.byKey) == 0 {
+			b.shared = ki.key
+		} else {
+			b.shared = b.shared[:commonPrefixLen(b.shared, ki.key)]
+		}
 		if r.tomb {
 			ki.restoreTombstone(r.rev)
 		} else {
@@ -221,12 +242,55 @@ func (b *shardBuilder) add(r *scannedRecord) {
 // sort puts the shard's keys in key order, so that the tree's inserts
 // each go down the same path as the one before, which its caches still
 // hold.
+//
+// Keys stored together tend to share a long prefix ("/registry/pods/..."),
+// which a comparison of whole keys steps over every time, through two
+// pointers to bytes scattered over the heap. So the sort compares the 16
+// bytes after the prefix every key of the shard shares, held beside each
+// key's pointer, and looks at the keys themselves only where those are
+// equal. Zero-padded big-endian words order as the bytes do, except
+// that a key and the same key with zero bytes appended tie: the whole
+// comparison settles those.
 func (b *shardBuilder) sort() {
 	b.sorted = make([]*keyIndex, 0, len(b.byKey))
 	for _, ki := range b.byKey {
 		b.sorted = append(b.sorted, ki)
 	}
-	slices.SortFunc(b.sorted, compareKeyIndex)
+	if len(b.sorted) < 2 {
+		return
+	}
+	type entry struct {
+		hi, lo uint64
+		ki     *keyIndex
+	}
+	entries := make([]entry, len(b.sorted))
+	for i, ki := range b.sorted {
+		var word [16]byte
+		copy(word[:], ki.key[len(b.shared):])
+		entries[i] = entry{binary.BigEndian.Uint64(word[:8]), binary.BigEndian.Uint64(word[8:]), ki}
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return compareKeyIndex(a.ki, b.ki)
+	})
+	for i := range entries {
+		b.sorted[i] = entries[i].ki
+	}
+}
+
+// commonPrefixLen returns the length of the longest prefix a and b share.
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 func compareKeyIndex(a, b *keyIndex) int { return bytes.Compare(a.key, b.key) }
