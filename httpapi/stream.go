@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"runtime"
+
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
@@ -236,17 +236,15 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 			continue
 		case <-ws.stream.Ready():
 			// Take everything ready, then write it at once: a burst goes
-			// out in few writes, a lone event at once. Yield first: when
-			// commits arrive faster than the streams are served (many
-			// watchers, many writers), those committed meanwhile join
-			// this write instead of costing a write each; with nothing
-			// else to run it returns at once. (With 1,000 watchers and 64
-			// writers it cut writes 2.5x and server CPU per event 1.4 to
-			// 1.7x: docs/performance.md.) One take per write: what it
-			// holds counts against the watcher's byte bound until the
+			// out in few writes, a lone event at once. The store wakes a
+			// reader once a commit's revisions are all queued, so one
+			// write carries the whole commit. (Yielding first, to let
+			// later commits join, saved nothing more once it did, and
+			// cost every lone event a second pass through the
+			// scheduler: docs/performance.md.) One take per write: what
+			// it holds counts against the watcher's byte bound until the
 			// write is done and released, so a client that stops reading
 			// holds at most that bound here.
-			runtime.Gosched()
 			sb = getStreamBuffer()
 			ok, ended, wrote := writeResponses(sink, enc, sb, ws.stream.Next())
 			if !ok || ended {

@@ -81,3 +81,52 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("Notify called %d times, want at least 4", calls.Load())
 	}
 }
+
+// TestPublishWakesOncePerCommit: a reader is signalled once for all the
+// revisions of one Publish, after every one of them is queued, so that
+// whatever it takes on that signal is the whole commit. A reader woken at
+// the first revision would write each of the rest on a wake of its own.
+func TestPublishWakesOncePerCommit(t *testing.T) {
+	h := &memHistory{compact: 1}
+	s := New(h, 1, Options{})
+	defer s.Close()
+	var queuedAtSignal []int
+	var st *Stream
+	notify := func() {
+		// Count what is queued without taking it; -1 when called under
+		// the watcher's own lock, where nothing is settled yet.
+		if !st.w.mu.TryLock() {
+			queuedAtSignal = append(queuedAtSignal, -1)
+			return
+		}
+		queuedAtSignal = append(queuedAtSignal, st.w.queued)
+		st.w.mu.Unlock()
+	}
+	st = mustWatch(t, s, kv.WatchRequest{Key: []byte("a"), End: []byte("z"), Notify: notify})
+	single := mustWatch(t, s, kv.WatchRequest{Key: []byte("b")})
+
+	commit := []kv.Changes{putAt(2, "a", "1"), putAt(3, "b", "2"), putAt(4, "c", "3")}
+	for _, ch := range commit {
+		h.add(ch)
+	}
+	s.Publish(commit)
+	if fmt.Sprint(queuedAtSignal) != "[3]" {
+		t.Fatalf("Publish of 3 revisions: Notify saw %v events queued at each call, want [3] (one call, after all)", queuedAtSignal)
+	}
+	if n := len(st.Next()); n != 3 {
+		t.Fatalf("Next() after one signal returned %d responses, want 3", n)
+	}
+	select {
+	case <-single.Ready():
+	default:
+		t.Fatalf("the watcher of b was not signalled by a Publish that wrote b")
+	}
+	if rs := single.Next(); len(rs) != 1 || rs[0].Revision != 3 {
+		t.Fatalf("Next() of the watcher of b = %v, want the response at revision 3", rs)
+	}
+	select {
+	case <-single.Ready():
+		t.Fatalf("the watcher of b was signalled twice for one revision")
+	default:
+	}
+}

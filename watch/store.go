@@ -110,6 +110,10 @@ type Store struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 
+	// waking lists the watchers Publish has queued responses for, to be
+	// signalled once it has queued them all (under mu).
+	waking []*watcher
+
 	// readBuf and batchBuf are the sync loop's, kept between passes: the
 	// page read from the history, and the response being gathered for
 	// one watcher (under mu).
@@ -191,6 +195,17 @@ func (s *Store) Publish(changes []kv.Changes) {
 		s.notify(ch)
 		s.notifiedRev = ch.Revision
 	}
+	// Readers are woken once every revision of the commit is queued, not
+	// at the first: a reader woken at the first, on the other processor,
+	// would write it alone, then wake and write again for each of the
+	// rest. With many watchers of a busy prefix that was a write per
+	// watcher per revision instead of per commit.
+	for _, w := range s.waking {
+		w.waking = false
+		w.signal()
+	}
+	clear(s.waking)
+	s.waking = s.waking[:0]
 }
 
 // notify offers one revision's events to the synced watchers they match.
@@ -202,10 +217,14 @@ func (s *Store) notify(ch *kv.Changes) {
 			return // a watcher starting in the future
 		}
 		r := kv.WatchResponse{Revision: rev, Events: evs}
-		n, ok := w.offer(r, s.limits())
+		n, ok := w.queueUp(r, s.limits())
 		if ok {
 			s.queued(len(evs), n)
 			w.next, w.lastSent = rev+1, now
+			if !w.waking {
+				w.waking = true
+				s.waking = append(s.waking, w)
+			}
 			return
 		}
 		s.synced.remove(w)

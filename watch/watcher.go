@@ -31,6 +31,9 @@ type watcher struct {
 	next     int64 // the first revision not yet queued
 	group    group
 	lastSent int64 // unix nanoseconds of the last response queued
+	// waking is set while the watcher is on the store's list of those
+	// to signal once the revisions being published are all queued.
+	waking bool
 
 	// mu guards the queue between the store and the reader. Lock order:
 	// Store.mu, then watcher.mu.
@@ -57,11 +60,22 @@ func (w *watcher) matches(ev *kv.Event) bool {
 	return w.r.Contains(ev.KV.Key)
 }
 
-// offer queues r unless that would take the watcher past lim. A watcher
-// holding nothing (nothing queued, nothing held by its reader) always
-// takes r, so that a revision larger than the bound still gets through.
-// It returns r's size and whether it was queued.
+// offer queues r unless that would take the watcher past lim, and
+// signals the reader. A watcher holding nothing (nothing queued, nothing
+// held by its reader) always takes r, so that a revision larger than the
+// bound still gets through. It returns r's size and whether it was
+// queued.
 func (w *watcher) offer(r kv.WatchResponse, lim limits) (int64, bool) {
+	n, ok := w.queueUp(r, lim)
+	if ok {
+		w.signal()
+	}
+	return n, ok
+}
+
+// queueUp is offer without the signal: the caller signals the reader
+// once it has queued all it will for now.
+func (w *watcher) queueUp(r kv.WatchResponse, lim limits) (int64, bool) {
 	n := responseSize(&r)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -74,7 +88,6 @@ func (w *watcher) offer(r kv.WatchResponse, lim limits) (int64, bool) {
 	w.queue = append(w.queue, r)
 	w.queued += len(r.Events)
 	w.queuedBytes += n
-	w.signal()
 	return n, true
 }
 
