@@ -63,7 +63,7 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 	if !ok || !bytes.Equal(cur.Hash, hash) {
 		return "", 0, ErrBadCredentials
 	}
-	tok, err := s.tokens.issue(claims{user: name, password: cur.Password, generation: s.generation}, s.cfg.TokenTTL)
+	tok, err := s.tokens.issue(claims{user: name, id: cur.id(), password: cur.Password, generation: s.generation}, s.cfg.TokenTTL)
 	if err != nil {
 		return "", 0, err
 	}
@@ -87,11 +87,11 @@ func (s *Store) Session(token string) (user string, left time.Duration, err erro
 	if !ok {
 		return "", 0, ErrUnauthenticated
 	}
-	// The token is good while its user, the user's password and auth's
-	// generation are those it was issued for.
+	// The token is good while its user (by name and ID), the user's
+	// password and auth's generation are those it was issued for.
 	s.mu.RLock()
 	u, exists := s.users[c.user]
-	good := exists && u.Password == c.password && s.generation == c.generation
+	good := exists && u.id() == c.id && u.Password == c.password && s.generation == c.generation
 	s.mu.RUnlock()
 	if !good {
 		return "", 0, ErrUnauthenticated
