@@ -63,7 +63,7 @@ func (s *Store) Authenticate(name, password, clientAddr string) (string, time.Du
 	if !ok || !bytes.Equal(cur.Hash, hash) {
 		return "", 0, ErrBadCredentials
 	}
-	tok, err := s.tokens.issue(claims{user: name, password: cur.Password, generation: s.generation}, s.cfg.TokenTTL)
+	tok, err := s.tokens.issue(claims{user: name, id: cur.id(), password: cur.Password, generation: s.generation}, s.cfg.TokenTTL)
 	if err != nil {
 		return "", 0, err
 	}
@@ -80,23 +80,51 @@ func (s *Store) UserOf(token string) (string, error) {
 // has left, if it is still valid. A stream opened with the token ends
 // when that time is up.
 func (s *Store) Session(token string) (user string, left time.Duration, err error) {
+	c, left, err := s.session(token)
+	return c.user, left, err
+}
+
+// Owner returns the user a token was issued to, if it is still valid, by
+// name and by ID: what the user makes that outlives the token (a stream
+// of many watchers) is hers, not that of a user created again under her
+// name once she is deleted, whose ID (UserID) is another.
+func (s *Store) Owner(token string) (user, id string, err error) {
+	c, _, err := s.session(token)
+	return c.user, string(c.id[:]), err
+}
+
+// UserID returns the ID of the user named name (see Owner), if there is
+// one.
+func (s *Store) UserID(name string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	u, ok := s.users[name]
+	if !ok {
+		return "", false
+	}
+	id := u.id()
+	return string(id[:]), true
+}
+
+// session returns the claims of a valid token and how long it has left.
+func (s *Store) session(token string) (claims, time.Duration, error) {
 	if token == "" {
-		return "", 0, ErrUnauthenticated
+		return claims{}, 0, ErrUnauthenticated
 	}
 	c, left, ok := s.tokens.read(token)
 	if !ok {
-		return "", 0, ErrUnauthenticated
+		return claims{}, 0, ErrUnauthenticated
 	}
-	// The token is good while its user, the user's password and auth's
-	// generation are those it was issued for.
+	// The token is good while its user (by name and ID), the user's
+	// password and auth's generation are those it was issued for.
 	s.mu.RLock()
 	u, exists := s.users[c.user]
-	good := exists && u.Password == c.password && s.generation == c.generation
+	good := exists && u.id() == c.id && u.Password == c.password && s.generation == c.generation
 	s.mu.RUnlock()
 	if !good {
-		return "", 0, ErrUnauthenticated
+		return claims{}, 0, ErrUnauthenticated
 	}
-	return c.user, left, nil
+	return c, left, nil
 }
 
 // userGrants returns the merged permissions of a user, from the cache

@@ -23,7 +23,7 @@ func (s *Store) Reload(forEach ForEachFunc) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, u := range s.users {
-		if nu, ok := fresh.users[name]; !ok || nu.Password != u.Password {
+		if nu, ok := fresh.users[name]; !ok || nu.id() != u.id() || nu.Password != u.Password {
 			s.tokens.revokeUser(name)
 		}
 	}

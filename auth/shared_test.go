@@ -64,8 +64,8 @@ func sharedStores(tb testing.TB) (a, b *auth.Store, c *clock, m *memBackend) {
 
 // TestSignedTokensAcrossStores: a token issued by one store is read by
 // another sharing its key, and stops working there once the change that
-// ends it (a password change, auth turned off and on, the user deleted)
-// made through the first reaches the second (Reload). A token altered or
+// ends it (a password change, auth turned off and on, the user deleted
+// and created again) made through the first reaches the second (Reload). A token altered or
 // signed with another key is refused; an expired one too.
 func TestSignedTokensAcrossStores(t *testing.T) {
 	a, b, c, m := sharedStores(t)
@@ -100,6 +100,18 @@ func TestSignedTokensAcrossStores(t *testing.T) {
 	mustDo(t, "SetEnabled(true)", a.SetEnabled(true))
 	mustDo(t, "Reload", b.Reload(m.forEach))
 	wantNoUser(t, b, tok, "after auth was turned off and on through a")
+
+	// root deletes bob and creates another bob: his password revision
+	// is the first bob's, his tokens are not.
+	mustDo(t, `AddUser("bob")`, a.AddUser("bob", "pw"))
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	tok = login(t, b, "bob", "pw")
+	mustDo(t, `DeleteUser("bob")`, a.DeleteUser("bob"))
+	mustDo(t, `AddUser("bob") again`, a.AddUser("bob", "pw"))
+	wantNoUser(t, a, tok, "after bob was deleted and created again")
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	wantNoUser(t, b, tok, "after bob was deleted and created again through a")
+	wantUser(t, b, login(t, a, "bob", "pw"), "bob")
 
 	tok = login(t, b, "alice", "new")
 	c.Advance(testTTL)

@@ -13,24 +13,26 @@ import (
 // sealed with HMAC-SHA256 under a key every store of a deployment shares
 // (Config.TokenKey): gateways in front of one cluster each read the
 // tokens the others issued, and none holds tokens. What a held token's
-// revocation does, the claims do instead: a token names the password
-// revision of its user and auth's generation, and Store.Session refuses
-// it once either has moved on; a deleted user's tokens name a user that
-// is gone.
+// revocation does, the claims do instead: a token names its user's ID
+// and password revision and auth's generation, and Store.Session refuses
+// it once any has moved on; a deleted user's tokens name a user that is
+// gone, and one created again under the name has another ID.
 //
 // Wire form: base64url(payload) "." base64url(HMAC-SHA256(key, payload)),
 // the payload being
 //
-//	version (1) | expiry, Unix nanoseconds (8) | password revision (8) |
-//	generation (8) | user name
+//	version (2) | expiry, Unix nanoseconds (8) | password revision (8) |
+//	generation (8) | user ID (16) | user name
+//
+// Version 1 had no user ID; its tokens are refused.
 type signedTokens struct {
 	now func() time.Time
 	key func() ([]byte, error)
 }
 
 const (
-	signedVersion byte = 1
-	signedHeader       = 1 + 3*8
+	signedVersion byte = 2
+	signedHeader       = 1 + 3*8 + len(userID{})
 	// maxSignedToken bounds what read decodes: a payload of the longest
 	// user name, its seal and the separator, in base64.
 	maxSignedToken = 4 * (signedHeader + 256 + sha256.Size + 6) / 3
@@ -46,6 +48,7 @@ func (t signedTokens) issue(c claims, ttl time.Duration) (string, error) {
 	p = binary.BigEndian.AppendUint64(p, uint64(t.now().Add(ttl).UnixNano()))
 	p = binary.BigEndian.AppendUint64(p, uint64(c.password))
 	p = binary.BigEndian.AppendUint64(p, uint64(c.generation))
+	p = append(p, c.id[:]...)
 	p = append(p, c.user...)
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString(p) + "." + enc.EncodeToString(seal(key, p)), nil
@@ -78,11 +81,13 @@ func (t signedTokens) read(tok string) (claims, time.Duration, bool) {
 	if left <= 0 {
 		return claims{}, 0, false
 	}
-	return claims{
+	c := claims{
 		user:       string(p[signedHeader:]),
 		password:   int64(binary.BigEndian.Uint64(p[9:])),
 		generation: int64(binary.BigEndian.Uint64(p[17:])),
-	}, left, true
+	}
+	copy(c.id[:], p[25:])
+	return c, left, true
 }
 
 // A signed token is held nowhere: its claims end it (see Store.Session).

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -83,6 +84,28 @@ type userRecord struct {
 	Hash     []byte   `json:"hash"`
 	Roles    []string `json:"roles"`
 	Password int64    `json:"password_revision"` // bumped on every password change
+	// ID is drawn when the user is created, and never changes: a token
+	// names it, so a user deleted and created again under the same name
+	// takes none of the tokens of the one before, whose password
+	// revision it may well have. Users created before IDs were drawn
+	// have none, which reads as the zero ID.
+	ID []byte `json:"id,omitempty"`
+}
+
+// userID tells apart users that had the same name at different times.
+type userID [16]byte
+
+// id returns the user's ID; the zero ID for a user that has none.
+func (u *userRecord) id() (id userID) {
+	copy(id[:], u.ID)
+	return id
+}
+
+// newUserID draws the ID of a new user.
+func newUserID() []byte {
+	id := make([]byte, len(userID{}))
+	_, _ = rand.Read(id) // crypto/rand.Read never fails
+	return id
 }
 
 type roleRecord struct {

@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
-// claims are what a token stands for: its user, and the user's password
-// revision and auth's generation when it was issued. A token is good
-// while both are still the user's and auth's (Store.Session): a password
-// change, or auth turned off and on, ends it wherever it was issued.
+// claims are what a token stands for: its user, by name and ID, and the
+// user's password revision and auth's generation when it was issued. A
+// token is good while all are still the user's and auth's
+// (Store.Session): the user deleted (even if created again under the
+// name), a password change, or auth turned off and on, ends it wherever
+// it was issued.
 type claims struct {
 	user       string
+	id         userID
 	password   int64
 	generation int64
 }

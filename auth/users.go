@@ -38,7 +38,7 @@ func (s *Store) AddUser(name, password string) error {
 	if err != nil {
 		return err
 	}
-	u := &userRecord{Name: name, Hash: h}
+	u := &userRecord{Name: name, Hash: h, ID: newUserID()}
 	return s.change(func() error {
 		if _, ok := s.users[name]; ok {
 			return kv.Errorf(ErrUserExists, "the user %q already exists", name)

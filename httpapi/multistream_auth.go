@@ -7,12 +7,15 @@ import (
 	"github.com/httpkv/httpkv/auth"
 )
 
-// streamOwner is who a stream of many watchers belongs to: a user, or no
-// one while auth is off. A stream outlives the token it was made with:
-// any valid token of its owner reads it, and it ends only when the owner
-// no longer can (deleted, or auth turned on or off).
+// streamOwner is who a stream of many watchers belongs to: a user, by
+// name and ID (a user created again under the name of a deleted one has
+// another ID, and none of her streams), or no one while auth is off. A
+// stream outlives the token it was made with: any valid token of its
+// owner reads it, and it ends only when the owner no longer can
+// (deleted, or auth turned on or off).
 type streamOwner struct {
 	user   string
+	id     string
 	authOn bool
 }
 
@@ -34,16 +37,16 @@ func (x authAuthorizer) Owner(r *http.Request) (streamOwner, error) {
 	if err != nil {
 		return streamOwner{}, err
 	}
-	user, err := x.a.UserOf(token)
+	user, id, err := x.a.Owner(token)
 	if err != nil {
 		return streamOwner{}, err
 	}
-	return streamOwner{user: user, authOn: true}, nil
+	return streamOwner{user: user, id: id, authOn: true}, nil
 }
 
 // RecheckOwner: a stream made while auth was off ends once it is on, one
-// made by a user ends once auth is off or the user is deleted, and the
-// user must be allowed a.
+// made by a user ends once auth is off or the user is deleted (even if
+// created again since), and the user must be allowed a.
 func (x authAuthorizer) RecheckOwner(o streamOwner, a Access) error {
 	if !x.a.Enabled() {
 		if o.authOn {
@@ -54,7 +57,7 @@ func (x authAuthorizer) RecheckOwner(o streamOwner, a Access) error {
 	if !o.authOn {
 		return auth.ErrAuthEnabled
 	}
-	if _, err := x.a.GetUser(o.user); err != nil {
+	if id, ok := x.a.UserID(o.user); !ok || id != o.id {
 		return auth.ErrUserDeleted
 	}
 	return x.a.AuthorizeUser(o.user, a)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -323,4 +324,48 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 	if kv := s.get(t, "k"); valueOf(&kv) != "after" {
 		t.Fatalf("k = %s after the outage, want after", kvString(&kv))
 	}
+}
+
+// TestWatchStreamOfRecreatedUser: a stream belongs to the user who made
+// it, not to her name. Root deletes alice and creates another alice
+// through gateway a while gateway b, which holds the first alice's
+// stream, is stopped (SIGSTOP): b's first load of the auth state after
+// has the new alice in it, and b never sees alice missing. The new alice
+// must still not reach the first one's stream on b.
+func TestWatchStreamOfRecreatedUser(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	a, b := startGateway(t, c, "/recreated/", authBcryptCost), startGateway(t, c, "/recreated/", authBcryptCost)
+	enableAuth(t, a, "rootpw")
+	root := authCaller{name: "root", token: authLogin(t, a, "root", "rootpw")}
+	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	authDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"read"}`)
+	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
+	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	first := authCaller{name: "alice", token: authLogin(t, a, "alice", "alicepw")}
+	stream, _ := b.createStream(t, `{"watches":[{"key":"app/","prefix":true}]}`, first.header()...)
+
+	pid := b.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(cont)
+	authDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice", "")
+	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"otherpw"}`)
+	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	cont()
+
+	second := authCaller{name: "alice", token: authLogin(t, a, "alice", "otherpw")}
+	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(10 * time.Millisecond) {
+		if b.do(t, "GET", keyPath("app/x"), nil, second.header()...).status != http.StatusUnauthorized {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b still refuses the new alice's token after %v", watchTimeout)
+		}
+	}
+	b.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"app/a"}`), second.header("Content-Type", "application/json")...).
+		wantError(t, http.StatusNotFound, "stream_not_found")
+	b.do(t, "DELETE", "/v1/watch/streams/"+stream, nil, second.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
 }

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -104,4 +105,76 @@ func TestAuthChangesCheckedAgainstOthers(t *testing.T) {
 	if !slices.ContainsFunc(got, func(e error) bool { return e == nil }) || !slices.ContainsFunc(got, func(e error) bool { return errors.Is(e, auth.ErrUserExists) }) {
 		t.Fatalf("AddUser(both) through both gateways at once = %v, want one nil and one ErrUserExists", got)
 	}
+}
+
+// TestAuthTokensEndOnEveryGateway: a token issued through one gateway is
+// good on the others, and what ends it through one ends it on all: a
+// password change, auth turned off and on, and its user deleted and
+// created again under the same name (by root: the new user is not the
+// one the token was issued to, whatever its password and roles). Each
+// change is known to every gateway once a token issued after it is good
+// on each; the old token must then be refused on each.
+func TestAuthTokensEndOnEveryGateway(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	gws := []*Backend{openGateway(t, c, "/tokens/"), openGateway(t, c, "/tokens/"), openGateway(t, c, "/tokens/")}
+	a, b := gws[0], gws[1]
+	must(t, "AddUser(root)", a.Auth().AddUser(auth.RootUser, "rootpw"))
+	must(t, "GrantRole(root, root)", a.Auth().GrantRole(auth.RootUser, auth.RootRole))
+	must(t, "AddUser(alice)", a.Auth().AddUser("alice", "pw"))
+	must(t, "SetEnabled(true)", a.Auth().SetEnabled(true))
+
+	login := func(g *Backend, name, password string) string {
+		t.Helper()
+		var tok string
+		eventually(t, "a token for "+name, func() bool {
+			var err error
+			tok, _, err = g.Auth().Authenticate(name, password, "127.0.0.1")
+			return err == nil
+		})
+		return tok
+	}
+	// good waits until every gateway takes tok as user's.
+	good := func(what, tok, user string) {
+		t.Helper()
+		for i, g := range gws {
+			eventually(t, fmt.Sprintf("%s: good on gateway %d", what, i), func() bool {
+				u, err := g.Auth().UserOf(tok)
+				return err == nil && u == user
+			})
+		}
+	}
+	refused := func(what, tok string) {
+		t.Helper()
+		for i, g := range gws {
+			if u, err := g.Auth().UserOf(tok); !errors.Is(err, auth.ErrUnauthenticated) {
+				t.Errorf("%s: gateway %d takes the old token as %q, %v; want ErrUnauthenticated", what, i, u, err)
+			}
+			if g.Auth().Unrestricted(tok) {
+				t.Errorf("%s: gateway %d takes the old token as unrestricted", what, i)
+			}
+		}
+	}
+
+	old := login(a, "alice", "pw")
+	good("issued through a", old, "alice")
+
+	// root deletes alice and makes another alice, with a password and
+	// roles of her own: the first alice's token is not hers.
+	must(t, "DeleteUser(alice) through b", b.Auth().DeleteUser("alice"))
+	must(t, "AddUser(alice) again through b", b.Auth().AddUser("alice", "newpw"))
+	must(t, "GrantRole(alice, root)", b.Auth().GrantRole("alice", auth.RootRole))
+	good("a token of the new alice", login(a, "alice", "newpw"), "alice")
+	refused("after alice was deleted and created again", old)
+
+	old = login(a, "alice", "newpw")
+	must(t, "ChangePassword(alice) through b", b.Auth().ChangePassword("alice", "pw2"))
+	good("a token after the password change", login(b, "alice", "pw2"), "alice")
+	refused("after the password change", old)
+
+	old = login(a, "alice", "pw2")
+	must(t, "SetEnabled(false) through b", b.Auth().SetEnabled(false))
+	must(t, "SetEnabled(true) through b", b.Auth().SetEnabled(true))
+	good("a token after auth was turned off and on", login(a, "alice", "pw2"), "alice")
+	refused("after auth was turned off and on", old)
 }
