@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -148,4 +149,54 @@ func FuzzJSONBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONStringsNotUTF8: a JSON string that is not UTF-8 (raw bytes that
+// are not, or an escaped UTF-16 surrogate without its pair) is refused.
+// encoding/json replaced each bad byte and lone surrogate with U+FFFD, so
+// a put of the key "\xff\xfe" wrote the key "\uFFFD\uFFFD" and answered
+// 200: another key than the one sent.
+func TestJSONStringsNotUTF8(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	bad := []struct{ name, body string }{
+		{"raw bytes in a key", "{\"success\":[{\"put\":{\"key\":\"\xff\xfe\",\"value\":\"x\"}}]}"},
+		{"raw bytes in a value", "{\"success\":[{\"put\":{\"key\":\"k\",\"value\":\"a\xc3\"}}]}"},
+		{"overlong encoding", "{\"success\":[{\"put\":{\"key\":\"\xc0\xaf\",\"value\":\"x\"}}]}"},
+		{"encoded surrogate", "{\"success\":[{\"put\":{\"key\":\"\xed\xa0\x80\",\"value\":\"x\"}}]}"},
+		{"lone high surrogate", `{"success":[{"put":{"key":"\ud800","value":"x"}}]}`},
+		{"lone low surrogate", `{"success":[{"put":{"key":"a\uDC00b","value":"x"}}]}`},
+		{"high then not low", `{"success":[{"put":{"key":"\ud800\u0041","value":"x"}}]}`},
+		{"high at the end", `{"success":[{"put":{"key":"k","value":"x\ud83d"}}]}`},
+		{"in a compare", `{"compare":[{"key":"\udfff","target":"version","result":"equal","version":0}],"success":[{"put":{"key":"k","value":"x"}}]}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			rec := serve(t, h, "POST", "/v1/txn", b.body)
+			if rec.Code != http.StatusBadRequest || errorCode(t, rec) != "invalid_argument" {
+				t.Fatalf("POST /v1/txn %q = %d %s, want 400 invalid_argument", b.body, rec.Code, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), "UTF-8") {
+				t.Errorf("POST /v1/txn %q: message %s does not say the string is not UTF-8", b.body, rec.Body)
+			}
+		})
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv", "")
+	if strings.Contains(rec.Body.String(), `"key"`) {
+		t.Errorf("after refused txns, GET /v1/kv = %s, want no keys", rec.Body)
+	}
+	// What is UTF-8 still goes through, escaped or not: a surrogate pair,
+	// an escaped backslash before a u, U+FFFD itself.
+	good := []struct{ body, key string }{
+		{`{"success":[{"put":{"key":"\ud83d\ude00","value":"x"}}]}`, "\U0001F600"},
+		{"{\"success\":[{\"put\":{\"key\":\"\xf0\x9f\x98\x80\xc3\xa9\",\"value\":\"x\"}}]}", "\U0001F600é"},
+		{`{"success":[{"put":{"key":"\\ud800","value":"x"}}]}`, `\ud800`},
+		{`{"success":[{"put":{"key":"\ufffd","value":"x"}}]}`, "\uFFFD"},
+	}
+	for _, g := range good {
+		mustServe(t, h, http.StatusOK, "POST", "/v1/txn", g.body)
+		rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/"+url.PathEscape(g.key)+"?raw=true", "")
+		if rec.Body.String() != "x" {
+			t.Errorf("after POST /v1/txn %s, GET the key %q = %q, want \"x\"", g.body, g.key, rec.Body)
+		}
+	}
 }
