@@ -200,3 +200,41 @@ func TestJSONStringsNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONDuplicateFields: an object naming a field twice is refused.
+// encoding/json kept the last one, matching names case-insensitively, so
+// {"key":"a","KEY":"b"} put b, and a txn whose "success" came twice ran
+// the second, empty list and answered 200 having written nothing.
+func TestJSONDuplicateFields(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	bad := []struct{ name, path, body string }{
+		{"same name", "/v1/txn", `{"success":[{"put":{"key":"a","value":"x","value":"y"}}]}`},
+		{"a list twice", "/v1/txn", `{"success":[{"put":{"key":"a","value":"x"}}],"success":[]}`},
+		{"another case", "/v1/txn", `{"success":[{"put":{"key":"a","KEY":"b","value":"x"}}]}`},
+		{"escaped name", "/v1/txn", `{"success":[{"put":{"key":"a","k\u0065y":"b","value":"x"}}]}`},
+		{"kelvin sign", "/v1/txn", `{"success":[{"put":{"key":"a","\u212aey":"b","value":"x"}}]}`},
+		{"nested txn", "/v1/txn", `{"success":[{"txn":{"compare":[],"compare":[]}}]}`},
+		{"in a compare", "/v1/txn", `{"compare":[{"key":"a","target":"version","result":"equal","version":0,"version":1}]}`},
+		{"lease", "/v1/leases", `{"ttl":60,"TTL":1}`},
+		{"compact", "/v1/compact", `{"revision":1,"revision":1}`},
+		{"watch stream", "/v1/watch/streams", `{"watches":[{"key":"a","key":"b"}]}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			rec := serve(t, h, "POST", b.path, b.body)
+			if rec.Code != http.StatusBadRequest || errorCode(t, rec) != "invalid_argument" {
+				t.Fatalf("POST %s %s = %d %s, want 400 invalid_argument", b.path, b.body, rec.Code, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), "more than once") {
+				t.Errorf("POST %s %s: message %s does not say a field is repeated", b.path, b.body, rec.Body)
+			}
+		})
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/status", "")
+	if !strings.Contains(rec.Body.String(), `"revision":1,`) || !strings.Contains(rec.Body.String(), `"leases":0,`) {
+		t.Errorf("after refused requests, GET /v1/status = %s, want revision 1 and no lease", rec.Body)
+	}
+	// The same name in different objects is no duplicate.
+	mustServe(t, h, http.StatusOK, "POST", "/v1/txn",
+		`{"compare":[{"key":"a","target":"version","result":"equal","version":0}],"success":[{"put":{"key":"a","value":"x"}},{"range":{"key":"a"}}],"failure":[{"range":{"key":"a"}}]}`)
+}
