@@ -12,7 +12,8 @@ import (
 )
 
 // decodeJSON reads a request body into v, strictly: unknown fields and
-// trailing data are errors, so a typo does not pass for a default.
+// trailing data are errors, so a typo does not pass for a default, and so
+// are strings that are not UTF-8, which encoding/json would change.
 func decodeJSON(r *http.Request, v any) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -74,6 +75,9 @@ func decodeJSONBytes(body []byte, v any) error {
 	// would let a stray ']' or '}' through.
 	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
 		return badRequest("malformed JSON: data after the object")
+	}
+	if aerr := jsonTextError(body); aerr != nil {
+		return aerr
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -148,4 +149,92 @@ func FuzzJSONBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONStringsNotUTF8: a JSON string that is not UTF-8 (raw bytes that
+// are not, or an escaped UTF-16 surrogate without its pair) is refused.
+// encoding/json replaced each bad byte and lone surrogate with U+FFFD, so
+// a put of the key "\xff\xfe" wrote the key "\uFFFD\uFFFD" and answered
+// 200: another key than the one sent.
+func TestJSONStringsNotUTF8(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	bad := []struct{ name, body string }{
+		{"raw bytes in a key", "{\"success\":[{\"put\":{\"key\":\"\xff\xfe\",\"value\":\"x\"}}]}"},
+		{"raw bytes in a value", "{\"success\":[{\"put\":{\"key\":\"k\",\"value\":\"a\xc3\"}}]}"},
+		{"overlong encoding", "{\"success\":[{\"put\":{\"key\":\"\xc0\xaf\",\"value\":\"x\"}}]}"},
+		{"encoded surrogate", "{\"success\":[{\"put\":{\"key\":\"\xed\xa0\x80\",\"value\":\"x\"}}]}"},
+		{"lone high surrogate", `{"success":[{"put":{"key":"\ud800","value":"x"}}]}`},
+		{"lone low surrogate", `{"success":[{"put":{"key":"a\uDC00b","value":"x"}}]}`},
+		{"high then not low", `{"success":[{"put":{"key":"\ud800\u0041","value":"x"}}]}`},
+		{"high at the end", `{"success":[{"put":{"key":"k","value":"x\ud83d"}}]}`},
+		{"in a compare", `{"compare":[{"key":"\udfff","target":"version","result":"equal","version":0}],"success":[{"put":{"key":"k","value":"x"}}]}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			rec := serve(t, h, "POST", "/v1/txn", b.body)
+			if rec.Code != http.StatusBadRequest || errorCode(t, rec) != "invalid_argument" {
+				t.Fatalf("POST /v1/txn %q = %d %s, want 400 invalid_argument", b.body, rec.Code, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), "UTF-8") {
+				t.Errorf("POST /v1/txn %q: message %s does not say the string is not UTF-8", b.body, rec.Body)
+			}
+		})
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv", "")
+	if strings.Contains(rec.Body.String(), `"key"`) {
+		t.Errorf("after refused txns, GET /v1/kv = %s, want no keys", rec.Body)
+	}
+	// What is UTF-8 still goes through, escaped or not: a surrogate pair,
+	// an escaped backslash before a u, U+FFFD itself.
+	good := []struct{ body, key string }{
+		{`{"success":[{"put":{"key":"\ud83d\ude00","value":"x"}}]}`, "\U0001F600"},
+		{"{\"success\":[{\"put\":{\"key\":\"\xf0\x9f\x98\x80\xc3\xa9\",\"value\":\"x\"}}]}", "\U0001F600é"},
+		{`{"success":[{"put":{"key":"\\ud800","value":"x"}}]}`, `\ud800`},
+		{`{"success":[{"put":{"key":"\ufffd","value":"x"}}]}`, "\uFFFD"},
+	}
+	for _, g := range good {
+		mustServe(t, h, http.StatusOK, "POST", "/v1/txn", g.body)
+		rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/"+url.PathEscape(g.key)+"?raw=true", "")
+		if rec.Body.String() != "x" {
+			t.Errorf("after POST /v1/txn %s, GET the key %q = %q, want \"x\"", g.body, g.key, rec.Body)
+		}
+	}
+}
+
+// TestJSONDuplicateFields: an object naming a field twice is refused.
+// encoding/json kept the last one, matching names case-insensitively, so
+// {"key":"a","KEY":"b"} put b, and a txn whose "success" came twice ran
+// the second, empty list and answered 200 having written nothing.
+func TestJSONDuplicateFields(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	bad := []struct{ name, path, body string }{
+		{"same name", "/v1/txn", `{"success":[{"put":{"key":"a","value":"x","value":"y"}}]}`},
+		{"a list twice", "/v1/txn", `{"success":[{"put":{"key":"a","value":"x"}}],"success":[]}`},
+		{"another case", "/v1/txn", `{"success":[{"put":{"key":"a","KEY":"b","value":"x"}}]}`},
+		{"escaped name", "/v1/txn", `{"success":[{"put":{"key":"a","k\u0065y":"b","value":"x"}}]}`},
+		{"kelvin sign", "/v1/txn", `{"success":[{"put":{"key":"a","\u212aey":"b","value":"x"}}]}`},
+		{"nested txn", "/v1/txn", `{"success":[{"txn":{"compare":[],"compare":[]}}]}`},
+		{"in a compare", "/v1/txn", `{"compare":[{"key":"a","target":"version","result":"equal","version":0,"version":1}]}`},
+		{"lease", "/v1/leases", `{"ttl":60,"TTL":1}`},
+		{"compact", "/v1/compact", `{"revision":1,"revision":1}`},
+		{"watch stream", "/v1/watch/streams", `{"watches":[{"key":"a","key":"b"}]}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			rec := serve(t, h, "POST", b.path, b.body)
+			if rec.Code != http.StatusBadRequest || errorCode(t, rec) != "invalid_argument" {
+				t.Fatalf("POST %s %s = %d %s, want 400 invalid_argument", b.path, b.body, rec.Code, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), "more than once") {
+				t.Errorf("POST %s %s: message %s does not say a field is repeated", b.path, b.body, rec.Body)
+			}
+		})
+	}
+	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/status", "")
+	if !strings.Contains(rec.Body.String(), `"revision":1,`) || !strings.Contains(rec.Body.String(), `"leases":0,`) {
+		t.Errorf("after refused requests, GET /v1/status = %s, want revision 1 and no lease", rec.Body)
+	}
+	// The same name in different objects is no duplicate.
+	mustServe(t, h, http.StatusOK, "POST", "/v1/txn",
+		`{"compare":[{"key":"a","target":"version","result":"equal","version":0}],"success":[{"put":{"key":"a","value":"x"}},{"range":{"key":"a"}}],"failure":[{"range":{"key":"a"}}]}`)
 }

@@ -41,10 +41,14 @@ type query struct {
 }
 
 // newQuery reads r's query string, which may hold the accepted
-// parameters only (and access_token, on the streams that take it).
+// parameters only (and access_token, on the streams that take it), each
+// at most once.
 func newQuery(r *http.Request, accepted params) *query {
 	q := &query{v: r.URL.Query(), accepted: accepted}
 	q.err = unknownParam(r, q.v, accepted)
+	if q.err == nil {
+		q.err = repeatedParam(q.v)
+	}
 	return q
 }
 

@@ -35,6 +35,23 @@ func unknownParam(r *http.Request, v url.Values, accepted params) *apiError {
 	return badRequest("unknown query parameter %q%s: %s takes %s", name, didYouMean(name, accepted), route, strings.Join(accepted, ", "))
 }
 
+// repeatedParam refuses a parameter given more than once (in name
+// order): url.Values.Get reads the first and drops the rest, so
+// DELETE /v1/kv?key=zz&key=a deleted zz and said nothing of a.
+func repeatedParam(v url.Values) *apiError {
+	var repeated []string
+	for name, values := range v {
+		if len(values) > 1 {
+			repeated = append(repeated, name)
+		}
+	}
+	if len(repeated) == 0 {
+		return nil
+	}
+	slices.Sort(repeated)
+	return badRequest("query parameter %q is given more than once: give it once", repeated[0])
+}
+
 // routePattern is r's route as the API documents it: /v1/kv/{key}, not
 // chi's /v1/kv/*.
 func routePattern(r *http.Request) string {
@@ -117,7 +134,12 @@ func (h *Handler) noQuery(next http.Handler) http.Handler { return h.onlyQuery(n
 func (h *Handler) onlyQuery(accepted params) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if aerr := unknownParam(r, r.URL.Query(), accepted); aerr != nil {
+			v := r.URL.Query()
+			aerr := unknownParam(r, v, accepted)
+			if aerr == nil {
+				aerr = repeatedParam(v)
+			}
+			if aerr != nil {
 				h.writeError(w, r, aerr)
 				return
 			}

@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
@@ -320,4 +322,49 @@ func FuzzMalformedQuery(f *testing.F) {
 			t.Fatalf("malformedQuery(%q) = %q, url.ParseQuery error %v", raw, got, err)
 		}
 	})
+}
+
+// TestRepeatedQueryParam: a parameter given twice is refused, not read as
+// its first value: DELETE /v1/kv?key=zz&key=a deleted zz and left a,
+// which its sender may have meant.
+func TestRepeatedQueryParam(t *testing.T) {
+	h, _ := newTestHandler(t, Config{})
+	for _, k := range []string{"a", "zz"} {
+		mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/"+k, "v")
+	}
+	bad := []struct{ method, target string }{
+		{"DELETE", "/v1/kv?key=zz&key=a"},
+		{"DELETE", "/v1/kv?key=zz&prefix=true&prefix=false"},
+		{"DELETE", "/v1/kv/a?prev_kv=true&prev_kv=false"},
+		{"GET", "/v1/kv?key=a&key=zz"},
+		{"GET", "/v1/kv?limit=1&limit=2"},
+		{"GET", "/v1/kv/a?revision=1&revision=2"},
+		{"PUT", "/v1/kv/a?lease=0&lease=0"},
+		{"GET", "/v1/watch?key=a&key=b"},
+		{"GET", "/v1/history?key=a&key=b"},
+		{"GET", "/v1/leases/1?keys=true&keys=false"},
+	}
+	for _, b := range bad {
+		// A watch that is not refused streams until its context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, b.method, b.target, nil))
+		cancel()
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("%s %s = %d %s, want 400", b.method, b.target, rec.Code, rec.Body)
+			continue
+		}
+		if code := errorCode(t, rec); code != "invalid_argument" {
+			t.Errorf("%s %s: code %q, want invalid_argument", b.method, b.target, code)
+		}
+		if !strings.Contains(rec.Body.String(), "more than once") {
+			t.Errorf("%s %s: message %s does not say the parameter is repeated", b.method, b.target, rec.Body)
+		}
+	}
+	if got := listKeys(t, h, ""); !slices.Equal(got, []string{"a", "zz"}) {
+		t.Errorf("after refused requests, keys %q, want [a zz]", got)
+	}
+	if rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv/a?raw=true", ""); rec.Header().Get("X-Version") != "1" {
+		t.Errorf("after a refused put, a is at version %s, want 1", rec.Header().Get("X-Version"))
+	}
 }

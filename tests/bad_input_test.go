@@ -2,7 +2,9 @@ package tests
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -133,4 +135,65 @@ func TestRequestLogBounded(t *testing.T) {
 	if logged < 30 {
 		t.Fatalf("%d log lines for 30 requests logged at info, want one each", logged)
 	}
+}
+
+// TestUnparsableRequestAnswersJSON sends requests Go's HTTP server refuses
+// before any handler runs: a malformed percent escape or a control byte in
+// the path, no Host, headers over the limit, an unknown transfer coding,
+// an unknown HTTP version. Each answers with its status and the contract's
+// JSON error, where it used to answer net/http's text/plain "400 Bad
+// Request", which a client parsing errors as JSON could not read. Nothing
+// is written.
+func TestUnparsableRequestAnswersJSON(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	s.put(t, "a", "v")
+	rev := s.status(t).Revision
+	big := strings.Repeat("x", 2<<20)
+	for _, tt := range []struct {
+		name, request string
+		status        int
+		code          string
+	}{
+		{"bad escape in the key", "GET /v1/kv/%ZZ HTTP/1.1\r\nHost: h\r\n\r\n", 400, "invalid_argument"},
+		{"bad escape in a put", "PUT /v1/kv/a%zz HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx", 400, "invalid_argument"},
+		{"cut escape", "DELETE /v1/kv/a% HTTP/1.1\r\nHost: h\r\n\r\n", 400, "invalid_argument"},
+		{"bad escape in a lock", "POST /v1/locks/%G0 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}", 400, "invalid_argument"},
+		{"control byte", "GET /v1/kv/a\x01b HTTP/1.1\r\nHost: h\r\n\r\n", 400, "invalid_argument"},
+		{"no host", "GET /v1/kv/a HTTP/1.1\r\n\r\n", 400, "invalid_argument"},
+		{"header too large", "GET /v1/kv/a HTTP/1.1\r\nHost: h\r\nX-Big: " + big + "\r\n\r\n", 431, "request_too_large"},
+		{"unknown transfer coding", "PUT /v1/kv/a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "invalid_argument"},
+		{"unknown version", "GET /v1/kv/a HTTP/3.0\r\nHost: h\r\n\r\n", 505, "invalid_argument"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			go func() { _, _ = io.WriteString(conn, tt.request) }()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("%.60q: no answer: %v", tt.request, err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" ||
+				json.Unmarshal(body, &e) != nil || e.Error.Code != tt.code || e.Error.Message == "" {
+				t.Errorf("%.60q = %s (%s) %q, want %d with a JSON error of code %s", tt.request, resp.Status, resp.Header.Get("Content-Type"), body, tt.status, tt.code)
+			}
+			if resp.ContentLength != int64(len(body)) {
+				t.Errorf("%.60q: Content-Length %d, body %d bytes", tt.request, resp.ContentLength, len(body))
+			}
+		})
+	}
+	if got := s.status(t).Revision; got != rev {
+		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
+	}
+	// The connection limit's wrapper leaves other answers alone.
+	s.do(t, "GET", "/v1/kv/%61", nil).want(t, http.StatusOK)
 }

@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"syscall"
+
+	"github.com/httpkv/httpkv/httpapi"
 )
 
 // limitListener accepts at most n connections at once, as
@@ -44,7 +46,8 @@ func (l *limitListener) Close() error {
 	return err
 }
 
-// limitConn gives its slot back when closed, once.
+// limitConn gives its slot back when closed, once, and answers requests
+// net/http cannot read in JSON (Write).
 type limitConn struct {
 	net.Conn
 	once    sync.Once
@@ -55,6 +58,22 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// Write writes b, except an answer Go's HTTP server gives itself to a
+// request it cannot read (a malformed percent escape in the path, headers
+// over the limit...): that goes out as the API's JSON error instead of
+// net/http's text/plain one. Over TLS the connection carries records, and
+// such answers go out as net/http writes them.
+func (c *limitConn) Write(b []byte) (int, error) {
+	answer, ok := httpapi.ParseErrorAnswer(b)
+	if !ok {
+		return c.Conn.Write(b)
+	}
+	if _, err := c.Conn.Write(answer); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // SyscallConn reaches the socket under the connection.
