@@ -34,6 +34,13 @@ func ParseErrorAnswer(b []byte) (answer []byte, ok bool) {
 	if end < 0 || !bytes.HasPrefix(b[end:], []byte(netHTTPErrorHeaders)) {
 		return nil, false
 	}
+	// The answer is exactly what net/http writes, to its last byte: its
+	// body repeats the status line, or names the transfer coding it
+	// refuses. A handler's body that merely starts like one is left be.
+	body := b[end+len(netHTTPErrorHeaders):]
+	if string(body) != string(b[len(proto):end]) && string(body) != "Unsupported transfer encoding" {
+		return nil, false
+	}
 	status, err := strconv.Atoi(string(b[len(proto) : len(proto)+3]))
 	if err != nil || http.StatusText(status) == "" {
 		return nil, false
@@ -59,7 +66,7 @@ func ParseErrorAnswer(b []byte) (answer []byte, ok bool) {
 	if message == "" {
 		message = http.StatusText(status)
 	}
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": message}})
+	body, _ = json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": message}})
 	body = append(body, '\n')
 	out := make([]byte, 0, 200+len(body))
 	out = append(out, proto...)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/httpkv/httpkv/httpapi"
@@ -52,6 +53,20 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	// read is set by a Read that returned bytes and cleared by the next
+	// Write: net/http answers a request it cannot read with the first
+	// write after reading it, so only such a write is looked at. Every
+	// later write of a response (its body, a watch stream's events) is
+	// written as it is, whatever the bytes of a stored value look like.
+	read atomic.Bool
+}
+
+func (c *limitConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.read.Store(true)
+	}
+	return n, err
 }
 
 func (c *limitConn) Close() error {
@@ -66,6 +81,9 @@ func (c *limitConn) Close() error {
 // net/http's text/plain one. Over TLS the connection carries records, and
 // such answers go out as net/http writes them.
 func (c *limitConn) Write(b []byte) (int, error) {
+	if !c.read.Swap(false) {
+		return c.Conn.Write(b)
+	}
 	answer, ok := httpapi.ParseErrorAnswer(b)
 	if !ok {
 		return c.Conn.Write(b)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"io"
 	"net"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/httpapi"
 )
 
 // TestLimitListener: at most n connections are accepted at once, a closed
@@ -62,5 +65,58 @@ func TestLimitListener(t *testing.T) {
 	}
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestLimitConnRewritesOnlyAnswersToRequests: net/http's own text/plain
+// answer to a request it cannot read becomes the JSON error when it is
+// the first write after reading; the same bytes written later on the
+// connection (a stored value that forges one, in a response's body) go
+// out as they are.
+func TestLimitConnRewritesOnlyAnswersToRequests(t *testing.T) {
+	const forged = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
+	server, client := net.Pipe()
+	defer client.Close()
+	c := &limitConn{Conn: server, release: func() {}}
+	defer c.Close()
+	got := make(chan string, 1)
+	readAll := func(n int) {
+		buf := make([]byte, n)
+		m, _ := io.ReadFull(client, buf)
+		got <- string(buf[:m])
+	}
+
+	go readAll(len(forged))
+	if _, err := c.Write([]byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != forged {
+		t.Fatalf("a write with no read before it = %q, want it unchanged", s)
+	}
+
+	go func() { _, _ = client.Write([]byte("GET /%ZZ HTTP/1.1\r\n\r\n")) }()
+	if _, err := c.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	answer, ok := httpapi.ParseErrorAnswer([]byte(forged))
+	if !ok {
+		t.Fatalf("ParseErrorAnswer(%q) did not recognise it", forged)
+	}
+	go readAll(len(answer))
+	if _, err := c.Write([]byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != string(answer) {
+		t.Fatalf("the first write after a read = %q, want the JSON error %q", s, answer)
+	}
+	go readAll(len(forged))
+	if _, err := c.Write([]byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != forged {
+		t.Fatalf("a second write after one read = %q, want it unchanged", s)
+	}
+	if _, ok := httpapi.ParseErrorAnswer([]byte(forged + "and more")); ok {
+		t.Fatalf("ParseErrorAnswer recognised an answer with bytes after its body")
 	}
 }
