@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -35,30 +34,38 @@ func jsonTextError(body []byte) *apiError {
 		}
 		return notUTF8(at)
 	}
-	// open holds, for each object or array open at i, the names of the
-	// object's fields so far; nil for an array.
-	var open [][]string
+	// names holds the field names of every object open at i so far, and
+	// open, for each object or array open at i, where its names start in
+	// names (-1 for an array). Both start on the stack: a request's body
+	// is a few levels deep with a few names each, and this runs on every
+	// one.
+	var namesBuf [32][]byte
+	var openBuf [16]int
+	names, open := namesBuf[:0], openBuf[:0]
 	for i := 0; i < len(body); i++ {
 		switch body[i] {
 		case '{':
-			open = append(open, []string{})
+			open = append(open, len(names))
 		case '[':
-			open = append(open, nil)
+			open = append(open, -1)
 		case '}', ']':
+			if from := open[len(open)-1]; from >= 0 {
+				names = names[:from]
+			}
 			open = open[:len(open)-1]
 		case '"':
 			end, aerr := endOfString(body, i)
 			if aerr != nil {
 				return aerr
 			}
-			if top := len(open) - 1; top >= 0 && open[top] != nil && isFieldName(body, end) {
+			if top := len(open) - 1; top >= 0 && open[top] >= 0 && isFieldName(body, end) {
 				name := fieldName(body[i : end+1])
-				for _, n := range open[top] {
-					if strings.EqualFold(n, name) {
+				for _, n := range names[open[top]:] {
+					if bytes.EqualFold(n, name) {
 						return badRequest("the field %.64q is given more than once in one object (at byte %d): give it once", name, i)
 					}
 				}
-				open[top] = append(open[top], name)
+				names = append(names, name)
 			}
 			i = end
 		}
@@ -113,14 +120,15 @@ func isFieldName(body []byte, end int) bool {
 	return false
 }
 
-// fieldName is the name a quoted JSON string stands for.
-func fieldName(quoted []byte) string {
+// fieldName is the name a quoted JSON string stands for: its bytes
+// between the quotes, unless it has an escape.
+func fieldName(quoted []byte) []byte {
 	if bytes.IndexByte(quoted, '\\') < 0 {
-		return string(quoted[1 : len(quoted)-1])
+		return quoted[1 : len(quoted)-1]
 	}
 	var s string
 	_ = json.Unmarshal(quoted, &s) // it decoded once already
-	return s
+	return []byte(s)
 }
 
 func notUTF8(at int) *apiError {
