@@ -287,10 +287,16 @@ func (s *Store) retryVictims() {
 	defer s.mu.Unlock()
 	kick := false
 	for w, r := range s.victims {
-		n, ok := w.offer(r, s.limits())
+		// What the victim holds is counted in pending already: queued, it
+		// is counted again instead.
+		held := responseSize(&r)
+		lim := s.limits()
+		lim.pending -= held
+		n, ok := w.offer(r, lim)
 		if !ok {
 			continue
 		}
+		s.pendingBytes.Add(-held)
 		s.queued(len(r.Events), n)
 		delete(s.victims, w)
 		w.next, w.lastSent = r.Revision+1, time.Now().UnixNano()
