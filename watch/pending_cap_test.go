@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -69,6 +70,62 @@ func TestMaxPendingBytes(t *testing.T) {
 	}
 	if st := s.Stats(); st.PendingBytes != 0 || st.PendingEvents != 0 {
 		t.Fatalf("Stats() after every watcher closed = %+v, want nothing pending", st)
+	}
+}
+
+// TestMaxPendingBytesCatchingUp opens watchers far behind, each from
+// another revision, whose readers do not read: the sync loop gives them
+// together no more than the store's bound (and one revision each, that a
+// watcher holding nothing takes), not a page each. Once the readers
+// read, each gets every revision from its start once, in order.
+func TestMaxPendingBytesCatchingUp(t *testing.T) {
+	const (
+		watchers = 8
+		puts     = 200
+		value    = 1 << 10
+		total    = 16 << 10
+	)
+	s := newTestStore(t, Options{MaxPendingBytes: total})
+	h := newHistory()
+	v := strings.Repeat("v", value)
+	first := h.put(t, s, "p/000", v)
+	for i := 1; i < puts; i++ {
+		h.put(t, s, fmt.Sprintf("p/%03d", i), v)
+	}
+	var one kv.Event
+	one.KV.Key, one.KV.Value = []byte("p/000"), []byte(v)
+	limit := int64(total) + watchers*eventSize(&one)
+	streams := make([]*Stream, watchers)
+	for i := range streams {
+		streams[i] = mustWatch(t, s, kv.WatchRequest{Key: []byte("p/"), End: []byte("p0"), StartRevision: first + int64(i)*puts/watchers})
+	}
+	// Let the sync loop serve them until nothing more fits.
+	var most int64
+	for range 50 {
+		st := s.Stats()
+		most = max(most, st.PendingBytes)
+		if st.PendingBytes > limit {
+			t.Fatalf("Stats() = %+v: PendingBytes past MaxPendingBytes %d and one revision per watcher (%d)", st, total, limit)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("%d watchers far behind, not reading: the store held at most %d bytes (bound %d)", watchers, most, total)
+	if most == 0 {
+		t.Fatalf("the watchers far behind were given nothing")
+	}
+	for i, w := range streams {
+		next := w.StartRevision()
+		for next < first+puts {
+			for _, r := range recvUntil(t, w, recvTimeout, func(kv.WatchResponse) bool { return true }) {
+				for _, ev := range r.Events {
+					if ev.KV.ModRevision != next || len(ev.KV.Value) != value {
+						t.Fatalf("watcher %d: got %s, want the put at revision %d", i, fmtEvent(ev), next)
+					}
+					next++
+				}
+			}
+		}
+		w.Close()
 	}
 }
 

@@ -85,7 +85,14 @@ func (s *Store) syncPass() bool {
 	if len(targets) == 0 {
 		return false
 	}
-	most = most.page(s.limits())
+	lim := s.limits()
+	most = most.page(lim)
+	if !lim.full() {
+		// Each target may take a page: together, no more than the store
+		// has room for, so that a pass serving many watchers far behind
+		// does not take the store far past its bound.
+		most.bytes = max(1, min(most.bytes, (lim.total-lim.pending)/int64(len(targets))))
+	}
 	callHook(s.hooks.afterChoose)
 
 	advanced := false
