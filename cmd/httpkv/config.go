@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -36,6 +37,7 @@ type config struct {
 	maxWatchStreamsPerUser      int
 	maxWatchersPerStream        int
 	watchStreamBufferBytes      int64
+	watchStreamBufferTotalBytes int64
 	watchStreamResumeBytes      int64
 	authTokenTTL                time.Duration
 	bcryptCost                  int
@@ -71,6 +73,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.maxWatchStreamsPerUser, "max-watch-streams-per-user", 32, "most streams of many watchers per user, or per client address with auth off")
 	fs.IntVar(&c.maxWatchersPerStream, "max-watchers-per-stream", 10000, "most watchers of one stream of many watchers")
 	fs.Int64Var(&c.watchStreamBufferBytes, "watch-stream-buffer-bytes", 4<<20, "most bytes a stream of many watchers holds unwritten; past it its watchers catch up from history")
+	fs.Int64Var(&c.watchStreamBufferTotalBytes, "watch-stream-buffer-total-bytes", httpapi.DefaultWatchStreamsBufferBytes, "most bytes all streams of many watchers hold together in their buffers; past it a stream holding some already takes no more, and its watchers catch up from history")
 	fs.Int64Var(&c.watchStreamResumeBytes, "watch-stream-resume-bytes", 4<<20, "how much of what a stream of many watchers wrote it remembers, to resume exactly after Last-Event-ID")
 	fs.DurationVar(&c.authTokenTTL, "auth-token-ttl", 5*time.Minute, "lifetime of tokens from POST /v1/auth/token")
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", bcrypt.DefaultCost, "bcrypt cost of password hashes, 4 to 31 (as etcd's --bcrypt-cost)")
@@ -124,8 +127,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-connections and --shutdown-grace must be positive")
 	}
 	if c.watchStreamIdleTimeout <= 0 || c.maxWatchStreams <= 0 || c.maxWatchStreamsPerUser <= 0 || c.maxWatchersPerStream <= 0 ||
-		c.watchStreamBufferBytes <= 0 || c.watchStreamResumeBytes <= 0 {
-		return c, fmt.Errorf("--watch-stream-idle-timeout, --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --watch-stream-buffer-bytes and --watch-stream-resume-bytes must be positive")
+		c.watchStreamBufferBytes <= 0 || c.watchStreamBufferTotalBytes <= 0 || c.watchStreamResumeBytes <= 0 {
+		return c, fmt.Errorf("--watch-stream-idle-timeout, --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --watch-stream-buffer-bytes, --watch-stream-buffer-total-bytes and --watch-stream-resume-bytes must be positive")
 	}
 	if c.maxInflightRequestBytes < c.maxRequestBytes {
 		return c, fmt.Errorf("--max-inflight-request-bytes must be at least --max-request-bytes")

@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			MaxStreamsPerUser: cfg.maxWatchStreamsPerUser,
 			MaxWatchers:       cfg.maxWatchersPerStream,
 			BufferBytes:       cfg.watchStreamBufferBytes,
+			TotalBufferBytes:  cfg.watchStreamBufferTotalBytes,
 			ResumeBytes:       cfg.watchStreamResumeBytes,
 		},
 	})
