@@ -47,6 +47,7 @@ type backendCollector struct {
 	revision, compactRevision   *prometheus.Desc
 	dbSize, dbSizeInUse, alarms *prometheus.Desc
 	pendingEvents, eventsSent   *prometheus.Desc
+	pendingBytes                *prometheus.Desc
 	leases, watchers            *prometheus.Desc
 }
 
@@ -62,6 +63,7 @@ func newBackendCollector(b Monitor) *backendCollector {
 		dbSizeInUse:     desc("httpkv_db_size_in_use_bytes", "Size of the backend less its free pages."),
 		alarms:          desc("httpkv_alarms", "Active alarms (NOSPACE)."),
 		pendingEvents:   desc("httpkv_watch_pending_events", "Events queued for watchers and not yet read."),
+		pendingBytes:    desc("httpkv_watch_pending_bytes", "Bytes of events held for watchers (queued, or being written to their clients), as counted against --max-watch-pending-bytes."),
 		eventsSent:      desc("httpkv_watch_events_sent_total", "Events read by watchers."),
 		leases:          desc("httpkv_leases", "Leases granted and not yet revoked."),
 		watchers:        desc("httpkv_watchers", "Watchers by group.", "group"),
@@ -70,7 +72,7 @@ func newBackendCollector(b Monitor) *backendCollector {
 
 func (c *backendCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.revision, c.compactRevision, c.dbSize, c.dbSizeInUse, c.alarms,
-		c.pendingEvents, c.eventsSent, c.leases, c.watchers} {
+		c.pendingEvents, c.pendingBytes, c.eventsSent, c.leases, c.watchers} {
 		ch <- d
 	}
 }
@@ -86,6 +88,7 @@ func (c *backendCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.dbSizeInUse, float64(st.DBSizeInUse))
 	gauge(c.alarms, float64(len(st.Alarms)))
 	gauge(c.pendingEvents, float64(st.Watchers.PendingEvents))
+	gauge(c.pendingBytes, float64(st.Watchers.PendingBytes))
 	ch <- prometheus.MustNewConstMetric(c.eventsSent, prometheus.CounterValue, float64(st.Watchers.EventsSent))
 	gauge(c.leases, float64(st.Leases))
 	for group, n := range map[string]int{"synced": st.Watchers.Synced, "unsynced": st.Watchers.Unsynced, "victims": st.Watchers.Victims} {

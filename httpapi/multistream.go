@@ -49,6 +49,7 @@ type multiStream struct {
 	nextID   int64         // the next watch_id
 	flow     streamFlow    // what waits for room in pending
 	pending  *streamBuffer // encoded and not yet taken by a connection; nil when empty
+	charged  int64         // what the registry counts for the stream's buffers (see account)
 	log      deliveryLog
 	conn     *streamConn // the connection reading the stream, or nil
 	idle     *time.Timer // drops the stream once it had no connection for IdleTimeout
@@ -247,6 +248,7 @@ func (ms *multiStream) markGone() {
 		ms.idle.Stop()
 	}
 	ms.stopOnce.Do(func() { close(ms.quit) })
+	ms.account()
 }
 
 // rechecks the watchers' permissions with allowed; those refused end with

@@ -61,6 +61,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 		return c, nil
 	}
 	ms.resume(cursor)
+	ms.account()
 	ms.signalConn()
 	ms.kick() // watchers that wait for room: the collector looks at them again
 	return c, nil
@@ -77,6 +78,7 @@ func (ms *multiStream) detach(c *streamConn) {
 	ms.conn = nil
 	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
+	ms.account()
 }
 
 // armIdle starts the idle timer. The caller holds mu.
@@ -115,6 +117,9 @@ func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) 
 	sb, ms.pending = ms.pending, nil
 	ms.log.written = ms.log.issued
 	ms.trimLog()
+	if sb != nil {
+		ms.flow.writingCap = int64(cap(sb.out))
+	}
 	if !ms.gone {
 		took := 0
 		if sb != nil {
@@ -122,6 +127,7 @@ func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) 
 		}
 		ms.madeRoom(took)
 	}
+	ms.account()
 	return sb, ms.gone
 }
 

@@ -35,15 +35,16 @@ const maxKeptBuffer = 16 << 20
 
 // streamFlow is what waits for room in pending. Guarded by the stream's mu.
 type streamFlow struct {
-	deferred  []*streamWatcher // ready, not taken, oldest first
-	parked    []*streamWatcher // oldest first; some may be stale (watched again since)
-	unparkN   int              // how many unpark watched again last time
-	parkedNow bool             // a watcher was parked since the last take
-	tookAt    time.Time        // when a connection last took pending
-	writing   bool             // the connection is writing what it took
-	since     time.Time        // when pending last went from empty to not
-	spare     *streamBuffer    // a busy stream's buffer, kept between writes
-	hint      int              // the size of recent takes, decaying: what a new buffer is made for
+	deferred   []*streamWatcher // ready, not taken, oldest first
+	parked     []*streamWatcher // oldest first; some may be stale (watched again since)
+	unparkN    int              // how many unpark watched again last time
+	parkedNow  bool             // a watcher was parked since the last take
+	tookAt     time.Time        // when a connection last took pending
+	writing    bool             // the connection is writing what it took
+	since      time.Time        // when pending last went from empty to not
+	spare      *streamBuffer    // a busy stream's buffer, kept between writes
+	writingCap int64            // the capacity of the buffer the connection is writing
+	hint       int              // the size of recent takes, decaying: what a new buffer is made for
 }
 
 // run is the stream's collector: it takes what ready watchers have,
@@ -97,8 +98,9 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 		case w.bw == nil || w.deferred:
 			// Parked, ended, a notice from a watch closed since, or
 			// waiting already.
-		case ms.pendingBytes() < ms.reg.cfg.BufferBytes:
+		case ms.pendingBytes() < ms.reg.cfg.BufferBytes && ms.registryRoom():
 			ms.take(w)
+			ms.account()
 		case ms.stalled():
 			ms.park(w)
 		default:
@@ -108,6 +110,37 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 	}
 	ms.signalConn()
 	return ms.flow.waiting()
+}
+
+// registryRoom reports whether the registry's bound for all streams
+// (TotalBufferBytes) lets the stream take more: it does while the
+// streams' buffers are within it, and a stream with nothing pending or
+// being written always may. One that has is made room for when its
+// connection takes pending, or has written it (reflow), or is parked
+// when its reader stalls, as past its own bound. The caller holds mu.
+func (ms *multiStream) registryRoom() bool {
+	return ms.pending == nil && !ms.flow.writing || ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes
+}
+
+// account brings what the registry counts for the stream's buffers up to
+// date: pending, the one being written and the one kept, at their
+// capacity; nothing once the stream is gone without a connection to
+// write them. The caller holds mu.
+func (ms *multiStream) account() {
+	var n int64
+	if !ms.gone || ms.conn != nil {
+		n = ms.flow.writingCap
+		if ms.pending != nil {
+			n += int64(cap(ms.pending.out))
+		}
+		if ms.flow.spare != nil {
+			n += int64(cap(ms.flow.spare.out))
+		}
+	}
+	if d := n - ms.charged; d != 0 {
+		ms.charged = n
+		ms.reg.buffered.Add(d)
+	}
 }
 
 // stalled reports whether the stream's reader is away, or has made no
@@ -188,6 +221,7 @@ func (ms *multiStream) madeRoom(took int) {
 	if ms.flow.hint <= maxPooledStreamBuffer {
 		ms.flow.spare = nil // not busy: keep nothing
 	}
+	ms.account()
 	ms.reflow()
 }
 
@@ -220,7 +254,7 @@ func (ms *multiStream) reflow() {
 		ms.flow.deferred = ms.flow.deferred[:0]
 		ms.kick()
 	}
-	if len(ms.flow.parked) > 0 && ms.pendingBytes() < ms.reg.cfg.BufferBytes {
+	if len(ms.flow.parked) > 0 && ms.pendingBytes() < ms.reg.cfg.BufferBytes && ms.registryRoom() {
 		ms.unpark()
 	}
 }
@@ -295,7 +329,10 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 func (ms *multiStream) recycle(sb *streamBuffer) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if cap(sb.out) > maxPooledStreamBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone {
+	ms.flow.writingCap = 0
+	defer ms.account()
+	if cap(sb.out) > maxPooledStreamBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone &&
+		ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes {
 		sb.out = sb.out[:0]
 		ms.flow.spare = sb
 		return
@@ -309,6 +346,7 @@ func (ms *multiStream) shed() {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.flow.spare, ms.flow.hint = nil, 0
+	ms.account()
 }
 
 // signalConn tells the connection there is something to write.

@@ -15,13 +15,14 @@ import (
 
 // Defaults of WatchStreamConfig.
 const (
-	DefaultWatchStreamIdleTimeout = 60 * time.Second
-	DefaultMaxWatchStreams        = 10000
-	DefaultMaxWatchStreamsPerUser = 32
-	DefaultMaxWatchersPerStream   = 10000
-	DefaultWatchStreamBufferBytes = 4 << 20
-	DefaultWatchStreamResumeBytes = 4 << 20
-	streamIDBytes                 = 16
+	DefaultWatchStreamIdleTimeout  = 60 * time.Second
+	DefaultMaxWatchStreams         = 10000
+	DefaultMaxWatchStreamsPerUser  = 32
+	DefaultMaxWatchersPerStream    = 10000
+	DefaultWatchStreamBufferBytes  = 4 << 20
+	DefaultWatchStreamsBufferBytes = 256 << 20
+	DefaultWatchStreamResumeBytes  = 4 << 20
+	streamIDBytes                  = 16
 )
 
 // WatchStreamConfig bounds the streams of many watchers
@@ -40,6 +41,13 @@ type WatchStreamConfig struct {
 	// past it, watchers are replayed from history once the reader has
 	// caught up.
 	BufferBytes int64
+	// TotalBufferBytes bounds the buffers all streams hold together:
+	// pending, being written, and kept for the next writes (counted at
+	// their capacity). Past it, a stream that holds some already takes
+	// nothing more, as past its own BufferBytes (its watchers wait, then
+	// catch up from history); one holding none still takes, so that
+	// every stream goes on.
+	TotalBufferBytes int64
 	// ResumeBytes is how much of what a stream wrote its log remembers,
 	// so that a client reconnecting with Last-Event-ID resumes exactly.
 	ResumeBytes int64
@@ -51,6 +59,7 @@ func (c *WatchStreamConfig) setDefaults() {
 	orDefault(&c.MaxStreamsPerUser, DefaultMaxWatchStreamsPerUser)
 	orDefault(&c.MaxWatchers, DefaultMaxWatchersPerStream)
 	orDefault(&c.BufferBytes, DefaultWatchStreamBufferBytes)
+	orDefault(&c.TotalBufferBytes, DefaultWatchStreamsBufferBytes)
 	orDefault(&c.ResumeBytes, DefaultWatchStreamResumeBytes)
 }
 
@@ -87,6 +96,9 @@ type streamRegistry struct {
 
 	wg    sync.WaitGroup // the collectors
 	parks atomic.Int64   // watchers parked, ever
+	// buffered is what the streams' buffers hold, bounded by
+	// TotalBufferBytes: the sum of their charged.
+	buffered atomic.Int64
 }
 
 func newStreamRegistry(cfg WatchStreamConfig, b Watcher, a Authorizer) *streamRegistry {

@@ -309,9 +309,18 @@ func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []k
 		// a response of many stays within one chunk's buffer.
 		for evs := r.Events; len(evs) > 0; {
 			rev, n := revisionSpan(evs)
-			if n == len(r.Events) {
+			switch {
+			case revisionBytes(evs[:n]) > largeRevision:
+				// Sent as it is encoded: see stream_large.go.
+				c := chunkWriter{sink: sink, sb: sb, ok: true}
+				ok := c.writeLargeEvents(enc, rev, evs[:n])
+				wrote = wrote || c.sent
+				if !ok {
+					return false, false, true
+				}
+			case n == len(r.Events):
 				sb.out = enc.sharedEvents(sb.out, rev, evs)
-			} else {
+			default:
 				sb.out = enc.events(sb.out, rev, evs[:n])
 			}
 			evs = evs[n:]

@@ -45,8 +45,16 @@ func plain8(w uint64) bool {
 
 // appendString appends s as a JSON string. s must be valid UTF-8.
 func appendString(dst []byte, s []byte) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	dst = appendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendStringBody appends s as the inside of a JSON string, without
+// its quotes: a string split at rune boundaries may be appended a piece
+// at a time. s must be valid UTF-8.
+func appendStringBody(dst []byte, s []byte) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
 		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
@@ -89,8 +97,7 @@ func appendString(dst []byte, s []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // appendBytesField appends `"name":"..."` when b is valid UTF-8 and

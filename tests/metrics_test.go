@@ -40,6 +40,8 @@ func TestMetricsFamilies(t *testing.T) {
 		{`httpkv_watchers{group="unsynced"}`, func(v float64) bool { return v >= 0 }, "present"},
 		{`httpkv_watchers{group="victims"}`, func(v float64) bool { return v >= 0 }, "present"},
 		{`httpkv_watch_pending_events`, func(v float64) bool { return v >= 0 }, "present"},
+		{`httpkv_watch_pending_bytes`, func(v float64) bool { return v >= 0 }, "present"},
+		{`httpkv_watch_stream_buffered_bytes`, func(v float64) bool { return v >= 0 }, "present"},
 		{`httpkv_watch_events_sent_total`, func(v float64) bool { return v >= 6 }, ">= 6"},
 		{`httpkv_revision`, func(v float64) bool { return v == float64(rev) }, "the current revision"},
 		{`httpkv_compact_revision`, func(v float64) bool { return v == float64(rev-1) }, "the compact revision"},

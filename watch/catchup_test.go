@@ -82,20 +82,26 @@ func TestCatchUpReadsAheadOfReader(t *testing.T) {
 }
 
 // TestPageBounds checks page: at most half the bound, at most the room,
-// never zero.
+// never zero; one revision when the store is full.
 func TestPageBounds(t *testing.T) {
-	lim := limits{events: 4096, bytes: 1 << 20}
+	lim := limits{events: 4096, bytes: 1 << 20, total: 1 << 30}
+	one := limits{events: 1, bytes: 1}
 	for _, c := range []struct{ room, want limits }{
-		{lim, limits{2048, 1 << 19}},
-		{limits{100, 1 << 20}, limits{100, 1 << 19}},
-		{limits{4096, 1000}, limits{2048, 1000}},
-		{limits{0, 0}, limits{1, 1}},
+		{lim, limits{events: 2048, bytes: 1 << 19}},
+		{limits{events: 100, bytes: 1 << 20}, limits{events: 100, bytes: 1 << 19}},
+		{limits{events: 4096, bytes: 1000}, limits{events: 2048, bytes: 1000}},
+		{limits{}, one},
 	} {
 		if got := c.room.page(lim); got != c.want {
 			t.Errorf("%+v.page(%+v) = %+v, want %+v", c.room, lim, got, c.want)
 		}
 	}
-	if got := (limits{1, 1}).page(limits{1, 1}); got != (limits{1, 1}) {
+	if got := one.page(limits{events: 1, bytes: 1, total: 1}); got != one {
 		t.Errorf("page of a bound of one = %+v, want one event and byte", got)
+	}
+	full := lim
+	full.pending = full.total
+	if got := lim.page(full); got != one {
+		t.Errorf("page with the store full (%+v) = %+v, want one revision", full, got)
 	}
 }

@@ -6,19 +6,32 @@ import "github.com/httpkv/httpkv/kv"
 // watcher's bounds (Options.QueueLimit events, Options.QueueBytes bytes).
 
 // limits bound what the store holds for one watcher: events queued, and
-// bytes queued, held by the reader or held as a victim.
+// bytes queued, held by the reader or held as a victim; and, for all
+// watchers together, bytes: pending is what the store held when the
+// limits were taken, total its bound (Options.MaxPendingBytes).
 type limits struct {
 	events int
 	bytes  int64
+
+	pending, total int64
 }
 
+// full reports whether the store holds as much as it may for all its
+// watchers: past it, only a watcher holding nothing takes more.
+func (l limits) full() bool { return l.pending >= l.total }
+
 // page bounds one read of the history for watchers with room l, under
-// bounds lim: at most half of lim, so that a reader writing out one page
+// bounds lim (its events and bytes; the store's are not its concern):
+// one revision when the store is full, else at most half of lim, so that a reader writing out one page
 // (which counts against its bound until it releases it) leaves room for
 // the next to be read and queued meanwhile. With whole-bound pages a
 // watcher far behind was caught up in turns, reading then writing, each
 // waiting for the other.
 func (l limits) page(lim limits) limits {
+	if lim.full() {
+		// Only watchers holding nothing take anything: one revision each.
+		return limits{events: 1, bytes: 1}
+	}
 	return limits{
 		events: max(1, min(l.events, lim.events/2)),
 		bytes:  max(1, min(l.bytes, lim.bytes/2)),
@@ -47,9 +60,15 @@ func responseSize(r *kv.WatchResponse) int64 {
 	return n
 }
 
-// limits returns the bounds of one watcher.
+// limits returns the bounds of one watcher, with what the store holds
+// for all of them now.
 func (s *Store) limits() limits {
-	return limits{events: s.opts.QueueLimit, bytes: s.opts.QueueBytes}
+	return limits{
+		events:  s.opts.QueueLimit,
+		bytes:   s.opts.QueueBytes,
+		pending: s.pendingBytes.Load(),
+		total:   s.opts.MaxPendingBytes,
+	}
 }
 
 // queued counts a response newly queued for a watcher.
@@ -83,7 +102,6 @@ func (s *Store) Stats() Stats {
 	}
 	for _, r := range s.victims {
 		st.PendingEvents += int64(len(r.Events))
-		st.PendingBytes += responseSize(&r)
 	}
 	return st
 }

@@ -17,6 +17,7 @@ const (
 	DefaultMaxSyncWatchers  = 512
 	DefaultQueueLimit       = 4096
 	DefaultQueueBytes       = 1 << 20
+	DefaultMaxPendingBytes  = 256 << 20
 	// victimBatchLimit: a victim holds the revision it could not take in
 	// memory only up to this many events (and within QueueBytes); a
 	// larger one is dropped and replayed from history instead.
@@ -48,6 +49,18 @@ type Options struct {
 	// still goes through to a watcher holding nothing. Zero means
 	// DefaultQueueBytes.
 	QueueBytes int64
+	// MaxPendingBytes bounds what the store holds for all its watchers
+	// together, counted as QueueBytes counts it for one: queued, taken by
+	// readers and not yet released, and held for victims. Past it, a
+	// watcher that holds something already is given nothing more in
+	// memory: it is replayed from history once its reader has released
+	// what it holds, as past QueueBytes. A watcher holding nothing still
+	// takes one response (catching up, one revision), so every reader
+	// goes on. QueueBytes alone bounds what one watcher holds, not what a
+	// crowd of stalled readers does. An event shared by many watchers is
+	// counted once for each, so this overcounts what the heap holds for
+	// them. Zero means DefaultMaxPendingBytes.
+	MaxPendingBytes int64
 }
 
 // History is where the scheduler catches watchers up from: the record of
@@ -102,8 +115,10 @@ type Store struct {
 	closed      bool
 
 	pendingEvents atomic.Int64
-	pendingBytes  atomic.Int64 // queued and held by readers; victims apart
-	eventsSent    atomic.Int64
+	// pendingBytes is what the store holds for watchers (queued, held
+	// by readers, held for victims), bounded by Options.MaxPendingBytes.
+	pendingBytes atomic.Int64
+	eventsSent   atomic.Int64
 
 	syncKick chan struct{}
 	stop     chan struct{}
@@ -150,6 +165,9 @@ func New(h History, rev int64, opts Options) *Store {
 	}
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = DefaultQueueBytes
+	}
+	if opts.MaxPendingBytes <= 0 {
+		opts.MaxPendingBytes = DefaultMaxPendingBytes
 	}
 	s := &Store{
 		history:         h,
@@ -237,6 +255,7 @@ func (s *Store) notify(ch *kv.Changes) {
 		}
 		w.group = groupVictim
 		s.victims[w] = r
+		s.pendingBytes.Add(n)
 	}
 	if len(ch.Events) == 1 {
 		ev := &ch.Events[0]
@@ -340,6 +359,8 @@ func (s *Store) remove(w *watcher) {
 	case groupUnsynced:
 		delete(s.unsynced, w)
 	case groupVictim:
+		r := s.victims[w]
+		s.pendingBytes.Add(-responseSize(&r))
 		delete(s.victims, w)
 	}
 	w.group = groupNone

@@ -85,7 +85,14 @@ func (s *Store) syncPass() bool {
 	if len(targets) == 0 {
 		return false
 	}
-	most = most.page(s.limits())
+	lim := s.limits()
+	most = most.page(lim)
+	if !lim.full() {
+		// Each target may take a page: together, no more than the store
+		// has room for, so that a pass serving many watchers far behind
+		// does not take the store far past its bound.
+		most.bytes = max(1, min(most.bytes, (lim.total-lim.pending)/int64(len(targets))))
+	}
 	callHook(s.hooks.afterChoose)
 
 	advanced := false
@@ -287,10 +294,16 @@ func (s *Store) retryVictims() {
 	defer s.mu.Unlock()
 	kick := false
 	for w, r := range s.victims {
-		n, ok := w.offer(r, s.limits())
+		// What the victim holds is counted in pending already: queued, it
+		// is counted again instead.
+		held := responseSize(&r)
+		lim := s.limits()
+		lim.pending -= held
+		n, ok := w.offer(r, lim)
 		if !ok {
 			continue
 		}
+		s.pendingBytes.Add(-held)
 		s.queued(len(r.Events), n)
 		delete(s.victims, w)
 		w.next, w.lastSent = r.Revision+1, time.Now().UnixNano()

@@ -98,25 +98,29 @@ func (w *watcher) fits(events int, n int64, lim limits) bool {
 	if w.queued == 0 && charge == 0 {
 		return true
 	}
-	return w.queued+events <= lim.events && charge+n <= lim.bytes
+	return w.queued+events <= lim.events && charge+n <= lim.bytes && lim.pending+n <= lim.total
 }
 
 // canHold reports whether the store may hold a revision of this many
 // events and bytes for the watcher as a victim: within lim, counting what
-// it holds already.
+// it holds already, and what the store holds for all.
 func (w *watcher) canHold(events int, n int64, lim limits) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return events <= victimBatchLimit && w.queuedBytes+w.heldBytes+n <= lim.bytes
+	return events <= victimBatchLimit && w.queuedBytes+w.heldBytes+n <= lim.bytes && lim.pending+n <= lim.total
 }
 
-// room reports how many events and bytes the watcher can take before lim.
+// room reports how many events and bytes the watcher can take before lim:
+// none, when it holds something and the store is full.
 func (w *watcher) room(lim limits) (int, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	charge := w.queuedBytes + w.heldBytes
 	if w.queued == 0 && charge == 0 {
 		return lim.events, lim.bytes
+	}
+	if lim.full() {
+		return 0, 0
 	}
 	return lim.events - w.queued, lim.bytes - charge
 }

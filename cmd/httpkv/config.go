@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/watch"
 )
 
 // config is the command line, each flag also read from the environment as
@@ -28,11 +31,13 @@ type config struct {
 	autoCompactionMode          string
 	autoCompactionRetention     string
 	watchProgressNotifyInterval time.Duration
+	maxWatchPendingBytes        int64
 	watchStreamIdleTimeout      time.Duration
 	maxWatchStreams             int
 	maxWatchStreamsPerUser      int
 	maxWatchersPerStream        int
 	watchStreamBufferBytes      int64
+	watchStreamBufferTotalBytes int64
 	watchStreamResumeBytes      int64
 	authTokenTTL                time.Duration
 	bcryptCost                  int
@@ -62,11 +67,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.autoCompactionMode, "auto-compaction-mode", "periodic", "periodic or revision")
 	fs.StringVar(&c.autoCompactionRetention, "auto-compaction-retention", "0", "a duration (1h) or a revision count; 0 is off")
 	fs.DurationVar(&c.watchProgressNotifyInterval, "watch-progress-notify-interval", 10*time.Minute, "idle watchers that asked for progress get one this often")
+	fs.Int64Var(&c.maxWatchPendingBytes, "max-watch-pending-bytes", watch.DefaultMaxPendingBytes, "most bytes of events held for all watchers at once (queued, or being written to slow clients), each watcher's share counted whole; past it a watcher holding some already catches up from history instead")
 	fs.DurationVar(&c.watchStreamIdleTimeout, "watch-stream-idle-timeout", 60*time.Second, "a stream of many watchers (/v1/watch/streams) with no connection this long is dropped")
 	fs.IntVar(&c.maxWatchStreams, "max-watch-streams", 10000, "most streams of many watchers on the server")
 	fs.IntVar(&c.maxWatchStreamsPerUser, "max-watch-streams-per-user", 32, "most streams of many watchers per user, or per client address with auth off")
 	fs.IntVar(&c.maxWatchersPerStream, "max-watchers-per-stream", 10000, "most watchers of one stream of many watchers")
 	fs.Int64Var(&c.watchStreamBufferBytes, "watch-stream-buffer-bytes", 4<<20, "most bytes a stream of many watchers holds unwritten; past it its watchers catch up from history")
+	fs.Int64Var(&c.watchStreamBufferTotalBytes, "watch-stream-buffer-total-bytes", httpapi.DefaultWatchStreamsBufferBytes, "most bytes all streams of many watchers hold together in their buffers; past it a stream holding some already takes no more, and its watchers catch up from history")
 	fs.Int64Var(&c.watchStreamResumeBytes, "watch-stream-resume-bytes", 4<<20, "how much of what a stream of many watchers wrote it remembers, to resume exactly after Last-Event-ID")
 	fs.DurationVar(&c.authTokenTTL, "auth-token-ttl", 5*time.Minute, "lifetime of tokens from POST /v1/auth/token")
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", bcrypt.DefaultCost, "bcrypt cost of password hashes, 4 to 31 (as etcd's --bcrypt-cost)")
@@ -116,17 +123,22 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 ||
-		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 {
-		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-txn-ops, --max-connections and --shutdown-grace must be positive")
+		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 {
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-connections and --shutdown-grace must be positive")
 	}
 	if c.watchStreamIdleTimeout <= 0 || c.maxWatchStreams <= 0 || c.maxWatchStreamsPerUser <= 0 || c.maxWatchersPerStream <= 0 ||
-		c.watchStreamBufferBytes <= 0 || c.watchStreamResumeBytes <= 0 {
-		return c, fmt.Errorf("--watch-stream-idle-timeout, --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --watch-stream-buffer-bytes and --watch-stream-resume-bytes must be positive")
+		c.watchStreamBufferBytes <= 0 || c.watchStreamBufferTotalBytes <= 0 || c.watchStreamResumeBytes <= 0 {
+		return c, fmt.Errorf("--watch-stream-idle-timeout, --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --watch-stream-buffer-bytes, --watch-stream-buffer-total-bytes and --watch-stream-resume-bytes must be positive")
 	}
 	if c.maxInflightRequestBytes < c.maxRequestBytes {
 		return c, fmt.Errorf("--max-inflight-request-bytes must be at least --max-request-bytes")
 	}
 	return c, nil
+}
+
+// watchOptions configures the watch scheduler of either backend.
+func (c config) watchOptions() watch.Options {
+	return watch.Options{ProgressInterval: c.watchProgressNotifyInterval, MaxPendingBytes: c.maxWatchPendingBytes}
 }
 
 func (c config) corsOrigins() []string {

@@ -39,8 +39,17 @@ func TestParseConfig(t *testing.T) {
 			func(c config) bool { return c.maxConnections == 50 && c.shutdownGrace == 2*time.Second }, false},
 		{"watch stream defaults", nil, nil, func(c config) bool {
 			return c.watchStreamIdleTimeout == time.Minute && c.maxWatchStreams == 10000 && c.maxWatchStreamsPerUser == 32 &&
-				c.maxWatchersPerStream == 10000 && c.watchStreamBufferBytes == 4<<20 && c.watchStreamResumeBytes == 4<<20
+				c.maxWatchersPerStream == 10000 && c.watchStreamBufferBytes == 4<<20 && c.watchStreamResumeBytes == 4<<20 &&
+				c.maxWatchPendingBytes == 256<<20 && c.watchOptions().MaxPendingBytes == 256<<20 && c.watchStreamBufferTotalBytes == 256<<20
 		}, false},
+		{"watch stream buffer total from the environment", nil, map[string]string{"HTTPKV_WATCH_STREAM_BUFFER_TOTAL_BYTES": "65536"},
+			func(c config) bool { return c.watchStreamBufferTotalBytes == 64<<10 }, false},
+		{"no watch stream buffer total", []string{"--watch-stream-buffer-total-bytes", "-1"}, nil, nil, true},
+		{"watch pending bytes from the environment", nil, map[string]string{"HTTPKV_MAX_WATCH_PENDING_BYTES": "1048576"},
+			func(c config) bool {
+				return c.maxWatchPendingBytes == 1<<20 && c.watchOptions().MaxPendingBytes == 1<<20
+			}, false},
+		{"no watch pending bytes", []string{"--max-watch-pending-bytes", "0"}, nil, nil, true},
 		{"watch stream idle timeout from the environment", nil, map[string]string{"HTTPKV_WATCH_STREAM_IDLE_TIMEOUT": "2s"},
 			func(c config) bool { return c.watchStreamIdleTimeout == 2*time.Second }, false},
 		{"no watchers per stream", []string{"--max-watchers-per-stream", "0"}, nil, nil, true},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/etcd"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // etcdConfig is the command line of --backend etcd (API.md "Backends").
@@ -116,7 +115,7 @@ func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backen
 		MaxTxnOps:        cfg.maxTxnOps,
 		MaxResponseBytes: cfg.maxResponseBytes,
 		WindowBytes:      cfg.etcd.watchWindowBytes,
-		Watch:            watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Watch:            cfg.watchOptions(),
 		Auth:             auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
 		OnError:          func(err error) { log.Warn().Err(err).Msg("etcd") },
 	})

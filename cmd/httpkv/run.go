@@ -16,7 +16,6 @@ import (
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/mvcc"
-	"github.com/httpkv/httpkv/watch"
 )
 
 // version is reported by /v1/status.
@@ -77,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			MaxStreamsPerUser: cfg.maxWatchStreamsPerUser,
 			MaxWatchers:       cfg.maxWatchersPerStream,
 			BufferBytes:       cfg.watchStreamBufferBytes,
+			TotalBufferBytes:  cfg.watchStreamBufferTotalBytes,
 			ResumeBytes:       cfg.watchStreamResumeBytes,
 		},
 	})
@@ -189,7 +189,7 @@ func openBackend(ctx context.Context, cfg config, compaction compactor.Config, c
 			MaxTxnOps:  cfg.maxTxnOps,
 			Committer:  crash,
 		},
-		Watch:      watch.Options{ProgressInterval: cfg.watchProgressNotifyInterval},
+		Watch:      cfg.watchOptions(),
 		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// A revision whose keys and values are large is encoded a piece at a
+// time, and sent every streamChunk bytes, rather than whole: a stream
+// whose client has stopped reading blocks in its send holding the bytes
+// it encoded, and a whole message of large values (one per stalled
+// stream, times every stream of a crowd that stopped reading) was
+// memory no bound counted. Encoded in pieces, a stream holds at most a
+// chunk and a piece of encoded bytes, besides the events themselves,
+// which the watch store counts against its bounds.
+
+// largeRevision is the size of a revision's keys and values past which
+// its message is encoded in pieces.
+const largeRevision = streamChunk
+
+// encodePiece is how many bytes of a key or value are encoded at once: a
+// multiple of 3, so that base64 pieces join into one encoding, and small
+// enough that one escaped piece (up to six bytes a byte) adds little to
+// a chunk.
+const encodePiece = 3 << 10
+
+// revisionBytes is the size of the keys and values of evs.
+func revisionBytes(evs []kv.Event) int {
+	n := 0
+	for i := range evs {
+		n += len(evs[i].KV.Key) + len(evs[i].KV.Value)
+		if p := evs[i].PrevKV; p != nil {
+			n += len(p.Key) + len(p.Value)
+		}
+	}
+	return n
+}
+
+// chunkWriter encodes into a stream's buffer and sends it whenever it
+// holds a chunk. Once a send fails it sends nothing more.
+type chunkWriter struct {
+	sink streamSink
+	sb   *streamBuffer
+	ok   bool // no send has failed
+	sent bool // something was sent
+}
+
+func (c *chunkWriter) flush() {
+	if c.ok && len(c.sb.out) >= streamChunk {
+		c.sent = true
+		c.ok = c.sink.send(c.sb.out)
+		c.sb.out = c.sb.out[:0]
+	}
+}
+
+// writeLargeEvents is events for a revision of large keys or values: the
+// same bytes, sent every streamChunk as they are encoded, the rest left
+// in the buffer. It reports false once a send failed.
+func (c *chunkWriter) writeLargeEvents(e streamEncoder, rev int64, evs []kv.Event) bool {
+	b := c.sb.out
+	if !e.ndjson {
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, rev, 10)
+		b = append(b, "\ndata: "...)
+	}
+	b = append(b, `{"type":"`+defaultType+`","header":{"revision":`...)
+	b = strconv.AppendInt(b, rev, 10)
+	c.sb.out = append(b, `},"events":[`...)
+	for i := range evs {
+		ev := &evs[i]
+		if i > 0 {
+			c.sb.out = append(c.sb.out, ',')
+		}
+		c.sb.out = append(c.sb.out, `{"type":"`...)
+		c.sb.out = append(c.sb.out, ev.Type.String()...)
+		c.sb.out = append(c.sb.out, `","kv":`...)
+		c.kv(&ev.KV, ev.Type == 0)
+		if ev.PrevKV != nil {
+			c.sb.out = append(c.sb.out, `,"prev_kv":`...)
+			c.kv(ev.PrevKV, true)
+		}
+		c.sb.out = append(c.sb.out, '}')
+		if !c.ok {
+			return false
+		}
+	}
+	if e.ndjson {
+		c.sb.out = append(c.sb.out, ']', '}', '\n')
+	} else {
+		c.sb.out = append(c.sb.out, ']', '}', '\n', '\n')
+	}
+	c.flush()
+	return c.ok
+}
+
+// kv is appendKV, its key and value encoded in pieces.
+func (c *chunkWriter) kv(entry *kv.KeyValue, withValue bool) {
+	c.sb.out = append(c.sb.out, '{')
+	c.bytesField("key", entry.Key, true)
+	if withValue {
+		c.bytesField("value", entry.Value, false)
+	}
+	b := appendIntField(c.sb.out, "create_revision", entry.CreateRevision)
+	b = appendIntField(b, "mod_revision", entry.ModRevision)
+	b = appendIntField(b, "version", entry.Version)
+	b = appendIntField(b, "lease", entry.Lease)
+	c.sb.out = append(b, '}')
+}
+
+// bytesField is appendBytesField, b encoded in pieces.
+func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
+	out := c.sb.out
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	text := utf8.Valid(b)
+	if text {
+		out = append(out, `":"`...)
+	} else {
+		out = append(out, `_base64":"`...)
+	}
+	c.sb.out = out
+	for len(b) > 0 && c.ok {
+		n := min(len(b), encodePiece)
+		if text {
+			// End the piece at a rune's start: a rune is escaped whole.
+			for n < len(b) && !utf8.RuneStart(b[n]) {
+				n--
+			}
+			c.sb.out = appendStringBody(c.sb.out, b[:n])
+		} else {
+			c.sb.out = base64.StdEncoding.AppendEncode(c.sb.out, b[:n])
+		}
+		b = b[n:]
+		c.flush()
+	}
+	c.sb.out = append(c.sb.out, '"')
+}
