@@ -144,6 +144,14 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 // such message per revision, and building each payload apart to copy it
 // in after its "type" cost a copy of every event.
 func (e streamEncoder) events(b []byte, rev int64, evs []kv.Event) []byte {
+	b = e.eventsHead(b, rev)
+	b = appendEventsField(b, evs)
+	return e.eventsEnd(b)
+}
+
+// eventsHead appends the start of the message of revision rev's events,
+// up to its header's end; the events field follows.
+func (e streamEncoder) eventsHead(b []byte, rev int64) []byte {
 	if !e.ndjson {
 		b = append(b, "id: "...)
 		b = strconv.AppendInt(b, rev, 10)
@@ -151,8 +159,12 @@ func (e streamEncoder) events(b []byte, rev int64, evs []kv.Event) []byte {
 	}
 	b = append(b, `{"type":"`+defaultType+`","header":{"revision":`...)
 	b = strconv.AppendInt(b, rev, 10)
-	b = append(b, '}')
-	b = appendEventsField(b, evs)
+	return append(b, '}')
+}
+
+// eventsEnd appends what ends a message of events, after its events
+// field.
+func (e streamEncoder) eventsEnd(b []byte) []byte {
 	if e.ndjson {
 		return append(b, '}', '\n')
 	}

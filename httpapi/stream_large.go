@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/base64"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/httpkv/httpkv/kv"
@@ -60,15 +59,7 @@ func (c *chunkWriter) flush() {
 // same bytes, sent every streamChunk as they are encoded, the rest left
 // in the buffer. It reports false once a send failed.
 func (c *chunkWriter) writeLargeEvents(e streamEncoder, rev int64, evs []kv.Event) bool {
-	b := c.sb.out
-	if !e.ndjson {
-		b = append(b, "id: "...)
-		b = strconv.AppendInt(b, rev, 10)
-		b = append(b, "\ndata: "...)
-	}
-	b = append(b, `{"type":"`+defaultType+`","header":{"revision":`...)
-	b = strconv.AppendInt(b, rev, 10)
-	c.sb.out = append(b, `},"events":[`...)
+	c.sb.out = append(e.eventsHead(c.sb.out, rev), `,"events":[`...)
 	for i := range evs {
 		ev := &evs[i]
 		if i > 0 {
@@ -87,11 +78,7 @@ func (c *chunkWriter) writeLargeEvents(e streamEncoder, rev int64, evs []kv.Even
 			return false
 		}
 	}
-	if e.ndjson {
-		c.sb.out = append(c.sb.out, ']', '}', '\n')
-	} else {
-		c.sb.out = append(c.sb.out, ']', '}', '\n', '\n')
-	}
+	c.sb.out = e.eventsEnd(append(c.sb.out, ']'))
 	c.flush()
 	return c.ok
 }
