@@ -221,3 +221,43 @@ func TestMaxPendingBytesPrevKV(t *testing.T) {
 		t.Fatalf("Stats() once every watcher closed = %+v, want nothing pending", st)
 	}
 }
+
+// TestCatchUpShared: watchers of one key caught up from history together
+// share each response's events, as the watchers of a published revision
+// do, so that what encodes them can encode them once; one that asked for
+// previous versions has its own.
+func TestCatchUpShared(t *testing.T) {
+	s := newTestStore(t, Options{})
+	h := newHistory()
+	first := h.put(t, s, "k", "a")
+	h.put(t, s, "k", "b")
+	h.put(t, s, "other", "c")
+	// Hold the sync loop in a pass of its own while the watchers start,
+	// so that the next pass catches them up together.
+	chosen, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.hooks.afterChoose = func() {
+		once.Do(func() {
+			close(chosen)
+			<-release
+		})
+	}
+	mustWatch(t, s, kv.WatchRequest{Key: []byte("other"), StartRevision: first})
+	<-chosen
+	streams := make([]*Stream, 4)
+	for i := range streams {
+		streams[i] = mustWatch(t, s, kv.WatchRequest{Key: []byte("k"), StartRevision: first, PrevKV: i == 3})
+	}
+	close(release)
+	var got [][]kv.WatchResponse
+	for _, w := range streams {
+		got = append(got, recvUntil(t, w, recvTimeout, func(r kv.WatchResponse) bool { return len(r.Events) > 0 }))
+	}
+	a, b, own := got[0][0].Events, got[1][0].Events, got[3][0].Events
+	if len(a) != 2 || &a[0] != &b[0] {
+		t.Fatalf("two watchers of k caught up got %v and %v, want one shared slice of both revisions", fmtResponses(got[0]), fmtResponses(got[1]))
+	}
+	if &own[0] == &a[0] || own[1].PrevKV == nil || a[1].PrevKV != nil {
+		t.Fatalf("the watcher that asked for previous versions shares its events, or they leaked: %v, %v", fmtResponses(got[3]), fmtResponses(got[0]))
+	}
+}

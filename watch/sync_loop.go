@@ -128,6 +128,7 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 	for i := range events {
 		sh.size += eventSize(&events[i]) - eventOverhead
 	}
+	spans := make(map[[2]int][]kv.Event)
 
 	// Send, and move those caught up to synced.
 	s.mu.Lock()
@@ -147,7 +148,7 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 			rest = append(rest, t) // the read stopped short of it
 			continue
 		}
-		if s.sendHistory(w, events, readTo, sh) {
+		if s.sendHistory(w, events, readTo, sh, spans) {
 			advanced = true
 		}
 		if w.next > s.notifiedRev {
@@ -217,22 +218,41 @@ const maxResponseEvents = 256
 
 // sendHistory offers w its share of events, whole revisions in order, from
 // w.next up to readTo, as far as its queue takes them, and advances w.next
-// past what it took; sh is the keys and values of events. The caller
-// holds mu. It reports whether w advanced.
-func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64, sh *share) bool {
+// past what it took; sh is the keys and values of events. A response
+// that is a run of events as read, every one of it matching, is the same
+// for every watcher given it (those of one key or prefix caught up
+// together): they share one copy of it, kept in spans by its place in
+// events, as the watchers of a published revision share its events (see
+// notify), so that whatever encodes it downstream can encode it once.
+// The caller holds mu. It reports whether w advanced.
+func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64, sh *share, spans map[[2]int][]kv.Event) bool {
 	start := w.next
 	// Responses are gathered in the loop's buffer and queued as copies of
 	// their exact size: one allocation each, instead of a slice grown by
 	// doubling for every response of every watcher caught up.
 	batch := s.batchBuf[:0]
 	defer func() { s.batchBuf = doneWith(batch) }()
+	// batch is events[span[0]:span[1]] while run holds.
+	var span [2]int
+	run := false
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
+		var evs []kv.Event
+		// Previous versions are filled in place: such a watcher's events
+		// are its own.
+		if run && !w.prevKV {
+			if evs = spans[span]; evs == nil {
+				evs = slices.Clone(batch)
+				spans[span] = evs
+			}
+		} else {
+			evs = slices.Clone(batch)
+		}
 		c := charge{own: int64(len(batch)) * eventOverhead, sh: sh}
-		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: slices.Clone(batch)}, c, s.limits())
+		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: evs}, c, s.limits())
 		if !ok {
 			s.noteRefused(c)
 			return false
@@ -253,22 +273,44 @@ func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64, sh *sha
 		}
 		if rev >= w.next {
 			n := len(batch)
+			// This revision's events that match: events[revSpan] if revRun.
+			revSpan, revRun := [2]int{-1, -1}, true
 			for k := i; k < j; k++ {
-				if w.matches(&events[k]) {
-					batch = append(batch, events[k])
+				if !w.matches(&events[k]) {
+					continue
+				}
+				batch = append(batch, events[k])
+				switch {
+				case revSpan[0] < 0:
+					revSpan = [2]int{k, k + 1}
+				case k == revSpan[1]:
+					revSpan[1]++
+				default:
+					revRun = false
+				}
+			}
+			if len(batch) > n {
+				switch {
+				case n == 0:
+					span, run = revSpan, revRun
+				case run && revRun && revSpan[0] == span[1]:
+					span[1] = revSpan[1]
+				default:
+					run = false
 				}
 			}
 			if n > 0 && len(batch) > maxResponseEvents {
-				full := batch
-				batch = batch[:n]
+				full, fullSpan, fullRun := batch, span, run
+				batch, span, run = batch[:n], [2]int{fullSpan[0], revSpan[0]}, fullRun
 				if !flush() {
-					batch = full
+					batch, span, run = full, fullSpan, fullRun
 					return w.next != start
 				}
 				// flush left batch empty, over full's array (or none);
 				// full's tail is this revision's events.
 				batch = append(batch, full[n:]...)
 				clear(full[len(batch):])
+				span, run = revSpan, revRun
 			}
 		}
 		i = j
