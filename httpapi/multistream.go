@@ -27,7 +27,10 @@ import (
 // watchers wait in the backend, whose own bound per watch applies, while
 // the reader is taking what is pending, and are parked when it is away or
 // stalled, so that a reader that stops reading falls back to history as a
-// single watch's reader does, whatever the number of watchers.
+// single watch's reader does, whatever the number of watchers. All
+// streams together hold at most TotalBufferBytes, each take counted as
+// encoded before it is, the large events they carry shared
+// (multistream_shared.go).
 type multiStream struct {
 	id       string
 	reg      *streamRegistry
@@ -56,7 +59,7 @@ type multiStream struct {
 	idleGen  uint64      // counts the arms of idle, so that a stale one does nothing
 	gone     bool        // deleted, expired, ended or closed: no more requests
 	scratch  []byte      // one message's payload while it is encoded
-	events   eventsCache // the JSON of the events last encoded, for watchers that share them
+	plan     takePlan    // what the collector's take holds (see planTake)
 	rewound  []*streamWatcher
 	stopOnce sync.Once
 }
@@ -248,7 +251,19 @@ func (ms *multiStream) markGone() {
 		ms.idle.Stop()
 	}
 	ms.stopOnce.Do(func() { close(ms.quit) })
+	if ms.conn == nil {
+		ms.dropPending() // nobody will write it
+	}
+	ms.scratch = nil // it encodes no more messages
 	ms.account()
+}
+
+// dropPending lets go of what is pending, unwritten. The caller holds mu.
+func (ms *multiStream) dropPending() {
+	if ms.pending != nil {
+		ms.reg.dropBuffer(ms.pending)
+		ms.pending = nil
+	}
 }
 
 // rechecks the watchers' permissions with allowed; those refused end with

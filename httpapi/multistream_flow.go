@@ -3,6 +3,8 @@ package httpapi
 import (
 	"runtime"
 	"time"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Flow control of a stream of many watchers: what it holds is bounded,
@@ -67,6 +69,7 @@ func (ms *multiStream) run(authChanged <-chan struct{}) {
 			if ms.checkFlow() {
 				stall.Reset(stallAfter)
 			}
+			ms.reg.evictStalled()
 		case <-ms.readyCh:
 			// Let the watchers of what is being published become ready,
 			// so that they are taken in one pass (see pump).
@@ -81,6 +84,7 @@ func (ms *multiStream) run(authChanged <-chan struct{}) {
 				stall.Reset(stallAfter)
 			}
 			clear(batch)
+			ms.reg.evictStalled()
 		}
 	}
 }
@@ -113,23 +117,24 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 }
 
 // registryRoom reports whether the registry's bound for all streams
-// (TotalBufferBytes) lets the stream take more: it does while the
-// streams' buffers are within it, and a stream with nothing pending or
-// being written always may. One that has is made room for when its
-// connection takes pending, or has written it (reflow), or is parked
-// when its reader stalls, as past its own bound. The caller holds mu.
+// (TotalBufferBytes) lets the stream try to take more: the streams'
+// buffers are within it. Whether a take fits is decided by what it holds
+// (planTake); one that does not is parked. None is taken past the bound,
+// whatever the stream holds: a crowd of streams each holding nothing
+// would otherwise each take one more. The caller holds mu.
 func (ms *multiStream) registryRoom() bool {
-	return ms.pending == nil && !ms.flow.writing || ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes
+	return ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes
 }
 
 // account brings what the registry counts for the stream's buffers up to
 // date: pending, the one being written and the one kept, at their
-// capacity; nothing once the stream is gone without a connection to
-// write them. The caller holds mu.
+// capacity, and the scratch space of its messages (shared fields are
+// counted apart, once); nothing once the stream is gone without a
+// connection to write them. The caller holds mu.
 func (ms *multiStream) account() {
 	var n int64
 	if !ms.gone || ms.conn != nil {
-		n = ms.flow.writingCap
+		n = ms.flow.writingCap + int64(cap(ms.scratch))
 		if ms.pending != nil {
 			n += int64(cap(ms.pending.out))
 		}
@@ -166,8 +171,15 @@ func (ms *multiStream) checkFlow() bool {
 	if len(ms.flow.deferred) > 0 && ms.stalled() {
 		ms.parkDeferred()
 	}
-	if len(ms.flow.parked) > 0 && ms.conn != nil && ms.pending == nil && !ms.flow.writing {
-		ms.unpark()
+	if ms.registryRoom() {
+		if len(ms.flow.deferred) > 0 && ms.pending == nil && !ms.flow.writing {
+			// Deferred for want of room among all streams, which others
+			// have made since: ready again.
+			ms.reflow()
+		}
+		if len(ms.flow.parked) > 0 && ms.conn != nil && ms.pending == nil && !ms.flow.writing {
+			ms.unpark()
+		}
 	}
 	return ms.flow.waiting()
 }
@@ -189,16 +201,113 @@ func (ms *multiStream) parkDeferred() {
 	ms.flow.deferred = ms.flow.deferred[:0]
 }
 
-// take encodes what w's backend watch has queued into pending.
+// take encodes what w's backend watch has queued into pending, if the
+// bound for all streams has room for it; else w is parked, and catches
+// up from history once there is room (unpark), as a watcher past its
+// stream's own bound does.
 func (ms *multiStream) take(w *streamWatcher) {
 	rs := w.bw.Next()
+	plan, ok := ms.planTake(rs)
+	if !ok {
+		ms.park(w)
+		ms.reg.refused.Add(1)
+		ms.reg.crowded.Store(true)
+		return
+	}
+	// Made large enough for the take at once, rather than grown by
+	// doubling as it is encoded: what it holds is then what was counted.
+	if sb := ms.pendingBuffer(); len(sb.out)+int(plan.own) > cap(sb.out) {
+		grown := make([]byte, len(sb.out), len(sb.out)+int(plan.own))
+		copy(grown, sb.out)
+		sb.out = grown
+	}
 	for i := range rs {
-		if ms.encodeResponse(w, &rs[i]) {
+		if ms.encodeResponse(w, &rs[i], plan) {
 			break
 		}
 	}
+	ms.reg.unreserve(plan.own)
+	plan.done(ms.reg)
+	ms.account()
 	if w.bw != nil {
 		w.bw.Release()
+	}
+}
+
+// takePlan is what one take will hold, counted against TotalBufferBytes
+// before it is encoded: own, the bytes it will add to pending at most,
+// and fields, for each of its messages of events in order, the shared
+// field it refers to, or nil when they are copied.
+type takePlan struct {
+	own    int64
+	fields []*sharedField
+	next   int
+}
+
+// messageOverhead bounds what a message adds to pending besides its
+// events field or its reason: its id, type, watch_id and header.
+const messageOverhead = 160
+
+// planTake counts what taking rs will add to pending against
+// TotalBufferBytes, and pins the shared fields it will refer to. ok is
+// false, and nothing is counted, when there is no room for it. The
+// events' encoded sizes are counted exactly: JSON escapes some bytes in
+// six, so their raw size says little.
+func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
+	p := &ms.plan
+	p.own, p.next = 0, 0
+	p.fields = p.fields[:0]
+	for i := range rs {
+		r := &rs[i]
+		if r.CompactRevision != 0 || r.Canceled || r.Progress || len(r.Events) == 0 {
+			p.own += messageOverhead + 6*int64(len(r.CancelReason))
+			continue
+		}
+		for evs := r.Events; len(evs) > 0; {
+			rev, n := revisionSpan(evs)
+			size := len(recentEvents(rev, evs[:n]))
+			if size == 0 {
+				size = eventsFieldSize(evs[:n])
+			}
+			p.own += messageOverhead
+			var f *sharedField
+			if shareable(evs[:n], size) {
+				var ok bool
+				if f, ok = ms.reg.pinField(evs[:n], size); !ok {
+					p.done(ms.reg)
+					return nil, false
+				}
+			} else {
+				p.own += int64(size)
+			}
+			p.fields = append(p.fields, f)
+			evs = evs[n:]
+		}
+	}
+	if !ms.reg.reserve(p.own) {
+		p.done(ms.reg)
+		return nil, false
+	}
+	return p, true
+}
+
+// field returns the shared field of the plan's next message of events:
+// the stream's pending buffer takes the plan's reference to it.
+func (p *takePlan) field() *sharedField {
+	f := p.fields[p.next]
+	p.fields[p.next] = nil
+	p.next++
+	return f
+}
+
+// done drops the references the plan still holds: those of messages not
+// encoded, the watcher having ended before them.
+func (p *takePlan) done(g *streamRegistry) {
+	for i, f := range p.fields {
+		if f != nil {
+			g.unpinField(f)
+			p.fields[i] = nil
+		}
 	}
 }
 
@@ -297,12 +406,13 @@ func (ms *multiStream) unpark() {
 	f.parked = f.parked[:rest]
 }
 
-// pendingBytes is how much is encoded and not yet taken by a connection.
+// pendingBytes is how much is encoded and not yet taken by a connection,
+// the shared fields it refers to included.
 func (ms *multiStream) pendingBytes() int64 {
 	if ms.pending == nil {
 		return 0
 	}
-	return int64(len(ms.pending.out))
+	return int64(ms.pending.size())
 }
 
 // pendingBuffer returns pending, made if need be: the spare buffer of a
@@ -327,6 +437,7 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 // recycle takes back a buffer the connection wrote: a busy stream keeps
 // a large one for its next writes.
 func (ms *multiStream) recycle(sb *streamBuffer) {
+	ms.reg.unpinRefs(sb)
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.flow.writingCap = 0
