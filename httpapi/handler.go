@@ -28,6 +28,14 @@ const (
 	// clients at once.
 	DefaultMaxHeldAnswerBytes = 4 * DefaultMaxResponseBytes
 	DefaultKeepAliveInterval  = 15 * time.Second
+	// DefaultMaxStreamConnections holds, at about 13 KiB for an idle
+	// stream and 100 KiB for one stalled mid-send, 210 MiB or 1.6 GiB.
+	DefaultMaxStreamConnections        = 16384
+	DefaultMaxStreamConnectionsPerUser = 10000
+	// DefaultMaxWatchers holds, at about 1 KiB a watcher of a stream of
+	// many watchers, 100 MiB.
+	DefaultMaxWatchers        = 100000
+	DefaultMaxWatchersPerUser = 25000
 )
 
 // Config wires a Handler to the backend it serves.
@@ -67,6 +75,18 @@ type Config struct {
 	// WatchStreams bounds the streams of many watchers
 	// (/v1/watch/streams); zero fields take their defaults.
 	WatchStreams WatchStreamConfig
+	// MaxStreamConnections bounds the streams open at once, each holding
+	// a connection: single watches (GET /v1/watch), the readers of
+	// streams of many watchers and elections' observers;
+	// MaxStreamConnectionsPerUser those of one user, or of one client
+	// address with auth off. Past either a new stream answers 429, and
+	// its connection closes.
+	MaxStreamConnections, MaxStreamConnectionsPerUser int
+	// MaxWatchers bounds the watchers of the server: each single watch
+	// and observer, and every live watcher of every stream of many
+	// watchers; MaxWatchersPerUser those of one user, or of one client
+	// address with auth off. Past either a new watch answers 429.
+	MaxWatchers, MaxWatchersPerUser int
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means
 	// DefaultSnapshotWriteTimeout.
@@ -89,6 +109,9 @@ type Handler struct {
 	streams *streamSet
 	// wstreams are the streams of many watchers (/v1/watch/streams).
 	wstreams *streamRegistry
+	// streamConns and watchers count what clients hold against
+	// MaxStreamConnections and MaxWatchers (quota.go).
+	streamConns, watchers *quota
 	// hangups notice clients leaving the connections streams took over;
 	// started with the first such stream (see takenHangups).
 	hangupsMu    sync.Mutex
@@ -119,6 +142,10 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.SnapshotWriteTimeout <= 0 {
 		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout
 	}
+	orDefault(&cfg.MaxStreamConnections, DefaultMaxStreamConnections)
+	orDefault(&cfg.MaxStreamConnectionsPerUser, DefaultMaxStreamConnectionsPerUser)
+	orDefault(&cfg.MaxWatchers, DefaultMaxWatchers)
+	orDefault(&cfg.MaxWatchersPerUser, DefaultMaxWatchersPerUser)
 	switch {
 	case cfg.Authorizer != nil:
 	case cfg.Auth != nil:
@@ -138,7 +165,11 @@ func NewHandler(cfg Config) *Handler {
 		_, err := openapi.Load()
 		return err
 	})
+	h.streamConns = newQuota(cfg.MaxStreamConnections, cfg.MaxStreamConnectionsPerUser,
+		"streams open", "--max-stream-connections", "--max-stream-connections-per-user")
+	h.watchers = newQuota(cfg.MaxWatchers, cfg.MaxWatchersPerUser, "watchers", "--max-watchers", "--max-watchers-per-user")
 	h.wstreams = newStreamRegistry(cfg.WatchStreams, cfg.Backend, cfg.Authorizer)
+	h.wstreams.watchers = h.watchers
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	// Walking routes this package declares fails only on a bug, which

@@ -153,9 +153,16 @@ func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {
 	if ms.ended >= ms.reg.cfg.MaxWatchers {
 		return 0, tooManyWatchers(ms.reg.cfg.MaxWatchers)
 	}
+	// Each live watcher counts against the bound for all watchers of the
+	// server, and its owner's share of it, until it ends (finish) or the
+	// stream goes (markGone).
+	if aerr := ms.reg.watchers.acquire(ms.limitKey, 1); aerr != nil {
+		return 0, aerr
+	}
 	w := &streamWatcher{id: ms.nextID, req: req}
 	w.req.Notify = func() { ms.notify(w) }
 	if err := ms.watch(w, req.StartRevision); err != nil {
+		ms.reg.watchers.release(ms.limitKey, 1)
 		return 0, err
 	}
 	ms.nextID++
@@ -210,6 +217,7 @@ func (ms *multiStream) finish(w *streamWatcher, event string, payload []byte) {
 	w.parked = false
 	w.final = &streamFinal{event: event, payload: append([]byte(nil), payload...)}
 	ms.live--
+	ms.reg.watchers.release(ms.limitKey, 1)
 	ms.ended++
 	ms.emitFinal(w)
 }
@@ -241,6 +249,8 @@ func (ms *multiStream) markGone() {
 		return
 	}
 	ms.gone = true
+	ms.reg.watchers.release(ms.limitKey, ms.live)
+	ms.live = 0
 	for _, w := range ms.watchers {
 		if w.bw != nil {
 			w.bw.Close()

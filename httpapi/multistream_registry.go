@@ -3,8 +3,6 @@ package httpapi
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,11 +116,17 @@ type streamRegistry struct {
 	// (multistream_shared.go).
 	fieldsMu sync.Mutex
 	fields   map[fieldKey]*sharedField
+
+	// watchers counts the live watchers of the streams against the bound
+	// for all watchers of the server (--max-watchers), which single
+	// watches count against too; set by NewHandler.
+	watchers *quota
 }
 
 func newStreamRegistry(cfg WatchStreamConfig, b Watcher, a Authorizer) *streamRegistry {
 	cfg.setDefaults()
-	g := &streamRegistry{cfg: cfg, backend: b, streams: make(map[string]*multiStream), perKey: make(map[string]int), fields: make(map[fieldKey]*sharedField)}
+	g := &streamRegistry{cfg: cfg, backend: b, streams: make(map[string]*multiStream), perKey: make(map[string]int), fields: make(map[fieldKey]*sharedField),
+		watchers: newQuota(DefaultMaxWatchers, DefaultMaxWatchers, "watchers", "--max-watchers", "--max-watchers-per-user")}
 	g.auth, _ = a.(streamAuthorizer)
 	g.owners, _ = a.(ownerAuthorizer)
 	return g
@@ -222,17 +226,4 @@ func (g *streamRegistry) recheck(ms *multiStream) <-chan struct{} {
 // allowed reports whether the owner of ms may read r now.
 func (g *streamRegistry) allowed(ms *multiStream, r keyrange.Range) bool {
 	return g.owners == nil || g.owners.RecheckOwner(ms.owner, Access{Read: []keyrange.Range{r}}) == nil
-}
-
-// limitKey is what a new stream of r counts against: its user, or with
-// auth off its client's address.
-func limitKey(o streamOwner, r *http.Request) string {
-	if o.authOn {
-		return "user " + o.user
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "addr " + host
 }

@@ -26,6 +26,7 @@ func (h *Handler) routes() chi.Router {
 	r.Use(h.requestLog)
 	r.Use(h.recoverer)
 	r.Use(noSniff)
+	r.Use(h.spareConnections)
 	if len(h.cfg.CORSAllowedOrigins) > 0 {
 		r.Use(cors.Handler(cors.Options{
 			AllowedOrigins:   h.cfg.CORSAllowedOrigins,

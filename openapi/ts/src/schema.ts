@@ -3659,6 +3659,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -5477,6 +5486,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -5558,7 +5576,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: past --max-watch-streams, --max-watch-streams-per-user or --max-watchers-per-stream. */
+            /** @description too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5638,6 +5656,15 @@ export interface operations {
             };
             /** @description stream_not_found: no such stream (deleted, dropped, or another user's). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5790,7 +5817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: the stream has --max-watchers-per-stream watchers. */
+            /** @description too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user. */
             429: {
                 headers: {
                     [name: string]: unknown;
