@@ -121,6 +121,10 @@ type server struct {
 	tb      testing.TB
 	args    []string // flags after --listen and --data-dir
 	env     []string // added to the environment of each start
+	// launcher, if set, runs the binary: its command and arguments, the
+	// binary and its arguments after them (prlimit, to start it with a
+	// limit on open files).
+	launcher []string
 	addr    string
 	client  *http.Client // for requests, with a timeout
 	streams *http.Client // for watch streams, without one
@@ -156,6 +160,24 @@ func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
 // startServerWith is startServerIn with the backend's flags given.
 func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
 	tb.Helper()
+	s := newServer(tb, dir, backend, extraArgs...)
+	s.start("127.0.0.1:0")
+	return s
+}
+
+// startServerUnder is startServer with the binary run by launcher (see
+// server.launcher).
+func startServerUnder(tb testing.TB, launcher []string, extraArgs ...string) *server {
+	tb.Helper()
+	s := newServer(tb, tb.TempDir(), backendArgs(tb, extraArgs), extraArgs...)
+	s.launcher = launcher
+	s.start("127.0.0.1:0")
+	return s
+}
+
+// newServer is the server startServerWith starts, stopped at cleanup.
+func newServer(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
+	tb.Helper()
 	args := append(backend, "--unsafe-no-fsync", "--log-level=warn")
 	s := &server{
 		DataDir: dir,
@@ -174,7 +196,6 @@ func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...s
 			tb.Logf("httpkv stderr (the end of it):\n%s", s.stderr)
 		}
 	})
-	s.start("127.0.0.1:0")
 	return s
 }
 
@@ -183,6 +204,9 @@ func (s *server) start(listen string) {
 	s.tb.Helper()
 	args := append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
 	cmd := exec.Command(serverBinary(s.tb), args...)
+	if len(s.launcher) > 0 {
+		cmd = exec.Command(s.launcher[0], append(append(s.launcher[1:], serverBinary(s.tb)), args...)...)
+	}
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))

@@ -26,6 +26,10 @@ type config struct {
 	maxInflightRequestBytes     int64
 	maxHeldAnswerBytes          int64
 	maxConnections              int
+	maxStreamConnections        int
+	maxStreamConnectionsPerUser int
+	maxWatchers                 int
+	maxWatchersPerUser          int
 	shutdownGrace               time.Duration
 	maxTxnOps                   int
 	autoCompactionMode          string
@@ -61,7 +65,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.maxResponseBytes, "max-response-bytes", 64<<20, "most key and value bytes of one answer (a list page, a txn's ranges); larger answer 400")
 	fs.Int64Var(&c.maxInflightRequestBytes, "max-inflight-request-bytes", 64<<20, "most request body bytes received or handled at once; past it requests answer 429")
 	fs.Int64Var(&c.maxHeldAnswerBytes, "max-held-answer-bytes", 256<<20, "most bytes of large answers (over 64 KiB) being sent to clients at once; past it requests answer 429")
-	fs.IntVar(&c.maxConnections, "max-connections", 20000, "most open client connections; past it new ones wait to be accepted")
+	fs.IntVar(&c.maxConnections, "max-connections", 0, "most open client connections (0: the open-file limit, raised to its hard limit, less a sixteenth of it, at least 128); past it a few more are accepted to answer /health and /metrics only, then new ones wait to be accepted")
+	fs.IntVar(&c.maxStreamConnections, "max-stream-connections", 0, "most streams open at once, each holding a connection: watches, readers of streams of many watchers, observers (0: three quarters of --max-connections, at most 16384); past it a new one answers 429")
+	fs.IntVar(&c.maxStreamConnectionsPerUser, "max-stream-connections-per-user", httpapi.DefaultMaxStreamConnectionsPerUser, "most streams open at once for one user, or one client address with auth off")
+	fs.IntVar(&c.maxWatchers, "max-watchers", httpapi.DefaultMaxWatchers, "most watchers on the server: each watch and observer, and every watcher of every stream of many watchers; past it a new one answers 429")
+	fs.IntVar(&c.maxWatchersPerUser, "max-watchers-per-user", httpapi.DefaultMaxWatchersPerUser, "most watchers of one user, or of one client address with auth off")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long requests and watch streams get to finish before their connections are closed")
 	fs.IntVar(&c.maxTxnOps, "max-txn-ops", 128, "most compares, and ops per branch, of a txn")
 	fs.StringVar(&c.autoCompactionMode, "auto-compaction-mode", "periodic", "periodic or revision")
@@ -123,8 +131,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 ||
-		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 {
-		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-connections and --shutdown-grace must be positive")
+		c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 {
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops and --shutdown-grace must be positive")
+	}
+	if c.maxConnections < 0 || c.maxStreamConnections < 0 || c.maxStreamConnectionsPerUser <= 0 || c.maxWatchers <= 0 || c.maxWatchersPerUser <= 0 {
+		return c, fmt.Errorf("--max-connections and --max-stream-connections must be positive, or 0 for their defaults; --max-stream-connections-per-user, --max-watchers and --max-watchers-per-user positive")
 	}
 	if c.watchStreamIdleTimeout <= 0 || c.maxWatchStreams <= 0 || c.maxWatchStreamsPerUser <= 0 || c.maxWatchersPerStream <= 0 ||
 		c.watchStreamBufferBytes <= 0 || c.watchStreamBufferTotalBytes <= 0 || c.watchStreamResumeBytes <= 0 {

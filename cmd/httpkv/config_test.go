@@ -4,6 +4,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -17,7 +19,8 @@ func TestParseConfig(t *testing.T) {
 		{"defaults", nil, nil, func(c config) bool {
 			return c.listen == "127.0.0.1:2378" && c.dataDir == "./httpkv.data" && c.quotaBackendBytes == 2<<30 &&
 				c.maxRequestBytes == 3<<19 && c.maxResponseBytes == 64<<20 && c.maxInflightRequestBytes == 64<<20 &&
-				c.maxConnections == 20000 && c.shutdownGrace == 10*time.Second && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
+				c.maxConnections == 0 && c.maxStreamConnections == 0 && c.maxStreamConnectionsPerUser == 10000 &&
+				c.maxWatchers == 100000 && c.maxWatchersPerUser == 25000 && c.shutdownGrace == 10*time.Second && c.maxTxnOps == 128 && c.autoCompactionMode == "periodic" &&
 				c.autoCompactionRetention == "0" && c.watchProgressNotifyInterval == 10*time.Minute &&
 				c.authTokenTTL == 5*time.Minute && c.logLevel == "info" && c.logFormat == "json" && !c.unsafeNoFsync
 		}, false},
@@ -33,7 +36,10 @@ func TestParseConfig(t *testing.T) {
 		{"bad environment value", nil, map[string]string{"HTTPKV_MAX_TXN_OPS": "many"}, nil, true},
 		{"tls needs both files", []string{"--tls-cert-file", "c.pem"}, nil, nil, true},
 		{"non-positive quota", []string{"--quota-backend-bytes", "0"}, nil, nil, true},
-		{"no connections", []string{"--max-connections", "0"}, nil, nil, true},
+		{"negative connections", []string{"--max-connections", "-1"}, nil, nil, true},
+		{"no watchers", []string{"--max-watchers", "0"}, nil, nil, true},
+		{"stream connections from the environment", nil, map[string]string{"HTTPKV_MAX_STREAM_CONNECTIONS": "9", "HTTPKV_MAX_STREAM_CONNECTIONS_PER_USER": "3"},
+			func(c config) bool { return c.maxStreamConnections == 9 && c.maxStreamConnectionsPerUser == 3 }, false},
 		{"in-flight bytes below one body", []string{"--max-inflight-request-bytes", "1000"}, nil, nil, true},
 		{"max connections from the environment", nil, map[string]string{"HTTPKV_MAX_CONNECTIONS": "50", "HTTPKV_SHUTDOWN_GRACE": "2s"},
 			func(c config) bool { return c.maxConnections == 50 && c.shutdownGrace == 2*time.Second }, false},
@@ -79,5 +85,39 @@ func TestParseConfig(t *testing.T) {
 				t.Fatalf("parseConfig(%q, env %v) = %+v", tt.args, tt.env, c)
 			}
 		})
+	}
+}
+
+// TestConnectionLimits: --max-connections left at 0 takes the limit on
+// open files less its headroom, so that a server at its connection limit
+// still has descriptors for its data file and /health (before, its 20000
+// equalled a 20000 limit and never engaged); --max-stream-connections
+// takes three quarters of it, at most 16384; limits given stay.
+func TestConnectionLimits(t *testing.T) {
+	for _, c := range []struct {
+		openFiles          uint64
+		given, givenStream int
+		want, wantStream   int
+	}{
+		{20000, 0, 0, 18750, 14062},
+		{1024, 0, 0, 896, 672},
+		{1 << 20, 0, 0, 983040, 16384},
+		{100, 0, 0, 1, 1},
+		{0, 0, 0, 20000, 15000},
+		{20000, 500, 0, 500, 375},
+		{20000, 0, 10, 18750, 10},
+	} {
+		cfg := config{maxConnections: c.given, maxStreamConnections: c.givenStream}
+		cfg.connectionLimits(c.openFiles, zerolog.Nop())
+		if cfg.maxConnections != c.want || cfg.maxStreamConnections != c.wantStream {
+			t.Errorf("open files %d, --max-connections %d, --max-stream-connections %d: got %d and %d, want %d and %d",
+				c.openFiles, c.given, c.givenStream, cfg.maxConnections, cfg.maxStreamConnections, c.want, c.wantStream)
+		}
+	}
+	if n := spareConnections(18750); n != 32 {
+		t.Errorf("spare connections of 18750: %d, want 32", n)
+	}
+	if n := spareConnections(2); n != 1 {
+		t.Errorf("spare connections of 2: %d, want 1", n)
 	}
 }

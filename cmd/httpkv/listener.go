@@ -18,7 +18,10 @@ import (
 // instead of a reader goroutine each.
 type limitListener struct {
 	net.Listener
-	slots     chan struct{}
+	slots chan struct{}
+	// spares are slots past the limit, for connections that may ask only
+	// for /health and /metrics (see withSpares); nil when there are none.
+	spares    chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -27,18 +30,43 @@ func newLimitListener(l net.Listener, n int) *limitListener {
 	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{})}
 }
 
+// withSpares makes the listener accept up to k connections past its
+// limit, marked spare: the server answers only /health and /metrics on
+// them, so that a server whose connections are all taken still says how
+// it is.
+func (l *limitListener) withSpares(k int) *limitListener {
+	l.spares = make(chan struct{}, k)
+	return l
+}
+
 func (l *limitListener) Accept() (net.Conn, error) {
+	slots := l.slots
 	select {
 	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	default:
+		select {
+		case l.slots <- struct{}{}:
+		case l.spares <- struct{}{}:
+			slots = l.spares
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.slots
+		<-slots
 		return nil, err
 	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+	if slots == l.spares {
+		// A slot may have come free while this one waited.
+		select {
+		case l.slots <- struct{}{}:
+			<-l.spares
+			slots = l.slots
+		default:
+		}
+	}
+	return &limitConn{Conn: c, release: func() { <-slots }, spare: slots == l.spares}, nil
 }
 
 func (l *limitListener) Close() error {
@@ -53,6 +81,7 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	spare   bool // accepted past the limit (withSpares)
 	// read is set by a Read that returned bytes and cleared by the next
 	// Write: net/http answers a request it cannot read with the first
 	// write after reading it, so only such a write is looked at. Every

@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	cfg.connectionLimits(raiseOpenFiles(), log)
 	compaction, err := compactor.ParseConfig(cfg.autoCompactionMode, cfg.autoCompactionRetention)
 	if err != nil {
 		return err
@@ -68,8 +69,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxRequestBytes:    cfg.maxRequestBytes,
 		MaxResponseBytes:   cfg.maxResponseBytes,
 
-		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
-		MaxHeldAnswerBytes:      cfg.maxHeldAnswerBytes,
+		MaxInflightRequestBytes:     cfg.maxInflightRequestBytes,
+		MaxHeldAnswerBytes:          cfg.maxHeldAnswerBytes,
+		MaxStreamConnections:        cfg.maxStreamConnections,
+		MaxStreamConnectionsPerUser: cfg.maxStreamConnectionsPerUser,
+		MaxWatchers:                 cfg.maxWatchers,
+		MaxWatchersPerUser:          cfg.maxWatchersPerUser,
 		WatchStreams: httpapi.WatchStreamConfig{
 			IdleTimeout:       cfg.watchStreamIdleTimeout,
 			MaxStreams:        cfg.maxWatchStreams,
@@ -84,12 +89,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	// Past --max-connections, new connections wait in the kernel's
-	// backlog until one closes: each accepted one costs a goroutine and
-	// its buffers.
-	ln = newLimitListener(ln, cfg.maxConnections)
+	// Past --max-connections, a few spare connections answer /health and
+	// /metrics only, then new connections wait in the kernel's backlog
+	// until one closes: each accepted one costs a goroutine, its buffers
+	// and a descriptor.
+	ln = newLimitListener(ln, cfg.maxConnections).withSpares(spareConnections(cfg.maxConnections))
 	srv := &http.Server{
 		Handler:           handler,
+		ConnContext:       markSpare,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No ReadTimeout or WriteTimeout: watch streams last as long as
