@@ -47,7 +47,7 @@ func TestWatchStreamsTotalBuffer(t *testing.T) {
 			mss[i] = ms
 		}
 		got := make([]string, streams) // the revisions each reader took
-		last := make([]int64, streams)  // the id of the last message each took
+		last := make([]int64, streams) // the id of the last message each took
 		take := func(i int) {
 			select {
 			case <-conns[i].kicked:

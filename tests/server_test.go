@@ -118,16 +118,16 @@ type server struct {
 	URL     string // http://127.0.0.1:port, no trailing slash
 	DataDir string
 
-	tb      testing.TB
-	args    []string // flags after --listen and --data-dir
-	env     []string // added to the environment of each start
+	tb   testing.TB
+	args []string // flags after --listen and --data-dir
+	env  []string // added to the environment of each start
 	// launcher, if set, runs the binary: its command and arguments, the
 	// binary and its arguments after them (prlimit, to start it with a
 	// limit on open files).
 	launcher []string
-	addr    string
-	client  *http.Client // for requests, with a timeout
-	streams *http.Client // for watch streams, without one
+	addr     string
+	client   *http.Client // for requests, with a timeout
+	streams  *http.Client // for watch streams, without one
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has exited
