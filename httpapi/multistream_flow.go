@@ -214,24 +214,71 @@ func (ms *multiStream) take(w *streamWatcher) {
 		ms.reg.crowded.Store(true)
 		return
 	}
-	// Made large enough for the take at once, rather than grown by
-	// doubling as it is encoded: what it holds is then what was counted.
-	if sb := ms.pendingBuffer(); len(sb.out)+int(plan.own) > cap(sb.out) {
-		grown := make([]byte, len(sb.out), len(sb.out)+int(plan.own))
-		copy(grown, sb.out)
-		sb.out = grown
-	}
 	for i := range rs {
 		if ms.encodeResponse(w, &rs[i], plan) {
 			break
 		}
 	}
-	ms.reg.unreserve(plan.own)
+	ms.reg.unreserve(plan.grow)
 	plan.done(ms.reg)
 	ms.account()
 	if w.bw != nil {
 		w.bw.Release()
 	}
+}
+
+// growFor makes pending able to take own bytes more without growing as
+// it is encoded, and returns how much more capacity the stream's buffers
+// then hold, counted against TotalBufferBytes first (reserve); ok is
+// false, and nothing is made, when there is no room for it. Pending
+// grows by doubling, as append would, so that a stream taking many small
+// takes copies its buffer a few times, not once a take. A new pending
+// buffer is counted at its capacity.
+func (ms *multiStream) growFor(own int) (grow int64, ok bool) {
+	var used, capacity int // of the buffer pending will be; counted already
+	switch {
+	case ms.pending != nil:
+		used, capacity = len(ms.pending.out), cap(ms.pending.out)
+	case ms.flow.spare != nil:
+		capacity = cap(ms.flow.spare.out)
+	default:
+		// A new buffer: one made for the size of recent takes, or one from
+		// the pool, counted at its capacity before it is pending.
+		var sb *streamBuffer
+		var fresh int
+		if ms.flow.hint > maxPooledStreamBuffer {
+			fresh = max(own, ms.pendingCap())
+			if !ms.reg.reserve(int64(fresh)) {
+				return 0, false
+			}
+			sb = &streamBuffer{out: make([]byte, 0, fresh)}
+		} else {
+			sb = getStreamBuffer()
+			fresh = max(own, cap(sb.out))
+			if !ms.reg.reserve(int64(fresh)) {
+				putStreamBuffer(sb)
+				return 0, false
+			}
+			if cap(sb.out) < own {
+				sb.out = make([]byte, 0, own)
+			}
+		}
+		ms.pending, ms.flow.since = sb, time.Now()
+		return int64(fresh), true
+	}
+	if used+own <= capacity {
+		ms.pendingBuffer()
+		return 0, true
+	}
+	newCap := max(used+own, 2*capacity)
+	if !ms.reg.reserve(int64(newCap - capacity)) {
+		return 0, false
+	}
+	sb := ms.pendingBuffer()
+	grown := make([]byte, len(sb.out), newCap)
+	copy(grown, sb.out)
+	sb.out = grown
+	return int64(newCap - capacity), true
 }
 
 // takePlan is what one take will hold, counted against TotalBufferBytes
@@ -240,6 +287,7 @@ func (ms *multiStream) take(w *streamWatcher) {
 // field it refers to, or nil when they are copied.
 type takePlan struct {
 	own    int64
+	grow   int64 // what growFor counted for pending, given back once accounted
 	fields []*sharedField
 	next   int
 }
@@ -248,11 +296,12 @@ type takePlan struct {
 // events field or its reason: its id, type, watch_id and header.
 const messageOverhead = 160
 
-// planTake counts what taking rs will add to pending against
-// TotalBufferBytes, and pins the shared fields it will refer to. ok is
-// false, and nothing is counted, when there is no room for it. The
-// events' encoded sizes are counted exactly: JSON escapes some bytes in
-// six, so their raw size says little.
+// planTake counts what taking rs will add to the stream's buffers against
+// TotalBufferBytes (pending's growth, and the shared fields it refers to
+// that no stream held), pins those fields, and makes pending large
+// enough. ok is false, and nothing is counted, when there is no room for
+// it. The events' encoded sizes are counted exactly: JSON escapes some
+// bytes in six, so their raw size says little.
 func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 	p := &ms.plan
 	p.own, p.next = 0, 0
@@ -284,7 +333,8 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 			evs = evs[n:]
 		}
 	}
-	if !ms.reg.reserve(p.own) {
+	var ok bool
+	if p.grow, ok = ms.growFor(int(p.own)); !ok {
 		p.done(ms.reg)
 		return nil, false
 	}
@@ -427,11 +477,17 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 	case ms.flow.spare != nil:
 		ms.pending, ms.flow.spare = ms.flow.spare, nil
 	case ms.flow.hint > maxPooledStreamBuffer:
-		ms.pending = &streamBuffer{out: make([]byte, 0, min(ms.flow.hint+ms.flow.hint/4, maxKeptBuffer))}
+		ms.pending = &streamBuffer{out: make([]byte, 0, ms.pendingCap())}
 	default:
 		ms.pending = getStreamBuffer()
 	}
 	return ms.pending
+}
+
+// pendingCap is what a busy stream's new pending buffer is made for: the
+// size of its recent takes and a quarter.
+func (ms *multiStream) pendingCap() int {
+	return min(ms.flow.hint+ms.flow.hint/4, maxKeptBuffer)
 }
 
 // recycle takes back a buffer the connection wrote: a busy stream keeps
