@@ -57,19 +57,18 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
 	}
-	if opts.ReadOnly {
-		err := db.View(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{keyBucket, metaBucket} {
-				if tx.Bucket(b) == nil {
-					return fmt.Errorf("%w: no %q bucket", ErrCorrupt, b)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
-		}
+	missing := false
+	_ = db.View(func(tx *bolt.Tx) error {
+		missing = tx.Bucket(keyBucket) == nil || tx.Bucket(metaBucket) == nil
+		return nil
+	})
+	if opts.ReadOnly && missing {
+		db.Close()
+		return nil, fmt.Errorf("mvcc: open %s: %w: no %q or %q bucket", path, ErrCorrupt, keyBucket, metaBucket)
+	}
+	if !missing {
+		// Nothing is written until the store is restored: a file Open
+		// refuses is left as it was.
 		return db, nil
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
