@@ -45,6 +45,9 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		FreelistType:    bolt.FreelistMapType,
 		ReadOnly:        opts.ReadOnly,
 		InitialMmapSize: mmapSize(opts.QuotaBytes),
+		// The freelist is rebuilt by walking the file: at Open, not in
+		// the first write a client waits for.
+		PreLoadFreelist: !opts.ReadOnly,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		// Taken between checkFile's look and bbolt's.
