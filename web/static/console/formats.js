@@ -216,11 +216,11 @@ export function renderings(bytes, info = analyze(bytes)) {
     let r = null;
     return () => r || (r = fn());
   };
-  const asText = () => (s === null ? { content: null, note: "not UTF-8 text: see base64 or hex" } : { content: cut(s).text, note: [info.note, cut(s).note].filter(Boolean).join(" ") });
+  const asTextView = () => (s === null ? { content: null, note: "not UTF-8 text: see base64 or hex" } : { content: cut(s).text, note: [info.note, cut(s).note].filter(Boolean).join(" ") });
   const pretty = (syntax) => () => {
     if (info.value === undefined) {
       // Too large or too deep for a pretty view: the text, with why.
-      return info.note ? asText() : { content: null, note: info.errors[syntax] };
+      return info.note ? asTextView() : { content: null, note: info.errors[syntax] };
     }
     const r = safely(() => syntax === "json" ? JSON.stringify(info.value, null, 2) : dump(info.value, { lineWidth: 100 }));
     return r.ok ? { content: r.text, note: "" } : { content: null, note: r.message };
@@ -232,7 +232,7 @@ export function renderings(bytes, info = analyze(bytes)) {
     return { content: shown, note: bytes.length > n ? `The first ${num(n)} of ${num(bytes.length)} bytes are shown.` : "" };
   };
   return [
-    { id: "text", label: "Text", error: s === null ? "not UTF-8 text: see base64 or hex" : "", show: once(asText) },
+    { id: "text", label: "Text", error: s === null ? "not UTF-8 text: see base64 or hex" : "", show: once(asTextView) },
     { id: "json", label: "JSON", error: info.errors.json, show: once(pretty("json")) },
     { id: "yaml", label: "YAML", error: info.errors.yaml, show: once(pretty("yaml")) },
     { id: "base64", label: "Base64", error: "", show: once(base64) },
