@@ -16,12 +16,12 @@ import (
 func TestConsoleListsBounded(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "--max-txn-ops=1000")
-	const shown = 5000 // browse.js MAX_SHOWN
+	const shown = 2000 // browse.js MAX_SHOWN
 	s.put(t, "big/first", "1")
 	p := openConsole(t, s, "#/keys?f=big/", 1280, 800)
 	p.waitText(".children a.key", "first")
 	p.wait("the folder followed live", `document.getElementById("live").dataset.state === "live"`)
-	seedKeys(t, s, shown+1000, "big/%05d") // a thousand to a revision
+	seedKeys(t, s, shown+500, "big/%05d") // a thousand to a revision
 	s.put(t, "big/last", "1")
 	p.waitText(".browse .banner", "no longer kept live")
 	if n := p.count(".children li"); n < shown || n > shown+1000 {

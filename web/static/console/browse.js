@@ -17,7 +17,8 @@ const COUNTERS = 3; // count requests in flight at once
 // Children shown at most: "Load more" stops there, and a folder that
 // grows past it live stops being followed (until "Reload"), so that keys
 // written by others cannot grow the page without bound.
-const MAX_SHOWN = 5000;
+const MAX_SHOWN = 2000;
+const FLASH_MAX = 20; // changes of one revision that flash as they come
 
 /**
  * createBrowse shows the level at loc: {folder, sep, search, revision,
@@ -98,10 +99,10 @@ export function createBrowse(app, loc) {
     if (flash) fresh.classList.add("changed");
   }
 
-  function place(e) {
+  function place(e, flash) {
     const next = children.after(e);
     list.insertBefore(row(e), next ? rows.get(next.id) || null : null);
-    rows.get(e.id).classList.add("changed");
+    if (flash) rows.get(e.id).classList.add("changed");
   }
 
   function showSummary() {
@@ -166,8 +167,10 @@ export function createBrowse(app, loc) {
       rows.get(e.id)?.remove();
       rows.delete(e.id);
     }
-    for (const e of ch.added) place(e);
-    for (const e of ch.changed) refreshRow(e, true);
+    // A few changes flash; a burst of them is only shown.
+    const flash = ch.added.length + ch.changed.length <= FLASH_MAX;
+    for (const e of ch.added) place(e, flash);
+    for (const e of ch.changed) refreshRow(e, flash);
     for (const e of ch.recount) {
       e.count = null;
       queue.push(e);
