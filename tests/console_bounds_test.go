@@ -36,6 +36,7 @@ func (p *consolePage) pageResponds(what string) {
 	}
 	var heap int64
 	p.eval(`performance.memory.usedJSHeapSize`, &heap)
+	p.tb.Logf("after %s the page's heap holds %.1f MiB", what, float64(heap)/(1<<20))
 	if heap > consoleHeapLimit {
 		p.tb.Errorf("after %s the page's heap holds %d MiB, more than %d MiB", what, heap>>20, consoleHeapLimit>>20)
 	}
