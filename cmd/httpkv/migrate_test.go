@@ -66,7 +66,7 @@ func TestMigrate(t *testing.T) {
 	if !slices.Equal(gotKeys, wantKeys) {
 		t.Fatalf("the gateway has %d keys:\n%q\nwant %d:\n%q", len(gotKeys), gotKeys, len(wantKeys), wantKeys)
 	}
-	ids, err := g.Leases(ctx)
+	ids, _, err := g.Leases(ctx, 0, 10)
 	if err != nil || !slices.Equal(ids, []int64{0x10, 0x20}) {
 		t.Fatalf("the gateway's leases: %v, %v; want [16 32]", ids, err)
 	}
