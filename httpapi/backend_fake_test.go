@@ -152,6 +152,10 @@ func (f *fakeBackend) TimeToLive(_ context.Context, id int64, keys bool) (kv.Lea
 	return kv.LeaseStatus{ID: id, TTL: 3, GrantedTTL: f.leases[id], Keys: [][]byte{[]byte("held")}}, nil
 }
 
+func (f *fakeBackend) LeaseKeys(ctx context.Context, id int64, _ *kv.ReadLimits) (kv.LeaseStatus, error) {
+	return f.TimeToLive(ctx, id, true)
+}
+
 func (f *fakeBackend) Leases(_ context.Context, after int64, limit int) ([]int64, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

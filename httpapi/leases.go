@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // maxLeaseID is the largest ID a JavaScript number holds exactly.
@@ -161,7 +162,7 @@ var leaseTimeToLiveParams = params{"keys"}
 //	@Param			id		path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
 //	@Param			keys	query		boolean				false	"List the attached keys."
 //	@Success		200		{object}	leaseTimeToLiveDoc	"The lease."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter."
+//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it)."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		404		{object}	errorDoc			"lease_not_found."
 //	@Failure		429	{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
@@ -185,7 +186,14 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	st, err := h.cfg.Backend.TimeToLive(r.Context(), id, withKeys)
+	var st kv.LeaseStatus
+	var err error
+	if withKeys {
+		// The keys count against the answer's bounds as they are copied.
+		st, err = h.cfg.Backend.LeaseKeys(r.Context(), id, h.readLimits(w))
+	} else {
+		st, err = h.cfg.Backend.TimeToLive(r.Context(), id, false)
+	}
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -155,15 +155,23 @@ func (e *entry) renew(now time.Time) {
 	e.check = e.expiry
 }
 
-// sortedKeys returns copies of the attached keys, sorted.
-func (e *entry) sortedKeys() [][]byte {
-	keys := make([][]byte, 0, len(e.keys))
+// sortedKeys returns copies of the attached keys, sorted, each charged to
+// limits before it is copied (nil bounds nothing).
+func (e *entry) sortedKeys(limits *kv.ReadLimits) ([][]byte, error) {
+	keys := make([][]byte, 0, min(len(e.keys), maxKeysPrealloc))
 	for k := range e.keys {
+		if err := limits.Charge(len(k)); err != nil {
+			return nil, err
+		}
 		keys = append(keys, []byte(k))
 	}
 	slices.SortFunc(keys, bytes.Compare)
-	return keys
+	return keys, nil
 }
+
+// maxKeysPrealloc bounds what sortedKeys allocates before it has charged
+// the keys.
+const maxKeysPrealloc = 1024
 
 // New returns a Lessor and starts its expiry loop; Close stops it. Call
 // Restore once the store is open to load the persisted leases.
@@ -312,6 +320,17 @@ func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
 // withKeys, its attached keys. An expired lease that is not yet revoked is
 // reported with Remaining 0.
 func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
+	return l.timeToLive(id, withKeys, nil)
+}
+
+// TimeToLiveKeys is TimeToLive with the keys, each charged to limits as
+// it is copied: a lease holding more than limits allow fails with their
+// error (a *kv.TooLargeError, or Hold's) having copied no more.
+func (l *Lessor) TimeToLiveKeys(id int64, limits *kv.ReadLimits) (Status, error) {
+	return l.timeToLive(id, true, limits)
+}
+
+func (l *Lessor) timeToLive(id int64, withKeys bool, limits *kv.ReadLimits) (Status, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
@@ -320,7 +339,10 @@ func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
 	}
 	st := Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	if withKeys {
-		st.Keys = e.sortedKeys()
+		var err error
+		if st.Keys, err = e.sortedKeys(limits); err != nil {
+			return Status{}, err
+		}
 	}
 	return st, nil
 }

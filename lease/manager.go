@@ -153,6 +153,12 @@ func (m *Manager) TimeToLive(id int64, withKeys bool) (Status, error) {
 	return m.l.TimeToLive(id, withKeys)
 }
 
+// TimeToLiveKeys reports the lease with its keys, within limits; see
+// Lessor.TimeToLiveKeys.
+func (m *Manager) TimeToLiveKeys(id int64, limits *kv.ReadLimits) (Status, error) {
+	return m.l.TimeToLiveKeys(id, limits)
+}
+
 // Leases returns the IDs of every lease, sorted.
 func (m *Manager) Leases() []int64 { return m.l.Leases() }
 

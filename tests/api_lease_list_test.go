@@ -104,3 +104,33 @@ func TestMaxLeases(t *testing.T) {
 		return true, ""
 	})
 }
+
+// TestLeaseKeysBounded: the keys of a lease are an answer like a list's:
+// past --max-response-bytes GET /v1/leases/{id}?keys=true answers 400
+// naming the bound, having built no more of the answer, and the lease
+// without its keys still answers.
+func TestLeaseKeysBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-response-bytes=4096")
+	var l client.LeaseResponse
+	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).ok(t, http.StatusCreated, &l)
+	for i := range 40 {
+		s.do(t, "PUT", fmt.Sprintf("/v1/kv/held/%03d-%0100d?lease=%d", i, 0, l.Id), []byte("v")).want(t, http.StatusOK)
+	}
+	path := fmt.Sprintf("/v1/leases/%d", l.Id)
+	e := s.do(t, "GET", path+"?keys=true", nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+	if e.MaxResponseBytes == nil || *e.MaxResponseBytes != 4096 {
+		t.Errorf("GET %s?keys=true = %+v, want max_response_bytes 4096", path, e)
+	}
+	var ttl client.LeaseTimeToLive
+	s.do(t, "GET", path, nil).ok(t, http.StatusOK, &ttl)
+	if ttl.GrantedTtl != 600 {
+		t.Errorf("GET %s = %+v, want granted_ttl 600", path, ttl)
+	}
+	s.do(t, "DELETE", "/v1/kv?key=held/&prefix=true", nil).want(t, http.StatusOK)
+	s.do(t, "PUT", fmt.Sprintf("/v1/kv/held/one?lease=%d", l.Id), []byte("v")).want(t, http.StatusOK)
+	s.do(t, "GET", path+"?keys=true", nil).ok(t, http.StatusOK, &ttl)
+	if ttl.Keys == nil || len(*ttl.Keys) != 1 {
+		t.Errorf("GET %s?keys=true = %+v, want held/one", path, ttl)
+	}
+}

@@ -184,6 +184,22 @@ func (b *Backend) TimeToLive(ctx context.Context, id int64, keys bool) (kv.Lease
 	return st, err
 }
 
+// LeaseKeys reports a lease of the namespace with the namespace's keys
+// attached to it, read through the read client (whose bound refuses an
+// answer too large as it arrives), each key charged to limits.
+func (b *Backend) LeaseKeys(ctx context.Context, id int64, limits *kv.ReadLimits) (kv.LeaseStatus, error) {
+	st, _, err := b.leaseStatus(ctx, b.readCli, id, true)
+	if err != nil {
+		return kv.LeaseStatus{}, b.tooLarge(err)
+	}
+	for _, k := range st.Keys {
+		if err := limits.Charge(len(k)); err != nil {
+			return kv.LeaseStatus{}, err
+		}
+	}
+	return st, nil
+}
+
 // leaseStatus reads a lease through cli: its TTLs and, with keys, the
 // namespace's keys attached to it (without the prefix, sorted) and how
 // many other keys it holds. With keys, the lease is the namespace's when

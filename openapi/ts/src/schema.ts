@@ -4774,7 +4774,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseTimeToLive"];
                 };
             };
-            /** @description invalid_argument: an ID out of [1, 2^53-1], a bad parameter. */
+            /** @description invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it). */
             400: {
                 headers: {
                     [name: string]: unknown;
