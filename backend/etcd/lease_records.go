@@ -104,10 +104,12 @@ const leaseCountMaxAge = time.Second
 
 // leaseCounter holds the namespace's leases to Options.MaxLeases. It
 // counts the records at most once per leaseCountMaxAge and adds the
-// grants through this gateway since; leases that expire or are revoked
-// leave the count at the next read. So one gateway never passes the
-// bound, and several granting at once pass it by at most what the others
-// granted within one leaseCountMaxAge.
+// grants through this gateway since, each counted from its admission
+// (released if it fails); leases that expire or are revoked leave the
+// count at the next read. So one gateway passes the bound by at most the
+// grants it had in flight when it last counted, and several gateways
+// granting at once by at most what the others granted within one
+// leaseCountMaxAge.
 type leaseCounter struct {
 	max int64 // 0: no bound
 
@@ -115,7 +117,7 @@ type leaseCounter struct {
 	// one.
 	countMu sync.Mutex
 	mu      sync.Mutex // guards the fields below; taken after countMu
-	n       int64      // the count last read, plus the grants since
+	n       int64      // the count last read, plus the grants admitted since
 	read    time.Time  // when the count was read; zero before the first
 }
 
@@ -126,40 +128,52 @@ func (c *leaseCounter) set(n int64) {
 	c.n, c.read = n, time.Now()
 }
 
-// granted adds a grant to the count.
-func (c *leaseCounter) granted() {
+// release takes back the admission of a grant that failed.
+func (c *leaseCounter) release() {
+	if c.max <= 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.n--
+}
+
+// take admits a grant if the count is recent and below max. counted is
+// false when the count must be read again first.
+func (c *leaseCounter) take() (n int64, admitted, counted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.read.IsZero() || time.Since(c.read) > leaseCountMaxAge {
+		return c.n, false, false
+	}
+	if c.n >= c.max {
+		return c.n, false, true
+	}
 	c.n++
+	return c.n, true, true
 }
 
-// estimate returns the count, and whether it is recent enough to use.
-func (c *leaseCounter) estimate() (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n, !c.read.IsZero() && time.Since(c.read) <= leaseCountMaxAge
-}
-
-// admit fails with kv.ErrTooManyLeases when the namespace holds max
-// leases or more, counting them again first when the last count is old.
+// admit admits a grant, counted until it is released, or fails with
+// kv.ErrTooManyLeases when the namespace holds max leases or more,
+// counting them again first when the last count is old.
 func (c *leaseCounter) admit(ctx context.Context, b *Backend) error {
 	if c.max <= 0 {
 		return nil
 	}
-	n, fresh := c.estimate()
-	if !fresh {
+	n, admitted, counted := c.take()
+	if !counted {
 		c.countMu.Lock()
 		// Another grant may have counted while this one waited.
-		if n, fresh = c.estimate(); !fresh {
-			var err error
-			if n, err = b.countLeases(ctx); err != nil {
+		if n, admitted, counted = c.take(); !counted {
+			if _, err := b.countLeases(ctx); err != nil {
 				c.countMu.Unlock()
 				return err
 			}
+			n, admitted, _ = c.take()
 		}
 		c.countMu.Unlock()
 	}
-	if n >= c.max {
+	if !admitted {
 		return kv.Errorf(kv.ErrTooManyLeases, "this deployment holds %d leases, as many as --max-leases (%d) allows: revoke some, or wait for some to expire", n, c.max)
 	}
 	return nil

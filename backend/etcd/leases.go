@@ -53,6 +53,15 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	if err := b.leaseCount.admit(ctx, b); err != nil {
 		return kv.Lease{}, err
 	}
+	l, err := b.grant(ctx, id, ttl)
+	if err != nil {
+		b.leaseCount.release()
+	}
+	return l, err
+}
+
+// grant grants the lease and writes its record.
+func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	chosen := id != 0
 	var granted *pb.LeaseGrantResponse
 	for attempt := 1; ; attempt++ {
@@ -97,7 +106,6 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 		}
 		return kv.Lease{}, err
 	}
-	b.leaseCount.granted()
 	return kv.Lease{ID: id, TTL: granted.TTL}, nil
 }
 
