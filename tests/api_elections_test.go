@@ -337,6 +337,51 @@ func TestElectionLeadersCrash(t *testing.T) {
 	}
 }
 
+// TestElectionOnlyLeaderProclaims: a candidate that waits presents its
+// own candidacy (its key, create revision and lease) to proclaim and to
+// resign: both answer 412 not_leader and change nothing, and once it
+// leads, observers see the value it campaigned with, which it may then
+// proclaim anew.
+func TestElectionOnlyLeaderProclaims(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	r, err := s.campaign(context.Background(), "office", s.grantLease(t, 600), "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := leading(t, r)
+	waiter := s.grantLease(t, 600)
+	won := s.campaignAsync("office", waiter, "second")
+	s.waitQueue(t, "office", 2)
+	key := fmt.Sprintf("office/%x", waiter)
+	queued := s.get(t, key)
+	name := "office"
+	candidate := leaderJSON(client.LeaderKey{Name: &name, Key: &key, Revision: queued.CreateRevision, Lease: waiter})
+	s.do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"usurper"}`)).wantError(t, http.StatusPreconditionFailed, "not_leader")
+	s.do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+candidate+`}`)).wantError(t, http.StatusPreconditionFailed, "not_leader")
+	if kv := s.get(t, key); valueOf(&kv) != "second" || kv.ModRevision != queued.ModRevision {
+		t.Fatalf("after the waiting candidate's refused proclaim and resign: %s = %q at %d, want %q at %d unchanged",
+			key, valueOf(&kv), kv.ModRevision, "second", queued.ModRevision)
+	}
+
+	o := openObserver(t, s, "office", 0)
+	if got := o.next(); !strings.HasPrefix(got, deref(first.Key)+"=first@") {
+		t.Fatalf("the observer's first message is %q, want %s=first", got, deref(first.Key))
+	}
+	s.do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+leaderJSON(first)+`}`)).want(t, http.StatusOK)
+	second := leading(t, <-won)
+	if got := o.next(); !strings.HasPrefix(got, key+"=second@") {
+		t.Fatalf("once the waiting candidate leads, the observer sees %q, want %s=second", got, key)
+	}
+	if second.Revision != queued.CreateRevision {
+		t.Fatalf("the candidate leads as %s, want the candidacy created at %d", leaderJSON(second), queued.CreateRevision)
+	}
+	s.do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"second-b"}`)).want(t, http.StatusOK)
+	if got := o.next(); !strings.HasPrefix(got, key+"=second-b@") {
+		t.Fatalf("after the new leader proclaimed, the observer sees %q, want %s=second-b", got, key)
+	}
+}
+
 // TestObserveEnds: observe ends with compacted when resuming below the
 // compact revision, and with canceled when the server shuts down.
 func TestObserveEnds(t *testing.T) {

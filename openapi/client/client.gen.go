@@ -2690,7 +2690,7 @@ type ClientInterface interface {
 
 	// ElectionProclaimWithBody Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2699,7 +2699,7 @@ type ClientInterface interface {
 
 	// ElectionProclaim Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2708,7 +2708,7 @@ type ClientInterface interface {
 
 	// ElectionResignWithBody Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2717,7 +2717,7 @@ type ClientInterface interface {
 
 	// ElectionResign Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3601,7 +3601,7 @@ func (c *Client) ElectionObserve(ctx context.Context, name string, params *Elect
 
 // ElectionProclaimWithBody Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3620,7 +3620,7 @@ func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, cont
 
 // ElectionProclaim Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3639,7 +3639,7 @@ func (c *Client) ElectionProclaim(ctx context.Context, name string, body Electio
 
 // ElectionResignWithBody Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3658,7 +3658,7 @@ func (c *Client) ElectionResignWithBody(ctx context.Context, name string, conten
 
 // ElectionResign Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7481,7 +7481,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithBodyWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7490,7 +7490,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7499,7 +7499,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithBodyWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7508,7 +7508,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13057,7 +13057,7 @@ func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, n
 
 // ElectionProclaimWithBodyWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13072,7 +13072,7 @@ func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.C
 
 // ElectionProclaimWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13087,7 +13087,7 @@ func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, 
 
 // ElectionResignWithBodyWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13102,7 +13102,7 @@ func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Con
 
 // ElectionResignWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
