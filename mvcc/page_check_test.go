@@ -128,3 +128,22 @@ func TestCheckPagesRefusesFreelist(t *testing.T) {
 		t.Fatalf("checkFile(a freelist freeing meta page 1) = %v, want it refused", err)
 	}
 }
+
+// BenchmarkCheckPages checks the pages of the store BenchmarkRestore
+// opens (-restore-keys, -restore-file): what every Open adds to the
+// restore before bbolt maps the file.
+func BenchmarkCheckPages(b *testing.B) {
+	path := *restoreFile
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "db")
+	}
+	if _, err := os.Stat(path); err != nil {
+		writeRestoreFile(b, path)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := checkFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
