@@ -40,11 +40,25 @@ func encodeURIComponent(s string) string {
 // percent-decoded, x%2Fy is the name "x/y". Before, the parameter was
 // used as it came when the path held such escapes, and GET and DELETE
 // of /v1/auth/users/x%2Fy answered 404 user_not_found "x%2Fy". Locks and
-// elections take such names too, and are released and resigned by them.
+// elections take such names too, and are released and resigned by them;
+// watch streams and their watches are deleted by their IDs escaped.
 func TestNamesInPathsDecoded(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, authBcryptCost)
 	none := authCaller{name: "auth off"}
+	// A stream's and a watch's IDs, which the server makes, are read the
+	// same way: every byte of them escaped.
+	stream, ids := s.createStream(t, `{"watches":[{"key":"a"}]}`)
+	escaped := func(id string) string {
+		var b strings.Builder
+		for i := 0; i < len(id); i++ {
+			fmt.Fprintf(&b, "%%%02X", id[i])
+		}
+		return b.String()
+	}
+	s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%s", escaped(stream), escaped(fmt.Sprint(ids[0]))), nil).want(t, http.StatusOK)
+	s.do(t, "DELETE", "/v1/watch/streams/"+escaped(stream), nil).want(t, http.StatusOK)
+
 	for i, name := range namesWithReservedBytes {
 		for j, escape := range []func(string) string{url.PathEscape, encodeURIComponent} {
 			t.Run(fmt.Sprintf("%q escaped %d", name, j), func(t *testing.T) {
