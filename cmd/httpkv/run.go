@@ -15,6 +15,7 @@ import (
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -94,9 +95,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// until one closes: each accepted one costs a goroutine, its buffers
 	// and a descriptor.
 	ln = newLimitListener(ln, cfg.maxConnections).withSpares(spareConnections(cfg.maxConnections))
+	var answers netHTTPAnswers
 	srv := &http.Server{
-		Handler:           handler,
-		ConnContext:       markSpare,
+		Handler: answers.Handler(handler),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return markSpare(answers.Context(ctx, c), c)
+		},
+		ConnState:         answers.State,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No ReadTimeout or WriteTimeout: watch streams last as long as
@@ -197,6 +202,7 @@ func openBackend(ctx context.Context, cfg config, compaction compactor.Config, c
 			Committer:  crash,
 		},
 		Watch:      cfg.watchOptions(),
+		Lease:      lease.Config{MaxLeases: cfg.maxLeases},
 		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },
