@@ -121,9 +121,15 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 // buffers are within it. Whether a take fits is decided by what it holds
 // (planTake); one that does not is parked. None is taken past the bound,
 // whatever the stream holds: a crowd of streams each holding nothing
-// would otherwise each take one more. The caller holds mu.
+// would otherwise each take one more. When there is no room, streams
+// whose readers have stalled are to let go of what they hold
+// (evictStalled, which the collector runs next). The caller holds mu.
 func (ms *multiStream) registryRoom() bool {
-	return ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes
+	if ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes {
+		return true
+	}
+	ms.reg.crowded.Store(true)
+	return false
 }
 
 // account brings what the registry counts for the stream's buffers up to
