@@ -299,8 +299,9 @@ type takePlan struct {
 }
 
 // messageOverhead bounds what a message adds to pending besides its
-// events field or its reason: its id, type, watch_id and header.
-const messageOverhead = 160
+// events field or its reason: its id, event name, type, watch_id, header
+// and compact revision, each number of up to 20 digits.
+const messageOverhead = 256
 
 // planTake counts what taking rs will add to the stream's buffers against
 // TotalBufferBytes (pending's growth, and the shared fields it refers to
