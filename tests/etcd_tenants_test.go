@@ -416,7 +416,40 @@ func TestGatewaySnapshot(t *testing.T) {
 		t.Errorf("httpkv snapshot save = %q", out)
 	}
 	info := snapshotStatus(t, file)
-	if b, _ := json.Marshal(info); info.Keys != 10 {
-		t.Errorf("snapshot status = %s, want 10 keys", b)
+	if b, _ := json.Marshal(info); info.Keys != 11 {
+		t.Errorf("snapshot status = %s, want 11 keys: 10 and the deployment's marker", b)
+	}
+}
+
+// TestOverlappingNamespaces: a gateway whose namespace lies inside
+// another deployment's, or covers one, does not start, and names the
+// other; the deployment without a namespace covers every other. Before,
+// --etcd-namespace /b/kv/ beside /b/ started healthy, and its keys
+// landed among /b/'s keys and private records.
+func TestOverlappingNamespaces(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := startGateway(t, c, "/b/")
+	b.put(t, "k", "v")
+	for _, tc := range []struct{ ns, want string }{
+		{"/b/kv/", `"/b/kv/" lies inside the deployment of namespace "/b/"`},
+		{"/b/auth/x/", `lies inside the deployment of namespace "/b/"`},
+		{"/b", `"/b" covers the deployment of namespace "/b/"`},
+		{"", `covers the deployment of namespace "/b/"`},
+	} {
+		_, stderr, err := runHTTPKV(t, nil, "--listen", "127.0.0.1:0", "--backend", "etcd",
+			"--etcd-endpoints", strings.Join(c.Endpoints(), ","), "--etcd-namespace", tc.ns)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("a gateway of %q beside /b/ = %v, stderr %q; want it refused, saying %q", tc.ns, err, stderr, tc.want)
+		}
+	}
+	raw, err := c.Client(t).Get(context.Background(), "", clientv3.WithFromKey(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range raw.Kvs {
+		if k := string(p.Key); strings.HasPrefix(k, "/b/kv/") && k != "/b/kv/k" || !strings.HasPrefix(k, "/b/") {
+			t.Errorf("etcd holds %q after the refused gateways: written by one of them", k)
+		}
 	}
 }

@@ -192,6 +192,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b.leaseCount.max = int64(opts.MaxLeases)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	rev, cluster, err := b.firstRead(ctx)
+	if err == nil {
+		err = b.checkDeployment(ctx)
+	}
 	if err != nil {
 		b.cancel()
 		b.closeClients()

@@ -17,7 +17,10 @@ import (
 
 // probeKey is the key, outside the API's keys, that compaction probes
 // watch. Nothing writes it.
-func (b *Backend) probeKey() string { return b.opts.Namespace + "probe" }
+func (b *Backend) probeKey() string { return b.opts.Namespace + probeName }
+
+// probeName is the probe's key under the namespace.
+const probeName = "probe"
 
 // learnCompact records a compact revision etcd reported.
 func (b *Backend) learnCompact(rev int64) {
