@@ -125,12 +125,14 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 // at least.
 //
 // A snapshot holds the whole cluster: every namespace's keys, leases and
-// auth records (password hashes, the keys that sign tokens). So a gateway
-// of one namespace refuses it (kv.ErrNotSupported); only a deployment
-// that has the cluster to itself (no --etcd-namespace) takes one.
+// auth records (password hashes, the keys that sign tokens), and etcd's
+// own users. So a gateway of one namespace refuses it
+// (kv.ErrNotSupported); only a deployment that has the cluster to itself
+// (no --etcd-namespace) takes one, and only while the cluster holds
+// nothing but its records (snapshotAllowed).
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
-	if b.opts.Namespace != "" {
-		return nil, kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): copy the namespace's keys with GET /v1/export, or snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
+	if err := b.snapshotAllowed(ctx); err != nil {
+		return nil, err
 	}
 	var errs []error
 	for _, ep := range b.opts.Endpoints {
@@ -144,6 +146,53 @@ func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
 		errs = append(errs, fmt.Errorf("snapshot of %s: %w", ep, err))
 	}
 	return nil, errors.Join(errs...)
+}
+
+// snapshotAllowed fails with kv.ErrNotSupported unless a snapshot of the
+// cluster would hold this deployment's records alone: the gateway has
+// no namespace, the cluster holds no key outside the deployment's own
+// areas (another deployment's, or a client of etcd's own), and etcd's
+// own auth is off (its users' password hashes are in the snapshot).
+func (b *Backend) snapshotAllowed(ctx context.Context) error {
+	const instead = "copy this deployment's keys with GET /v1/export, and let the cluster's operator back the cluster up with etcdctl snapshot save"
+	if b.opts.Namespace != "" {
+		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): %s", b.opts.Namespace, instead)
+	}
+	gaps := foreignRanges("")
+	ops := make([]clientv3.Op, len(gaps))
+	for i, g := range gaps {
+		ops[i] = clientv3.OpGet(g.key, clientv3.WithRange(g.end), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	}
+	var found []byte
+	var etcdAuth bool
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return err
+		}
+		b.saw(resp.Header.Revision)
+		for _, r := range resp.Responses {
+			if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+				found = kvs[0].Key
+				return nil
+			}
+		}
+		st, err := b.cli.AuthStatus(ctx)
+		if err != nil {
+			return err
+		}
+		etcdAuth = st.Enabled
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case found != nil:
+		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and the cluster holds %q, which is none of this deployment's keys (another deployment's, or a client of etcd's own): %s", found, instead)
+	case etcdAuth:
+		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and etcd's own auth is on: the snapshot would hold etcd's users and their password hashes: %s", instead)
+	}
+	return nil
 }
 
 // memberSnapshot opens the snapshot stream of the member at ep, through a
