@@ -86,6 +86,12 @@ type Options struct {
 	// ProgressInterval is how often the idle upstream watch asks etcd for
 	// a progress notification. Zero means DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// ClusterMaintenance lets a gateway of a namespace compact,
+	// defragment and disarm alarms: operations of the whole cluster,
+	// which every deployment on it undergoes. Without it only a gateway
+	// without a namespace, whose deployment has the cluster to itself,
+	// runs them; the others answer kv.ErrNotSupported.
+	ClusterMaintenance bool
 	// Watch configures the watch scheduler.
 	Watch watch.Options
 	// Auth configures the auth store; its Write is the gateway's own.

@@ -33,9 +33,12 @@ func (b *Backend) learnCompact(rev int64) {
 }
 
 // Compact compacts etcd's history at rev (the whole cluster's: etcd
-// compacts every namespace at once); with physical it returns once the
-// space is reclaimed.
+// compacts every namespace at once, so only a gateway that may, by
+// clusterWide); with physical it returns once the space is reclaimed.
 func (b *Backend) Compact(ctx context.Context, rev int64, physical bool) error {
+	if err := b.clusterWide("compaction", "let etcd compact its history itself (--auto-compaction-mode and --auto-compaction-retention on its members)"); err != nil {
+		return err
+	}
 	var opts []clientv3.CompactOption
 	if physical {
 		opts = append(opts, clientv3.WithCompactPhysical())

@@ -41,7 +41,7 @@ func readAll(tb testing.TB, b *Backend, q kv.HistoryRequest) ([]string, int) {
 func TestHistoryPages(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	b := openGateway(t, c, "/h/")
+	b := openGateway(t, c, "/h/", func(o *Options) { o.ClusterMaintenance = true })
 	ctx := context.Background()
 	var want []string
 	var first int64 // the revision of a's first put

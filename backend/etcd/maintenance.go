@@ -20,10 +20,25 @@ import (
 // its whole file.
 const defragTimeout = 5 * time.Minute
 
+// clusterWide fails with kv.ErrNotSupported unless the gateway may run
+// an operation of the whole cluster (Options.ClusterMaintenance): what,
+// done through one namespace, every other deployment of the cluster
+// undergoes, and where it is done instead.
+func (b *Backend) clusterWide(what, instead string) error {
+	if b.opts.Namespace == "" || b.opts.ClusterMaintenance {
+		return nil
+	}
+	return kv.Errorf(kv.ErrNotSupported, "%s is the whole etcd cluster's, every deployment's on it, and this gateway serves one namespace (--etcd-namespace %q): %s, or start the gateways of the deployment that administers the cluster with --etcd-cluster-maintenance", what, b.opts.Namespace, instead)
+}
+
 // Defrag defragments every member, one at a time (etcd defragments one
 // member per request, and a member defragmenting answers nothing else),
-// and returns the largest member's size after.
+// and returns the largest member's size after. It is the cluster's
+// (clusterWide).
 func (b *Backend) Defrag(ctx context.Context) (int64, error) {
+	if err := b.clusterWide("defragmentation", "the cluster's operator runs etcdctl defrag on each member"); err != nil {
+		return 0, err
+	}
 	for _, ep := range b.opts.Endpoints {
 		dctx, cancel := context.WithTimeout(ctx, defragTimeout)
 		_, err := b.cli.Defragment(dctx, ep)
@@ -98,8 +113,11 @@ func (b *Backend) alarmMembers(ctx context.Context) ([]*pb.AlarmMember, error) {
 
 // DisarmAlarms disarms NOSPACE on every member that raised it, and
 // returns the alarms still active. A write that still does not fit
-// raises it again, as in etcd.
+// raises it again, as in etcd. It is the cluster's (clusterWide).
 func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
+	if err := b.clusterWide("disarming etcd's alarms", "the cluster's operator runs etcdctl alarm disarm once space is freed"); err != nil {
+		return nil, err
+	}
 	members, err := b.alarmMembers(ctx)
 	if err != nil {
 		return nil, err

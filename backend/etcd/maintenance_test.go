@@ -155,3 +155,47 @@ func TestSnapshotOfASharedCluster(t *testing.T) {
 		t.Errorf("Snapshot of a cluster with etcd's auth on = %v, %v; want ErrNotSupported saying so", sn, err)
 	}
 }
+
+// TestClusterMaintenanceOfATenant: compaction, defragmentation and
+// disarming alarms are the whole cluster's: a gateway of a namespace
+// refuses them (kv.ErrNotSupported, naming where they are done), and the
+// other deployment's history is intact; with ClusterMaintenance, its
+// deployment administers the cluster and they run. Before, a compaction
+// through /a/ compacted /b/'s history.
+func TestClusterMaintenanceOfATenant(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	ctx := context.Background()
+	tenant := openGateway(t, c, "/a/")
+	other := openGateway(t, c, "/b/")
+	first := put(t, other, "k", "1")
+	put(t, other, "k", "2")
+	rev := put(t, tenant, "k", "1")
+	for name, err := range map[string]error{
+		"Compact":      tenant.Compact(ctx, rev, true),
+		"Defrag":       func() error { _, err := tenant.Defrag(ctx); return err }(),
+		"DisarmAlarms": func() error { _, err := tenant.DisarmAlarms(ctx); return err }(),
+	} {
+		if !errors.Is(err, kv.ErrNotSupported) || !strings.Contains(err.Error(), "--etcd-cluster-maintenance") || !strings.Contains(err.Error(), "etcdctl") && name != "Compact" {
+			t.Errorf("%s through a namespace = %v; want ErrNotSupported naming where it is done", name, err)
+		}
+	}
+	res, err := other.Range(ctx, kv.RangeRequest{Key: []byte("k"), Options: kv.RangeOptions{Revision: first}})
+	if err != nil || len(res.KVs) != 1 || string(res.KVs[0].Value) != "1" {
+		t.Errorf("/b/'s k at %d after /a/'s refused compaction = %+v, %v; want 1", first, res.KVs, err)
+	}
+
+	admin := openGateway(t, c, "/ops/", func(o *Options) { o.ClusterMaintenance = true })
+	if err := admin.Compact(ctx, rev, false); err != nil {
+		t.Errorf("Compact with ClusterMaintenance = %v", err)
+	}
+	if _, err := admin.Defrag(ctx); err != nil {
+		t.Errorf("Defrag with ClusterMaintenance = %v", err)
+	}
+	if _, err := admin.DisarmAlarms(ctx); err != nil {
+		t.Errorf("DisarmAlarms with ClusterMaintenance = %v", err)
+	}
+	if _, err := other.Range(ctx, kv.RangeRequest{Key: []byte("k"), Options: kv.RangeOptions{Revision: first}}); !errors.Is(err, kv.ErrCompacted) {
+		t.Errorf("/b/'s k at %d after the administrator's compaction = %v, want ErrCompacted", first, err)
+	}
+}

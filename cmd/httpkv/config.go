@@ -111,6 +111,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	switch c.backend {
 	case "embedded":
+		if c.etcd.clusterMaintenance {
+			return c, fmt.Errorf("--etcd-cluster-maintenance does not apply to --backend embedded: the store's compaction, defragmentation and alarms are its own")
+		}
 	case "etcd":
 		if err := c.etcd.check(&c); err != nil {
 			return c, err

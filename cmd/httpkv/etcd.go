@@ -25,6 +25,7 @@ type etcdConfig struct {
 	username, password string
 	watchWindowBytes   int64
 	requestTimeout     time.Duration
+	clusterMaintenance bool
 }
 
 // addFlags registers the flags of the etcd backend.
@@ -38,6 +39,7 @@ func (c *etcdConfig) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.password, "etcd-password", "", "the password of --etcd-username")
 	fs.Int64Var(&c.watchWindowBytes, "etcd-watch-window-bytes", etcd.DefaultWindowBytes, "most bytes of recent revisions held in memory for watchers that are behind; older ones are read from etcd")
 	fs.DurationVar(&c.requestTimeout, "etcd-request-timeout", etcd.DefaultRequestTimeout, "how long an etcd request may take before the API answers 503")
+	fs.BoolVar(&c.clusterMaintenance, "etcd-cluster-maintenance", false, "this deployment administers the etcd cluster: with --etcd-namespace, POST /v1/compact, POST /v1/defrag and DELETE /v1/alarms act on every deployment of the cluster (without it they answer 501)")
 }
 
 // check validates the etcd flags of a --backend etcd command line.
@@ -117,7 +119,9 @@ func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backen
 		MaxResponseBytes: cfg.maxResponseBytes,
 		WindowBytes:      cfg.etcd.watchWindowBytes,
 		Watch:            cfg.watchOptions(),
-		Auth:             auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
-		OnError:          func(err error) { log.Warn().Err(err).Msg("etcd") },
+		// The cluster's compaction, defragmentation and alarms.
+		ClusterMaintenance: cfg.etcd.clusterMaintenance,
+		Auth:               auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
+		OnError:            func(err error) { log.Warn().Err(err).Msg("etcd") },
 	})
 }

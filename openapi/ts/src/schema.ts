@@ -1916,6 +1916,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd's alarms are the whole cluster's. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
                 headers: {
@@ -3331,6 +3340,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd compacts the whole cluster, every deployment on it. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
                 headers: {
@@ -3384,6 +3402,15 @@ export interface operations {
             };
             /** @description internal: an unexpected failure. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: defragmentation is of the whole cluster's members. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5229,7 +5256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_supported: a gateway over etcd with --etcd-namespace, whose snapshot would hold the whole cluster, every other namespace's keys and users included; GET /v1/export copies the namespace's keys. */
+            /** @description not_supported: a gateway over etcd whose snapshot would hold more than its deployment's records (with --etcd-namespace, or on a cluster holding other keys, or with etcd's own auth on), every other namespace's keys and users included; GET /v1/export copies the namespace's keys. */
             501: {
                 headers: {
                     [name: string]: unknown;
