@@ -111,18 +111,37 @@ func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 	if needsDryRun(&r) {
 		return b.boundedTxn(ctx, &r)
 	}
+	op, opless := txnOp(&r), len(r.Success) == 0 && len(r.Failure) == 0
+	if opless {
+		op = currentTxnOp(&r)
+	}
 	var res kv.TxnResult
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.reads.Do(ctx, txnOp(&r))
+		resp, err := b.reads.Do(ctx, op)
 		if err != nil {
 			return b.tooLarge(err)
 		}
 		txn := resp.Txn()
 		b.saw(txn.Header.Revision)
+		if opless {
+			txn.Responses = nil // currentTxnOp's read
+		}
 		res, err = txnResult(&r, (*pb.TxnResponse)(txn))
 		return err
 	})
 	return res, err
+}
+
+// currentTxnOp is r, a txn without ops, with a read of one key (counted,
+// not returned) in its success branch: etcd serves a txn whose ops are
+// all serializable reads from the state of the member that takes it,
+// and holds a txn without ops for one (etcd's IsTxnSerializable), so a
+// follower a little behind the leader would answer it with a revision,
+// and compares, from before a write already acknowledged. With a
+// linearizable read in it, the member first catches up with the leader.
+func currentTxnOp(r *kv.TxnRequest) clientv3.Op {
+	read := clientv3.OpGet("\x00", clientv3.WithCountOnly())
+	return clientv3.OpTxn(txnCompares(r), []clientv3.Op{read}, nil)
 }
 
 // checkLeaseKeys asks guard about the keys attached to the leases. A
