@@ -114,7 +114,7 @@ func errorExamples() []*errorExample {
 				tb.Fatal("20 failed token requests were never answered 429")
 			},
 			method: "POST", path: "/v1/auth/token", body: `{"name":"ann","password":"wrong"}`},
-		{code: "unavailable", when: "the server is shutting down, or its backend failed (the message says which); retry after Retry-After, on another gateway over etcd",
+		{code: "unavailable", when: "the server is shutting down, its backend failed, or etcd cannot serve a gateway (no member reachable, or no quorum): the message says which; retry after Retry-After, on another gateway over etcd",
 			flags: []string{},
 			setup: func(tb testing.TB, s *server) {
 				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)

@@ -34,6 +34,13 @@
 // duplicate. When the upstream watch breaks, it resumes from the last
 // revision it saw.
 //
+// # Availability
+//
+// A prober asks every member, four times a second, for a linearizable
+// read (prober.go). While none answers, calls fail at once with why, and
+// calls waiting on etcd end with it; while one does, a call may take
+// Options.RequestTimeout.
+//
 // # Revisions
 //
 // The gateway's revision (Rev) is the newest it has seen in any answer

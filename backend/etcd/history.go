@@ -37,8 +37,14 @@ func (b *Backend) History(ctx context.Context, q kv.HistoryRequest) (kv.HistoryP
 	if err := q.Validate(); err != nil {
 		return kv.HistoryPage{}, err
 	}
+	// The page's watches wait for etcd: not once it stops serving.
+	ctx, stop, err := b.whileServing(ctx)
+	if err != nil {
+		return kv.HistoryPage{}, err
+	}
+	defer stop()
 	var cur int64
-	err := b.call(ctx, func(ctx context.Context) error {
+	err = b.call(ctx, func(ctx context.Context) error {
 		resp, err := b.kv.Get(ctx, string(q.Key), clientv3.WithRange(string(q.End)), clientv3.WithCountOnly())
 		if err != nil {
 			return err

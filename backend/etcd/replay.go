@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -62,7 +61,7 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
-				return fmt.Errorf("%w: the watch of etcd ended", kv.ErrUnavailable)
+				return kv.Errorf(kv.ErrUnavailable, "etcd ended the watch; retry after Retry-After")
 			}
 			if err := b.watchFailure(&resp); err != nil {
 				return err
