@@ -41,7 +41,7 @@ func (c *etcdConfig) addFlags(fs *flag.FlagSet) {
 }
 
 // check validates the etcd flags of a --backend etcd command line.
-func (c *etcdConfig) check(cfg *config) error {
+func (c *etcdConfig) check() error {
 	if c.endpointList() == nil {
 		return errors.New("--backend etcd needs --etcd-endpoints")
 	}
@@ -53,11 +53,6 @@ func (c *etcdConfig) check(cfg *config) error {
 	}
 	if c.watchWindowBytes <= 0 || c.requestTimeout <= 0 {
 		return errors.New("--etcd-watch-window-bytes and --etcd-request-timeout must be positive")
-	}
-	if cfg.autoCompactionRetention != "0" {
-		// Every gateway would compact: etcd's own auto-compaction is the
-		// one place for it.
-		return errors.New("--auto-compaction-retention applies to the embedded store; with --backend etcd use etcd's own --auto-compaction-retention")
 	}
 	return nil
 }
