@@ -202,18 +202,22 @@ func (m *memberProbe) probe(ctx context.Context, opts Options, key string) (outc
 	}
 	_, err := pb.NewKVClient(conn).Range(clientv3.WithRequireLeader(ctx),
 		&pb.RangeRequest{Key: []byte(key), CountOnly: true}, grpc.WaitForReady(false))
+	var answer rpctypes.EtcdError
 	switch {
 	case err == nil:
 		return answered, nil
 	case errors.Is(rpctypes.Error(err), rpctypes.ErrNoLeader):
 		return leaderless, nil
+	case errors.As(rpctypes.Error(err), &answer):
+		// etcd's own answer ("leader changed" in an election, "permission
+		// denied"): the member is there and has a cluster behind it; the
+		// next probe tells if that cluster lost its leader.
+		return answered, nil
 	case ctx.Err() != nil:
 		return silent, nil
 	case status.Code(err) == codes.Unavailable:
-		return unreachable, err
+		return unreachable, err // the connection's failure, not etcd's
 	}
-	// Anything else (a permission denied, say) came from a member that
-	// has read through its leader: it serves.
 	return answered, nil
 }
 
