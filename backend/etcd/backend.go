@@ -36,6 +36,9 @@ const (
 	DefaultProgressInterval = 5 * time.Second
 	// DefaultStartTimeout bounds Open's wait for the cluster to answer.
 	DefaultStartTimeout = 30 * time.Second
+	// DefaultMaxHistoryWatches bounds the etcd watches requests open at
+	// once to read history.
+	DefaultMaxHistoryWatches = 64
 )
 
 // Sub-prefixes of the namespace; see the package doc.
@@ -83,6 +86,12 @@ type Options struct {
 	// ProgressInterval is how often the idle upstream watch asks etcd for
 	// a progress notification. Zero means DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// MaxHistoryWatches bounds the etcd watches that requests open at
+	// once to read history (etcd's watch is its only read of past
+	// events): a page of GET /v1/history, or the compact revision asked.
+	// Past it such a request fails with too_many_requests. Zero means
+	// DefaultMaxHistoryWatches.
+	MaxHistoryWatches int
 	// Watch configures the watch scheduler.
 	Watch watch.Options
 	// Auth configures the auth store; its Write is the gateway's own.
@@ -111,6 +120,9 @@ func (o *Options) setDefaults() {
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = DefaultProgressInterval
 	}
+	if o.MaxHistoryWatches <= 0 {
+		o.MaxHistoryWatches = DefaultMaxHistoryWatches
+	}
 	if o.OnError == nil {
 		o.OnError = func(error) {}
 	}
@@ -138,6 +150,9 @@ type Backend struct {
 	// streams numbers the watch streams the gateway opens to etcd, each
 	// of its own (see replay.go).
 	streams atomic.Int64
+	// historyWatches holds a token per etcd watch a request has open to
+	// read history (Options.MaxHistoryWatches).
+	historyWatches chan struct{}
 
 	figures   figures
 	avail     *prober
@@ -185,6 +200,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		reads:   namespace.NewKV(readCli.KV, prefix),
 		watcher: namespace.NewWatcher(cli.Watcher, prefix),
 		lease:   namespace.NewLease(cli.Lease, prefix),
+
+		historyWatches: make(chan struct{}, opts.MaxHistoryWatches),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	rev, cluster, err := b.firstRead(ctx)

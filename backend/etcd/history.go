@@ -160,7 +160,7 @@ type positioned struct {
 // with its position, until fn returns false.
 func (hr *historyRead) read(ctx context.Context, from, to int64, fn func(positioned) bool) error {
 	var rev, idx int64
-	return hr.b.replay(ctx, hr.b.watcher, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
+	return hr.b.historyReplay(ctx, hr.b.watcher, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
 		func(e *clientv3.Event) bool {
 			if e.Kv.ModRevision != rev {
 				rev, idx = e.Kv.ModRevision, 0

@@ -12,7 +12,8 @@ import (
 
 // Range reads one page of a range. From a page's start key (r.From) it
 // reads the page and counts the whole range in one etcd txn, so that both
-// are at one revision.
+// are at one revision. A range in key order is read in pieces
+// (range_pages.go).
 func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
 	if len(r.Key) == 0 {
 		return kv.RangeResult{}, kv.Invalidf("empty key")
@@ -20,32 +21,14 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	if err := r.Options.Validate(); err != nil {
 		return kv.RangeResult{}, err
 	}
-	var res kv.RangeResult
-	err := b.call(ctx, func(ctx context.Context) error {
-		if r.From == nil {
-			resp, err := b.reads.Do(ctx, rangeOp(r.Key, r.End, r.Options))
-			if err != nil {
-				return b.tooLarge(err)
-			}
-			b.saw(resp.Get().Header.Revision)
-			res, err = rangeResult((*pb.RangeResponse)(resp.Get()), r.Options)
-			return err
-		}
-		count := kv.RangeOptions{Revision: r.Options.Revision, CountOnly: true}
-		resp, err := b.reads.Txn(ctx).Then(rangeOp(r.From, r.End, r.Options), rangeOp(r.Key, r.End, count)).Commit()
-		if err != nil {
-			return b.tooLarge(err)
-		}
-		b.saw(resp.Header.Revision)
-		page := resp.Responses[0].GetResponseRange()
-		page.Header = resp.Header
-		if res, err = rangeResult(page, r.Options); err != nil {
-			return err
-		}
-		res.Count = resp.Responses[1].GetResponseRange().Count
-		return nil
-	})
-	return res, err
+	if inPieces(&r.Options) {
+		return b.rangeInPieces(ctx, r)
+	}
+	page, err := b.readPiece(ctx, r, r.From, r.Options, true)
+	if err != nil {
+		return kv.RangeResult{}, err
+	}
+	return rangeResult(page, r.Options)
 }
 
 // Put writes a key. With a guard and a lease, the guard sees the keys

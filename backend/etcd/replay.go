@@ -93,6 +93,25 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 	}
 }
 
+// errHistoryBusy answers a request that would open an etcd watch to read
+// history while Options.MaxHistoryWatches are open.
+var errHistoryBusy = kv.NewError(kv.CodeTooManyRequests,
+	"the gateway has as many etcd watches open to read history as it may (--etcd-max-history-watches): retry later")
+
+// historyReplay is replay for a request: one of the etcd watches
+// requests may have open at once, or errHistoryBusy. (The watch
+// scheduler's own reads of history, one at a time, take no token.)
+func (b *Backend) historyReplay(ctx context.Context, w clientv3.Watcher, key, end string, from, to int64,
+	opts []clientv3.OpOption, fn func(*clientv3.Event) bool) error {
+	select {
+	case b.historyWatches <- struct{}{}:
+	default:
+		return errHistoryBusy
+	}
+	defer func() { <-b.historyWatches }()
+	return b.replay(ctx, w, key, end, from, to, opts, fn)
+}
+
 // watchFailure returns why an answer of an etcd watch ends the watch: a
 // *kv.CompactedError, its compact revision learned, or etcd's error as
 // package kv's; nil for an answer to read. It records the answer's

@@ -3963,7 +3963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After). */
+            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later. */
             429: {
                 headers: {
                     [name: string]: unknown;
