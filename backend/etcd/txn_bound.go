@@ -117,8 +117,9 @@ func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
 // bound, or read the past: a dry run first, refused if its answer is too
 // large or if it fails, then the txn guarded by what the dry run read.
 // A txn with past reads is sent without them, and always guarded: their
-// answers are the dry run's (txn_past.go).
-func (b *Backend) boundedTxn(ctx context.Context, r *kv.TxnRequest) (kv.TxnResult, error) {
+// answers are the dry run's (txn_past.go). reads is the KV the txn runs
+// through (b.reads, or leasedKV's).
+func (b *Backend) boundedTxn(ctx context.Context, reads clientv3.KV, r *kv.TxnRequest) (kv.TxnResult, error) {
 	past := hasPastReads(r)
 	send := r
 	if past {
@@ -154,7 +155,7 @@ func (b *Backend) boundedTxn(ctx context.Context, r *kv.TxnRequest) (kv.TxnResul
 		var res kv.TxnResult
 		held := true
 		err = b.call(ctx, func(ctx context.Context) error {
-			resp, err := b.reads.Txn(ctx).If(cmps...).Then(txnOp(send)).Commit()
+			resp, err := reads.Txn(ctx).If(cmps...).Then(txnOp(send)).Commit()
 			if err != nil {
 				return b.tooLarge(err)
 			}
