@@ -39,10 +39,10 @@
 //
 // # Availability
 //
-// A prober asks every member, four times a second, for a linearizable
-// read (prober.go). While none answers, calls fail at once with why, and
-// calls waiting on etcd end with it; while one does, a call may take
-// Options.RequestTimeout.
+// A prober asks every member, four times a second, for a read it serves
+// only with a leader (prober.go). While none answers, calls fail at once
+// with why, and calls waiting on etcd end with it; while one does, a call
+// may take Options.RequestTimeout.
 //
 // # Revisions
 //

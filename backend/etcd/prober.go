@@ -23,21 +23,27 @@ import (
 
 // A gateway knows at every moment whether etcd serves, so that no request
 // waits on a cluster that cannot answer it: a prober asks every member,
-// every probeInterval, for a linearizable read (which a member answers
-// only with a leader and a quorum behind it). While one answers, etcd
-// serves, and a request may take up to Options.RequestTimeout. When none
-// does, etcd does not serve: requests fail at once with why (503
+// every probeInterval, for a read under etcd's require-leader check,
+// which a member answers only while it has a leader. While one answers,
+// etcd serves, and a request may take up to Options.RequestTimeout. When
+// none does, etcd does not serve: requests fail at once with why (503
 // unavailable, "etcd cannot serve: of 3 members, 2 unreachable (...), 1
 // without a leader (no quorum)"), and those waiting on etcd stop
 // waiting. So a request answers within probeInterval + probeTimeout of
-// etcd failing, /health included, and the gateway serves again within
-// probeInterval of a member answering.
+// etcd becoming unreachable, and of its members noticing they lost their
+// quorum (etcd's --election-timeout, 1 s by default, to twice that: a
+// leader steps down, and a follower stops following, once it has not
+// heard from a quorum that long), /health included; and the gateway
+// serves again within probeInterval of a member answering.
 //
 // Each member is probed through a client of its own, with no retries and
 // without waiting for a connection that failed: a member down or cut off
-// answers "unreachable" at once, one without a leader "no leader" at once
-// (etcd's require-leader check), and only one that says nothing costs the
-// probe its timeout.
+// answers "unreachable" at once, one without a leader "no leader" at once,
+// and only one that says nothing costs the probe its timeout. The read is
+// serializable, served by the member from its own state: a linearizable
+// one waits for the member to apply what the cluster committed, which
+// under a burst of large writes takes longer than the probe may wait,
+// and would count a busy cluster as a silent one.
 
 // Timing of the probes; see above.
 const (
@@ -181,7 +187,8 @@ func (p *prober) probe(ctx context.Context) error {
 	return verdict(p.members)
 }
 
-// probe asks the member for a linearizable read of key.
+// probe asks the member for a serializable read of key, if it has a
+// leader.
 func (m *memberProbe) probe(ctx context.Context, opts Options, key string) (outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -201,7 +208,7 @@ func (m *memberProbe) probe(ctx context.Context, opts Options, key string) (outc
 		conn.ResetConnectBackoff()
 	}
 	_, err := pb.NewKVClient(conn).Range(clientv3.WithRequireLeader(ctx),
-		&pb.RangeRequest{Key: []byte(key), CountOnly: true}, grpc.WaitForReady(false))
+		&pb.RangeRequest{Key: []byte(key), CountOnly: true, Serializable: true}, grpc.WaitForReady(false))
 	var answer rpctypes.EtcdError
 	switch {
 	case err == nil:
