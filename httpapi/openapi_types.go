@@ -183,6 +183,8 @@ type leaseTimeToLiveDoc struct {
 	Keys []string `json:"keys,omitempty"`
 	// With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys.
 	KeysBase64 []string `json:"keys_base64,omitempty" format:"byte"`
+	// With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise.
+	KeysHidden bool `json:"keys_hidden,omitempty"`
 } // @name LeaseTimeToLive
 
 // headerResponseDoc answers a revoke or a compaction.

@@ -528,7 +528,7 @@ func TestAuthRBACDetails(t *testing.T) {
 		return authCaller{}
 	}
 
-	t.Run("lease time-to-live hides unreadable keys", func(t *testing.T) {
+	t.Run("lease time-to-live hides unreadable keys, and says so", func(t *testing.T) {
 		id := f.grantLease(t, "app/l", "logs/l", "m/l", "etc/l", "cfg")
 		want := map[string][]string{
 			"root":  {"app/l", "cfg", "etc/l", "logs/l", "m/l"},
@@ -544,6 +544,10 @@ func TestAuthRBACDetails(t *testing.T) {
 			got := slices.Sorted(slices.Values(deref(res.Keys)))
 			if !slices.Equal(got, keys) || len(deref(res.KeysBase64)) != 0 {
 				t.Errorf("lease %d keys as %s = %q %q, want %q", id, name, res.Keys, res.KeysBase64, keys)
+			}
+			// Who may not read them all is told some were left out.
+			if hidden := len(keys) < 5; deref(res.KeysHidden) != hidden {
+				t.Errorf("lease %d keys as %s: keys_hidden %v, want %v", id, name, res.KeysHidden, hidden)
 			}
 		}
 	})

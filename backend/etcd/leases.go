@@ -28,6 +28,11 @@ import (
 // int64, so the gateway draws them itself.
 const maxLeaseID = 1<<53 - 1
 
+// maxLeaseTTL is etcd's longest TTL (its MaxLeaseTTL, about 285 years),
+// the embedded store's too (lease.MaxTTL): etcd's own refusal says only
+// "too large lease TTL".
+const maxLeaseTTL = 9_000_000_000
+
 // grantAttempts bounds the draws of a lease ID that another lease holds.
 const grantAttempts = 8
 
@@ -46,8 +51,8 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	if id < 0 || id > maxLeaseID {
 		return kv.Lease{}, kv.Invalidf("lease id %d out of [0, 2^53-1]", id)
 	}
-	if ttl <= 0 {
-		return kv.Lease{}, kv.Invalidf("lease ttl %d is not positive", ttl)
+	if ttl <= 0 || ttl > maxLeaseTTL {
+		return kv.Lease{}, kv.Invalidf("ttl must be 1 to %d seconds, not %d", maxLeaseTTL, ttl)
 	}
 	if err := b.leaseCount.admit(ctx, b); err != nil {
 		return kv.Lease{}, err

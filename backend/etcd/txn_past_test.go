@@ -21,7 +21,7 @@ import (
 func TestTxnPastReadsKeepMembersEqual(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
-	b := openGateway(t, c, "/past/")
+	b := openGateway(t, c, "/past/", func(o *Options) { o.ClusterMaintenance = true })
 	ctx := context.Background()
 	first := put(t, b, "k", "1")
 	put(t, b, "k", "2")

@@ -889,6 +889,9 @@ type LeaseTimeToLive struct {
 	// KeysBase64 With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys.
 	KeysBase64 *[][]byte `json:"keys_base64,omitempty"`
 
+	// KeysHidden With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise.
+	KeysHidden *bool `json:"keys_hidden,omitempty"`
+
 	// Ttl Seconds left before the lease expires.
 	Ttl int64 `json:"ttl"`
 }
@@ -2828,7 +2831,7 @@ type ClientInterface interface {
 
 	// LeaseTimeToLive A lease's time to live
 	//
-	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 	//
 	// Corresponds with GET /v1/leases/{id} (the `LeaseTimeToLive` operationId).
 	LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTimeToLiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3880,7 +3883,7 @@ func (c *Client) RevokeLease(ctx context.Context, id int64, reqEditors ...Reques
 
 // LeaseTimeToLive A lease's time to live
 //
-// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 //
 // Corresponds with GET /v1/leases/{id} (the `LeaseTimeToLive` operationId).
 func (c *Client) LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTimeToLiveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7674,7 +7677,7 @@ type ClientWithResponsesInterface interface {
 
 	// LeaseTimeToLiveWithResponse A lease's time to live
 	//
-	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13370,7 +13373,7 @@ func (c *ClientWithResponses) RevokeLeaseWithResponse(ctx context.Context, id in
 
 // LeaseTimeToLiveWithResponse A lease's time to live
 //
-// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 //
 // Returns a wrapper object for the known response body format(s).
 //

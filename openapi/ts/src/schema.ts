@@ -629,7 +629,7 @@ export interface paths {
         };
         /**
          * A lease's time to live
-         * @description Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+         * @description Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
          */
         get: operations["leaseTimeToLive"];
         put?: never;
@@ -1195,6 +1195,8 @@ export interface components {
             keys?: string[];
             /** @description With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys. */
             keys_base64?: string[];
+            /** @description With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise. */
+            keys_hidden?: boolean;
             /**
              * Format: int64
              * @description Seconds left before the lease expires.
