@@ -32,6 +32,11 @@ const (
 	CodeUnavailable        Code = "unavailable"
 	CodeNoSpace            Code = "no_space"
 	CodeInternal           Code = "internal"
+	// CodePreconditionFailed: a condition of the request (If-Match) did
+	// not hold.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodePatchFailed: a patch cannot apply to the value it was given.
+	CodePatchFailed Code = "patch_failed"
 )
 
 // Error is a failure with a code and a message meant for the client: no
