@@ -13,6 +13,7 @@ import (
 // Every method is safe for concurrent use; ctx is the request's.
 type Backend interface {
 	KV
+	Rewriter
 	Watcher
 	Leases
 	Maintenance
@@ -35,6 +36,12 @@ type KV interface {
 	// History reads one page of what happened to a range (API.md
 	// "History").
 	History(ctx context.Context, r kv.HistoryRequest) (kv.HistoryPage, error)
+}
+
+// Rewriter makes a range hold given content at one new revision: an
+// import's, or its own at a past revision (a restore).
+type Rewriter interface {
+	Rewrite(ctx context.Context, r kv.RewriteRequest) (kv.RewriteResult, error)
 }
 
 // Watcher starts watches. The stream lives until it ends or is closed,
