@@ -13,7 +13,7 @@ import (
 // Every method is safe for concurrent use; ctx is the request's.
 type Backend interface {
 	KV
-	Rewriter
+	Bulk
 	Watcher
 	Leases
 	Maintenance
@@ -38,9 +38,16 @@ type KV interface {
 	History(ctx context.Context, r kv.HistoryRequest) (kv.HistoryPage, error)
 }
 
-// Rewriter makes a range hold given content at one new revision: an
-// import's, or its own at a past revision (a restore).
-type Rewriter interface {
+// Bulk reads and writes whole ranges at one revision, however large:
+// export, import, restore.
+type Bulk interface {
+	// Each calls fn with every key of [key, end) at rev (0: the current
+	// revision), in key order, holding a page of the range at a time;
+	// it returns the revision it read at. The KeyValue is valid during
+	// the call only.
+	Each(ctx context.Context, key, end []byte, rev int64, fn func(*kv.KeyValue) error) (int64, error)
+	// Rewrite makes the range hold given content at one new revision: an
+	// import's, or its own at a past revision (a restore).
 	Rewrite(ctx context.Context, r kv.RewriteRequest) (kv.RewriteResult, error)
 }
 

@@ -97,6 +97,20 @@ func (f *fakeBackend) Txn(_ context.Context, r kv.TxnRequest, _ kv.LeaseGuard) (
 	return kv.TxnResult{Revision: f.rev, Succeeded: len(r.Compare) == 0, Responses: []kv.OpResult{{Range: &kv.RangeResult{Revision: f.rev}}}}, nil
 }
 
+// Each records the call and gives the keys Range would.
+func (f *fakeBackend) Each(ctx context.Context, key, end []byte, rev int64, fn func(*kv.KeyValue) error) (int64, error) {
+	res, err := f.Range(ctx, kv.RangeRequest{Key: key, End: end, Options: kv.RangeOptions{Revision: rev}})
+	if err != nil {
+		return rev, err
+	}
+	for i := range res.KVs {
+		if err := fn(&res.KVs[i]); err != nil {
+			return rev, err
+		}
+	}
+	return res.Revision, nil
+}
+
 // Rewrite records the call and answers every entry created.
 func (f *fakeBackend) Rewrite(_ context.Context, r kv.RewriteRequest) (kv.RewriteResult, error) {
 	f.mu.Lock()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/reconcile"
 )
 
 // exportParams are the query parameters of GET /v1/export.
@@ -21,7 +20,7 @@ const ndjsonContentType = "application/x-ndjson"
 //
 //	@Summary		Export a range as NDJSON
 //	@Description	Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
-//	@Description	The range is read page by page at R, so the server holds one page at a time whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+//	@Description	The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
 //	@Tags			kv
 //	@ID				exportRange
 //	@Produce		application/x-ndjson
@@ -54,21 +53,35 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	cur := reconcile.NewRangeCursor(r.Context(), h.cfg.Backend, sel, rev)
-	if err := cur.Start(); err != nil {
+	// The count, then the keys, at one revision: the count's, when none
+	// was asked for.
+	counted, err := h.cfg.Backend.Range(r.Context(), kv.RangeRequest{Key: sel.Key, End: sel.End, Options: kv.RangeOptions{Revision: rev, CountOnly: true}})
+	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
+	if rev == 0 {
+		rev = counted.Revision
+	}
 	w.Header().Set("Content-Type", ndjsonContentType)
-	setRevision(w, cur.Revision())
+	setRevision(w, rev)
 	w.WriteHeader(http.StatusOK)
 	// Whole chunks of answerChunk bytes go out, each under its own
 	// deadline (deadlines): a client that stops reading is cut off.
 	out := bufio.NewWriterSize(w, answerChunk)
-	line := appendHeader(make([]byte, 0, 256), cur.Revision())
-	line = appendIntField(line, "count", cur.Count())
+	line := appendHeader(make([]byte, 0, 256), rev)
+	line = appendIntField(line, "count", counted.Count)
 	line = append(line, '}', '\n')
-	n, err := exportKeys(out, cur, line)
+	_, err = out.Write(line)
+	var n int64
+	if err == nil {
+		_, err = h.cfg.Backend.Each(r.Context(), sel.Key, sel.End, rev, func(e *kv.KeyValue) error {
+			line = append(appendKV(line[:0], e, true), '\n')
+			_, err := out.Write(line)
+			n++
+			return err
+		})
+	}
 	if err == nil {
 		err = out.Flush()
 	}
@@ -82,28 +95,7 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 			l = l.Str("code", string(code))
 		}
 	}
-	l.Int64("revision", cur.Revision()).Int64("keys", n).Msg("export")
-}
-
-// exportKeys writes first, then every key of cur a line, and returns how
-// many keys it wrote.
-func exportKeys(out *bufio.Writer, cur *reconcile.RangeCursor, first []byte) (int64, error) {
-	if _, err := out.Write(first); err != nil {
-		return 0, err
-	}
-	line := first[:0]
-	var n int64
-	for {
-		e, ok, err := cur.NextKV()
-		if err != nil || !ok {
-			return n, err
-		}
-		line = append(appendKV(line[:0], e, true), '\n')
-		if _, err := out.Write(line); err != nil {
-			return n, err
-		}
-		n++
-	}
+	l.Int64("revision", rev).Int64("keys", n).Msg("export")
 }
 
 // appendErrorLine appends err as the contract's error object.

@@ -28,6 +28,7 @@ type Backend interface {
 	Compact(ctx context.Context, rev int64, physical bool) error
 	Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream, error)
 	Rewrite(ctx context.Context, r kv.RewriteRequest) (kv.RewriteResult, error)
+	Each(ctx context.Context, key, end []byte, rev int64, fn func(*kv.KeyValue) error) (int64, error)
 }
 
 // Open opens a new, empty backend for one subtest; it must allow at
@@ -50,6 +51,7 @@ func Run(t *testing.T, open Open) {
 		{"ImportListsAtMost", importListsAtMost},
 		{"Restore", restore},
 		{"RestoreDryRunAndBounds", restoreDryRunAndBounds},
+		{"Each", each},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
@@ -332,6 +334,34 @@ func restoreDryRunAndBounds(t *testing.T, b Backend) {
 	}
 	if got, _ := state(t, b, all); got != "t/a=2 t/b=1" {
 		t.Errorf("a refused restore changed the store: %s", got)
+	}
+}
+
+// each reads a range of more keys than a page, at a past revision.
+func each(t *testing.T, b Backend) {
+	const n = 2500
+	pairs := make([]string, n)
+	for i := range pairs {
+		pairs[i] = fmt.Sprintf("t/%05d=%d", i, i)
+	}
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entries(t, pairs...)})
+	put(t, b, "t/00007", "later", 0)
+	del(t, b, "t/00009")
+	var got []string
+	rev, err := b.Each(ctx, all.Key, all.End, res.Revision, func(e *kv.KeyValue) error {
+		got = append(got, string(e.Key)+"="+string(e.Value))
+		return nil
+	})
+	if err != nil || rev != res.Revision || strings.Join(got, " ") != strings.Join(pairs, " ") {
+		t.Fatalf("Each at %d = %d keys at %d, %v; want the %d keys of the import", res.Revision, len(got), rev, err, n)
+	}
+	got = got[:0]
+	rev, err = b.Each(ctx, []byte("t/00009"), nil, 0, func(e *kv.KeyValue) error {
+		got = append(got, string(e.Key))
+		return nil
+	})
+	if _, now := state(t, b, all); err != nil || len(got) != 0 || rev != now {
+		t.Fatalf("Each of a deleted key = %q at %d, %v", got, rev, err)
 	}
 }
 
