@@ -39,7 +39,8 @@ type importLineDoc struct {
 // being received or applied at once to it too (429 past it). An import
 // counts for its Content-Length, or MaxImportBytes without one, until its
 // handler returns; its entries, which it holds that long, take no more
-// than its body and 24 bytes a key.
+// than twice its body (a buffer that doubles as it fills) and 24 bytes a
+// key.
 func (h *Handler) limitImportBody(next http.Handler) http.Handler {
 	return h.boundBodies(next, h.cfg.MaxImportBytes, h.imports, importTooLarge,
 		"too many import bytes are in flight (--max-import-bytes, for all imports at once): retry later")
@@ -119,7 +120,7 @@ func (h *Handler) importRange(w http.ResponseWriter, r *http.Request) {
 		size = h.cfg.MaxImportBytes
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout + time.Duration(size/minImportRate)*time.Second))
-	entries, err := readImport(r.Body, scope, int(max(r.ContentLength, 0)))
+	entries, err := readImport(r.Body, scope)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		err = importTooLarge(mbe.Limit)
@@ -158,12 +159,12 @@ func parseRevisionMatch(r *http.Request) (int64, *apiError) {
 	return 0, badRequest(`If-Match of an import must be a revision in double quotes, such as "\"42\"" (the header revision of an export), not %s`, v)
 }
 
-// readImport reads the lines of an import's body into entries of scope;
-// sizeHint, when not 0, is the body's size. A line that is wrong fails
-// the import, naming it.
-func readImport(body io.Reader, scope keyrange.Range, sizeHint int) (*reconcile.Entries, error) {
+// readImport reads the lines of an import's body into entries of scope.
+// A line that is wrong fails the import, naming it. (The entries grow as
+// they come: an export's lines carry revisions and leases that the
+// entries do not keep, so the body's size would overstate them.)
+func readImport(body io.Reader, scope keyrange.Range) (*reconcile.Entries, error) {
 	b := reconcile.NewBuilder(scope)
-	b.Grow(sizeHint)
 	br := bufio.NewReaderSize(body, 64<<10)
 	var line []byte
 	first := true

@@ -155,7 +155,7 @@ func FuzzImportBody(f *testing.F) {
 	f.Add([]byte(`[1]` + "\n" + `null`))
 	scope := keyrange.Prefix([]byte("a/"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		e, err := readImport(bytes.NewReader(body), scope, len(body))
+		e, err := readImport(bytes.NewReader(body), scope)
 		if err != nil {
 			if code, _, ok := kv.CodeOf(err); !ok || code != kv.CodeInvalidArgument {
 				t.Fatalf("readImport(%q) = %v, want an invalid argument", body, err)

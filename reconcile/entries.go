@@ -53,9 +53,6 @@ func NewBuilder(scope keyrange.Range) *Builder {
 	return &Builder{scope: scope}
 }
 
-// Grow makes room for n more bytes of keys and values.
-func (b *Builder) Grow(n int) { b.e.buf = slices.Grow(b.e.buf, n) }
-
 // Add appends the entry of a line; key and value are copied. It refuses
 // an empty key or one outside the scope, naming the line.
 func (b *Builder) Add(key, value []byte, line int) error {
