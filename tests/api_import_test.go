@@ -205,3 +205,18 @@ func TestRestoreRefused(t *testing.T) {
 		t.Fatalf("refused restores changed the store: revision %d", st.Revision)
 	}
 }
+
+// TestImportWatchedAsOneMessage: an import larger than what the server
+// holds for watchers (--max-watch-pending-bytes) still reaches a watcher
+// as one message of one revision.
+func TestImportWatchedAsOneMessage(t *testing.T) {
+	t.Parallel()
+	const n = 20000
+	s := startServer(t, "--max-watch-pending-bytes=1048576", fmt.Sprintf("--max-txn-ops=%d", n+10))
+	w := openWatch(t, s, "key=%00&from_key=true")
+	a := s.importNDJSON(t, "", importBody(n), http.StatusOK)
+	m := w.nextData(watchTimeout)
+	if m.ID != a.Header.Revision || len(m.Events) != n {
+		t.Fatalf("the watcher got a message at %d with %d events, want the import's %d events at %d", m.ID, len(m.Events), n, a.Header.Revision)
+	}
+}
