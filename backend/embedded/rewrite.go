@@ -99,6 +99,6 @@ func rewrite(s rewriteReader, r *kv.RewriteRequest, w writer) (kv.RewriteResult,
 type scanCursor struct{ s *mvcc.Scan }
 
 func (c scanCursor) Next() (reconcile.Item, bool, error) {
-	k, v, mod, ok, err := c.s.Next()
-	return reconcile.Item{Key: k, Value: v, Mod: mod}, ok, err
+	e, ok, err := c.s.Next()
+	return reconcile.Item{Key: e.Key, Value: e.Value, Mod: e.ModRevision}, ok, err
 }
