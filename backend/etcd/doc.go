@@ -16,10 +16,13 @@
 //	N + "kv/" + key     the API's keys: the API never shows the prefix
 //	N + "auth/" + ...   users, roles, the enabled flag and the key that
 //	                    signs tokens (see auth.go)
+//	N + "lease/" + ID   a record of each lease of the deployment, attached
+//	                    to it (see lease_records.go)
 //
 // So a range of every key is the range of N+"kv/", and nothing the API
-// can name reaches auth's records. Leases are etcd's and, as in etcd's
-// own namespace proxy, not confined: their IDs are the cluster's.
+// can name reaches auth's records or the leases'. Lease IDs are the
+// cluster's, as in etcd's own namespace proxy; the records make the
+// leases the deployment's: it sees no other.
 //
 // # Watches
 //
@@ -33,6 +36,13 @@
 // revision (replay.go), then join the shared stream without a gap or a
 // duplicate. When the upstream watch breaks, it resumes from the last
 // revision it saw.
+//
+// # Availability
+//
+// A prober asks every member, four times a second, for a read it serves
+// only with a leader (prober.go). While none answers, calls fail at once
+// with why, and calls waiting on etcd end with it; while one does, a call
+// may take Options.RequestTimeout.
 //
 // # Revisions
 //

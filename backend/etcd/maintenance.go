@@ -39,12 +39,14 @@ func (b *Backend) Defrag(ctx context.Context) (int64, error) {
 	return sizes.DBSize, err
 }
 
-// memberSizes asks every member for its size and returns the largest:
-// members that do not answer are left out, unless none does.
+// memberSizes asks every member the last probe reached for its size and
+// returns the largest: members that do not answer are left out, unless
+// none does.
 func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 	var st kv.Stats
 	var errs []error
-	for _, ep := range b.opts.Endpoints {
+	eps := b.avail.reachableEndpoints()
+	for _, ep := range eps {
 		err := b.call(ctx, func(ctx context.Context) error {
 			resp, err := b.cli.Status(ctx, ep)
 			if err != nil {
@@ -59,7 +61,11 @@ func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ep, err))
 		}
 	}
-	if len(errs) == len(b.opts.Endpoints) {
+	if len(errs) == len(eps) {
+		if len(errs) == 0 {
+			_, err := b.avail.serving()
+			return kv.Stats{}, err
+		}
 		return kv.Stats{}, errors.Join(errs...)
 	}
 	return st, nil
@@ -123,7 +129,15 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 // file's SHA-256, as etcd streams it (etcdutl snapshot restore reads it).
 // Its revision is the member's as read just before: the snapshot holds it
 // at least.
+//
+// A snapshot holds the whole cluster: every namespace's keys, leases and
+// auth records (password hashes, the keys that sign tokens). So a gateway
+// of one namespace refuses it (kv.ErrNotSupported); only a deployment
+// that has the cluster to itself (no --etcd-namespace) takes one.
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
+	if b.opts.Namespace != "" {
+		return nil, kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): copy the namespace's keys with GET /v1/export, or snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
+	}
 	var errs []error
 	for _, ep := range b.opts.Endpoints {
 		sn, err := b.memberSnapshot(ctx, ep)
@@ -212,7 +226,7 @@ func (s *memberSnapshot) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if n != s.size {
-		return n, fmt.Errorf("%w: etcd's snapshot stream held %d bytes, not the %d it announced", kv.ErrUnavailable, n, s.size)
+		return n, kv.Errorf(kv.ErrUnavailable, "etcd's snapshot stream held %d bytes, not the %d it announced", n, s.size)
 	}
 	return n, nil
 }

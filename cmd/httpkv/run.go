@@ -15,6 +15,7 @@ import (
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -89,8 +90,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// backlog until one closes: each accepted one costs a goroutine and
 	// its buffers.
 	ln = newLimitListener(ln, cfg.maxConnections)
+	var answers netHTTPAnswers
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           answers.Handler(handler),
+		ConnContext:       answers.Context,
+		ConnState:         answers.State,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No ReadTimeout or WriteTimeout: watch streams last as long as
@@ -102,8 +106,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.tlsCertFile != "" {
 		scheme = "https"
 	}
-	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
-		Int64("revision", b.Rev()).Str("backend", cfg.backend).Str("data_dir", cfg.dataDir).Msg("listening")
+	ev := log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
+		Int64("revision", b.Rev()).Str("backend", cfg.backend)
+	if cfg.backend == "etcd" {
+		ev = ev.Strs("etcd_endpoints", cfg.etcd.endpointList()).Str("etcd_namespace", cfg.etcd.namespace)
+	} else {
+		ev = ev.Str("data_dir", cfg.dataDir)
+	}
+	ev.Msg("listening")
 	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	serveErr := make(chan error, 1)
@@ -191,6 +201,7 @@ func openBackend(ctx context.Context, cfg config, compaction compactor.Config, c
 			Committer:  crash,
 		},
 		Watch:      cfg.watchOptions(),
+		Lease:      lease.Config{MaxLeases: cfg.maxLeases},
 		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },

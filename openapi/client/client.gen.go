@@ -98,6 +98,7 @@ const (
 	ErrorBodyCodeNoSpace              ErrorBodyCode = "no_space"
 	ErrorBodyCodeNotFound             ErrorBodyCode = "not_found"
 	ErrorBodyCodeNotLeader            ErrorBodyCode = "not_leader"
+	ErrorBodyCodeNotSupported         ErrorBodyCode = "not_supported"
 	ErrorBodyCodePatchFailed          ErrorBodyCode = "patch_failed"
 	ErrorBodyCodePermissionDenied     ErrorBodyCode = "permission_denied"
 	ErrorBodyCodePermissionNotFound   ErrorBodyCode = "permission_not_found"
@@ -141,6 +142,8 @@ func (e ErrorBodyCode) Valid() bool {
 	case ErrorBodyCodeNotFound:
 		return true
 	case ErrorBodyCodeNotLeader:
+		return true
+	case ErrorBodyCodeNotSupported:
 		return true
 	case ErrorBodyCodePatchFailed:
 		return true
@@ -768,7 +771,7 @@ type HeaderResponse struct {
 type Health struct {
 	Health bool `json:"health"`
 
-	// Reason Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	// Reason Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE.
 	Reason *string `json:"reason,omitempty"`
 }
 
@@ -865,8 +868,16 @@ type LeaseGrantRequest struct {
 
 // LeaseList defines model for LeaseList.
 type LeaseList struct {
-	Header ResponseHeader  `json:"header"`
+	Header ResponseHeader `json:"header"`
+
+	// Leases The leases of this page, by ascending ID.
 	Leases []LeaseListItem `json:"leases"`
+
+	// More Whether leases beyond this page remain.
+	More bool `json:"more"`
+
+	// NextPageToken Present when more is true: pass it as page_token for the next page.
+	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
 // LeaseListItem defines model for LeaseListItem.
@@ -1780,6 +1791,15 @@ type PutKeyParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
+// ListLeasesParams defines parameters for ListLeases.
+type ListLeasesParams struct {
+	// Limit Leases per page.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PageToken next_page_token of the previous page. Tokens are sealed by the server; one it did not issue for this list answers 400.
+	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
 // LeaseTimeToLiveParams defines parameters for LeaseTimeToLive.
 type LeaseTimeToLiveParams struct {
 	// Keys List the attached keys.
@@ -2574,7 +2594,7 @@ type ClientInterface interface {
 
 	// Health Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Corresponds with GET /health (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2854,7 +2874,7 @@ type ClientInterface interface {
 
 	// ElectionProclaimWithBody Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2863,7 +2883,7 @@ type ClientInterface interface {
 
 	// ElectionProclaim Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2872,7 +2892,7 @@ type ClientInterface interface {
 
 	// ElectionResignWithBody Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2881,7 +2901,7 @@ type ClientInterface interface {
 
 	// ElectionResign Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2891,7 +2911,7 @@ type ClientInterface interface {
 	// ExportRange Export a range as NDJSON
 	//
 	// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
-	// The range is read page by page at R, so the server holds one page at a time whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+	// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
 	//
 	// Corresponds with GET /v1/export (the `ExportRange` operationId).
 	ExportRange(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2992,10 +3012,11 @@ type ClientInterface interface {
 
 	// ListLeases List leases
 	//
-	// Lists the IDs of every lease.
+	// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+	// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 	//
 	// Corresponds with GET /v1/leases (the `ListLeases` operationId).
-	ListLeases(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListLeases(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GrantLeaseWithBody Grant a lease
 	//
@@ -3208,7 +3229,7 @@ func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // Health Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Corresponds with GET /health (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3838,7 +3859,7 @@ func (c *Client) ElectionObserve(ctx context.Context, name string, params *Elect
 
 // ElectionProclaimWithBody Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3857,7 +3878,7 @@ func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, cont
 
 // ElectionProclaim Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3876,7 +3897,7 @@ func (c *Client) ElectionProclaim(ctx context.Context, name string, body Electio
 
 // ElectionResignWithBody Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3895,7 +3916,7 @@ func (c *Client) ElectionResignWithBody(ctx context.Context, name string, conten
 
 // ElectionResign Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3915,7 +3936,7 @@ func (c *Client) ElectionResign(ctx context.Context, name string, body ElectionR
 // ExportRange Export a range as NDJSON
 //
 // Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
-// The range is read page by page at R, so the server holds one page at a time whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
 //
 // Corresponds with GET /v1/export (the `ExportRange` operationId).
 func (c *Client) ExportRange(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4126,11 +4147,12 @@ func (c *Client) PutKeyWithBody(ctx context.Context, key string, params *PutKeyP
 
 // ListLeases List leases
 //
-// Lists the IDs of every lease.
+// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 //
 // Corresponds with GET /v1/leases (the `ListLeases` operationId).
-func (c *Client) ListLeases(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListLeasesRequest(c.Server)
+func (c *Client) ListLeases(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLeasesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6988,7 +7010,7 @@ func NewPutKeyRequestWithBody(server string, key string, params *PutKeyParams, c
 }
 
 // NewListLeasesRequest constructs an http.Request for the ListLeases method
-func NewListLeasesRequest(server string) (*http.Request, error) {
+func NewListLeasesRequest(server string, params *ListLeasesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7004,6 +7026,45 @@ func NewListLeasesRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -7945,7 +8006,7 @@ type ClientWithResponsesInterface interface {
 
 	// HealthWithResponse Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8267,7 +8328,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithBodyWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8276,7 +8337,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8285,7 +8346,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithBodyWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8294,7 +8355,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8304,7 +8365,7 @@ type ClientWithResponsesInterface interface {
 	// ExportRangeWithResponse Export a range as NDJSON
 	//
 	// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
-	// The range is read page by page at R, so the server holds one page at a time whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+	// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8417,12 +8478,13 @@ type ClientWithResponsesInterface interface {
 
 	// ListLeasesWithResponse List leases
 	//
-	// Lists the IDs of every lease.
+	// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+	// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/leases (the `ListLeases` operationId).
-	ListLeasesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error)
+	ListLeasesWithResponse(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error)
 
 	// GrantLeaseWithBodyWithResponse Grant a lease
 	//
@@ -12277,6 +12339,8 @@ type ListLeasesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12292,6 +12356,11 @@ type ListLeasesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLeasesResponse) GetJSON200() *LeaseList {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLeasesResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -13079,6 +13148,8 @@ type SnapshotResponse struct {
 	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -13100,6 +13171,11 @@ func (r SnapshotResponse) GetJSON403() *ErrorResponse {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SnapshotResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r SnapshotResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -13874,7 +13950,7 @@ func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEdi
 
 // HealthWithResponse Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14406,7 +14482,7 @@ func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, n
 
 // ElectionProclaimWithBodyWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14421,7 +14497,7 @@ func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.C
 
 // ElectionProclaimWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14436,7 +14512,7 @@ func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, 
 
 // ElectionResignWithBodyWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14451,7 +14527,7 @@ func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Con
 
 // ElectionResignWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14467,7 +14543,7 @@ func (c *ClientWithResponses) ElectionResignWithResponse(ctx context.Context, na
 // ExportRangeWithResponse Export a range as NDJSON
 //
 // Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
-// The range is read page by page at R, so the server holds one page at a time whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14646,13 +14722,14 @@ func (c *ClientWithResponses) PutKeyWithBodyWithResponse(ctx context.Context, ke
 
 // ListLeasesWithResponse List leases
 //
-// Lists the IDs of every lease.
+// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/leases (the `ListLeases` operationId).
-func (c *ClientWithResponses) ListLeasesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error) {
-	rsp, err := c.ListLeases(ctx, reqEditors...)
+func (c *ClientWithResponses) ListLeasesWithResponse(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error) {
+	rsp, err := c.ListLeases(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -18400,6 +18477,13 @@ func ParseListLeasesResponse(rsp *http.Response) (*ListLeasesResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19162,6 +19246,13 @@ func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ErrorResponse
