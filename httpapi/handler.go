@@ -28,6 +28,7 @@ const (
 	// clients at once.
 	DefaultMaxHeldAnswerBytes = 4 * DefaultMaxResponseBytes
 	DefaultKeepAliveInterval  = 15 * time.Second
+	DefaultMaxImportBytes     = 64 << 20
 )
 
 // Config wires a Handler to the backend it serves.
@@ -52,6 +53,10 @@ type Config struct {
 	// handled at once (each counts for its Content-Length, or
 	// MaxRequestBytes without one); past it requests answer 429.
 	MaxInflightRequestBytes int64
+	// MaxImportBytes bounds the body of an import (larger ones answer
+	// 413), and the bodies of all imports being received or applied at
+	// once (past it an import answers 429).
+	MaxImportBytes int64
 	// MaxResponseBytes bounds the key and value bytes of one answer (a
 	// list page, or every range of a txn together); past it the request
 	// answers 400 and changes nothing.
@@ -82,6 +87,7 @@ type Handler struct {
 	tokens   tokenCodec
 	ids      *requestIDs
 	inflight *semaphore.Weighted
+	imports  *semaphore.Weighted // bytes of the imports in flight
 	held     *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
@@ -110,6 +116,9 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = DefaultMaxImportBytes
+	}
 	if cfg.MaxHeldAnswerBytes <= 0 {
 		cfg.MaxHeldAnswerBytes = DefaultMaxHeldAnswerBytes
 	}
@@ -132,6 +141,7 @@ func NewHandler(cfg Config) *Handler {
 		tokens:   newTokenCodec(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+		imports:  semaphore.NewWeighted(cfg.MaxImportBytes),
 		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
 	}
 	h.openAPIValid = sync.OnceValue(func() error {

@@ -50,7 +50,7 @@ type errorDoc struct {
 // errorBodyDoc is the error object.
 type errorBodyDoc struct {
 	// The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
-	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found,not_supported" example:"key_not_found"`
+	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,patch_failed,request_too_large,unsupported_media_type,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found,not_supported" example:"key_not_found"`
 	// Human-readable text; it never names other users' keys or permissions.
 	Message string `json:"message" example:"key not found"`
 	// With compacted: the store's compact revision.
@@ -76,6 +76,8 @@ type putResponseDoc struct {
 	Header responseHeaderDoc `json:"header"`
 	// The key before the put, with prev_kv=true when it existed.
 	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
+	// With ttl: the ID of the key's own lease, granted by the put.
+	Lease int64 `json:"lease,omitempty" format:"int64" minimum:"1" maximum:"9007199254740991"`
 } // @name PutResponse
 
 // deleteResponseDoc answers a delete.

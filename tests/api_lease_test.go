@@ -52,13 +52,7 @@ func TestLeases(t *testing.T) {
 		})
 	}
 
-	var list client.LeaseList
-	s.do(t, "GET", "/v1/leases", nil).ok(t, http.StatusOK, &list)
-	var ids []int64
-	for _, l := range list.Leases {
-		ids = append(ids, l.Id)
-	}
-	slices.Sort(ids)
+	ids := s.leaseList(t)
 	if want := []int64{42, auto.Id, 1<<53 - 1}; !slices.Equal(ids, slices.Sorted(slices.Values(want))) {
 		t.Errorf("GET /v1/leases = %v, want %v", ids, want)
 	}

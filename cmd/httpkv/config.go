@@ -24,6 +24,7 @@ type config struct {
 	maxRequestBytes             int64
 	maxResponseBytes            int64
 	maxInflightRequestBytes     int64
+	maxImportBytes              int64
 	maxHeldAnswerBytes          int64
 	maxConnections              int
 	shutdownGrace               time.Duration
@@ -61,6 +62,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.maxRequestBytes, "max-request-bytes", 3<<19, "larger request bodies answer 413")
 	fs.Int64Var(&c.maxResponseBytes, "max-response-bytes", 64<<20, "most key and value bytes of one answer (a list page, a txn's ranges); larger answer 400")
 	fs.Int64Var(&c.maxInflightRequestBytes, "max-inflight-request-bytes", 64<<20, "most request body bytes received or handled at once; past it requests answer 429")
+	fs.Int64Var(&c.maxImportBytes, "max-import-bytes", httpapi.DefaultMaxImportBytes, "largest body of POST /v1/import, and most import bytes received or applied at once; larger answer 413")
 	fs.Int64Var(&c.maxHeldAnswerBytes, "max-held-answer-bytes", 256<<20, "most bytes of large answers (over 64 KiB) being sent to clients at once; past it requests answer 429")
 	fs.IntVar(&c.maxConnections, "max-connections", 20000, "most open client connections; past it new ones wait to be accepted")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long requests and watch streams get to finish before their connections are closed")
@@ -130,8 +132,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 || c.maxLeases <= 0 ||
-		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 {
-		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-leases, --max-connections and --shutdown-grace must be positive")
+		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 ||
+		c.maxImportBytes <= 0 {
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-import-bytes, --max-txn-ops, --max-leases, --max-connections and --shutdown-grace must be positive")
 	}
 	if c.watchStreamIdleTimeout <= 0 || c.maxWatchStreams <= 0 || c.maxWatchStreamsPerUser <= 0 || c.maxWatchersPerStream <= 0 ||
 		c.watchStreamBufferBytes <= 0 || c.watchStreamBufferTotalBytes <= 0 || c.watchStreamResumeBytes <= 0 {

@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxResponseBytes:   cfg.maxResponseBytes,
 
 		MaxInflightRequestBytes: cfg.maxInflightRequestBytes,
+		MaxImportBytes:          cfg.maxImportBytes,
 		MaxHeldAnswerBytes:      cfg.maxHeldAnswerBytes,
 		WatchStreams: httpapi.WatchStreamConfig{
 			IdleTimeout:       cfg.watchStreamIdleTimeout,
