@@ -1,0 +1,46 @@
+// Package suggest finds, for a name nobody knows, the known name its
+// author most likely meant: the API's "did you mean" for a query
+// parameter or a JSON field, and the command line's for a flag or a
+// command.
+package suggest
+
+import "strings"
+
+// Nearest returns the name of known nearest to name, if one is near
+// enough to be a slip: within a third of name's length in edits (at
+// least one), or name cut short by at least three bytes (prev for
+// prev_kv). It returns "" when none is.
+func Nearest(name string, known []string) string {
+	best, bestD := "", max(1, len(name)/3)+1
+	for _, k := range known {
+		d := editDistance(name, k)
+		if len(name) >= 3 && strings.HasPrefix(k, name) {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
