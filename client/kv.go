@@ -201,7 +201,7 @@ func (c *Client) Delete(ctx context.Context, sel Selector, o DeleteOptions) (*De
 	q := url.Values{}
 	setBool(q, "prev_kv", o.PrevKV)
 	r := request{method: http.MethodDelete, query: q, header: http.Header{}}
-	if sel.single() {
+	if sel.IsKey() {
 		r.path = "/v1/kv/" + escapeKey(sel.Key)
 		conditions(r.header, o.IfMatch, false)
 	} else {

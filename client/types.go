@@ -124,8 +124,8 @@ func Range(key, end string) Selector { return Selector{Key: []byte(key), End: []
 // All selects every key.
 func All() Selector { return Selector{Prefix: true} }
 
-// single reports whether s is one key.
-func (s Selector) single() bool { return !s.Prefix && !s.FromKey && s.End == nil }
+// IsKey reports whether s selects one key.
+func (s Selector) IsKey() bool { return !s.Prefix && !s.FromKey && s.End == nil }
 
 // all reports whether s is every key.
 func (s Selector) all() bool { return len(s.Key) == 0 && (s.Prefix || s.FromKey) }

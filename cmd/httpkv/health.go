@@ -24,7 +24,7 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	url := fs.String("url", "http://127.0.0.1:2378/health", "the server's /health URL")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

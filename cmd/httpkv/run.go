@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(nil, err)
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {

@@ -24,8 +24,13 @@ func Nearest(name string, known []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the number of edits between a and b, in bytes: a
+// byte inserted, deleted or replaced, or two next to each other swapped
+// (gte for get), each one edit (the optimal string alignment distance).
 func editDistance(a, b string) int {
+	// Rows i-2, i-1 and i of the table of distances between a's and b's
+	// prefixes.
+	before := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -39,8 +44,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(b)]
 }
