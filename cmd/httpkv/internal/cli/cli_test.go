@@ -127,6 +127,25 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestLeading: the common flags may come before a data command's name.
+func TestLeading(t *testing.T) {
+	for _, tt := range []struct {
+		args, want []string
+		ok         bool
+	}{
+		{[]string{"-o", "json", "get", "a"}, []string{"get", "-o", "json", "a"}, true},
+		{[]string{"--url=U", "--user", "u:p", "lease", "list"}, []string{"lease", "--url=U", "--user", "u:p", "list"}, true},
+		{[]string{"get", "a"}, []string{"get", "a"}, false},
+		{[]string{"--listen", "get"}, []string{"--listen", "get"}, false},
+		{[]string{"-o", "json", "serve"}, []string{"-o", "json", "serve"}, false},
+	} {
+		got, ok := Leading(tt.args)
+		if ok != tt.ok || strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("Leading(%q) = %q, %v; want %q, %v", tt.args, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 // TestParseArgs: flags before, between and after arguments; after "--"
 // everything is an argument.
 func TestParseArgs(t *testing.T) {

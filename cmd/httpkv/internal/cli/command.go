@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -71,6 +72,30 @@ func Names() []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// Leading reports whether args run a data command with common flags
+// before its name (httpkv -o json get KEY, as etcdctl -w json get KEY),
+// and returns them with the command's name first.
+func Leading(args []string) ([]string, bool) {
+	var common commonFlags
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	common.add(fs)
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if fs.Lookup(name) == nil {
+			return args, false
+		}
+		i++
+		if !hasValue {
+			i++
+		}
+	}
+	if i == 0 || i >= len(args) || !slices.Contains(Names(), args[i]) {
+		return args, false
+	}
+	return slices.Concat(args[i:i+1], args[:i], args[i+1:]), true
 }
 
 // Run runs the data command args[0] with the rest of args.
