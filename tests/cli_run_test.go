@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,106 +117,64 @@ func jsonLines(tb testing.TB, what, out, schema string) []map[string]any {
 	return objs
 }
 
-// cliProc is a command that runs until told to stop: a watch, a lock
-// held until Ctrl-C. Its stdout is read a line at a time.
+// cliProc is a command that runs until told to stop (a watch, a lock
+// held until Ctrl-C), its stdout read a line at a time.
 type cliProc struct {
-	tb     testing.TB
-	args   []string
-	cmd    *exec.Cmd
-	stderr *tailBuffer
-
-	mu    sync.Mutex
-	lines []string      // stdout so far, a line each
-	read  int           // how many of lines next returned
-	more  chan struct{} // a token when lines grows or the process ends
-
-	done   chan struct{} // closed when the process has ended
-	status int           // its exit status, -1 for a signal; set before done is closed
+	*process
+	stdin io.WriteCloser // with startLines's withStdin
+	read  int            // how many lines next returned
 }
 
 // startCLI starts httpkv args against the server at url. The process
 // is killed at the end of the test if it still runs.
 func startCLI(tb testing.TB, url string, args ...string) *cliProc {
 	tb.Helper()
-	p := &cliProc{tb: tb, args: args, stderr: &tailBuffer{max: 64 << 10}, more: make(chan struct{}, 1), done: make(chan struct{})}
-	p.cmd = exec.Command(serverBinary(tb), args...)
-	p.cmd.Env = cliEnv(url)
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		tb.Fatalf("httpkv %s: %v", strings.Join(args, " "), err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
-			p.mu.Unlock()
-			p.notify()
+	cmd := exec.Command(serverBinary(tb), args...)
+	cmd.Env = cliEnv(url)
+	return startLines(tb, cmd, false)
+}
+
+// startLines starts cmd; with withStdin, p.stdin writes to its stdin.
+// The test fails if it reports a data race.
+func startLines(tb testing.TB, cmd *exec.Cmd, withStdin bool) *cliProc {
+	tb.Helper()
+	p := &cliProc{}
+	if withStdin {
+		var err error
+		if p.stdin, err = cmd.StdinPipe(); err != nil {
+			tb.Fatal(err)
 		}
-		_, _ = io.Copy(io.Discard, stdout)
-		// Wait after stdout is read to its end, as exec requires.
-		err := p.cmd.Wait()
-		p.status = p.cmd.ProcessState.ExitCode()
-		if err != nil && p.status == 0 {
-			p.status = -1
-		}
-		close(p.done)
-		p.notify()
-	}()
+	}
+	p.process = startProcess(tb, filepath.Base(cmd.Path)+" "+strings.Join(cmd.Args[1:], " "), cmd)
 	tb.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		if p.stderr.raced() {
-			tb.Errorf("%s reported a data race:\n%s", p, p.stderr)
+		if strings.Contains(p.stderr.String(), "WARNING: DATA RACE") {
+			tb.Errorf("%s reported a data race:\n%s", p.name, p.stderr)
 		}
 	})
 	return p
-}
-
-func (p *cliProc) String() string { return "httpkv " + strings.Join(p.args, " ") }
-
-func (p *cliProc) notify() {
-	select {
-	case p.more <- struct{}{}:
-	default:
-	}
 }
 
 // next returns the next line the command prints, failing the test if it
 // ends or prints nothing more within cliTimeout.
 func (p *cliProc) next() string {
 	p.tb.Helper()
-	deadline := time.NewTimer(cliTimeout)
-	defer deadline.Stop()
+	timer := time.NewTimer(cliTimeout)
+	defer timer.Stop()
 	for {
-		p.mu.Lock()
-		if p.read < len(p.lines) {
-			line := p.lines[p.read]
+		lines, changed := p.stdout.linesFrom(p.read)
+		if len(lines) > 0 {
 			p.read++
-			p.mu.Unlock()
-			return line
+			return lines[0]
 		}
-		p.mu.Unlock()
 		select {
+		case <-changed:
 		case <-p.done:
-			p.mu.Lock()
-			left := p.read < len(p.lines)
-			p.mu.Unlock()
-			if !left {
-				p.tb.Fatalf("%s ended (status %d) before printing another line; stderr:\n%s", p, p.status, p.stderr)
+			if lines, _ := p.stdout.linesFrom(p.read); len(lines) > 0 {
+				continue
 			}
-		case <-p.more:
-		case <-deadline.C:
-			p.tb.Fatalf("%s printed nothing more within %v; stderr:\n%s", p, cliTimeout, p.stderr)
+			p.tb.Fatalf("%s ended (%v) before printing another line; stderr:\n%s", p.name, p.waitErr, p.stderr)
+		case <-timer.C:
+			p.tb.Fatalf("%s printed nothing more within %v; stderr:\n%s", p.name, cliTimeout, p.stderr)
 		}
 	}
 }
@@ -226,27 +183,26 @@ func (p *cliProc) next() string {
 func (p *cliProc) signal(sig syscall.Signal) {
 	p.tb.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		p.tb.Fatalf("%s: %v", p, err)
+		p.tb.Fatalf("%s: %v", p.name, err)
 	}
 }
 
-// wait waits for the command to end and returns its exit status.
+// wait waits for the command to end and returns its exit status, -1
+// for a signal.
 func (p *cliProc) wait() int {
 	p.tb.Helper()
 	select {
 	case <-p.done:
-		return p.status
+		return p.cmd.ProcessState.ExitCode()
 	case <-time.After(cliTimeout):
-		p.tb.Fatalf("%s did not end within %v; stderr:\n%s", p, cliTimeout, p.stderr)
+		p.tb.Fatalf("%s did not end within %v; stderr:\n%s", p.name, cliTimeout, p.stderr)
 		return 0
 	}
 }
 
 // rest returns what the command printed that next has not returned.
 func (p *cliProc) rest() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.lines[p.read:]
-	p.read = len(p.lines)
-	return r
+	lines, _ := p.stdout.linesFrom(p.read)
+	p.read += len(lines)
+	return lines
 }

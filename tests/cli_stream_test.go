@@ -84,13 +84,13 @@ func TestCLIWatch(t *testing.T) {
 	}
 	w.signal(syscall.SIGINT)
 	if st := w.wait(); st != 0 {
-		t.Errorf("watch ended by Ctrl-C exited %d, want 0; stderr:\n%s", st, w.stderr)
+		t.Errorf("watch ended by Ctrl-C exited %d, want 0; stderr:\n%s", st, w.stderr.String())
 	}
 	if rest := w.rest(); len(rest) != 0 {
 		t.Errorf("watch printed more than the events: %q", rest)
 	}
 	if !strings.Contains(w.stderr.String(), "reconnecting") {
-		t.Errorf("watch said nothing on stderr of the lost connection: %q", w.stderr)
+		t.Errorf("watch said nothing on stderr of the lost connection: %q", w.stderr.String())
 	}
 
 	// People's format.
