@@ -55,8 +55,12 @@ type Leases interface {
 	KeepAlive(ctx context.Context, id int64) (ttl int64, err error)
 	// TimeToLive reports a lease, with its keys if asked.
 	TimeToLive(ctx context.Context, id int64, keys bool) (kv.LeaseStatus, error)
-	// Leases returns the IDs of every lease, sorted.
-	Leases(ctx context.Context) ([]int64, error)
+	// LeaseKeys reports a lease with its keys, each charged to limits as
+	// it is copied: an answer never holds more than they allow.
+	LeaseKeys(ctx context.Context, id int64, limits *kv.ReadLimits) (kv.LeaseStatus, error)
+	// Leases returns the IDs of at most limit leases above after, in
+	// ascending order, and whether more follow.
+	Leases(ctx context.Context, after int64, limit int) (ids []int64, more bool, err error)
 }
 
 // Maintenance is what an operator does to a backend.

@@ -152,15 +152,25 @@ func (f *fakeBackend) TimeToLive(_ context.Context, id int64, keys bool) (kv.Lea
 	return kv.LeaseStatus{ID: id, TTL: 3, GrantedTTL: f.leases[id], Keys: [][]byte{[]byte("held")}}, nil
 }
 
-func (f *fakeBackend) Leases(context.Context) ([]int64, error) {
+func (f *fakeBackend) LeaseKeys(ctx context.Context, id int64, _ *kv.ReadLimits) (kv.LeaseStatus, error) {
+	return f.TimeToLive(ctx, id, true)
+}
+
+func (f *fakeBackend) Leases(_ context.Context, after int64, limit int) ([]int64, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ids := make([]int64, 0, len(f.leases))
 	for id := range f.leases {
-		ids = append(ids, id)
+		if id > after {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
-	return ids, f.call("Leases")
+	more := len(ids) > limit
+	if more {
+		ids = ids[:limit]
+	}
+	return ids, more, f.call("Leases after %d limit %d", after, limit)
 }
 
 func (f *fakeBackend) Compact(_ context.Context, rev int64, physical bool) error {
@@ -273,7 +283,7 @@ func TestHandlersOverFakeBackend(t *testing.T) {
 		{"POST", "/v1/txn", `{"success":[{"range":{"key":"a"}}]}`, 200, `Txn 0 compares, 1 ops`, `"succeeded":true`},
 		{"GET", "/v1/history?key=gone", "", 200, `History "gone" from 0`, `"type":"delete"`},
 		{"POST", "/v1/leases", `{"id":7,"ttl":60}`, 201, `Grant 7 ttl=60`, `"ttl":60`},
-		{"GET", "/v1/leases", "", 200, `Leases`, `"leases":[{"id":7}]`},
+		{"GET", "/v1/leases", "", 200, `Leases after 0 limit 1000`, `"leases":[{"id":7}],"more":false`},
 		{"POST", "/v1/leases/7/keepalive", "", 200, `KeepAlive 7`, `"ttl":60`},
 		{"GET", "/v1/leases/7?keys=true", "", 200, `TimeToLive 7 keys=true`, `"keys":["held"]`},
 		{"DELETE", "/v1/leases/7", "", 200, `Revoke 7`, `"revision":3`},

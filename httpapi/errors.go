@@ -46,6 +46,7 @@ var statusOf = map[kv.Code]int{
 	kv.CodeInternal:           http.StatusInternalServerError,
 	kv.CodeUnavailable:        http.StatusServiceUnavailable,
 	kv.CodeNoSpace:            http.StatusInsufficientStorage,
+	kv.CodeNotSupported:       http.StatusNotImplemented,
 }
 
 // apiError is an error of this package's own making, with the extra
@@ -124,7 +125,9 @@ func tooLarge(limit int64) *apiError {
 // contract's error format, its status from statusOf. Errors that are the
 // server's (5xx) are logged with the request id.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if status := answerError(w, err); status >= 500 {
+	// A 501 is the backend's answer to what the client asked, not a
+	// failure of the server's.
+	if status := answerError(w, err); status >= 500 && status != http.StatusNotImplemented {
 		h.log(r).Error().Err(err).Int("status", status).Msg("request failed")
 	}
 }
@@ -148,6 +151,11 @@ func answerError(w http.ResponseWriter, err error) int {
 		// Shutting down, or a backend that cannot serve now (an etcd
 		// cluster without a quorum): come back.
 		w.Header().Set("Retry-After", "1")
+	case http.StatusTooManyRequests:
+		// A bound that frees itself (leases expire, answers finish).
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", "1")
+		}
 	}
 	writeJSON(w, status, map[string]any{"error": body})
 	return status

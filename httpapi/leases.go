@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/httpkv/httpkv/keyrange"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // maxLeaseID is the largest ID a JavaScript number holds exactly.
@@ -46,7 +48,7 @@ func (h *Handler) header(w http.ResponseWriter) responseHeaderDoc {
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		409		{object}	errorDoc				"already_exists: a lease with that ID exists."
 //	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc				"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: as many leases are alive as --max-leases allows (over etcd, in this deployment), or more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		507		{object}	errorDoc				"no_space: the NOSPACE alarm is active."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
@@ -79,14 +81,22 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, leaseResponseDoc{Header: h.header(w), ID: l.ID, TTL: l.TTL})
 }
 
-// listLeases serves GET /v1/leases.
+// listLeasesParams are the query parameters of GET /v1/leases.
+var listLeasesParams = params{"limit", "page_token"}
+
+// listLeases serves GET /v1/leases, one page at a time: a page holds at
+// most maxListLimit IDs, so that no answer grows with the leases alive.
 //
 //	@Summary		List leases
-//	@Description	Lists the IDs of every lease.
+//	@Description	Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+//	@Description	Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 //	@Tags			leases
 //	@ID				listLeases
 //	@Produce		json
-//	@Success		200	{object}	leaseListDoc	"Every lease."
+//	@Param			limit		query		integer			false	"Leases per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
+//	@Param			page_token	query		string			false	"next_page_token of the previous page. Tokens are sealed by the server; one it did not issue for this list answers 400."
+//	@Success		200			{object}	leaseListDoc	"One page of the leases."
+//	@Failure		400			{object}	errorDoc		"invalid_argument: a limit out of [1, 10000], a page token the server did not issue for this list."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
@@ -95,19 +105,47 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r, listLeasesParams)
+	limit := q.int64("limit", defaultListLimit)
+	if q.has("limit") && (limit < 1 || limit > maxListLimit) {
+		q.fail("limit must be between 1 and %d", maxListLimit)
+	}
+	var after int64
+	if s := q.get("page_token"); s != "" && q.err == nil {
+		after = h.openLeasePage(q, s)
+	}
+	if q.err != nil {
+		h.writeError(w, r, q.err)
+		return
+	}
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	ids, err := h.cfg.Backend.Leases(r.Context())
+	ids, more, err := h.cfg.Backend.Leases(r.Context(), after, int(limit))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	items := make([]leaseItemDoc, len(ids))
+	resp := leaseListDoc{Header: h.header(w), Leases: make([]leaseItemDoc, len(ids)), More: more}
 	for i, id := range ids {
-		items[i].ID = id
+		resp.Leases[i].ID = id
 	}
-	writeJSON(w, http.StatusOK, leaseListDoc{Header: h.header(w), Leases: items})
+	if more && len(ids) > 0 {
+		resp.NextPageToken = h.tokens.seal(tokenKindLeases, binary.AppendUvarint(nil, uint64(ids[len(ids)-1])))
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// openLeasePage returns the last ID of the page before, which a page
+// token of the lease list holds.
+func (h *Handler) openLeasePage(q *query, token string) int64 {
+	payload, err := h.tokens.open(tokenKindLeases, token)
+	after, n := binary.Uvarint(payload)
+	if err != nil || n <= 0 || n != len(payload) || after < 1 || after > maxLeaseID {
+		q.fail("page_token is %v", errBadToken)
+		return 0
+	}
+	return int64(after)
 }
 
 // leaseTimeToLiveParams are the query parameters of GET /v1/leases/{id}.
@@ -124,7 +162,7 @@ var leaseTimeToLiveParams = params{"keys"}
 //	@Param			id		path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
 //	@Param			keys	query		boolean				false	"List the attached keys."
 //	@Success		200		{object}	leaseTimeToLiveDoc	"The lease."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter."
+//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it)."
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		404		{object}	errorDoc			"lease_not_found."
 //	@Failure		429	{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
@@ -148,7 +186,14 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{}) {
 		return
 	}
-	st, err := h.cfg.Backend.TimeToLive(r.Context(), id, withKeys)
+	var st kv.LeaseStatus
+	var err error
+	if withKeys {
+		// The keys count against the answer's bounds as they are copied.
+		st, err = h.cfg.Backend.LeaseKeys(r.Context(), id, h.readLimits(w))
+	} else {
+		st, err = h.cfg.Backend.TimeToLive(r.Context(), id, false)
+	}
 	if err != nil {
 		h.writeError(w, r, err)
 		return

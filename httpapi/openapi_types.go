@@ -50,7 +50,7 @@ type errorDoc struct {
 // errorBodyDoc is the error object.
 type errorBodyDoc struct {
 	// The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
-	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found" example:"key_not_found"`
+	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found,not_supported" example:"key_not_found"`
 	// Human-readable text; it never names other users' keys or permissions.
 	Message string `json:"message" example:"key not found"`
 	// With compacted: the store's compact revision.
@@ -158,7 +158,12 @@ type leaseResponseDoc struct {
 // leaseListDoc answers GET /v1/leases.
 type leaseListDoc struct {
 	Header responseHeaderDoc `json:"header"`
-	Leases []leaseItemDoc    `json:"leases"`
+	// The leases of this page, by ascending ID.
+	Leases []leaseItemDoc `json:"leases"`
+	// Whether leases beyond this page remain.
+	More bool `json:"more"`
+	// Present when more is true: pass it as page_token for the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 } // @name LeaseList
 
 // leaseItemDoc is one lease of a list.

@@ -36,6 +36,7 @@ const tokenFormat byte = 2
 const (
 	tokenKindListPage byte = 1
 	tokenKindHistory  byte = 2
+	tokenKindLeases   byte = 3
 )
 
 // tokenKeyBytes is the size of the key made when none is configured.

@@ -92,8 +92,8 @@ func (h *Handler) routes() chi.Router {
 			// A subrouter, so that /v1/leases and /v1/leases/ are one.
 			r.Route("/leases", func(r chi.Router) {
 				r.Get("/{id}", h.leaseTimeToLive)
+				r.Get("/", h.listLeases)
 				r.With(h.noQuery).Post("/", h.grantLease)
-				r.With(h.noQuery).Get("/", h.listLeases)
 				r.With(h.noQuery).Post("/{id}/keepalive", h.keepAliveLease)
 				r.With(h.noQuery).Delete("/{id}", h.revokeLease)
 			})

@@ -31,6 +31,7 @@ const (
 	CodeTooManyRequests    Code = "too_many_requests"
 	CodeUnavailable        Code = "unavailable"
 	CodeNoSpace            Code = "no_space"
+	CodeNotSupported       Code = "not_supported"
 	CodeInternal           Code = "internal"
 )
 
@@ -110,6 +111,13 @@ var (
 	ErrDuplicateKey = Errorf(ErrInvalidArgument, "the txn writes one key twice: give each key at most one put or delete")
 	// ErrNoSpace: the backend quota is exceeded; the NOSPACE alarm is active.
 	ErrNoSpace = NewError(CodeNoSpace, "the backend quota is exceeded (NOSPACE alarm): compact, defrag, then DELETE /v1/alarms")
+	// ErrTooManyLeases: a grant would pass the bound on the leases alive at
+	// once (--max-leases).
+	ErrTooManyLeases = NewError(CodeTooManyRequests, "too many leases are alive (--max-leases): revoke some, or wait for some to expire")
+	// ErrNotSupported: the backend cannot do this at all, as it is set up
+	// (a whole-store snapshot of one namespace of a shared etcd cluster).
+	// The concrete error says what to use instead.
+	ErrNotSupported = NewError(CodeNotSupported, "the backend does not support this")
 	// ErrUnavailable: the backend cannot serve the request now. ErrClosed
 	// and ErrBackendFailed say why when it is known.
 	ErrUnavailable = NewError(CodeUnavailable, "the server cannot serve this now: it is shutting down, or its backend failed")

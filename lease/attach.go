@@ -56,5 +56,5 @@ func (l *Lessor) Keys(id int64) ([][]byte, error) {
 	if !ok {
 		return nil, kv.LeaseNotFound(id)
 	}
-	return e.sortedKeys(), nil
+	return e.sortedKeys(nil)
 }

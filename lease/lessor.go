@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/btree"
+
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -53,6 +55,10 @@ type Config struct {
 	// RetryInterval is how long a reported lease may stay unrevoked
 	// before it is reported again. Zero means DefaultRetryInterval.
 	RetryInterval time.Duration
+	// MaxLeases bounds the leases alive at once: past it Grant fails
+	// with kv.ErrTooManyLeases. Leases restored from the store count, but
+	// are never refused. Zero means no bound.
+	MaxLeases int
 }
 
 // Lease is a granted lease.
@@ -87,6 +93,9 @@ type Txn interface {
 	LeaseKeys(id int64) ([][]byte, error)
 }
 
+// idsDegree is the degree of the B-tree of lease IDs.
+const idsDegree = 32
+
 // Lessor grants, renews, expires and revokes leases and tracks the keys
 // attached to them. All methods are safe for concurrent use.
 type Lessor struct {
@@ -95,6 +104,7 @@ type Lessor struct {
 	perTick  int // leases reported per check at most
 	perSec   int // expiries per second Restore schedules at most
 	retry    time.Duration
+	max      int // MaxLeases
 
 	// mu guards the fields below. It is taken after any lock of the
 	// caller (the store calls Lookup, Keys, Attach and Detach from its
@@ -104,13 +114,18 @@ type Lessor struct {
 	mu sync.RWMutex
 	// leases are the leases of committed writes: what every reader sees.
 	leases map[int64]*entry
-	heap   expiryHeap
+	// ids are the IDs of leases, in order, for Page.
+	ids  *btree.BTreeG[int64]
+	heap expiryHeap
 	// staged is the open write batch's view: the leases its writes granted
 	// (an entry) or revoked (nil), not yet committed. Only the store's
 	// committer reads it (Lookup, Status) and changes it (Grant, Revoke,
 	// and the applies and undos they stage).
 	staged map[int64]stagedLease
 	seq    uint64 // numbers staged changes
+	// stagedGrants counts the grants staged and not yet applied or
+	// undone: with leases, what MaxLeases bounds.
+	stagedGrants int
 	// pending holds the keys Attach was given for IDs it did not know
 	// before Restore: mvcc.Open reports leased keys before the records
 	// are loaded. Restore hands them to their leases.
@@ -140,15 +155,23 @@ func (e *entry) renew(now time.Time) {
 	e.check = e.expiry
 }
 
-// sortedKeys returns copies of the attached keys, sorted.
-func (e *entry) sortedKeys() [][]byte {
-	keys := make([][]byte, 0, len(e.keys))
+// sortedKeys returns copies of the attached keys, sorted, each charged to
+// limits before it is copied (nil bounds nothing).
+func (e *entry) sortedKeys(limits *kv.ReadLimits) ([][]byte, error) {
+	keys := make([][]byte, 0, min(len(e.keys), maxKeysPrealloc))
 	for k := range e.keys {
+		if err := limits.Charge(len(k)); err != nil {
+			return nil, err
+		}
 		keys = append(keys, []byte(k))
 	}
 	slices.SortFunc(keys, bytes.Compare)
-	return keys
+	return keys, nil
 }
+
+// maxKeysPrealloc bounds what sortedKeys allocates before it has charged
+// the keys.
+const maxKeysPrealloc = 1024
 
 // New returns a Lessor and starts its expiry loop; Close stops it. Call
 // Restore once the store is open to load the persisted leases.
@@ -173,7 +196,9 @@ func New(cfg Config) *Lessor {
 		// on their own while a restored crowd is being revoked.
 		perSec:  max(1, cfg.RevokeRate-cfg.RevokeRate/4),
 		retry:   cfg.RetryInterval,
+		max:     cfg.MaxLeases,
 		leases:  make(map[int64]*entry),
+		ids:     btree.NewOrderedG[int64](idsDegree),
 		staged:  make(map[int64]stagedLease),
 		pending: make(map[int64]map[string]struct{}),
 		// One batch waits while the consumer revokes the previous one;
@@ -200,7 +225,8 @@ func (l *Lessor) Close() {
 // for everyone once the write is committed; its TTL counts from then. If
 // the write fails, the lease was never granted. With id 0 the Lessor
 // picks an unused random ID in [1, MaxID]; otherwise id is used, or
-// kv.ErrLeaseExists if a lease has it.
+// kv.ErrLeaseExists if a lease has it. Past MaxLeases it fails with
+// kv.ErrTooManyLeases.
 func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	if ttl <= 0 || ttl > MaxTTL {
 		return Lease{}, kv.Errorf(ErrInvalidTTL, "ttl must be 1 to %d seconds, not %d", MaxTTL, ttl)
@@ -212,6 +238,9 @@ func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.max > 0 && len(l.leases)+l.stagedGrants >= l.max {
+		return Lease{}, kv.Errorf(kv.ErrTooManyLeases, "%d leases are alive, as many as --max-leases allows: revoke some, or wait for some to expire", l.max)
+	}
 	if id == 0 {
 		id = l.unusedID()
 	} else if l.exists(id) {
@@ -226,6 +255,7 @@ func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 		e.renew(l.now())
 		heap.Push(&l.heap, e)
 		l.leases[id] = e
+		l.ids.ReplaceOrInsert(id)
 	})
 	return Lease{ID: id, TTL: ttl}, nil
 }
@@ -260,6 +290,7 @@ func (l *Lessor) Revoke(tx Txn, id int64) error {
 		if e, ok := l.leases[id]; ok {
 			heap.Remove(&l.heap, e.index)
 			delete(l.leases, id)
+			l.ids.Delete(id)
 		}
 	})
 	return nil
@@ -289,6 +320,17 @@ func (l *Lessor) KeepAlive(id int64) (ttl int64, err error) {
 // withKeys, its attached keys. An expired lease that is not yet revoked is
 // reported with Remaining 0.
 func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
+	return l.timeToLive(id, withKeys, nil)
+}
+
+// TimeToLiveKeys is TimeToLive with the keys, each charged to limits as
+// it is copied: a lease holding more than limits allow fails with their
+// error (a *kv.TooLargeError, or Hold's) having copied no more.
+func (l *Lessor) TimeToLiveKeys(id int64, limits *kv.ReadLimits) (Status, error) {
+	return l.timeToLive(id, true, limits)
+}
+
+func (l *Lessor) timeToLive(id int64, withKeys bool, limits *kv.ReadLimits) (Status, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	e, ok := l.leases[id]
@@ -297,7 +339,10 @@ func (l *Lessor) TimeToLive(id int64, withKeys bool) (Status, error) {
 	}
 	st := Status{Lease: Lease{ID: id, TTL: e.ttl}, Remaining: ceilSeconds(e.expiry.Sub(l.now()))}
 	if withKeys {
-		st.Keys = e.sortedKeys()
+		var err error
+		if st.Keys, err = e.sortedKeys(limits); err != nil {
+			return Status{}, err
+		}
 	}
 	return st, nil
 }
@@ -308,6 +353,31 @@ func ceilSeconds(d time.Duration) int64 {
 		return 0
 	}
 	return int64((d + time.Second - 1) / time.Second)
+}
+
+// Page returns the IDs of at most limit leases above after, ascending,
+// including expired ones not yet revoked, and whether more follow.
+func (l *Lessor) Page(after int64, limit int) (ids []int64, more bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	ids = make([]int64, 0, min(limit, l.ids.Len()))
+	l.ids.AscendGreaterOrEqual(after+1, func(id int64) bool {
+		if len(ids) == limit {
+			more = true
+			return false
+		}
+		ids = append(ids, id)
+		return true
+	})
+	return ids, more
+}
+
+// Count returns how many leases there are, expired ones not yet revoked
+// included.
+func (l *Lessor) Count() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.leases)
 }
 
 // Leases returns the IDs of all leases, sorted, including expired ones not

@@ -90,7 +90,8 @@ func (m *Manager) Close() {
 // Grant grants a lease of ttl seconds (raised to MinTTL), with the ID id,
 // or one the Lessor picks when id is 0, in one write of the store. It
 // fails with kv.ErrNoSpace under the NOSPACE alarm, with kv.ErrLeaseExists
-// when the ID is taken, and with ErrInvalidTTL or ErrInvalidID.
+// when the ID is taken, with kv.ErrTooManyLeases past Config.MaxLeases,
+// and with ErrInvalidTTL or ErrInvalidID.
 func (m *Manager) Grant(id, ttl int64) (Lease, error) {
 	var granted Lease
 	_, err := m.w.Write(func(tx WriteTxn) error {
@@ -152,8 +153,20 @@ func (m *Manager) TimeToLive(id int64, withKeys bool) (Status, error) {
 	return m.l.TimeToLive(id, withKeys)
 }
 
+// TimeToLiveKeys reports the lease with its keys, within limits; see
+// Lessor.TimeToLiveKeys.
+func (m *Manager) TimeToLiveKeys(id int64, limits *kv.ReadLimits) (Status, error) {
+	return m.l.TimeToLiveKeys(id, limits)
+}
+
 // Leases returns the IDs of every lease, sorted.
 func (m *Manager) Leases() []int64 { return m.l.Leases() }
+
+// Page returns one page of the leases' IDs; see Lessor.Page.
+func (m *Manager) Page(after int64, limit int) ([]int64, bool) { return m.l.Page(after, limit) }
+
+// Count returns how many leases there are; see Lessor.Count.
+func (m *Manager) Count() int { return m.l.Count() }
 
 // Lookup reports whether the lease exists (expired and not yet revoked
 // included).

@@ -49,6 +49,7 @@ func (l *Lessor) Restore(forEach ForEachFunc) error {
 		}
 		heap.Push(&l.heap, e)
 		l.leases[e.id] = e
+		l.ids.ReplaceOrInsert(e.id)
 	}
 	for id, keys := range l.pending {
 		e, ok := l.leases[id]

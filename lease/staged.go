@@ -38,9 +38,15 @@ func (l *Lessor) stage(tx Txn, id int64, e *entry, commit func()) {
 	l.seq++
 	seq := l.seq
 	l.staged[id] = stagedLease{e: e, seq: seq}
+	grants := 0
+	if e != nil {
+		grants = 1
+	}
+	l.stagedGrants += grants
 	tx.Stage(func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.stagedGrants -= grants
 		commit()
 		if st := l.staged[id]; st.seq == seq {
 			delete(l.staged, id)
@@ -48,6 +54,7 @@ func (l *Lessor) stage(tx Txn, id int64, e *entry, commit func()) {
 	}, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.stagedGrants -= grants
 		if had {
 			l.staged[id] = prev
 		} else {

@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,16 +151,22 @@ func grantMassLeases(tb testing.TB, s *server, prefix string) []massLease {
 	return out
 }
 
-// leaseIDs returns the leases GET /v1/leases lists.
+// leaseIDs returns the leases GET /v1/leases lists, every page.
 func leaseIDs(tb testing.TB, s *server) map[int64]bool {
 	tb.Helper()
-	var res client.LeaseList
-	s.do(tb, "GET", "/v1/leases", nil).ok(tb, http.StatusOK, &res)
 	out := make(map[int64]bool)
-	for _, l := range res.Leases {
-		out[l.Id] = true
+	path := "/v1/leases?limit=10000"
+	for {
+		var res client.LeaseList
+		s.do(tb, "GET", path, nil).ok(tb, http.StatusOK, &res)
+		for _, l := range res.Leases {
+			out[l.Id] = true
+		}
+		if !res.More {
+			return out
+		}
+		path = "/v1/leases?limit=10000&page_token=" + url.QueryEscape(*res.NextPageToken)
 	}
-	return out
 }
 
 // checkLeaseHistory checks the history from revision from on: no

@@ -102,7 +102,7 @@ func errorExamples() []*errorExample {
 			method: "GET", path: "/v1/kv/a"},
 		{code: "permission_denied", when: "the user's roles do not allow the operation on every key it touches",
 			method: "GET", path: "/v1/kv/a"},
-		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
+		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, --max-leases, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
 			setup: func(tb testing.TB, s *server) {
 				for range 20 {
 					r := s.do(tb, "POST", "/v1/auth/token", []byte(`{"name":"ann","password":"wrong"}`))

@@ -80,7 +80,8 @@ func openSSE(tb testing.TB, s *server, query string, lastID int64) *sseWatch {
 	return w
 }
 
-// take records a message: events, and the id of a data message or a
+// take records a message: events ("key=value@rev", a delete's value
+// empty), and the id of a data message or a
 // bookmark (created, progress).
 func (w *sseWatch) take(m sseMessage) {
 	w.mu.Lock()
@@ -95,7 +96,7 @@ func (w *sseWatch) take(m sseMessage) {
 			return
 		}
 		for _, ev := range msg.Events {
-			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", *ev.Kv.Key, *ev.Kv.Value, ev.Kv.ModRevision))
+			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", keyOf(&ev.Kv), valueOf(&ev.Kv), ev.Kv.ModRevision))
 		}
 	}
 	if id, err := strconv.ParseInt(m.ID, 10, 64); err == nil {

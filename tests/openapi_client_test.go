@@ -319,7 +319,7 @@ func TestGoClient(t *testing.T) {
 		if renewed.JSON200 == nil || renewed.JSON200.Ttl != 60 {
 			t.Errorf("KeepAliveLease(%d) = %d %s, want ttl 60", id, renewed.StatusCode(), renewed.Body)
 		}
-		list, err := kv.ListLeasesWithResponse(ctx)
+		list, err := kv.ListLeasesWithResponse(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

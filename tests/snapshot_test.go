@@ -311,6 +311,7 @@ func compareAuth(tb testing.TB, a *server, ac authCaller, b *server, bc authCall
 // refuse damaged files, and restore leaves no directory behind.
 func TestSnapshotRefusesDamage(t *testing.T) {
 	t.Parallel()
+	embeddedOnly(t, "the tests' gateways serve a namespace, whose snapshot answers 501; TestGatewaySnapshot saves a whole cluster's")
 	s := startServer(t)
 	for i := range 200 {
 		s.put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 512))

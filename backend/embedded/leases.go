@@ -31,5 +31,18 @@ func (b *Backend) TimeToLive(_ context.Context, id int64, keys bool) (kv.LeaseSt
 	return kv.LeaseStatus{ID: st.ID, TTL: st.Remaining, GrantedTTL: st.TTL, Keys: st.Keys}, nil
 }
 
-// Leases returns the IDs of every lease.
-func (b *Backend) Leases(context.Context) ([]int64, error) { return b.leases.Leases(), nil }
+// LeaseKeys reports a lease with its keys, within limits.
+func (b *Backend) LeaseKeys(_ context.Context, id int64, limits *kv.ReadLimits) (kv.LeaseStatus, error) {
+	st, err := b.leases.TimeToLiveKeys(id, limits)
+	if err != nil {
+		return kv.LeaseStatus{}, err
+	}
+	return kv.LeaseStatus{ID: st.ID, TTL: st.Remaining, GrantedTTL: st.TTL, Keys: st.Keys}, nil
+}
+
+// Leases returns at most limit lease IDs above after, ascending, and
+// whether more follow.
+func (b *Backend) Leases(_ context.Context, after int64, limit int) ([]int64, bool, error) {
+	ids, more := b.leases.Page(after, limit)
+	return ids, more, nil
+}

@@ -77,7 +77,7 @@ func (b *Backend) Stats() kv.Stats {
 		CompactRevision: b.kv.CompactRev(),
 		DBSize:          size,
 		DBSizeInUse:     inUse,
-		Leases:          len(b.leases.Leases()),
+		Leases:          b.leases.Count(),
 		Alarms:          b.kv.Alarms(),
 		Watchers: kv.WatcherStats{
 			Synced: ws.Synced, Unsynced: ws.Unsynced, Victims: ws.Victims,

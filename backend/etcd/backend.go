@@ -70,6 +70,10 @@ type Options struct {
 	// txn, checked before it is sent (etcd checks its own
 	// --max-txn-ops). Zero means DefaultMaxTxnOps.
 	MaxTxnOps int
+	// MaxLeases bounds the leases of the namespace alive at once: past
+	// it a grant fails with kv.ErrTooManyLeases (see leaseCounter). Zero
+	// means no bound.
+	MaxLeases int
 	// MaxResponseBytes bounds the key and value bytes of one answer (a
 	// range, or every range of a txn): larger answers fail with a
 	// *kv.TooLargeError, refused as they arrive from etcd. Zero means no
@@ -123,12 +127,14 @@ type Backend struct {
 	// readCli is the client of ranges and txns: its receive limit bounds
 	// their answers (MaxResponseBytes). It is cli when there is no bound.
 	readCli *clientv3.Client
-	// kv, watcher and lease see the namespace's keys only, without
-	// their prefix; reads is kv through readCli.
+	// kv and watcher see the namespace's keys only, without their
+	// prefix; reads is kv through readCli. Leases are reached through
+	// cli, each checked against its record (lease_records.go).
 	kv      clientv3.KV
 	reads   clientv3.KV
 	watcher clientv3.Watcher
-	lease   clientv3.Lease
+
+	leaseCount leaseCounter
 
 	// rev is the newest revision the gateway has seen (Rev).
 	rev atomic.Int64
@@ -182,8 +188,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		kv:      namespace.NewKV(cli.KV, prefix),
 		reads:   namespace.NewKV(readCli.KV, prefix),
 		watcher: namespace.NewWatcher(cli.Watcher, prefix),
-		lease:   namespace.NewLease(cli.Lease, prefix),
 	}
+	b.leaseCount.max = int64(opts.MaxLeases)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	rev, cluster, err := b.firstRead(ctx)
 	if err != nil {

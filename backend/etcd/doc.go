@@ -16,10 +16,13 @@
 //	N + "kv/" + key     the API's keys: the API never shows the prefix
 //	N + "auth/" + ...   users, roles, the enabled flag and the key that
 //	                    signs tokens (see auth.go)
+//	N + "lease/" + ID   a record of each lease of the deployment, attached
+//	                    to it (see lease_records.go)
 //
 // So a range of every key is the range of N+"kv/", and nothing the API
-// can name reaches auth's records. Leases are etcd's and, as in etcd's
-// own namespace proxy, not confined: their IDs are the cluster's.
+// can name reaches auth's records or the leases'. Lease IDs are the
+// cluster's, as in etcd's own namespace proxy; the records make the
+// leases the deployment's: it sees no other.
 //
 // # Watches
 //

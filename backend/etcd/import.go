@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/kv"
@@ -37,8 +38,7 @@ type Imported struct {
 var ErrNotEmpty = errors.New("the etcd namespace is not empty")
 
 // Import copies src into the namespace of opts, which must hold nothing
-// yet: no key, no lease known to the cluster, no user, role or auth
-// switch. Leases are granted with their IDs and their full TTLs, as after
+// yet: no key, no lease of its own, no user, role or auth switch. Leases are granted with their IDs and their full TTLs, as after
 // a restart of the embedded store; keys are put with their leases, in
 // txns of at most MaxTxnOps puts and importBatchBytes; auth's records are
 // written in one txn, last, so that a deployment whose import failed
@@ -56,7 +56,13 @@ func Import(ctx context.Context, opts Options, src Source) (Imported, error) {
 	}
 	var done Imported
 	for _, l := range src.Leases() {
-		if _, err := b.Grant(ctx, l.ID, l.TTL); err != nil {
+		_, err := b.Grant(ctx, l.ID, l.TTL)
+		if errors.Is(err, kv.ErrLeaseExists) {
+			// The namespace held none: another deployment, or a client
+			// of etcd's own, holds the ID.
+			return done, fmt.Errorf("grant lease %d (ttl %d s): a lease outside %s has this ID (lease IDs are the cluster's)", l.ID, l.TTL, b.namespaceName())
+		}
+		if err != nil {
 			return done, fmt.Errorf("grant lease %d (ttl %d s): %w", l.ID, l.TTL, err)
 		}
 		done.Leases++
@@ -88,23 +94,49 @@ func Import(ctx context.Context, opts Options, src Source) (Imported, error) {
 	return done, nil
 }
 
-// checkEmpty fails with ErrNotEmpty unless the namespace holds no key, no
-// auth record, and the cluster no lease.
+// checkEmpty fails with ErrNotEmpty unless the namespace holds no key,
+// no lease, no auth record: leases and keys elsewhere in the cluster are
+// other deployments' and do not matter. Its message says what it found.
 func (b *Backend) checkEmpty(ctx context.Context) error {
 	res, err := b.Range(ctx, kv.RangeRequest{Key: []byte{0}, End: []byte{0}, Options: kv.RangeOptions{CountOnly: true}})
 	if err != nil {
 		return err
 	}
-	leases, err := b.Leases(ctx)
+	leases, err := b.countLeases(ctx)
 	if err != nil {
 		return err
 	}
-	users, roles, enabled := len(b.auth.Users()), len(b.auth.Roles()), b.auth.Enabled()
-	if res.Count > 0 || len(leases) > 0 || users > 0 || roles > 0 || enabled {
-		return fmt.Errorf("%w: %d keys, %d leases, %d users, %d roles, auth enabled %v; import into an empty namespace (--etcd-namespace) of a cluster with no leases",
-			ErrNotEmpty, res.Count, len(leases), users, roles, enabled)
+	var found []string
+	for _, n := range []struct {
+		count int64
+		what  string
+	}{
+		{res.Count, "key"}, {leases, "lease"},
+		{int64(len(b.auth.Users())), "user"}, {int64(len(b.auth.Roles())), "role"},
+	} {
+		switch {
+		case n.count == 1:
+			found = append(found, "1 "+n.what)
+		case n.count > 1:
+			found = append(found, fmt.Sprintf("%d %ss", n.count, n.what))
+		}
 	}
-	return nil
+	if b.auth.Enabled() {
+		found = append(found, "auth enabled")
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s holds %s; migrate into an empty namespace (--etcd-namespace)",
+		ErrNotEmpty, b.namespaceName(), strings.Join(found, ", "))
+}
+
+// namespaceName names the namespace for people.
+func (b *Backend) namespaceName() string {
+	if b.opts.Namespace == "" {
+		return "the whole key space (no --etcd-namespace)"
+	}
+	return fmt.Sprintf("the namespace %q", b.opts.Namespace)
 }
 
 // importBatch gathers puts into txns.

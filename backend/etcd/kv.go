@@ -2,10 +2,8 @@ package etcd
 
 import (
 	"context"
-	"fmt"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -48,21 +46,26 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	return res, err
 }
 
-// Put writes a key. With a guard and a lease, the guard sees the keys
-// attached to the lease first. (etcd cannot ask it inside the write: a
-// key attached to the lease between the two is not seen.)
+// Put writes a key. With a lease, the write checks inside itself that
+// the lease is the namespace's (leasedKV); with a guard too, the guard
+// sees the keys attached to the lease first. (etcd cannot ask it inside
+// the write: a key attached to the lease between the two is not seen.)
 func (b *Backend) Put(ctx context.Context, r kv.PutRequest, guard kv.LeaseGuard) (kv.PutResult, error) {
 	if err := r.Validate(); err != nil {
 		return kv.PutResult{}, err
 	}
-	if guard != nil && r.Lease != 0 {
-		if err := b.checkLeaseKeys(ctx, []int64{r.Lease}, guard); err != nil {
-			return kv.PutResult{}, err
+	writes := b.kv
+	if r.Lease != 0 {
+		if guard != nil {
+			if err := b.checkLeaseKeys(ctx, []int64{r.Lease}, guard); err != nil {
+				return kv.PutResult{}, err
+			}
 		}
+		writes = b.leasedKV(b.cli.KV, []int64{r.Lease})
 	}
 	var res kv.PutResult
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.kv.Do(ctx, putOp(&r))
+		resp, err := writes.Do(ctx, putOp(&r))
 		if err != nil {
 			return err
 		}
@@ -95,25 +98,28 @@ func (b *Backend) Delete(ctx context.Context, r kv.DeleteRequest) (kv.DeleteResu
 // Txn runs a txn, nested txns included, as one etcd txn. It is checked
 // first by the rules the embedded store applies (kv.TxnRequest.Validate,
 // which are etcd's), so that both refuse the same txns with the same
-// errors. With a guard, the guard sees the keys of every lease its puts
-// name first.
+// errors. When its puts name leases, it checks inside itself that they
+// are the namespace's (leasedKV); with a guard too, the guard sees the
+// keys of every lease its puts name first.
 func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard) (kv.TxnResult, error) {
 	if err := r.Validate(b.opts.MaxTxnOps); err != nil {
 		return kv.TxnResult{}, err
 	}
-	if guard != nil {
-		if leases := r.PutLeases(); len(leases) > 0 {
+	reads := b.reads
+	if leases := r.PutLeases(); len(leases) > 0 {
+		if guard != nil {
 			if err := b.checkLeaseKeys(ctx, leases, guard); err != nil {
 				return kv.TxnResult{}, err
 			}
 		}
+		reads = b.leasedKV(b.readCli.KV, leases)
 	}
 	if needsDryRun(&r) {
-		return b.boundedTxn(ctx, &r)
+		return b.boundedTxn(ctx, reads, &r)
 	}
 	var res kv.TxnResult
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.reads.Do(ctx, txnOp(&r))
+		resp, err := reads.Do(ctx, txnOp(&r))
 		if err != nil {
 			return b.tooLarge(err)
 		}
@@ -125,26 +131,16 @@ func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 	return res, err
 }
 
-// checkLeaseKeys asks guard about the keys attached to the leases. A
-// lease that does not exist is left to the write to refuse.
+// checkLeaseKeys asks guard about the namespace's keys attached to the
+// leases. A lease that is not the namespace's is kv.ErrLeaseNotFound.
 func (b *Backend) checkLeaseKeys(ctx context.Context, leases []int64, guard kv.LeaseGuard) error {
 	var keys [][]byte
 	for _, id := range leases {
-		var ks [][]byte
-		err := b.call(ctx, func(ctx context.Context) error {
-			resp, err := b.lease.TimeToLive(ctx, clientv3.LeaseID(id), clientv3.WithAttachedKeys())
-			if err != nil {
-				return err
-			}
-			if resp.TTL >= 0 {
-				ks = resp.Keys
-			}
-			return nil
-		})
+		st, _, err := b.leaseStatus(ctx, b.cli, id, true)
 		if err != nil {
-			return fmt.Errorf("the keys of lease %d: %w", id, err)
+			return err
 		}
-		keys = append(keys, ks...)
+		keys = append(keys, st.Keys...)
 	}
 	if len(keys) == 0 {
 		return nil

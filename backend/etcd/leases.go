@@ -8,16 +8,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/kv"
 )
 
 // Leases are etcd's: granted, renewed, expired and revoked by the
 // cluster, so a keep-alive through any gateway renews a lease granted
-// through another.
+// through another. Their IDs are the cluster's, shared by every
+// namespace; what makes a lease the deployment's is its record (see
+// lease_records.go): every call here first makes sure the lease has one
+// in this namespace, and answers kv.ErrLeaseNotFound for any other ID.
 
 // maxLeaseID is the largest lease ID the API hands out: 2^53-1, which a
 // JavaScript number holds exactly. etcd draws IDs from the whole of
@@ -27,9 +32,17 @@ const maxLeaseID = 1<<53 - 1
 // grantAttempts bounds the draws of a lease ID that another lease holds.
 const grantAttempts = 8
 
+// orphanRevokeTimeout bounds the revoke of a lease granted whose record
+// could not be written.
+const orphanRevokeTimeout = 5 * time.Second
+
 // Grant grants a lease of ttl seconds with ID id, or with an ID drawn at
-// random in [1, 2^53-1] when id is 0. The TTL granted may be etcd's
-// minimum, above ttl.
+// random in [1, 2^53-1] when id is 0, and writes its record. The TTL
+// granted may be etcd's minimum, above ttl. Past Options.MaxLeases it
+// fails with kv.ErrTooManyLeases.
+//
+// An ID chosen by the caller that a lease of another namespace holds is
+// kv.ErrLeaseExists, as for one of this namespace: IDs are the cluster's.
 func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	if id < 0 || id > maxLeaseID {
 		return kv.Lease{}, kv.Invalidf("lease id %d out of [0, 2^53-1]", id)
@@ -37,29 +50,63 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	if ttl <= 0 {
 		return kv.Lease{}, kv.Invalidf("lease ttl %d is not positive", ttl)
 	}
+	if err := b.leaseCount.admit(ctx, b); err != nil {
+		return kv.Lease{}, err
+	}
+	l, err := b.grant(ctx, id, ttl)
+	if err != nil {
+		b.leaseCount.release()
+	}
+	return l, err
+}
+
+// grant grants the lease and writes its record.
+func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	chosen := id != 0
+	var granted *pb.LeaseGrantResponse
 	for attempt := 1; ; attempt++ {
 		if !chosen {
 			id = randomLeaseID()
 		}
-		var resp *pb.LeaseGrantResponse
 		err := b.call(ctx, func(ctx context.Context) error {
 			var err error
-			resp, err = clientv3.RetryLeaseClient(b.cli).LeaseGrant(ctx, &pb.LeaseGrantRequest{ID: id, TTL: ttl})
-			if err == nil && resp.Error != "" {
-				err = errors.New(resp.Error)
+			granted, err = clientv3.RetryLeaseClient(b.cli).LeaseGrant(ctx, &pb.LeaseGrantRequest{ID: id, TTL: ttl})
+			if err == nil && granted.Error != "" {
+				err = errors.New(granted.Error)
 			}
 			return err
 		})
 		if errors.Is(err, kv.ErrLeaseExists) && !chosen && attempt < grantAttempts {
 			continue
 		}
+		if errors.Is(err, kv.ErrLeaseExists) {
+			return kv.Lease{}, kv.Errorf(kv.ErrLeaseExists, "lease %d already exists: give another id, or 0 to let the server choose", id)
+		}
 		if err != nil {
 			return kv.Lease{}, err
 		}
-		b.saw(resp.Header.Revision)
-		return kv.Lease{ID: resp.ID, TTL: resp.TTL}, nil
+		break
 	}
+	b.saw(granted.Header.Revision)
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.Put(ctx, b.leaseRecord(id), "", clientv3.WithLease(clientv3.LeaseID(id)))
+		if err == nil {
+			b.saw(resp.Header.Revision)
+		}
+		return err
+	})
+	if err != nil {
+		// A lease without a record is no deployment's: give it back
+		// (should the gateway die first, it expires after its TTL).
+		rctx, cancel := context.WithTimeout(b.ctx, orphanRevokeTimeout)
+		_, rerr := b.cli.Revoke(rctx, clientv3.LeaseID(id))
+		cancel()
+		if rerr != nil {
+			b.opts.OnError(fmt.Errorf("etcd: lease %d was granted without its record, and its revoke failed: %w", id, rerr))
+		}
+		return kv.Lease{}, err
+	}
+	return kv.Lease{ID: id, TTL: granted.TTL}, nil
 }
 
 // randomLeaseID draws an ID in [1, 2^53-1].
@@ -73,24 +120,29 @@ func randomLeaseID() int64 {
 	}
 }
 
-// Revoke revokes a lease: etcd deletes its keys at one revision (none
-// when it has none). With a guard, the guard sees the lease's keys first;
-// its error revokes nothing.
+// Revoke revokes a lease of the namespace: etcd deletes its keys at one
+// revision. It reads the lease's keys first, as etcd holds them: a lease
+// that holds a key outside the namespace's keys (attached by a client of
+// etcd's own) is refused, so that no revoke through the API deletes what
+// the API cannot name. With a guard, the guard sees the keys then; its
+// error revokes nothing. (etcd cannot ask it inside the revoke: a key
+// attached between the two is not seen, as for Put's guard.)
 func (b *Backend) Revoke(ctx context.Context, id int64, guard kv.LeaseGuard) (int64, error) {
-	if guard != nil {
-		st, err := b.TimeToLive(ctx, id, true)
-		if err != nil {
+	st, foreign, err := b.leaseStatus(ctx, b.cli, id, true)
+	if err != nil {
+		return 0, err
+	}
+	if foreign > 0 {
+		return 0, kv.Errorf(auth.ErrPermissionDenied, "lease %d holds %d keys outside this deployment's namespace: it is revoked through etcd, not the API", id, foreign)
+	}
+	if guard != nil && len(st.Keys) > 0 {
+		if err := guard(st.Keys); err != nil {
 			return 0, err
-		}
-		if len(st.Keys) > 0 {
-			if err := guard(st.Keys); err != nil {
-				return 0, err
-			}
 		}
 	}
 	var rev int64
-	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.lease.Revoke(ctx, clientv3.LeaseID(id))
+	err = b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.Revoke(ctx, clientv3.LeaseID(id))
 		if err != nil {
 			return err
 		}
@@ -98,14 +150,20 @@ func (b *Backend) Revoke(ctx context.Context, id int64, guard kv.LeaseGuard) (in
 		b.saw(rev)
 		return nil
 	})
+	if errors.Is(err, kv.ErrLeaseNotFound) {
+		err = kv.LeaseNotFound(id)
+	}
 	return rev, err
 }
 
-// KeepAlive renews a lease to its full TTL.
+// KeepAlive renews a lease of the namespace to its full TTL.
 func (b *Backend) KeepAlive(ctx context.Context, id int64) (int64, error) {
+	if err := b.ownLease(ctx, id); err != nil {
+		return 0, err
+	}
 	var ttl int64
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.lease.KeepAliveOnce(ctx, clientv3.LeaseID(id))
+		resp, err := b.cli.KeepAliveOnce(ctx, clientv3.LeaseID(id))
 		if err != nil {
 			return err
 		}
@@ -113,51 +171,118 @@ func (b *Backend) KeepAlive(ctx context.Context, id int64) (int64, error) {
 		ttl = resp.TTL
 		return nil
 	})
+	if errors.Is(err, kv.ErrLeaseNotFound) {
+		err = kv.LeaseNotFound(id)
+	}
 	return ttl, err
 }
 
-// TimeToLive reports a lease, with the namespace's keys attached to it if
-// asked, sorted.
+// TimeToLive reports a lease of the namespace, with its keys if asked,
+// sorted: the namespace's keys attached to it, through the read client,
+// whose bound refuses an answer too large as it arrives.
 func (b *Backend) TimeToLive(ctx context.Context, id int64, keys bool) (kv.LeaseStatus, error) {
-	var st kv.LeaseStatus
-	err := b.call(ctx, func(ctx context.Context) error {
+	if keys {
+		st, _, err := b.leaseStatus(ctx, b.readCli, id, true)
+		return st, b.tooLarge(err)
+	}
+	if err := b.ownLease(ctx, id); err != nil {
+		return kv.LeaseStatus{}, err
+	}
+	st, _, err := b.leaseStatus(ctx, b.cli, id, false)
+	return st, err
+}
+
+// LeaseKeys reports a lease of the namespace with the namespace's keys
+// attached to it, read through the read client (whose bound refuses an
+// answer too large as it arrives), each key charged to limits.
+func (b *Backend) LeaseKeys(ctx context.Context, id int64, limits *kv.ReadLimits) (kv.LeaseStatus, error) {
+	st, _, err := b.leaseStatus(ctx, b.readCli, id, true)
+	if err != nil {
+		return kv.LeaseStatus{}, b.tooLarge(err)
+	}
+	for _, k := range st.Keys {
+		if err := limits.Charge(len(k)); err != nil {
+			return kv.LeaseStatus{}, err
+		}
+	}
+	return st, nil
+}
+
+// leaseStatus reads a lease through cli: its TTLs and, with keys, the
+// namespace's keys attached to it (without the prefix, sorted) and how
+// many other keys it holds. With keys, the lease is the namespace's when
+// its record is among them; without, the caller checks that.
+func (b *Backend) leaseStatus(ctx context.Context, cli *clientv3.Client, id int64, keys bool) (st kv.LeaseStatus, foreign int, err error) {
+	if id < 1 || id > maxLeaseID {
+		return kv.LeaseStatus{}, 0, kv.LeaseNotFound(id)
+	}
+	err = b.call(ctx, func(ctx context.Context) error {
 		var opts []clientv3.LeaseOption
 		if keys {
 			opts = append(opts, clientv3.WithAttachedKeys())
 		}
-		resp, err := b.lease.TimeToLive(ctx, clientv3.LeaseID(id), opts...)
+		resp, err := cli.TimeToLive(ctx, clientv3.LeaseID(id), opts...)
 		if err != nil {
 			return err
 		}
 		b.saw(resp.Revision)
 		if resp.TTL == -1 {
-			return fmt.Errorf("%w: %d", kv.ErrLeaseNotFound, id)
+			return kv.LeaseNotFound(id)
 		}
 		st = kv.LeaseStatus{ID: int64(resp.ID), TTL: max(resp.TTL, 0), GrantedTTL: resp.GrantedTTL}
-		if keys {
-			st.Keys = append(make([][]byte, 0, len(resp.Keys)), resp.Keys...)
-			slices.SortFunc(st.Keys, bytes.Compare)
+		if !keys {
+			return nil
 		}
+		record, prefix := []byte(b.leaseRecord(id)), []byte(b.opts.Namespace+keysPrefix)
+		owned := false
+		st.Keys = make([][]byte, 0, len(resp.Keys))
+		for _, k := range resp.Keys {
+			switch {
+			case bytes.Equal(k, record):
+				owned = true
+			case bytes.HasPrefix(k, prefix):
+				st.Keys = append(st.Keys, k[len(prefix):])
+			default:
+				foreign++
+			}
+		}
+		if !owned {
+			return kv.LeaseNotFound(id)
+		}
+		slices.SortFunc(st.Keys, bytes.Compare)
 		return nil
 	})
-	return st, err
+	if err != nil {
+		return kv.LeaseStatus{}, 0, err
+	}
+	return st, foreign, nil
 }
 
-// Leases returns the IDs of the cluster's leases, sorted.
-func (b *Backend) Leases(ctx context.Context) ([]int64, error) {
+// Leases returns the IDs of at most limit leases of the namespace above
+// after, ascending, read from their records in one etcd range, and
+// whether more follow.
+func (b *Backend) Leases(ctx context.Context, after int64, limit int) ([]int64, bool, error) {
+	if limit <= 0 || after >= maxLeaseID {
+		return nil, false, nil
+	}
 	var ids []int64
+	var more bool
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.lease.Leases(ctx)
+		resp, err := b.cli.Get(ctx, b.leaseRecord(max(after, 0)+1),
+			clientv3.WithRange(b.leaseRecordsEnd()), clientv3.WithKeysOnly(),
+			clientv3.WithLimit(int64(limit)), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 		if err != nil {
 			return err
 		}
-		b.saw(resp.Revision)
-		ids = make([]int64, len(resp.Leases))
-		for i, l := range resp.Leases {
-			ids[i] = int64(l.ID)
+		b.saw(resp.Header.Revision)
+		ids = make([]int64, 0, len(resp.Kvs))
+		for _, p := range resp.Kvs {
+			if id, ok := b.leaseOfRecord(p.Key); ok {
+				ids = append(ids, id)
+			}
 		}
-		slices.Sort(ids)
+		more = resp.More
 		return nil
 	})
-	return ids, err
+	return ids, more, err
 }

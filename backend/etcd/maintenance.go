@@ -123,7 +123,15 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 // file's SHA-256, as etcd streams it (etcdutl snapshot restore reads it).
 // Its revision is the member's as read just before: the snapshot holds it
 // at least.
+//
+// A snapshot holds the whole cluster: every namespace's keys, leases and
+// auth records (password hashes, the keys that sign tokens). So a gateway
+// of one namespace refuses it (kv.ErrNotSupported); only a deployment
+// that has the cluster to itself (no --etcd-namespace) takes one.
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
+	if b.opts.Namespace != "" {
+		return nil, kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): copy the namespace's keys with GET /v1/export, or snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
+	}
 	var errs []error
 	for _, ep := range b.opts.Endpoints {
 		sn, err := b.memberSnapshot(ctx, ep)

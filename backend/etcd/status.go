@@ -50,13 +50,14 @@ func (f *figures) due() bool {
 	return true
 }
 
-// readFigures reads the cluster's sizes, leases and alarms.
+// readFigures reads the cluster's sizes and alarms, and the namespace's
+// leases.
 func (b *Backend) readFigures(ctx context.Context) error {
 	sizes, err := b.memberSizes(ctx)
 	if err != nil {
 		return err
 	}
-	leases, err := b.Leases(ctx)
+	leases, err := b.countLeases(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,12 +65,13 @@ func (b *Backend) readFigures(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.figures.set(sizes, len(leases), alarms)
+	b.figures.set(sizes, int(leases), alarms)
 	return nil
 }
 
 // Stats are the gateway's figures: its revision, the compact revision it
-// knows, its watchers, and the cluster's sizes, leases and alarms, read
+// knows, its watchers, the namespace's leases, and the cluster's sizes
+// and alarms, read
 // again when older than figuresMaxAge (and kept as they were when etcd
 // does not answer).
 func (b *Backend) Stats() kv.Stats {
@@ -93,9 +95,9 @@ func (b *Backend) Stats() kv.Stats {
 	return st
 }
 
-// Status reads the cluster's figures: the namespace's keys at the current
-// revision, the largest member's sizes, the cluster's leases and alarms,
-// and etcd's compact revision.
+// Status reads the figures: the namespace's keys at the current revision
+// and its leases, the largest member's sizes, the cluster's alarms, and
+// etcd's compact revision.
 func (b *Backend) Status(ctx context.Context) (kv.Status, error) {
 	var st kv.Status
 	err := b.call(ctx, func(ctx context.Context) error {

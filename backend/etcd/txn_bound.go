@@ -137,7 +137,8 @@ func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
 // boundedTxn runs a writing txn whose ranges could answer more than the
 // bound: a dry run first, refused if its answer is too large, then the
 // txn guarded by what the dry run read.
-func (b *Backend) boundedTxn(ctx context.Context, r *kv.TxnRequest) (kv.TxnResult, error) {
+// reads is the KV the txn runs through (b.reads, or leasedKV's).
+func (b *Backend) boundedTxn(ctx context.Context, reads clientv3.KV, r *kv.TxnRequest) (kv.TxnResult, error) {
 	for attempt := 1; ; attempt++ {
 		dry := readOnly(r, map[*kv.ReadLimits]*kv.ReadLimits{})
 		var rev int64
@@ -161,7 +162,7 @@ func (b *Backend) boundedTxn(ctx context.Context, r *kv.TxnRequest) (kv.TxnResul
 		var res kv.TxnResult
 		held := true
 		err = b.call(ctx, func(ctx context.Context) error {
-			resp, err := b.reads.Txn(ctx).If(cmps...).Then(txnOp(r)).Commit()
+			resp, err := reads.Txn(ctx).If(cmps...).Then(txnOp(r)).Commit()
 			if err != nil {
 				return b.tooLarge(err)
 			}

@@ -30,6 +30,7 @@ type config struct {
 	maxConnections              int
 	shutdownGrace               time.Duration
 	maxTxnOps                   int
+	maxLeases                   int
 	autoCompactionMode          string
 	autoCompactionRetention     string
 	watchProgressNotifyInterval time.Duration
@@ -68,6 +69,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.maxConnections, "max-connections", 20000, "most open client connections; past it new ones wait to be accepted")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long requests and watch streams get to finish before their connections are closed")
 	fs.IntVar(&c.maxTxnOps, "max-txn-ops", 128, "most compares, and ops per branch, of a txn")
+	fs.IntVar(&c.maxLeases, "max-leases", 1_000_000, "most leases alive at once (over etcd, in this deployment's namespace); past it a grant answers 429")
 	fs.StringVar(&c.autoCompactionMode, "auto-compaction-mode", "periodic", "periodic or revision")
 	fs.StringVar(&c.autoCompactionRetention, "auto-compaction-retention", "0", "a duration (1h) or a revision count; 0 is off")
 	fs.DurationVar(&c.watchProgressNotifyInterval, "watch-progress-notify-interval", 10*time.Minute, "idle watchers that asked for progress get one this often")
@@ -131,9 +133,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.bcryptCost < bcrypt.MinCost || c.bcryptCost > bcrypt.MaxCost {
 		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
-	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 ||
+	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 || c.maxLeases <= 0 ||
 		c.maxConnections <= 0 || c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 {
-		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-connections and --shutdown-grace must be positive")
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-txn-ops, --max-leases, --max-connections and --shutdown-grace must be positive")
 	}
 	if c.watchStreamIdleTimeout <= 0 || c.maxWatchStreams <= 0 || c.maxWatchStreamsPerUser <= 0 || c.maxWatchersPerStream <= 0 ||
 		c.watchStreamBufferBytes <= 0 || c.watchStreamBufferTotalBytes <= 0 || c.watchStreamResumeBytes <= 0 {

@@ -113,6 +113,7 @@ func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backen
 		Password:         cfg.etcd.password,
 		RequestTimeout:   cfg.etcd.requestTimeout,
 		MaxTxnOps:        cfg.maxTxnOps,
+		MaxLeases:        cfg.maxLeases,
 		MaxResponseBytes: cfg.maxResponseBytes,
 		WindowBytes:      cfg.etcd.watchWindowBytes,
 		Watch:            cfg.watchOptions(),

@@ -19,8 +19,10 @@ save) into an etcd cluster, for gateways started with --backend etcd and
 the same --etcd-namespace: every live key with its lease, every lease with
 its ID and full TTL, and auth's users, roles and switch. History is not
 copied: etcd numbers revisions and versions anew. The namespace must be
-empty and the cluster hold no lease. Stop writes to the source first: a
-write after the snapshot is not in it.`
+empty (no key, lease, user or role of its own); other namespaces of the
+cluster do not matter, but a lease ID another one holds cannot be
+migrated. Stop writes to the source first: a write after the snapshot is
+not in it.`
 
 // runMigrate is `httpkv migrate`.
 func runMigrate(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {

@@ -27,17 +27,34 @@ import (
 // same namespace: every live key with its value and lease, every lease
 // with its ID and TTL, the users (who log in with their passwords), the
 // roles with their permissions, and the auth switch. Deleted keys and
-// history stay behind. A second migrate into the now used namespace is
-// refused and changes nothing; a damaged snapshot is refused before etcd
-// is touched.
+// history stay behind. Keys and leases of the cluster outside the
+// namespace do not matter (before, any lease of the cluster refused the
+// migrate). A second migrate into the now used namespace is refused,
+// saying what it found there, and changes nothing; a damaged snapshot is
+// refused before etcd is touched.
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()
 	src, wantKeys := embeddedSource(t)
 	c := etcdtest.StartCluster(t, 1)
 	endpoints := strings.Join(c.Endpoints(), ",")
+	// Another deployment of the cluster, with keys and leases.
+	other, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Namespace: "other/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for range 3 {
+		l, err := other.Grant(ctx, 0, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Put(ctx, kv.PutRequest{Key: []byte(fmt.Sprint(l.ID)), Lease: l.ID}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	var out, errOut bytes.Buffer
-	err := runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", "prod/", "--max-txn-ops", "7"}, os.Getenv, &out, &errOut)
+	err = runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", "prod/", "--max-txn-ops", "7"}, os.Getenv, &out, &errOut)
 	if err != nil {
 		t.Fatalf("migrate: %v\n%s", err, errOut.String())
 	}
@@ -66,7 +83,7 @@ func TestMigrate(t *testing.T) {
 	if !slices.Equal(gotKeys, wantKeys) {
 		t.Fatalf("the gateway has %d keys:\n%q\nwant %d:\n%q", len(gotKeys), gotKeys, len(wantKeys), wantKeys)
 	}
-	ids, err := g.Leases(ctx)
+	ids, _, err := g.Leases(ctx, 0, 10)
 	if err != nil || !slices.Equal(ids, []int64{0x10, 0x20}) {
 		t.Fatalf("the gateway's leases: %v, %v; want [16 32]", ids, err)
 	}
@@ -89,8 +106,8 @@ func TestMigrate(t *testing.T) {
 	// The namespace is in use now: nothing more is written.
 	rev := g.Rev()
 	err = runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", "prod/"}, os.Getenv, &out, &errOut)
-	if !errors.Is(err, etcd.ErrNotEmpty) {
-		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty", err)
+	if !errors.Is(err, etcd.ErrNotEmpty) || !strings.Contains(err.Error(), `"prod/" holds 250 keys, 2 leases, 3 users, 2 roles, auth enabled`) {
+		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty saying what prod/ holds", err)
 	}
 	if after := status(t, g); after != rev {
 		t.Errorf("the refused migrate moved the revision from %d to %d", rev, after)

@@ -16,6 +16,7 @@ import (
 	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -194,6 +195,7 @@ func openBackend(ctx context.Context, cfg config, compaction compactor.Config, c
 			Committer:  crash,
 		},
 		Watch:      cfg.watchOptions(),
+		Lease:      lease.Config{MaxLeases: cfg.maxLeases},
 		Auth:       auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
 		Compaction: compaction,
 		OnError:    func(err error) { log.Error().Err(err).Msg("background work failed") },

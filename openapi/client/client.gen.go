@@ -98,6 +98,7 @@ const (
 	ErrorBodyCodeNoSpace            ErrorBodyCode = "no_space"
 	ErrorBodyCodeNotFound           ErrorBodyCode = "not_found"
 	ErrorBodyCodeNotLeader          ErrorBodyCode = "not_leader"
+	ErrorBodyCodeNotSupported       ErrorBodyCode = "not_supported"
 	ErrorBodyCodePermissionDenied   ErrorBodyCode = "permission_denied"
 	ErrorBodyCodePermissionNotFound ErrorBodyCode = "permission_not_found"
 	ErrorBodyCodePreconditionFailed ErrorBodyCode = "precondition_failed"
@@ -139,6 +140,8 @@ func (e ErrorBodyCode) Valid() bool {
 	case ErrorBodyCodeNotFound:
 		return true
 	case ErrorBodyCodeNotLeader:
+		return true
+	case ErrorBodyCodeNotSupported:
 		return true
 	case ErrorBodyCodePermissionDenied:
 		return true
@@ -841,8 +844,16 @@ type LeaseGrantRequest struct {
 
 // LeaseList defines model for LeaseList.
 type LeaseList struct {
-	Header ResponseHeader  `json:"header"`
+	Header ResponseHeader `json:"header"`
+
+	// Leases The leases of this page, by ascending ID.
 	Leases []LeaseListItem `json:"leases"`
+
+	// More Whether leases beyond this page remain.
+	More bool `json:"more"`
+
+	// NextPageToken Present when more is true: pass it as page_token for the next page.
+	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
 // LeaseListItem defines model for LeaseListItem.
@@ -1623,6 +1634,15 @@ type PutKeyParams struct {
 
 	// IfNoneMatch Only *: put only if the key does not exist.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// ListLeasesParams defines parameters for ListLeases.
+type ListLeasesParams struct {
+	// Limit Leases per page.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PageToken next_page_token of the previous page. Tokens are sealed by the server; one it did not issue for this list answers 400.
+	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
 // LeaseTimeToLiveParams defines parameters for LeaseTimeToLive.
@@ -2690,7 +2710,7 @@ type ClientInterface interface {
 
 	// ElectionProclaimWithBody Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2699,7 +2719,7 @@ type ClientInterface interface {
 
 	// ElectionProclaim Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2708,7 +2728,7 @@ type ClientInterface interface {
 
 	// ElectionResignWithBody Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2717,7 +2737,7 @@ type ClientInterface interface {
 
 	// ElectionResign Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2775,10 +2795,11 @@ type ClientInterface interface {
 
 	// ListLeases List leases
 	//
-	// Lists the IDs of every lease.
+	// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+	// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 	//
 	// Corresponds with GET /v1/leases (the `ListLeases` operationId).
-	ListLeases(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListLeases(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GrantLeaseWithBody Grant a lease
 	//
@@ -3601,7 +3622,7 @@ func (c *Client) ElectionObserve(ctx context.Context, name string, params *Elect
 
 // ElectionProclaimWithBody Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3620,7 +3641,7 @@ func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, cont
 
 // ElectionProclaim Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3639,7 +3660,7 @@ func (c *Client) ElectionProclaim(ctx context.Context, name string, body Electio
 
 // ElectionResignWithBody Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3658,7 +3679,7 @@ func (c *Client) ElectionResignWithBody(ctx context.Context, name string, conten
 
 // ElectionResign Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3786,11 +3807,12 @@ func (c *Client) PutKeyWithBody(ctx context.Context, key string, params *PutKeyP
 
 // ListLeases List leases
 //
-// Lists the IDs of every lease.
+// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 //
 // Corresponds with GET /v1/leases (the `ListLeases` operationId).
-func (c *Client) ListLeases(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListLeasesRequest(c.Server)
+func (c *Client) ListLeases(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLeasesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6242,7 +6264,7 @@ func NewPutKeyRequestWithBody(server string, key string, params *PutKeyParams, c
 }
 
 // NewListLeasesRequest constructs an http.Request for the ListLeases method
-func NewListLeasesRequest(server string) (*http.Request, error) {
+func NewListLeasesRequest(server string, params *ListLeasesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6258,6 +6280,45 @@ func NewListLeasesRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -7481,7 +7542,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithBodyWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7490,7 +7551,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7499,7 +7560,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithBodyWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7508,7 +7569,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7576,12 +7637,13 @@ type ClientWithResponsesInterface interface {
 
 	// ListLeasesWithResponse List leases
 	//
-	// Lists the IDs of every lease.
+	// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+	// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/leases (the `ListLeases` operationId).
-	ListLeasesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error)
+	ListLeasesWithResponse(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error)
 
 	// GrantLeaseWithBodyWithResponse Grant a lease
 	//
@@ -11046,6 +11108,8 @@ type ListLeasesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LeaseList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11061,6 +11125,11 @@ type ListLeasesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLeasesResponse) GetJSON200() *LeaseList {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLeasesResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -11730,6 +11799,8 @@ type SnapshotResponse struct {
 	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -11751,6 +11822,11 @@ func (r SnapshotResponse) GetJSON403() *ErrorResponse {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SnapshotResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r SnapshotResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -13057,7 +13133,7 @@ func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, n
 
 // ElectionProclaimWithBodyWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13072,7 +13148,7 @@ func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.C
 
 // ElectionProclaimWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13087,7 +13163,7 @@ func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, 
 
 // ElectionResignWithBodyWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13102,7 +13178,7 @@ func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Con
 
 // ElectionResignWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13212,13 +13288,14 @@ func (c *ClientWithResponses) PutKeyWithBodyWithResponse(ctx context.Context, ke
 
 // ListLeasesWithResponse List leases
 //
-// Lists the IDs of every lease.
+// Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+// Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/leases (the `ListLeases` operationId).
-func (c *ClientWithResponses) ListLeasesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error) {
-	rsp, err := c.ListLeases(ctx, reqEditors...)
+func (c *ClientWithResponses) ListLeasesWithResponse(ctx context.Context, params *ListLeasesParams, reqEditors ...RequestEditorFn) (*ListLeasesResponse, error) {
+	rsp, err := c.ListLeases(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16564,6 +16641,13 @@ func ParseListLeasesResponse(rsp *http.Response) (*ListLeasesResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17214,6 +17298,13 @@ func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ErrorResponse

@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Proclaim a new value
-         * @description Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+         * @description Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
          */
         post: operations["electionProclaim"];
         delete?: never;
@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Resign
-         * @description Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+         * @description Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
          */
         post: operations["electionResign"];
         delete?: never;
@@ -604,7 +604,8 @@ export interface paths {
         };
         /**
          * List leases
-         * @description Lists the IDs of every lease.
+         * @description Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
+         *     Leases are not versioned: a page lists the leases alive when it is read, and next_page_token continues after the last ID of the page, whatever was granted or revoked meanwhile.
          */
         get: operations["listLeases"];
         put?: never;
@@ -1008,7 +1009,7 @@ export interface components {
              * @example key_not_found
              * @enum {string}
              */
-            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader" | "stream_not_found" | "watch_not_found";
+            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader" | "stream_not_found" | "watch_not_found" | "not_supported";
             /**
              * Format: int64
              * @description With compacted: the store's compact revision.
@@ -1155,7 +1156,12 @@ export interface components {
         };
         LeaseList: {
             header: components["schemas"]["ResponseHeader"];
+            /** @description The leases of this page, by ascending ID. */
             leases: components["schemas"]["LeaseListItem"][];
+            /** @description Whether leases beyond this page remain. */
+            more: boolean;
+            /** @description Present when more is true: pass it as page_token for the next page. */
+            next_page_token?: string;
         };
         LeaseListItem: {
             /** Format: int64 */
@@ -3736,7 +3742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended). */
+            /** @description not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned, or its lease ended); nothing changed. */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -3840,7 +3846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended). */
+            /** @description not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned already, or its lease ended); nothing changed. */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -4578,14 +4584,19 @@ export interface operations {
     };
     listLeases: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Leases per page. */
+                limit?: number;
+                /** @description next_page_token of the previous page. Tokens are sealed by the server; one it did not issue for this list answers 400. */
+                page_token?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every lease. */
+            /** @description One page of the leases. */
             200: {
                 headers: {
                     /** @description The store's revision when the request was served. */
@@ -4594,6 +4605,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LeaseList"];
+                };
+            };
+            /** @description invalid_argument: a limit out of [1, 10000], a page token the server did not issue for this list. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
@@ -4690,7 +4710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            /** @description too_many_requests: as many leases are alive as --max-leases allows (over etcd, in this deployment), or more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4754,7 +4774,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseTimeToLive"];
                 };
             };
-            /** @description invalid_argument: an ID out of [1, 2^53-1], a bad parameter. */
+            /** @description invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5202,6 +5222,15 @@ export interface operations {
             };
             /** @description internal: an unexpected failure. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace, whose snapshot would hold the whole cluster, every other namespace's keys and users included; GET /v1/export copies the namespace's keys. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
