@@ -122,3 +122,32 @@ func TestListPages(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasePages: Leases follows the pages of the list, in ascending ID.
+func TestLeasePages(t *testing.T) {
+	s := startServer(t)
+	c := newClient(t, s)
+	ctx := testContext(t)
+	var want []int64
+	for i := range 5 {
+		l, err := c.Grant(ctx, 600, int64(100+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, l.ID)
+	}
+	var got []int64
+	pages := 0
+	for page, err := range c.Leases(ctx, LeaseListOptions{PageSize: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, l := range page.Leases {
+			got = append(got, l.ID)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || pages != 3 {
+		t.Errorf("Leases(page size 2) = %v in %d pages, want %v in 3", got, pages, want)
+	}
+}

@@ -102,12 +102,23 @@ type LeaseListResponse struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+// LeaseListOptions are the options of Client.Leases.
+type LeaseListOptions struct {
+	// PageSize is the most leases a page holds; 0 is the server's default.
+	PageSize int64
+}
+
 // Leases lists the leases by ascending ID, a page at a time: GET
 // /v1/leases, following next_page_token. The iterator stops at the
 // first error, which it yields.
-func (c *Client) Leases(ctx context.Context) iter.Seq2[*LeaseListResponse, error] {
-	return pages[LeaseListResponse](ctx, c, 0, -1, func(_ int64, token string) request {
+func (c *Client) Leases(ctx context.Context, o LeaseListOptions) iter.Seq2[*LeaseListResponse, error] {
+	pageSize := o.PageSize
+	if pageSize == 0 {
+		pageSize = -1 // the server's default
+	}
+	return pages[LeaseListResponse](ctx, c, 0, pageSize, func(limit int64, token string) request {
 		q := url.Values{}
+		setInt(q, "limit", limit)
 		if token != "" {
 			q.Set("page_token", token)
 		}

@@ -138,7 +138,7 @@ with, and with --keys the keys attached to it.
 				examples: `httpkv lease list`,
 				setup: func(fs *flag.FlagSet) action {
 					return func(ctx context.Context, x *call) error {
-						for page, err := range x.api.Leases(ctx) {
+						for page, err := range x.api.Leases(ctx, client.LeaseListOptions{}) {
 							if err != nil {
 								return err
 							}
