@@ -2,11 +2,15 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	kvclient "github.com/httpkv/httpkv/client"
 )
 
 // TestCLIDataTransfer drives the commands over PUT ?ttl, PATCH,
@@ -105,3 +109,43 @@ func TestCLIDataTransfer(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestCLIExportProgress: on a terminal, export draws its progress on
+// stderr, and what it writes to stdout is the export alone.
+func TestCLIExportProgress(t *testing.T) {
+	t.Parallel()
+	script, err := exec.LookPath("script")
+	needPrograms(t, "the test runs export on a terminal made by script (util-linux)", err)
+	s := startServer(t)
+	c, err := kvclient.New(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putEvents(t, c, "p/", 0, 300)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.ndjson")
+	// script runs the command with a terminal as its stdin and stderr;
+	// stdout goes to a file.
+	cmd := exec.Command(script, "-qec", fmt.Sprintf("%q export p/ --prefix > %q", serverBinary(t), out), "/dev/null")
+	cmd.Env = cliEnv(s.URL)
+	terminal, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("export on a terminal: %v\n%s", err, terminal)
+	}
+	if !strings.Contains(string(terminal), "export") {
+		t.Errorf("export drew no progress on the terminal: %q", terminal)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 301 {
+		t.Fatalf("export wrote %d lines to stdout, want a header and 300 keys", len(lines))
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("export wrote %q to stdout, not JSON", l)
+		}
+	}
+}
