@@ -60,7 +60,13 @@ func serverCommands() []command {
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 				return bench.Run(ctx, args, stdout, stderr)
 			}},
-		{"help", "print this help", func(_ context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) error {
+		{"help", "print this help, or with a COMMAND its help", func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+			if len(args) > 0 && !isHelp(args[0]) {
+				if c, ok := findCommand(args); ok {
+					return c.run(ctx, append(args[1:], "--help"), getenv, stdout, stderr)
+				}
+				return cli.UnknownCommand("", args[0], commandNames())
+			}
 			return serverHelp(getenv, stdout)
 		}},
 	}

@@ -64,6 +64,21 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpCommand: httpkv help COMMAND prints COMMAND's help.
+func TestHelpCommand(t *testing.T) {
+	for _, args := range [][]string{{"help", "get"}, {"help", "lease", "grant"}, {"help", "health"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, noEnv, &stdout, &stderr)
+		want := "Usage: httpkv health"
+		if args[1] != "health" {
+			want = "Usage:\n  httpkv " + strings.Join(args[1:], " ")
+		}
+		if out := stdout.String() + stderr.String(); err != nil || !strings.Contains(out, want) {
+			t.Errorf("httpkv %s = %v with %q, want %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+}
+
 // TestBadArguments: a flag httpkv does not know, a command it does not
 // know, or a stray argument of health, fails with a usage error (exit
 // status 2) that says what is wrong and suggests the nearest flag or

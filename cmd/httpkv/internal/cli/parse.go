@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/httpkv/httpkv/client"
 	"github.com/httpkv/httpkv/internal/suggest"
 )
 
@@ -121,13 +120,4 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// apiErrorCode is the API's code of err, if it is an error answer.
-func apiErrorCode(err error) string {
-	var e *client.Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
 }
