@@ -8,6 +8,7 @@ import (
 	"iter"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -221,7 +222,7 @@ func (s *WatchStream) Close(ctx context.Context) error {
 
 var errStreamClosed = errors.New("the watch stream is closed")
 
-func (s *WatchStream) path() string { return "/v1/watch/streams/" + s.id }
+func (s *WatchStream) path() string { return "/v1/watch/streams/" + url.PathEscape(s.id) }
 
 // Messages reads the stream: GET /v1/watch/streams/{stream}. It yields
 // every watcher's messages: its created message, then one message per
