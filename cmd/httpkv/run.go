@@ -93,8 +93,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// backlog until one closes: each accepted one costs a goroutine and
 	// its buffers.
 	ln = newLimitListener(ln, cfg.maxConnections)
+	var answers netHTTPAnswers
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           answers.Handler(handler),
+		ConnContext:       answers.Context,
+		ConnState:         answers.State,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No ReadTimeout or WriteTimeout: watch streams last as long as
