@@ -2,11 +2,17 @@ package tests
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	kvclient "github.com/httpkv/httpkv/client"
 )
@@ -148,4 +154,101 @@ func TestTypeScriptWatchStreamAcrossKill(t *testing.T) {
 		}
 	}
 	endDriver(t, p)
+}
+
+// tsWatchPage runs the TypeScript watch helper in a browser: the compiled
+// module (openapi/ts/build/src/watch.js) watches w/ from revision 1 and
+// posts every event it yields, in order, to the page's origin.
+const tsWatchPage = `<!doctype html>
+<meta charset="utf-8">
+<script type="module">
+import { watch } from "/ts/watch.js";
+let chain = Promise.resolve();
+const report = (line) => { chain = chain.then(() => fetch("/log", { method: "POST", body: line })).catch(() => {}); };
+try {
+  for await (const m of watch("HTTPKV_URL", { key: "w/", prefix: true, start_revision: 1 }, { onRetry: () => report("retry") })) {
+    if (m.type === "events") for (const ev of m.events) report(ev.kv.mod_revision + " " + ev.type + " " + ev.kv.key);
+  }
+} catch (e) {
+  report("error " + e);
+}
+</script>
+`
+
+// TestTypeScriptWatchInBrowser: the TypeScript watch helper in headless
+// Chromium, from a page on another origin, over fetch alone, delivers
+// every event once, in order, across a kill -9 and a restart of the
+// server mid-stream.
+func TestTypeScriptWatchInBrowser(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	buildTSClient(t)
+	var mu sync.Mutex
+	var logged []string
+	mux := http.NewServeMux()
+	page := ""
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	})
+	mux.Handle("GET /ts/", http.StripPrefix("/ts/", http.FileServer(http.Dir(filepath.Join(tsClientDir, "build", "src")))))
+	mux.HandleFunc("POST /log", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		logged = append(logged, string(b))
+		mu.Unlock()
+	})
+	origin := httptest.NewServer(mux)
+	t.Cleanup(origin.Close)
+
+	s := startServer(t, "--cors-allowed-origins", origin.URL)
+	c, err := kvclient.New(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := putEvents(t, c, "w/", 0, 300)
+	mu.Lock()
+	page = strings.ReplaceAll(tsWatchPage, "HTTPKV_URL", s.URL)
+	mu.Unlock()
+	startChromium(t, origin.URL+"/")
+
+	// events waits until the page has logged n events, and returns them.
+	events := func(n int) []string {
+		t.Helper()
+		deadline := time.Now().Add(2 * browserTimeout)
+		for {
+			mu.Lock()
+			var evs []string
+			for _, l := range logged {
+				if strings.HasPrefix(l, "error ") {
+					mu.Unlock()
+					t.Fatalf("the watch in the browser failed: %s", l)
+				}
+				if l != "retry" {
+					evs = append(evs, l)
+				}
+			}
+			mu.Unlock()
+			if len(evs) >= n {
+				return evs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the page logged %d events within %v, want %d", len(evs), 2*browserTimeout, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	events(20)
+	s.Kill()
+	s.Restart()
+	want = append(want, putEvents(t, c, "w/", 300, 50)...)
+	sameHistory(t, "watch(w/) in a browser across kill -9", events(len(want)), want)
+	mu.Lock()
+	retried := slices.Contains(logged, "retry")
+	mu.Unlock()
+	if !retried {
+		t.Errorf("the watch in the browser never reconnected")
+	}
 }
