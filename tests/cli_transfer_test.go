@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	kvclient "github.com/httpkv/httpkv/client"
 )
 
 // TestCLIDataTransfer drives the commands over PUT ?ttl, PATCH,
@@ -117,10 +115,7 @@ func TestCLIExportProgress(t *testing.T) {
 	script, err := exec.LookPath("script")
 	needPrograms(t, "the test runs export on a terminal made by script (util-linux)", err)
 	s := startServer(t)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	putEvents(t, c, "p/", 0, 300)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.ndjson")

@@ -18,6 +18,16 @@ import (
 // fit in the connection's buffers: the kill cuts it mid-stream.
 var watchValue = strings.Repeat("v", 2048)
 
+// newKVClient is a client of package client for s.
+func newKVClient(tb testing.TB, s *server) *kvclient.Client {
+	tb.Helper()
+	c, err := kvclient.New(s.URL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
 // putEvents puts prefix<from>..prefix<from+n-1> and returns the events
 // a watch of them delivers, "rev type key" each.
 func putEvents(tb testing.TB, c *kvclient.Client, prefix string, from, n int) []string {
@@ -55,10 +65,7 @@ func sameHistory(tb testing.TB, what string, got, want []string) {
 func TestGoWatchAcrossKill(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	want := putEvents(t, c, "w/", 0, 300)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -94,10 +101,7 @@ func TestGoWatchAcrossKill(t *testing.T) {
 func TestGoWatchStreamAcrossKill(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	wantA := putEvents(t, c, "a/", 0, 200)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	kvclient "github.com/httpkv/httpkv/client"
 )
 
 // The TypeScript watch helpers (openapi/ts/src/watch.ts) under node,
@@ -53,10 +51,7 @@ func endDriver(t *testing.T, p *cliProc) {
 func TestTypeScriptWatchAcrossKill(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	want := putEvents(t, c, "w/", 0, 300)
 	p := startWatchDriver(t, s.URL, "watch")
 	if line := p.next(); line != "created" {
@@ -92,10 +87,7 @@ func TestTypeScriptWatchAcrossKill(t *testing.T) {
 func TestTypeScriptWatchStreamAcrossKill(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	wantA := putEvents(t, c, "a/", 0, 200)
 	p := startWatchDriver(t, s.URL, "stream")
 	if line := p.next(); line != "ids 1 2" {
@@ -204,10 +196,7 @@ func TestTypeScriptWatchInBrowser(t *testing.T) {
 	t.Cleanup(origin.Close)
 
 	s := startServer(t, "--cors-allowed-origins", origin.URL)
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newKVClient(t, s)
 	want := putEvents(t, c, "w/", 0, 300)
 	mu.Lock()
 	page = strings.ReplaceAll(tsWatchPage, "HTTPKV_URL", s.URL)
