@@ -3,7 +3,6 @@ package cli
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -127,14 +126,12 @@ func HTTPClient(cacert string) (*http.Client, error) {
 	return &http.Client{Transport: tr}, nil
 }
 
-// explain adds to an error what a person needs to act on it: which
-// server could not be reached and how to name another.
+// explain adds to a call that got no answer what a person needs to act
+// on it: which server could not be reached, and how to name another.
+// An error that wraps one says already what was lost (a lock's lease).
 func (x *call) explain(err error) error {
-	var ce *client.ConnError
-	if errors.As(err, &ce) && !errors.Is(err, errInterrupted) {
+	if ce, ok := err.(*client.ConnError); ok {
 		return fmt.Errorf("cannot reach the server at %s (--url, HTTPKV_URL): %w", x.common.url, ce.Err)
 	}
 	return err
 }
-
-var errInterrupted = errors.New("interrupted")
