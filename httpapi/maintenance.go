@@ -185,7 +185,7 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 // failed, or while an alarm is active (as etcd's /health).
 //
 //	@Summary		Health
-//	@Description	200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+//	@Description	200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //	@Tags			service
 //	@ID				health
 //	@Produce		json
@@ -218,6 +218,11 @@ func healthReason(ctx context.Context, b healthSource, shuttingDown bool) string
 	alarms, err := b.Alarms(ctx)
 	switch {
 	case err != nil:
+		// What the backend says of it ("etcd cannot serve: ..."), when
+		// it is said for clients.
+		if code, msg, ok := kv.CodeOf(err); ok && code == kv.CodeUnavailable {
+			return "backend unavailable: " + msg
+		}
 		return "backend unavailable"
 	case len(alarms) > 0:
 		return "ALARM " + string(alarms[0])

@@ -238,7 +238,7 @@ type alarmsDoc struct {
 // healthDoc answers GET /health.
 type healthDoc struct {
 	Health bool `json:"health"`
-	// Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	// Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE.
 	Reason string `json:"reason,omitempty"`
 } // @name Health
 

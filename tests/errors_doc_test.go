@@ -102,7 +102,7 @@ func errorExamples() []*errorExample {
 			method: "GET", path: "/v1/kv/a"},
 		{code: "permission_denied", when: "the user's roles do not allow the operation on every key it touches",
 			method: "GET", path: "/v1/kv/a"},
-		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, --max-leases, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
+		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, --max-leases, --etcd-max-history-watches, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
 			setup: func(tb testing.TB, s *server) {
 				for range 20 {
 					r := s.do(tb, "POST", "/v1/auth/token", []byte(`{"name":"ann","password":"wrong"}`))
@@ -114,7 +114,7 @@ func errorExamples() []*errorExample {
 				tb.Fatal("20 failed token requests were never answered 429")
 			},
 			method: "POST", path: "/v1/auth/token", body: `{"name":"ann","password":"wrong"}`},
-		{code: "unavailable", when: "the server is shutting down, or its backend failed (the message says which); retry after Retry-After, on another gateway over etcd",
+		{code: "unavailable", when: "the server is shutting down, its backend failed, or etcd cannot serve a gateway (no member reachable, or no quorum): the message says which; retry after Retry-After, on another gateway over etcd",
 			flags: []string{},
 			setup: func(tb testing.TB, s *server) {
 				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,7 @@ type server struct {
 	DataDir string
 
 	tb      testing.TB
+	gateway bool     // a gateway to etcd: no --data-dir
 	args    []string // flags after --listen and --data-dir
 	env     []string // added to the environment of each start
 	addr    string
@@ -153,14 +155,28 @@ func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
 	return startServerWith(tb, dir, backendArgs(tb, extraArgs), extraArgs...)
 }
 
-// startServerWith is startServerIn with the backend's flags given.
+// startServerWith is startServerIn with the backend's flags given. A
+// gateway (--backend etcd) refuses the embedded store's flags: it gets
+// no --data-dir, and --quota-backend-bytes and --unsafe-no-fsync in
+// extraArgs are left to the cluster (backendArgs gives its members the
+// quota; they run without fsync).
 func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
 	tb.Helper()
-	args := append(backend, "--unsafe-no-fsync", "--log-level=warn")
+	gateway := slices.Contains(backend, "etcd")
+	args := append(backend, "--log-level=warn")
+	if !gateway {
+		args = append(args, "--unsafe-no-fsync")
+	}
+	for _, a := range extraArgs {
+		if !gateway || !strings.HasPrefix(a, "--quota-backend-bytes=") && !strings.HasPrefix(a, "--unsafe-no-fsync") {
+			args = append(args, a)
+		}
+	}
 	s := &server{
 		DataDir: dir,
 		tb:      tb,
-		args:    append(args, extraArgs...),
+		gateway: gateway,
+		args:    args,
 		client:  &http.Client{Timeout: requestTimeout},
 		streams: &http.Client{Transport: &http.Transport{}},
 	}
@@ -181,7 +197,10 @@ func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...s
 // start runs the binary listening on listen and waits until it is healthy.
 func (s *server) start(listen string) {
 	s.tb.Helper()
-	args := append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	args := append([]string{"--listen", listen}, s.args...)
+	if !s.gateway {
+		args = append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	}
 	cmd := exec.Command(serverBinary(s.tb), args...)
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.

@@ -58,9 +58,14 @@ func (b *Backend) compactRevision(ctx context.Context) (int64, error) {
 // rev): a watch from rev either ends compacted, telling where, or
 // catches up.
 func (b *Backend) compactedBelow(ctx context.Context, rev int64) (int64, error) {
+	ctx, stop, err := b.whileServing(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
 	defer cancel()
-	err := b.replay(ctx, b.cli.Watcher, b.probeKey(), "", rev, rev, nil, func(*clientv3.Event) bool { return true })
+	err = b.historyReplay(ctx, b.cli.Watcher, b.probeKey(), "", rev, rev, nil, func(*clientv3.Event) bool { return true })
 	var ce *kv.CompactedError
 	switch {
 	case errors.As(err, &ce):

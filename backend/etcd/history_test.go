@@ -99,3 +99,37 @@ func TestHistoryPages(t *testing.T) {
 		t.Errorf("the next page = %v, want compacted at %d", err, compact)
 	}
 }
+
+// TestHistoryWatchesBounded: the etcd watches that requests open to read
+// history are at most Options.MaxHistoryWatches at once: with that many
+// open, a page of history, and a compaction probe, answer
+// too_many_requests without opening another; once one closes, they are
+// read.
+func TestHistoryWatchesBounded(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/hb/", func(o *Options) { o.MaxHistoryWatches = 2 })
+	ctx := context.Background()
+	rev := put(t, b, "a", "1")
+	q := kv.HistoryRequest{Key: []byte("a"), StartRevision: rev, Limit: 10, MaxBytes: 1 << 20, MaxScan: 1000}
+	if _, err := b.History(ctx, q); err != nil {
+		t.Fatalf("History with no watch open = %v", err)
+	}
+	// Two requests' watches, as if open.
+	b.historyWatches <- struct{}{}
+	b.historyWatches <- struct{}{}
+	if page, err := b.History(ctx, q); !errors.Is(err, errHistoryBusy) {
+		t.Fatalf("History with %d watches open = %+v, %v; want too many requests", cap(b.historyWatches), page, err)
+	}
+	if _, err := b.compactRevision(ctx); !errors.Is(err, errHistoryBusy) {
+		t.Fatalf("compactRevision with %d watches open = %v; want too many requests", cap(b.historyWatches), err)
+	}
+	<-b.historyWatches
+	page, err := b.History(ctx, q)
+	if err != nil || len(page.Events) != 1 {
+		t.Fatalf("History once a watch closed = %+v, %v; want a=1", page, err)
+	}
+	if n := len(b.historyWatches); n != 1 {
+		t.Fatalf("%d watches counted open after the read, want the 1 left", n)
+	}
+}

@@ -39,12 +39,14 @@ func (b *Backend) Defrag(ctx context.Context) (int64, error) {
 	return sizes.DBSize, err
 }
 
-// memberSizes asks every member for its size and returns the largest:
-// members that do not answer are left out, unless none does.
+// memberSizes asks every member the last probe reached for its size and
+// returns the largest: members that do not answer are left out, unless
+// none does.
 func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 	var st kv.Stats
 	var errs []error
-	for _, ep := range b.opts.Endpoints {
+	eps := b.avail.reachableEndpoints()
+	for _, ep := range eps {
 		err := b.call(ctx, func(ctx context.Context) error {
 			resp, err := b.cli.Status(ctx, ep)
 			if err != nil {
@@ -59,7 +61,11 @@ func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ep, err))
 		}
 	}
-	if len(errs) == len(b.opts.Endpoints) {
+	if len(errs) == len(eps) {
+		if len(errs) == 0 {
+			_, err := b.avail.serving()
+			return kv.Stats{}, err
+		}
 		return kv.Stats{}, errors.Join(errs...)
 	}
 	return st, nil
@@ -220,7 +226,7 @@ func (s *memberSnapshot) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if n != s.size {
-		return n, fmt.Errorf("%w: etcd's snapshot stream held %d bytes, not the %d it announced", kv.ErrUnavailable, n, s.size)
+		return n, kv.Errorf(kv.ErrUnavailable, "etcd's snapshot stream held %d bytes, not the %d it announced", n, s.size)
 	}
 	return n, nil
 }

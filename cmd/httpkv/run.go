@@ -109,8 +109,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.tlsCertFile != "" {
 		scheme = "https"
 	}
-	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
-		Int64("revision", b.Rev()).Str("backend", cfg.backend).Str("data_dir", cfg.dataDir).Msg("listening")
+	ev := log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
+		Int64("revision", b.Rev()).Str("backend", cfg.backend)
+	if cfg.backend == "etcd" {
+		ev = ev.Strs("etcd_endpoints", cfg.etcd.endpointList()).Str("etcd_namespace", cfg.etcd.namespace)
+	} else {
+		ev = ev.Str("data_dir", cfg.dataDir)
+	}
+	ev.Msg("listening")
 	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	serveErr := make(chan error, 1)

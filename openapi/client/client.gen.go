@@ -747,7 +747,7 @@ type HeaderResponse struct {
 type Health struct {
 	Health bool `json:"health"`
 
-	// Reason Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	// Reason Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE.
 	Reason *string `json:"reason,omitempty"`
 }
 
@@ -2430,7 +2430,7 @@ type ClientInterface interface {
 
 	// Health Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Corresponds with GET /health (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2992,7 +2992,7 @@ func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // Health Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Corresponds with GET /health (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7220,7 +7220,7 @@ type ClientWithResponsesInterface interface {
 
 	// HealthWithResponse Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12601,7 +12601,7 @@ func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEdi
 
 // HealthWithResponse Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Health
-         * @description 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+         * @description 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
          */
         get: operations["health"];
         put?: never;
@@ -1050,7 +1050,7 @@ export interface components {
         };
         Health: {
             health: boolean;
-            /** @description Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE. */
+            /** @description Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE. */
             reason?: string;
         };
         HistoryResponse: {
@@ -3969,7 +3969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After). */
+            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later. */
             429: {
                 headers: {
                     [name: string]: unknown;
