@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/watch"
 )
@@ -53,8 +55,10 @@ type config struct {
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("httpkv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { printUsage(fs) }
+	// The flag package's own messages and usage are not printed: --help
+	// prints the usage below, and a mistake a line that says what to do.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:2378", "address to serve on")
 	fs.StringVar(&c.backend, "backend", "embedded", "where the keys live: embedded, a store in --data-dir; or etcd, a gateway to the etcd cluster of --etcd-endpoints")
 	fs.StringVar(&c.dataDir, "data-dir", "./httpkv.data", "bbolt file and anything else persistent (embedded store only)")
@@ -89,10 +93,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.unsafeNoFsync, "unsafe-no-fsync", false, "skip fsync: for tests and benchmarks only (embedded store only)")
 	c.etcd.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			printUsage(fs)
+			return c, err
+		}
+		return c, cli.FlagError("", fs, err)
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, cli.UnknownCommand("", fs.Arg(0), commandNames())
 	}
 	// set: each flag set explicitly, and how (checkScopes).
 	set := make(map[string]string)

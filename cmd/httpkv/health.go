@@ -25,7 +25,7 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	url := fs.String("url", "http://127.0.0.1:2378/health", "the server's /health URL")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer (a server answers within 2 s, whatever its backend does)")
 	if err := fs.Parse(args); err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
