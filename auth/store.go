@@ -44,11 +44,19 @@ type Bucket interface {
 // ForEachFunc reads a bucket, as mvcc.ReadTxn.UnsafeForEach does.
 type ForEachFunc func(bucket []byte, fn func(k, v []byte) error) error
 
+// TokenClockSkew is how far a token's expiry may lie beyond the store's
+// own TokenTTL from now: what the clocks of the stores of one deployment
+// (gateways over one cluster) may differ by. A token that expires later
+// is refused.
+const TokenClockSkew = 30 * time.Second
+
 // Config configures a Store.
 type Config struct {
 	// Write runs fn in one durable write transaction of the store.
 	Write func(fn func(Bucket) error) error
-	// TokenTTL is the lifetime of a token. Zero means 5 minutes.
+	// TokenTTL is the lifetime of a token. Zero means 5 minutes. A
+	// token that has longer left (plus TokenClockSkew) is refused: the
+	// stores of one deployment share it.
 	TokenTTL time.Duration
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time

@@ -36,6 +36,7 @@ const (
 	// many watchers, 100 MiB.
 	DefaultMaxWatchers        = 100000
 	DefaultMaxWatchersPerUser = 25000
+	DefaultMaxImportBytes     = 64 << 20
 )
 
 // Config wires a Handler to the backend it serves.
@@ -60,6 +61,10 @@ type Config struct {
 	// handled at once (each counts for its Content-Length, or
 	// MaxRequestBytes without one); past it requests answer 429.
 	MaxInflightRequestBytes int64
+	// MaxImportBytes bounds the body of an import (larger ones answer
+	// 413), and the bodies of all imports being received or applied at
+	// once (past it an import answers 429).
+	MaxImportBytes int64
 	// MaxResponseBytes bounds the key and value bytes of one answer (a
 	// list page, or every range of a txn together); past it the request
 	// answers 400 and changes nothing.
@@ -102,6 +107,7 @@ type Handler struct {
 	tokens   tokenCodec
 	ids      *requestIDs
 	inflight *semaphore.Weighted
+	imports  *semaphore.Weighted // bytes of the imports in flight
 	held     *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
@@ -133,6 +139,9 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = DefaultMaxImportBytes
+	}
 	if cfg.MaxHeldAnswerBytes <= 0 {
 		cfg.MaxHeldAnswerBytes = DefaultMaxHeldAnswerBytes
 	}
@@ -159,6 +168,7 @@ func NewHandler(cfg Config) *Handler {
 		tokens:   newTokenCodec(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+		imports:  semaphore.NewWeighted(cfg.MaxImportBytes),
 		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
 	}
 	h.openAPIValid = sync.OnceValue(func() error {

@@ -33,6 +33,11 @@ const (
 	CodeNoSpace            Code = "no_space"
 	CodeNotSupported       Code = "not_supported"
 	CodeInternal           Code = "internal"
+	// CodePreconditionFailed: a condition of the request (If-Match) did
+	// not hold.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodePatchFailed: a patch cannot apply to the value it was given.
+	CodePatchFailed Code = "patch_failed"
 )
 
 // Error is a failure with a code and a message meant for the client: no

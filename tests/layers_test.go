@@ -47,7 +47,7 @@ func TestLayers(t *testing.T) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
-	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,9 +119,10 @@ type server struct {
 	URL     string // http://127.0.0.1:port, no trailing slash
 	DataDir string
 
-	tb   testing.TB
-	args []string // flags after --listen and --data-dir
-	env  []string // added to the environment of each start
+	tb      testing.TB
+	gateway bool     // a gateway to etcd: no --data-dir
+	args    []string // flags after --listen and --data-dir
+	env     []string // added to the environment of each start
 	// launcher, if set, runs the binary: its command and arguments, the
 	// binary and its arguments after them (prlimit, to start it with a
 	// limit on open files).
@@ -157,7 +159,11 @@ func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
 	return startServerWith(tb, dir, backendArgs(tb, extraArgs), extraArgs...)
 }
 
-// startServerWith is startServerIn with the backend's flags given.
+// startServerWith is startServerIn with the backend's flags given. A
+// gateway (--backend etcd) refuses the embedded store's flags: it gets
+// no --data-dir, and --quota-backend-bytes and --unsafe-no-fsync in
+// extraArgs are left to the cluster (backendArgs gives its members the
+// quota; they run without fsync).
 func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
 	tb.Helper()
 	s := newServer(tb, dir, backend, extraArgs...)
@@ -178,11 +184,21 @@ func startServerUnder(tb testing.TB, launcher []string, extraArgs ...string) *se
 // newServer is the server startServerWith starts, stopped at cleanup.
 func newServer(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
 	tb.Helper()
-	args := append(backend, "--unsafe-no-fsync", "--log-level=warn")
+	gateway := slices.Contains(backend, "etcd")
+	args := append(backend, "--log-level=warn")
+	if !gateway {
+		args = append(args, "--unsafe-no-fsync")
+	}
+	for _, a := range extraArgs {
+		if !gateway || !strings.HasPrefix(a, "--quota-backend-bytes=") && !strings.HasPrefix(a, "--unsafe-no-fsync") {
+			args = append(args, a)
+		}
+	}
 	s := &server{
 		DataDir: dir,
 		tb:      tb,
-		args:    append(args, extraArgs...),
+		gateway: gateway,
+		args:    args,
 		client:  &http.Client{Timeout: requestTimeout},
 		streams: &http.Client{Transport: &http.Transport{}},
 	}
@@ -202,7 +218,10 @@ func newServer(tb testing.TB, dir string, backend []string, extraArgs ...string)
 // start runs the binary listening on listen and waits until it is healthy.
 func (s *server) start(listen string) {
 	s.tb.Helper()
-	args := append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	args := append([]string{"--listen", listen}, s.args...)
+	if !s.gateway {
+		args = append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	}
 	cmd := exec.Command(serverBinary(s.tb), args...)
 	if len(s.launcher) > 0 {
 		cmd = exec.Command(s.launcher[0], append(append(s.launcher[1:], serverBinary(s.tb)), args...)...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +69,10 @@ func TestParseConfig(t *testing.T) {
 		{"etcd from the environment", nil, map[string]string{"HTTPKV_BACKEND": "etcd", "HTTPKV_ETCD_ENDPOINTS": "http://e:2379"},
 			func(c config) bool { return c.backend == "etcd" && len(c.etcd.endpointList()) == 1 }, false},
 		{"etcd without endpoints", []string{"--backend", "etcd"}, nil, nil, true},
-		{"etcd with httpkv's auto-compaction", []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379", "--auto-compaction-retention", "1h"}, nil, nil, true},
+		{"etcd cluster maintenance", []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379", "--etcd-namespace", "/a/", "--etcd-cluster-maintenance"}, nil,
+			func(c config) bool { return c.etcd.clusterMaintenance }, false},
+		{"etcd cluster maintenance with the embedded store", []string{"--etcd-cluster-maintenance"}, nil, nil, true},
+		{"etcd cluster maintenance from the environment with the embedded store", nil, map[string]string{"HTTPKV_ETCD_CLUSTER_MAINTENANCE": "true"}, nil, true},
 		{"etcd cert without key", []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379", "--etcd-cert", "c.pem"}, nil, nil, true},
 		{"unknown backend", []string{"--backend", "consul"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
@@ -119,5 +123,47 @@ func TestConnectionLimits(t *testing.T) {
 	}
 	if n := spareConnections(2); n != 1 {
 		t.Errorf("spare connections of 2: %d, want 1", n)
+	}
+}
+
+// TestFlagsPerBackend: a flag set on the command line or in the
+// environment that does nothing with the backend chosen is refused,
+// saying where the setting lives; the same flag at its default, or with
+// its own backend, is taken.
+func TestFlagsPerBackend(t *testing.T) {
+	gateway := []string{"--backend", "etcd", "--etcd-endpoints", "http://e:2379"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // "" for no error
+	}{
+		{"a gateway's quota", append(gateway, "--quota-backend-bytes", "4194304"), nil,
+			"--quota-backend-bytes does not apply to --backend etcd: the quota is etcd's: set etcd's --quota-backend-bytes on its members"},
+		{"a gateway's data directory", append(gateway, "--data-dir", "/d"), nil, "--data-dir does not apply to --backend etcd: a gateway keeps nothing on disk"},
+		{"a gateway's data directory from the environment", gateway, map[string]string{"HTTPKV_DATA_DIR": "/data"},
+			"HTTPKV_DATA_DIR (--data-dir) does not apply to --backend etcd"},
+		{"a gateway's fsync", append(gateway, "--unsafe-no-fsync"), nil, "--unsafe-no-fsync does not apply to --backend etcd"},
+		{"a gateway's compaction", append(gateway, "--auto-compaction-retention", "1h"), nil,
+			"--auto-compaction-retention does not apply to --backend etcd: compaction is etcd's: set etcd's --auto-compaction-retention on its members"},
+		{"a gateway's compaction mode, even the default", append(gateway, "--auto-compaction-mode", "periodic"), nil,
+			"--auto-compaction-mode does not apply to --backend etcd"},
+		{"the embedded store's etcd endpoints", []string{"--etcd-endpoints", "http://e:2379"}, nil,
+			"--etcd-endpoints does not apply to --backend embedded: it configures a gateway to an etcd cluster (--backend etcd)"},
+		{"the embedded store's etcd timeout from the environment", nil, map[string]string{"HTTPKV_ETCD_REQUEST_TIMEOUT": "2s"},
+			"HTTPKV_ETCD_REQUEST_TIMEOUT (--etcd-request-timeout) does not apply to --backend embedded"},
+		{"a gateway with flags of both", append(gateway, "--max-txn-ops", "64", "--max-response-bytes", "1048576", "--auth-token-ttl", "1m"), nil, ""},
+		{"the embedded store with its own", []string{"--data-dir", "/d", "--quota-backend-bytes", "4194304", "--unsafe-no-fsync", "--auto-compaction-retention", "1h"}, nil, ""},
+		{"an empty variable is unset", gateway, map[string]string{"HTTPKV_DATA_DIR": ""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("parseConfig(%q, env %v) = %v, want no error", tc.args, tc.env, err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+				t.Fatalf("parseConfig(%q, env %v) = %v, want an error starting %q", tc.args, tc.env, err, tc.want)
+			}
+		})
 	}
 }

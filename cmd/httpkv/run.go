@@ -13,6 +13,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/lease"
@@ -26,6 +27,9 @@ const version = "0.1.0"
 // contract says: stop accepting, end watch streams with a canceled event,
 // finish in-flight writes, close the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if leading, ok := cli.Leading(args); ok {
+		args = leading
+	}
 	if c, ok := findCommand(args); ok {
 		return c.run(ctx, args[1:], getenv, stdout, stderr)
 	}
@@ -34,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(nil, err)
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
@@ -76,6 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxStreamConnectionsPerUser: cfg.maxStreamConnectionsPerUser,
 		MaxWatchers:                 cfg.maxWatchers,
 		MaxWatchersPerUser:          cfg.maxWatchersPerUser,
+		MaxImportBytes:              cfg.maxImportBytes,
 		WatchStreams: httpapi.WatchStreamConfig{
 			IdleTimeout:       cfg.watchStreamIdleTimeout,
 			MaxStreams:        cfg.maxWatchStreams,
@@ -113,8 +118,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.tlsCertFile != "" {
 		scheme = "https"
 	}
-	log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
-		Int64("revision", b.Rev()).Str("backend", cfg.backend).Str("data_dir", cfg.dataDir).Msg("listening")
+	ev := log.Info().Str("addr", ln.Addr().String()).Str("url", scheme+"://"+ln.Addr().String()).
+		Int64("revision", b.Rev()).Str("backend", cfg.backend)
+	if cfg.backend == "etcd" {
+		ev = ev.Strs("etcd_endpoints", cfg.etcd.endpointList()).Str("etcd_namespace", cfg.etcd.namespace)
+	} else {
+		ev = ev.Str("data_dir", cfg.dataDir)
+	}
+	ev.Msg("listening")
 	fmt.Fprintf(stdout, "httpkv %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	serveErr := make(chan error, 1)
