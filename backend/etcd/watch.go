@@ -16,14 +16,22 @@ import (
 const catchUpTimeout = 30 * time.Second
 
 // Watch starts a watcher on the scheduler. A watch from now starts after
-// the gateway's revision (Rev), not after the scheduler's, which may lag
-// behind it: a client that wrote through this gateway never sees its own
-// write come back. A watch from a revision the upstream watch has not
-// reached yet waits for it.
-func (b *Backend) Watch(_ context.Context, r kv.WatchRequest) (kv.WatchStream, error) {
+// etcd's current revision, read linearizably (currentRevision): the created
+// message says the stream is consistent with that revision, and no read
+// answered before the watch began may be ahead of it. The gateway's own
+// revision (Rev) would not do: it follows etcd's only through the
+// upstream watch, which hears of revisions outside the namespace at its
+// next progress notification, seconds later. A watch from a revision the
+// upstream watch has not reached yet, as a watch from now usually is,
+// waits for it.
+func (b *Backend) Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream, error) {
 	now := r.StartRevision == 0
 	if now {
-		r.StartRevision = b.Rev() + 1
+		rev, err := b.currentRevision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.StartRevision = rev + 1
 	}
 	st, err := b.sched.Watch(r)
 	if err != nil {

@@ -201,3 +201,47 @@ func TestWatchFromTheFuture(t *testing.T) {
 		t.Fatalf("a watch from %d got %q, want %q", from, got, want)
 	}
 }
+
+// TestWatchFromNowAfterEtcdsRevision: a watch from now starts after
+// etcd's current revision, even when the gateway has not heard of it yet
+// (changes outside its namespace reach it only at the upstream watch's
+// next progress notification, here not within the test): a client that
+// read at etcd's revision R elsewhere and then watches from now gets a
+// created message at R, and then exactly the changes after R.
+func TestWatchFromNowAfterEtcdsRevision(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	slow := func(o *Options) { o.ProgressInterval = time.Hour }
+	a := openGateway(t, c, "/lag/a/", slow)
+	other := openGateway(t, c, "/lag/b/", slow)
+	cli := c.Client(t)
+	for i := range 5 {
+		// Move etcd on outside a's namespace, so that a's revision lags.
+		put(t, other, "k", strconv.Itoa(i))
+		resp, err := cli.Get(context.Background(), "/lag/a/"+keysPrefix+"k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := resp.Header.Revision
+		if a.Rev() >= read {
+			t.Fatalf("gateway a is at revision %d, not behind etcd's %d: the test shows nothing", a.Rev(), read)
+		}
+		st := mustWatch(t, a, kv.WatchRequest{Key: []byte("k")})
+		if st.Revision() != read || st.StartRevision() != read+1 {
+			t.Fatalf("a watch from now after a read at etcd's revision %d is at revision %d, from %d; want %d, from %d",
+				read, st.Revision(), st.StartRevision(), read, read+1)
+		}
+		// The next change in a's namespace is the watch's first event.
+		wr, err := cli.Put(context.Background(), "/lag/a/"+keysPrefix+"k", strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{fmt.Sprintf("put k=%d@%d", i, wr.Header.Revision)}
+		if got, _ := recv(t, st, wr.Header.Revision); !slices.Equal(got, want) {
+			t.Fatalf("the watch from now at %d got %q, want %q", read, got, want)
+		}
+		st.Close()
+		// Move etcd on again without a hearing of it.
+		put(t, other, "k", "after")
+	}
+}
