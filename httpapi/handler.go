@@ -92,6 +92,11 @@ type Config struct {
 	// watchers; MaxWatchersPerUser those of one user, or of one client
 	// address with auth off. Past either a new watch answers 429.
 	MaxWatchers, MaxWatchersPerUser int
+	// WriteTimeout bounds how long a client may take none of what the
+	// server sends it: each 64 KiB of an answer, and of a send on a
+	// stream. One that takes nothing for this long is cut off. Zero means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means
 	// DefaultSnapshotWriteTimeout.
@@ -147,6 +152,9 @@ func NewHandler(cfg Config) *Handler {
 	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = DefaultKeepAliveInterval
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.SnapshotWriteTimeout <= 0 {
 		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout

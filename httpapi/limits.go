@@ -10,20 +10,22 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Deadlines of requests that are not streams. A client that sends its body
-// or takes its answer slower than these is cut off, so that it holds a
-// connection, a goroutine and its buffers for a bounded time. Streams set
-// a deadline on each of their own sends instead (streamWriteTimeout).
+// Deadlines of requests. A client that sends its body or takes what the
+// server sends slower than these is cut off, so that it holds a
+// connection, a goroutine and its buffers for a bounded time.
 const (
 	// bodyReadTimeout bounds the time to receive a request's body, from the
 	// end of its headers (ReadHeaderTimeout bounds those): 1.5 MiB, the
 	// default largest body, at 50 KiB/s.
 	bodyReadTimeout = 30 * time.Second
-	// answerChunk and answerChunkTimeout bound the time to send an answer:
-	// each answerChunk bytes of it must be taken within answerChunkTimeout
-	// (a large answer gets longer, at a rate of at least 2 KiB/s).
-	answerChunk        = 64 << 10
-	answerChunkTimeout = 30 * time.Second
+	// answerChunk and Config.WriteTimeout bound the time to send: each
+	// answerChunk bytes of an answer, or of one send of a stream, must be
+	// taken within WriteTimeout (a large answer gets longer, at a rate of
+	// at least 2 KiB/s by default), so that a client that reads slowly
+	// but reads is not cut off in the middle of a large message.
+	answerChunk = 64 << 10
+	// DefaultWriteTimeout is Config.WriteTimeout when it is zero.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
 // limitBody bounds request bodies: one to MaxRequestBytes (413 past it),
@@ -76,7 +78,7 @@ func (h *Handler) deadlines(next http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 		}
-		dw := &deadlineWriter{ResponseWriter: w, rc: rc, held: h.held, maxHeld: h.cfg.MaxHeldAnswerBytes}
+		dw := &deadlineWriter{ResponseWriter: w, rc: rc, timeout: h.cfg.WriteTimeout, held: h.held, maxHeld: h.cfg.MaxHeldAnswerBytes}
 		defer dw.finish()
 		next.ServeHTTP(dw, r)
 	})
@@ -122,6 +124,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
+	timeout time.Duration // Config.WriteTimeout
 	held    *semaphore.Weighted
 	maxHeld int64
 
@@ -146,7 +149,7 @@ func (d *deadlineWriter) WriteHeader(status int) {
 
 // sendHead sends a head with its deadline.
 func (d *deadlineWriter) sendHead(status int) {
-	_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
 	d.ResponseWriter.WriteHeader(status)
 	d.headSent = true
 }
@@ -181,7 +184,7 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 func (d *deadlineWriter) writeChunks(p []byte, written int) (int, error) {
 	for len(p) > 0 {
 		chunk := p[:min(len(p), answerChunk)]
-		_ = d.rc.SetWriteDeadline(time.Now().Add(answerChunkTimeout))
+		_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
 		n, err := d.ResponseWriter.Write(chunk)
 		written += n
 		if err != nil {

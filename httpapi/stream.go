@@ -12,12 +12,6 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// streamWriteTimeout bounds each send on a watch stream, over a hijacked
-// HTTP/1 connection or an HTTP/2 stream: a client that takes no bytes for
-// this long is treated as gone, so that a stuck client cannot hold a
-// stream forever. (Shutdown does not wait for it: see Handler.Shutdown.)
-const streamWriteTimeout = 30 * time.Second
-
 // streamSink is where a watch stream writes.
 type streamSink interface {
 	// send writes and flushes b; false means the client is gone.
@@ -32,22 +26,35 @@ type streamSink interface {
 	cut()
 }
 
+// Each send on a watch stream, over a hijacked HTTP/1 connection or an
+// HTTP/2 stream, goes out in pieces of answerChunk bytes, each under a
+// write deadline of Config.WriteTimeout: a client that takes no bytes for
+// that long is treated as gone, so that a stuck client cannot hold a
+// stream forever, while one that reads a large message slowly, but
+// reads, keeps it. (Shutdown does not wait for it: see Handler.Shutdown.)
+
 // responseSink writes through the server's ResponseWriter: HTTP/2, or an
 // HTTP/1 connection that could not be taken over.
 type responseSink struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	done <-chan struct{}
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	done    <-chan struct{}
+	timeout time.Duration // Config.WriteTimeout
 }
 
-// send writes under a deadline, and lifts it once the bytes are out: an
-// HTTP/2 stream whose deadline passes while it is idle is reset.
+// send writes under a deadline per piece, and lifts it once the bytes
+// are out: an HTTP/2 stream whose deadline passes while it is idle is
+// reset.
 func (s *responseSink) send(b []byte) bool {
-	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return false
-	}
-	if _, err := s.w.Write(b); err != nil || s.rc.Flush() != nil {
-		return false
+	for len(b) > 0 {
+		if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return false
+		}
+		n := min(len(b), answerChunk)
+		if _, err := s.w.Write(b[:n]); err != nil || s.rc.Flush() != nil {
+			return false
+		}
+		b = b[n:]
 	}
 	_ = s.rc.SetWriteDeadline(time.Time{})
 	return true
@@ -67,24 +74,26 @@ type connSink struct {
 	// forget stops the hangups watching conn; nil when a reader does.
 	forget func()
 	reader chan struct{} // closed when the reader, if any, has returned
-	// deadlineSet is when the write deadline was last moved to
-	// streamWriteTimeout ahead; see send.
+	// deadlineSet is when the write deadline was last moved to timeout
+	// (Config.WriteTimeout) ahead; see send.
 	deadlineSet time.Time
+	timeout     time.Duration
 }
 
 // deadlineSlack is how stale a stream's write deadline may grow before a
 // send moves it: setting it costs a lock and a timer change, and with
 // ten thousand streams sending an event each, setting it on every send
-// was a tenth of their cost. A send thus has between streamWriteTimeout
-// less deadlineSlack and streamWriteTimeout.
+// was a tenth of their cost. Each piece of a send thus has between
+// timeout less deadlineSlack and timeout.
 const deadlineSlack = time.Second
 
 // hijack takes the connection of w over and writes the response head from
 // w's headers (those the middleware set included); hangups, when not nil,
-// notice its client leaving. ok is false when w cannot be taken over
+// notice its client leaving; each send has timeout per piece (see
+// connSink.send). ok is false when w cannot be taken over
 // (HTTP/2, a recorder): answer through w then. A non-nil error means the
 // connection was taken and is already lost.
-func hijack(w http.ResponseWriter, hangups *hangups) (sink *connSink, ok bool, err error) {
+func hijack(w http.ResponseWriter, hangups *hangups, timeout time.Duration) (sink *connSink, ok bool, err error) {
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return nil, false, nil
@@ -100,7 +109,7 @@ func hijack(w http.ResponseWriter, hangups *hangups) (sink *connSink, ok bool, e
 	// The server's read deadline, if any, is for requests: a stream reads
 	// only to drop what its client sends.
 	_ = conn.SetReadDeadline(time.Time{})
-	_ = conn.SetWriteDeadline(now.Add(streamWriteTimeout))
+	_ = conn.SetWriteDeadline(now.Add(timeout))
 	if err := head.Flush(); err != nil {
 		conn.Close()
 		return nil, true, err
@@ -108,7 +117,7 @@ func hijack(w http.ResponseWriter, hangups *hangups) (sink *connSink, ok bool, e
 	// Whatever the client sent after its request is of no use; the read
 	// buffer and its 4 KiB go with brw.
 	_ = brw
-	s := &connSink{conn: conn, left: make(chan struct{}), deadlineSet: now}
+	s := &connSink{conn: conn, left: make(chan struct{}), deadlineSet: now, timeout: timeout}
 	if hangups != nil {
 		s.forget, _ = hangups.watch(conn, s.left)
 	}
@@ -132,15 +141,24 @@ func (s *connSink) read() {
 	}
 }
 
+// send writes b in pieces of answerChunk, moving the deadline before a
+// piece once it is deadlineSlack stale: a piece taken is progress, and a
+// large message taken slowly is not cut off for its size.
 func (s *connSink) send(b []byte) bool {
-	if now := time.Now(); now.Sub(s.deadlineSet) >= deadlineSlack {
-		if err := s.conn.SetWriteDeadline(now.Add(streamWriteTimeout)); err != nil {
+	for len(b) > 0 {
+		if now := time.Now(); now.Sub(s.deadlineSet) >= deadlineSlack {
+			if err := s.conn.SetWriteDeadline(now.Add(s.timeout)); err != nil {
+				return false
+			}
+			s.deadlineSet = now
+		}
+		n := min(len(b), answerChunk)
+		if _, err := s.conn.Write(b[:n]); err != nil {
 			return false
 		}
-		s.deadlineSet = now
+		b = b[n:]
 	}
-	_, err := s.conn.Write(b)
-	return err == nil
+	return true
 }
 
 func (s *connSink) gone() <-chan struct{} { return s.left }

@@ -24,7 +24,7 @@ func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(st
 		return
 	}
 	if r.ProtoMajor == 1 {
-		sink, taken, err := hijack(w, h.takenHangups())
+		sink, taken, err := hijack(w, h.takenHangups(), h.cfg.WriteTimeout)
 		switch {
 		case err != nil:
 			abandon() // the client is gone already
@@ -45,5 +45,5 @@ func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(st
 	defer h.streams.end()
 	defer release()
 	w.WriteHeader(http.StatusOK)
-	pump(&responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
+	pump(&responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done(), timeout: h.cfg.WriteTimeout})
 }

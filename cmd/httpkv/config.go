@@ -34,6 +34,7 @@ type config struct {
 	maxWatchers                 int
 	maxWatchersPerUser          int
 	shutdownGrace               time.Duration
+	writeTimeout                time.Duration
 	maxTxnOps                   int
 	maxLeases                   int
 	autoCompactionMode          string
@@ -78,6 +79,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.maxWatchers, "max-watchers", httpapi.DefaultMaxWatchers, "most watchers on the server: each watch and observer, and every watcher of every stream of many watchers; past it a new one answers 429")
 	fs.IntVar(&c.maxWatchersPerUser, "max-watchers-per-user", httpapi.DefaultMaxWatchersPerUser, "most watchers of one user, or of one client address with auth off")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long requests and watch streams get to finish before their connections are closed")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", httpapi.DefaultWriteTimeout, "a client that takes none of what the server sends for this long is cut off (each 64 KiB of an answer or of a watch stream's message, each write of a snapshot)")
 	fs.IntVar(&c.maxTxnOps, "max-txn-ops", 128, "most compares, and ops per branch, of a txn")
 	fs.IntVar(&c.maxLeases, "max-leases", 1_000_000, "most leases alive at once (over etcd, in this deployment's namespace); past it a grant answers 429")
 	fs.StringVar(&c.autoCompactionMode, "auto-compaction-mode", "periodic", "periodic or revision (embedded store only: over etcd, etcd compacts)")
@@ -149,8 +151,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("--bcrypt-cost must be between %d and %d", bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if c.quotaBackendBytes <= 0 || c.maxRequestBytes <= 0 || c.maxResponseBytes <= 0 || c.maxTxnOps <= 0 || c.maxLeases <= 0 ||
-		c.shutdownGrace <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 || c.maxImportBytes <= 0 {
-		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-import-bytes, --max-txn-ops, --max-leases and --shutdown-grace must be positive")
+		c.shutdownGrace <= 0 || c.writeTimeout <= 0 || c.maxHeldAnswerBytes <= 0 || c.maxWatchPendingBytes <= 0 || c.maxImportBytes <= 0 {
+		return c, fmt.Errorf("--quota-backend-bytes, --max-request-bytes, --max-response-bytes, --max-held-answer-bytes, --max-watch-pending-bytes, --max-import-bytes, --max-txn-ops, --max-leases, --shutdown-grace and --write-timeout must be positive")
 	}
 	if c.maxConnections < 0 || c.maxStreamConnections < 0 || c.maxStreamConnectionsPerUser <= 0 || c.maxWatchers <= 0 || c.maxWatchersPerUser <= 0 {
 		return c, fmt.Errorf("--max-connections and --max-stream-connections must be positive, or 0 for their defaults; --max-stream-connections-per-user, --max-watchers and --max-watchers-per-user positive")

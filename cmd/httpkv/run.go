@@ -81,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxWatchers:                 cfg.maxWatchers,
 		MaxWatchersPerUser:          cfg.maxWatchersPerUser,
 		MaxImportBytes:              cfg.maxImportBytes,
+		WriteTimeout:                cfg.writeTimeout,
+		SnapshotWriteTimeout:        cfg.writeTimeout,
 		WatchStreams: httpapi.WatchStreamConfig{
 			IdleTimeout:       cfg.watchStreamIdleTimeout,
 			MaxStreams:        cfg.maxWatchStreams,
