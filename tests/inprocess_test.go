@@ -24,7 +24,8 @@ type inProcess struct {
 	http    *httptest.Server
 }
 
-// startInProcess serves the embedded store in the data directory dir.
+// startInProcess serves the embedded store in the data directory dir. Its
+// clients may stall for stalledWriteTimeout.
 func startInProcess(tb testing.TB, dir string) *inProcess {
 	tb.Helper()
 	f := &inProcess{faults: &mvcctest.Committer{}}
@@ -33,7 +34,7 @@ func startInProcess(tb testing.TB, dir string) *inProcess {
 		tb.Fatalf("embedded.Open(%s) = %v", dir, err)
 	}
 	f.backend = b
-	f.handler = httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
+	f.handler = httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop(), WriteTimeout: stalledWriteTimeout})
 	f.http = httptest.NewServer(f.handler)
 	f.server = &server{URL: f.http.URL, tb: tb, client: &http.Client{Timeout: requestTimeout}, streams: &http.Client{Transport: &http.Transport{}}}
 	tb.Cleanup(f.close)

@@ -31,6 +31,10 @@ const (
 	serverStartTimeout = 30 * time.Second
 	serverStopTimeout  = 20 * time.Second
 	requestTimeout     = 30 * time.Second
+	// stalledWriteTimeout is the --write-timeout of servers whose tests
+	// stall a client on purpose, for as long as their writes take on a
+	// loaded machine: the server's 30 s would cut it off meanwhile.
+	stalledWriteTimeout = 10 * time.Minute
 )
 
 // serverBuild is the httpkv binary, built once per test process.

@@ -162,7 +162,9 @@ func TestWatchLargeRevisions(t *testing.T) {
 // told so in-band.
 func TestWatchSlowReader(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	// The watchers stall until the writes have put them behind, and one
+	// while the other is read: longer than 30 s on a loaded machine.
+	s := startServer(t, fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
 	// A small receive buffer makes the server's side fill up sooner.
 	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
