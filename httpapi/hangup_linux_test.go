@@ -5,9 +5,36 @@ package httpapi
 import (
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// waitQueued waits until n bytes the peer sent are in c's receive queue,
+// unread (the ioctl TIOCINQ, as ss -tn shows them in Recv-Q).
+func waitQueued(t *testing.T, c net.Conn, n int) {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		var queued int32
+		var errno syscall.Errno
+		if err := rc.Control(func(fd uintptr) {
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
+		}); err != nil || errno != 0 {
+			t.Fatalf("TIOCINQ: %v, %v", err, errno)
+		}
+		if int(queued) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes of %d sent arrived within 10 s", queued, n)
+		}
+	}
+}
 
 // connPair returns the two ends of a loopback TCP connection.
 func connPair(t *testing.T) (server, client net.Conn) {
@@ -68,17 +95,20 @@ func TestHangupsNoticeClientLeaving(t *testing.T) {
 	forget() // after the hang-up: a no-op
 
 	// A stream that ends first reads what its client sent, so that its
-	// close is a FIN, not a reset: the client reads all and then EOF.
+	// close is a FIN, not a reset: the client reads all and then EOF. The
+	// bytes are there before the stream is watched, so that they are
+	// there when it ends (once watched, the hangups may read them at any
+	// time).
 	server, client = connPair(t)
+	if _, err := client.Write([]byte("unread")); err != nil {
+		t.Fatal(err)
+	}
+	waitQueued(t, server, len("unread"))
 	left = make(chan struct{})
 	forget, ok = h.watch(server, left)
 	if !ok {
 		t.Fatal("watch refused a TCP connection")
 	}
-	if _, err := client.Write([]byte("unread")); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond) // let the bytes arrive
 	if _, err := server.Write([]byte("the last message")); err != nil {
 		t.Fatal(err)
 	}

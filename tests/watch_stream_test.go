@@ -15,8 +15,9 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// watchTimeout bounds the wait for any one watch message.
-const watchTimeout = 15 * time.Second
+// watchTimeout bounds the wait for any one watch message: a healthy
+// server sends it well within it, even on a loaded machine.
+const watchTimeout = time.Minute
 
 // watchMessage is a checked message of a watch stream.
 type watchMessage struct {

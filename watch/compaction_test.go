@@ -10,7 +10,9 @@ import (
 	"github.com/httpkv/httpkv/mvcc"
 )
 
-const recvTimeout = 10 * time.Second
+// recvTimeout bounds a wait for watch responses: a healthy store sends
+// them well within it, even on a loaded machine.
+const recvTimeout = time.Minute
 
 // TestCompactionDuringSyncPass compacts at each step of a sync pass, with
 // watchers behind the compact revision, at it and past it: those behind
