@@ -28,7 +28,7 @@ import (
 // is built with -race when the tests are, and CI machines are slow; a
 // healthy server answers well within them.
 const (
-	serverStartTimeout = 30 * time.Second
+	serverStartTimeout = time.Minute
 	serverStopTimeout  = 20 * time.Second
 	requestTimeout     = 30 * time.Second
 	// stalledWriteTimeout is the --write-timeout of servers whose tests
