@@ -211,6 +211,10 @@ func TestUpstreamLost(t *testing.T) {
 	if final == nil || final.CompactRevision != rev {
 		t.Fatalf("the watcher across the lost revisions ended with %+v, want compacted at %d", final, rev)
 	}
+	// A watch from now reads etcd's revision, and a put writes: both
+	// only once the prober has seen the member back, which the upstream
+	// watch may see first.
+	waitServing(t, b, true)
 	after := mustWatch(t, b, kv.WatchRequest{Key: []byte("k")})
 	last := put(t, b, "k", "after")
 	if got, final := recv(t, after, last); !slices.Equal(got, []string{fmt.Sprintf("put k=after@%d", last)}) {
