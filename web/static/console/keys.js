@@ -10,6 +10,7 @@ import { createHistory } from "./history.js";
 import { createKeyPane } from "./keyview.js";
 import { prefix, single } from "./range.js";
 import { getKey, go, href } from "./router.js";
+import { createImport } from "./transfer.js";
 
 function locate(params) {
   const rev = Number(params.get("rev")) || 0;
@@ -94,6 +95,7 @@ export function mountKeys(container, app, params) {
     if (loc.pane === "new") pane = createKeyPane(app, { ...ctx, create: true });
     else if (loc.pane === "history") pane = createHistory(app, { ...ctx, range: loc.key ? single(loc.key) : prefix(loc.search || loc.folder) });
     else if (loc.pane === "deleted") pane = createDeleted(app, ctx);
+    else if (loc.pane === "import") pane = createImport(app, ctx, prefix(loc.search || loc.folder));
     else if (loc.key) pane = createKeyPane(app, ctx);
     if (pane) clear(right, pane.el);
     else {
