@@ -46,6 +46,57 @@ func currentRevision(t *testing.T, s *server) int64 {
 	return s.do(t, "GET", "/v1/kv?key=zz&count_only=true", nil).want(t, http.StatusOK).revision(t)
 }
 
+// expectDownload lets the page's browser context download into a
+// directory of the test, and returns a function that waits for the next
+// download to complete and returns the file.
+func expectDownload(t *testing.T, p *consolePage) func() []byte {
+	t.Helper()
+	dir := t.TempDir()
+	done := make(chan string, 1)
+	ctx, cancel := context.WithCancel(p.ctx)
+	t.Cleanup(cancel)
+	// Downloads are the browser's: its own events, for the tab's browser context.
+	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)
+	go func() {
+		for ev, err := range progress {
+			if err != nil {
+				return
+			}
+			// The browser tells of every context's downloads: this
+			// page's are those saved into dir.
+			if _, err := os.Stat(filepath.Join(dir, ev.GUID)); ev.State == browser.DownloadProgressStateCompleted && err == nil {
+				select {
+				case done <- ev.GUID:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	if _, err := chromedp.CallBrowser(p.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior:         browser.SetDownloadBehaviorBehaviorAllowAndName,
+		BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID,
+		DownloadPath:     dir,
+		EventsEnabled:    new(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return func() []byte {
+		t.Helper()
+		var guid string
+		select {
+		case guid = <-done:
+		case <-time.After(consoleTimeout):
+			t.Fatalf("no download completed within %v; the page shows:\n%s", consoleTimeout, p.shows())
+		}
+		file, err := os.ReadFile(filepath.Join(dir, guid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+}
+
 // TestConsoleExportImport exports a folder with the page's Export button
 // (the browser's own download) and checks the file against the server's
 // export; then imports an edited file: the preview is a dry run that
@@ -62,46 +113,11 @@ func TestConsoleExportImport(t *testing.T) {
 	s.put(t, "other/x", "outside")
 
 	p := openConsole(t, s, "#/keys?f=app/", 1280, 800)
-	dir := t.TempDir()
-	done := make(chan string, 1)
-	ctx, cancel := context.WithCancel(p.ctx)
-	defer cancel()
-	// Downloads are the browser's: its own events, for the tab's browser context.
-	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)
-	go func() {
-		for ev, err := range progress {
-			if err != nil {
-				return
-			}
-			if ev.State == browser.DownloadProgressStateCompleted {
-				done <- ev.GUID
-				return
-			}
-		}
-	}()
-	if _, err := chromedp.CallBrowser(p.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior:         browser.SetDownloadBehaviorBehaviorAllowAndName,
-		BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID,
-		DownloadPath:     dir,
-		EventsEnabled:    new(true),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	downloaded := expectDownload(t, p)
 	p.waitText(".children a.key", "bin")
 	p.click(".browse .toolbar button", "Export")
 	p.waitText("#notice", "Exporting 4 keys (every key under app/) as of revision")
-	var guid string
-	select {
-	case guid = <-done:
-	case <-p.ctx.Done():
-		t.Fatal("the page closed before the export was downloaded")
-	case <-time.After(consoleTimeout):
-		t.Fatalf("the export was not downloaded within %v; the page shows:\n%s", consoleTimeout, p.shows())
-	}
-	file, err := os.ReadFile(filepath.Join(dir, guid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := downloaded()
 	rev := exportRevision(t, file)
 	if want := exportOf(t, s, "app/", rev); !bytes.Equal(file, want) {
 		t.Fatalf("the page's export:\n%s\nthe server's export at revision %d:\n%s", file, rev, want)
@@ -181,7 +197,8 @@ func TestConsoleExportImport(t *testing.T) {
 // the token, so the page streams the answer into the file the user
 // picks. The picker is the browser's own origin-private file system
 // here (a headless browser shows no dialog): the file is written through
-// the same FileSystemWritableFileStream a picked file is.
+// the same FileSystemWritableFileStream a picked file is. Without that
+// API, the page downloads a Blob of the answer.
 func TestConsoleExportWithToken(t *testing.T) {
 	t.Parallel()
 	s := startAuthServer(t)
@@ -205,6 +222,17 @@ func TestConsoleExportWithToken(t *testing.T) {
 	want := exportOf(t, s, "app/", rev, "Authorization", "Bearer "+root.token)
 	if file != string(want) {
 		t.Fatalf("the page's export (%d bytes) differs from the server's at revision %d (%d bytes):\n%s", len(file), rev, len(want), file)
+	}
+
+	// A browser that cannot stream into a file: a Blob, then its download.
+	downloaded := expectDownload(t, p)
+	p.eval(`(window.showSaveFilePicker = undefined, true)`, nil)
+	p.forgetNotice()
+	p.click(".browse .toolbar button", "Export")
+	p.waitText("#notice", "Exported 51 keys (every key under app/) as of revision")
+	held := downloaded()
+	if want := exportOf(t, s, "app/", exportRevision(t, held), "Authorization", "Bearer "+root.token); !bytes.Equal(held, want) {
+		t.Fatalf("the page's export through a Blob (%d bytes) differs from the server's (%d bytes):\n%s", len(held), len(want), held)
 	}
 }
 
@@ -302,6 +330,7 @@ func TestConsoleKeyTTL(t *testing.T) {
 	p.click(".key-pane button", "Edit")
 	p.markLabels()
 	p.fillLabelled("Value", "token-2")
+	p.forgetNotice()
 	p.click(".key-pane form.edit button", "Save")
 	p.waitText("#notice", "Saved tmp/session")
 	if got := s.get(t, "tmp/session"); valueOf(&got) != "token-2" || got.Lease != kv.Lease {
@@ -314,6 +343,7 @@ func TestConsoleKeyTTL(t *testing.T) {
 	p.markLabels()
 	p.fillLabelled("Value", "token-3")
 	p.fillLabelled("Expires after (seconds)", "300")
+	p.forgetNotice()
 	p.click(".key-pane form.edit button", "Save")
 	p.waitText("#notice", "Saved tmp/session")
 	got := s.get(t, "tmp/session")

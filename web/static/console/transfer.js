@@ -27,6 +27,14 @@ function fileName(p, revision) {
   return `${s || "httpkv"}-r${revision}.ndjson`;
 }
 
+// download has the browser save what url answers as a file called name.
+function download(url, name) {
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
 /**
  * exportRange saves the export of the range r (every key under p) as of
  * revision (0: now) as a file. It counts the keys first, at one
@@ -47,10 +55,7 @@ export async function exportRange(app, r, p, revision) {
   const what = `${num(counted.count)} key${counted.count === 1 ? "" : "s"} (${describe(r)}) as of revision ${rev}`;
   if (!session.token()) {
     // The browser's own download: streamed to disk, no token needed.
-    const a = h("a", { href: store.exportURL(r, rev), download: name, hidden: true });
-    document.body.append(a);
-    a.click();
-    a.remove();
+    download(store.exportURL(r, rev), name);
     notify(`Exporting ${what} to ${name}.`);
     return;
   }
@@ -92,10 +97,7 @@ export async function exportRange(app, r, p, revision) {
         parts.push(value);
       }
       const url = URL.createObjectURL(new Blob(parts, { type: "application/x-ndjson" }));
-      const a = h("a", { href: url, download: name, hidden: true });
-      document.body.append(a);
-      a.click();
-      a.remove();
+      download(url, name);
       setTimeout(() => URL.revokeObjectURL(url), 60000);
     }
     const last = seen.tail.trimEnd().split("\n").pop();
