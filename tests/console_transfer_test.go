@@ -374,7 +374,8 @@ func TestConsoleKeyTTL(t *testing.T) {
 // TestConsoleRestoreRange restores a folder as of a past revision from
 // its history: the dry run's counts and keys in the confirmation, nothing
 // changed until confirmed, then one revision that makes the folder what
-// it was, other folders untouched.
+// it was, other folders untouched; and again from the folder seen as of
+// a past revision.
 func TestConsoleRestoreRange(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -387,7 +388,7 @@ func TestConsoleRestoreRange(t *testing.T) {
 	}
 	s.put(t, "cfg/k5", "changed")
 	s.put(t, "cfg/k6", "changed")
-	s.put(t, "cfg/extra", "created after")
+	changed := s.put(t, "cfg/extra", "created after")
 	s.put(t, "other/o", "after")
 
 	p := openConsole(t, s, "#/keys?f=cfg/&pane=history", 1280, 800)
@@ -411,6 +412,21 @@ func TestConsoleRestoreRange(t *testing.T) {
 	}
 	// The new revision comes live into the history.
 	p.waitText(fmt.Sprintf(`.history tr[data-revision="%d"]`, before+1), "deleted")
+
+	// The folder as of a past revision offers to bring that back.
+	p.goTo(fmt.Sprintf("#/keys?f=cfg/&rev=%d", changed))
+	p.waitText(".children a.key", "extra")
+	p.click(".keys-bar .banner button", fmt.Sprintf("Restore every key under cfg/ as of revision %d", changed))
+	p.waitText(`dialog[open] li[data-kind="deleted"]`, "3 would be deleted")
+	p.waitText(`dialog[open] li[data-kind="created"]`, "1 would be created")
+	p.confirm("Restore")
+	p.waitText("#notice", fmt.Sprintf("as of revision %d at revision %d: 1 created, 2 changed, 3 deleted", changed, before+2))
+	if now, then := exportOf(t, s, "cfg/", 0), exportOf(t, s, "cfg/", changed); !sameKeys(t, now, then) {
+		t.Errorf("after the second restore cfg/ holds\n%s\nwant what it held at revision %d:\n%s", now, changed, then)
+	}
+	// Back to now, where the restore is seen.
+	p.wait("the page back at the present", `!location.hash.includes("rev=")`)
+	p.waitText(".children a.key", "extra")
 }
 
 // sameKeys reports whether two exports hold the same keys and values.

@@ -10,6 +10,8 @@ import { createHistory } from "./history.js";
 import { createKeyPane } from "./keyview.js";
 import { prefix, single } from "./range.js";
 import { getKey, go, href } from "./router.js";
+import { restoreAt } from "./restore.js";
+import { describe } from "./store.js";
 import { createImport } from "./transfer.js";
 
 function locate(params) {
@@ -85,7 +87,20 @@ export function mountKeys(container, app, params) {
     const options = h("details", { class: "options", open: !!loc.revision || loc.sep !== "/" },
       h("summary", {}, "Time travel and separator"), h("div", { class: "options-body" }, travel, sepForm));
     clear(bar, crumbs(), findForm, options,
-      loc.revision ? h("p", { class: "banner", role: "note" }, `Viewing the store as of revision ${loc.revision}: read-only, not live.`) : null);
+      loc.revision ? h("p", { class: "banner", role: "note" }, `Viewing the store as of revision ${loc.revision}: read-only, not live. `, restoreButton()) : null);
+  }
+
+  // restoreButton offers, as of a past revision, to make what the list
+  // shows hold again what it held then (POST /v1/restore, after its dry
+  // run), to those who may write it.
+  function restoreButton() {
+    const r = prefix(loc.search || loc.folder);
+    const rev = loc.revision;
+    const b = h("button", { type: "button", hidden: true, onclick: async () => {
+      if (await restoreAt(app, r, rev)) go("keys", { f: loc.folder, q: loc.search, k: loc.key, sep: common().sep });
+    } }, `Restore ${describe(r)} as of revision ${rev}…`);
+    app.perms.canWrite(r).then((ok) => { b.hidden = !ok; });
+    return b;
   }
 
   function renderPane(focus) {
