@@ -167,12 +167,13 @@ export function mountLeases(container, app, params) {
     const to = move() || "";
     pageNo = to === "" ? 1 : pageNo + (to === nextToken ? 1 : -1);
     token = to;
+    nextToken = ""; // known once the page is read
+    for (const b of [first, prev, next]) b.disabled = true;
     refresh();
   }
 
   async function refresh() {
     const my = ++reads;
-    for (const b of [first, prev, next]) b.disabled = true;
     try {
       const list = await store.leases({ limit: PAGE, pageToken: token });
       if (disposed || my !== reads) return;
