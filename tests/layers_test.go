@@ -47,6 +47,11 @@ func TestLayers(t *testing.T) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
+	// The load tool is a binary of its own: the server's carries none of
+	// it (its clients of etcd, its null server).
+	if slices.Contains(deps(t, "cmd/httpkv"), module+"bench") {
+		t.Error("cmd/httpkv imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs")
+	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)

@@ -32,30 +32,47 @@ const (
 	requestTimeout     = 30 * time.Second
 )
 
-// serverBuild is the httpkv binary, built once per test process.
-var serverBuild struct {
+// A binary of this checkout, built once per test process.
+type binaryBuild struct {
 	once sync.Once
 	path string
 	err  error
 }
+
+// serverBuild is the httpkv binary; benchBuild the load tool, beside it.
+var serverBuild, benchBuild binaryBuild
 
 // serverBinary returns the path of the httpkv binary built from this
 // checkout, building it on first use. It is built with -race when this
 // test binary is, so that the end-to-end tests check the server too.
 func serverBinary(tb testing.TB) string {
 	tb.Helper()
-	serverBuild.once.Do(func() { serverBuild.path, serverBuild.err = buildServer() })
-	if serverBuild.err != nil {
-		tb.Fatalf("building cmd/httpkv: %v", serverBuild.err)
-	}
-	return serverBuild.path
+	return serverBuild.get(tb, "cmd/httpkv")
 }
 
-// buildServer builds cmd/httpkv into <tmp>/httpkv-e2e-<uid>/<pid>/httpkv.
-// Without a TestMain of its own the test process cannot remove the binary
-// when it ends, so each build removes those left by processes that have
-// ended instead.
-func buildServer() (string, error) {
+// benchBinary returns the path of the load tool, httpkv-bench, built from
+// this checkout into the directory of serverBinary, where `httpkv bench`
+// finds it.
+func benchBinary(tb testing.TB) string {
+	tb.Helper()
+	return benchBuild.get(tb, "cmd/httpkv-bench")
+}
+
+// get builds the command pkg on first use and returns its path.
+func (b *binaryBuild) get(tb testing.TB, pkg string) string {
+	tb.Helper()
+	b.once.Do(func() { b.path, b.err = buildCommand(pkg) })
+	if b.err != nil {
+		tb.Fatalf("building %s: %v", pkg, b.err)
+	}
+	return b.path
+}
+
+// buildCommand builds the command pkg into <tmp>/httpkv-e2e-<uid>/<pid>/,
+// named as its directory. Without a TestMain of its own the test process
+// cannot remove the binaries when it ends, so each build removes those
+// left by processes that have ended instead.
+func buildCommand(pkg string) (string, error) {
 	root := filepath.Join(os.TempDir(), fmt.Sprintf("httpkv-e2e-%d", os.Getuid()))
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", err
@@ -65,12 +82,12 @@ func buildServer() (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "httpkv")
+	bin := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-o", bin}
 	if raceEnabled() {
 		args = append(args, "-race")
 	}
-	args = append(args, "github.com/httpkv/httpkv/cmd/httpkv")
+	args = append(args, module+pkg)
 	// go test puts the go command of its toolchain first in PATH.
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {

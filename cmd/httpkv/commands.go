@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/httpkv/httpkv/bench"
 )
 
 // command is a subcommand of httpkv: `httpkv NAME ...`.
@@ -28,9 +26,9 @@ func commands() []command {
 			}},
 		{"snapshot", "save, check and restore backups (snapshot save, status, restore)", runSnapshot},
 		{"migrate", "load a snapshot of the embedded store into an etcd cluster, for --backend etcd", runMigrate},
-		{"bench", "load a server (httpkv or etcd) and report throughput and latency",
+		{"bench", "load a server (httpkv or etcd) and report throughput and latency: runs " + benchTool,
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
-				return bench.Run(ctx, args, stdout, stderr)
+				return runBench(ctx, args, stdout, stderr)
 			}},
 		{"help", "print this help", func(_ context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) error {
 			return serverHelp(getenv, stdout)

@@ -9,6 +9,7 @@
 // read from the environment (HTTPKV_ and the flag's name in upper snake
 // case). Subcommands (commands.go, the table the usage lists): "httpkv
 // health" checks a running server, "httpkv snapshot" saves, describes
-// and restores backups, "httpkv bench" is the load tool. "httpkv --help"
+// and restores backups, "httpkv bench" runs the load tool,
+// httpkv-bench (bench.go). "httpkv --help"
 // and "httpkv COMMAND --help" print the usage and exit 0.
 package main
