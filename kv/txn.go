@@ -98,7 +98,7 @@ func (r *TxnRequest) Validate(maxOps int) error {
 func (r *TxnRequest) validateShape(maxOps int) error {
 	n := max(len(r.Compare), len(r.Success), len(r.Failure))
 	if n > maxOps {
-		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed (--max-txn-ops)", n, maxOps)
+		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed", n, maxOps)
 	}
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 {

@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -57,4 +63,47 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}
 	}
+}
+
+// apiWords are the API's words for people: a route (/v1/...) or a
+// flag of the command (--max-leases).
+var apiWords = regexp.MustCompile(`/v1/|(^|[\s(])--[a-z]`)
+
+// TestDomainMessages: the packages below the API say what failed in
+// their own terms; the routes and flags that help are added where the
+// API answers (httpapi/error_hints.go) or the command reports. No string
+// of theirs names one. (A gateway may name etcd's own flags, which are
+// etcd's terms: only routes are checked in backend/etcd.)
+func TestDomainMessages(t *testing.T) {
+	t.Parallel()
+	check := func(dir string, words *regexp.Regexp) {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				if s, err := strconv.Unquote(lit.Value); err == nil && words.MatchString(s) {
+					t.Errorf("%s: %q names a route or a flag: give it as the API's hint (httpapi/error_hints.go) or the command's", fset.Position(lit.Pos()), s)
+				}
+				return true
+			})
+		}
+	}
+	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "backend/embedded"} {
+		check(dir, apiWords)
+	}
+	check("backend/etcd", regexp.MustCompile(`/v1/`))
 }

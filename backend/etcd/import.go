@@ -127,14 +127,13 @@ func (b *Backend) checkEmpty(ctx context.Context) error {
 	if len(found) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds %s; migrate into an empty namespace (--etcd-namespace)",
-		ErrNotEmpty, b.namespaceName(), strings.Join(found, ", "))
+	return fmt.Errorf("%w: %s holds %s", ErrNotEmpty, b.namespaceName(), strings.Join(found, ", "))
 }
 
 // namespaceName names the namespace for people.
 func (b *Backend) namespaceName() string {
 	if b.opts.Namespace == "" {
-		return "the whole key space (no --etcd-namespace)"
+		return "the whole key space (no namespace)"
 	}
 	return fmt.Sprintf("the namespace %q", b.opts.Namespace)
 }

@@ -126,11 +126,11 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 //
 // A snapshot holds the whole cluster: every namespace's keys, leases and
 // auth records (password hashes, the keys that sign tokens). So a gateway
-// of one namespace refuses it (kv.ErrNotSupported); only a deployment
-// that has the cluster to itself (no --etcd-namespace) takes one.
+// of one namespace refuses it (kv.ErrSnapshotUnsupported); only a
+// deployment that has the cluster to itself (no namespace) takes one.
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
 	if b.opts.Namespace != "" {
-		return nil, kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): copy the namespace's keys with GET /v1/export, or snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
+		return nil, kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (%q): snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
 	}
 	var errs []error
 	for _, ep := range b.opts.Endpoints {

@@ -106,8 +106,9 @@ func TestMigrate(t *testing.T) {
 	// The namespace is in use now: nothing more is written.
 	rev := g.Rev()
 	err = runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", "prod/"}, os.Getenv, &out, &errOut)
-	if !errors.Is(err, etcd.ErrNotEmpty) || !strings.Contains(err.Error(), `"prod/" holds 250 keys, 2 leases, 3 users, 2 roles, auth enabled`) {
-		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty saying what prod/ holds", err)
+	if !errors.Is(err, etcd.ErrNotEmpty) || !strings.Contains(err.Error(), `"prod/" holds 250 keys, 2 leases, 3 users, 2 roles, auth enabled`) ||
+		!strings.Contains(err.Error(), "migrate into an empty namespace (--etcd-namespace)") {
+		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty saying what prod/ holds, and to name another --etcd-namespace", err)
 	}
 	if after := status(t, g); after != rev {
 		t.Errorf("the refused migrate moved the revision from %d to %d", rev, after)
