@@ -51,12 +51,13 @@ func sharedStores(tb testing.TB) (a, b *auth.Store, c *clock, m *memBackend) {
 			m.mu.Unlock()
 			return nil
 		}
-		cfg := auth.Config{Write: write, TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost, TokenKey: key}
+		cfg := auth.Config{TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost}
+		sh := shared{key: key, sync: func() error { return nil }}
 		if i == 1 {
 			// b syncs before a change; a finds out on writing.
-			cfg.Sync = func() error { _, err := sync(); return err }
+			sh.sync = func() error { _, err := sync(); return err }
 		}
-		s = auth.New(cfg)
+		s = auth.New(auth.WriteFunc(write), sh, cfg)
 		stores[i] = s
 	}
 	return stores[0], stores[1], c, m
@@ -86,7 +87,7 @@ func TestSignedTokensAcrossStores(t *testing.T) {
 		}
 		wantNoUser(t, b, tc, "of a token "+name)
 	}
-	other := auth.New(auth.Config{Now: c.Now, TokenKey: func() ([]byte, error) { return []byte("another key"), nil }})
+	other := auth.New(nil, shared{key: func() ([]byte, error) { return []byte("another key"), nil }}, auth.Config{Now: c.Now})
 	mustDo(t, "Reload", other.Reload(m.forEach))
 	wantNoUser(t, other, tok, "under another key")
 
@@ -168,3 +169,12 @@ func TestReloadSignalsChange(t *testing.T) {
 		t.Fatalf("b's roles after Reload = %v, want [r]", got)
 	}
 }
+
+// shared is an auth.Shared made of functions.
+type shared struct {
+	key  func() ([]byte, error)
+	sync func() error
+}
+
+func (s shared) TokenKey() ([]byte, error) { return s.key() }
+func (s shared) Sync() error               { return s.sync() }

@@ -37,7 +37,7 @@ func Open(path string) (*Contents, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := mvcc.Open(path, mvcc.Options{ReadOnly: true})
+	store, err := mvcc.Open(path, nil, nil, mvcc.Options{ReadOnly: true})
 	if err != nil {
 		return nil, corrupt(err)
 	}
@@ -76,7 +76,7 @@ func (c *Contents) load() error {
 			return fn(k, v)
 		})
 	}
-	if err := auth.New(auth.Config{}).Restore(record); err != nil {
+	if err := auth.New(nil, nil, auth.Config{}).Restore(record); err != nil {
 		return corrupt(err)
 	}
 	return nil

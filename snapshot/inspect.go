@@ -51,7 +51,7 @@ func Examine(path string) (Info, error) {
 	if err := mvcc.CheckFile(path); err != nil {
 		return Info{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	kv, err := mvcc.Open(path, mvcc.Options{ReadOnly: true})
+	kv, err := mvcc.Open(path, nil, nil, mvcc.Options{ReadOnly: true})
 	if err != nil {
 		return Info{}, corrupt(err)
 	}
@@ -70,7 +70,7 @@ func Examine(path string) (Info, error) {
 		return Info{}, corrupt(err)
 	}
 	info.Leases = len(lessor.Leases())
-	a := auth.New(auth.Config{})
+	a := auth.New(nil, nil, auth.Config{})
 	if err := a.Restore(rt.UnsafeForEach); err != nil {
 		return Info{}, corrupt(err)
 	}

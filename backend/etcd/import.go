@@ -46,7 +46,7 @@ var ErrNotEmpty = errors.New("the etcd namespace is not empty")
 // again. Revisions, versions and history are etcd's own afterwards: the
 // import writes the current state, not the history that led to it.
 func Import(ctx context.Context, opts Options, src Source) (Imported, error) {
-	b, err := Open(ctx, opts)
+	b, err := Open(ctx, nil, opts)
 	if err != nil {
 		return Imported{}, err
 	}

@@ -102,7 +102,7 @@ func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 		_, rerr := b.cli.Revoke(rctx, clientv3.LeaseID(id))
 		cancel()
 		if rerr != nil {
-			b.opts.OnError(fmt.Errorf("etcd: lease %d was granted without its record, and its revoke failed: %w", id, rerr))
+			b.onError(fmt.Errorf("etcd: lease %d was granted without its record, and its revoke failed: %w", id, rerr))
 		}
 		return kv.Lease{}, err
 	}

@@ -38,7 +38,7 @@ func TestMigrate(t *testing.T) {
 	c := etcdtest.StartCluster(t, 1)
 	endpoints := strings.Join(c.Endpoints(), ",")
 	// Another deployment of the cluster, with keys and leases.
-	other, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Namespace: "other/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	other, err := etcd.Open(ctx, nil, etcd.Options{Endpoints: c.Endpoints(), Namespace: "other/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestMigrate(t *testing.T) {
 		}
 	}
 
-	g, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Namespace: "prod/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	g, err := etcd.Open(ctx, nil, etcd.Options{Endpoints: c.Endpoints(), Namespace: "prod/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func status(t *testing.T, g *etcd.Backend) int64 {
 func embeddedSource(t *testing.T) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := embedded.Open(t.TempDir(), embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	b, err := embedded.Open(t.TempDir(), nil, nil, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}
