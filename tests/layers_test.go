@@ -53,10 +53,19 @@ func TestLayers(t *testing.T) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
+	// The backends stand behind the API's interface, which they do not
+	// import.
+	for _, b := range []string{"backend/embedded", "backend/etcd"} {
+		if slices.Contains(deps(t, b), module+"httpapi") {
+			t.Errorf("%s imports httpapi: a backend knows nothing of the API it serves", b)
+		}
+	}
 	// The load tool is a binary of its own: the server's carries none of
 	// it (its clients of etcd, its null server).
-	if slices.Contains(deps(t, "cmd/httpkv"), module+"bench") {
-		t.Error("cmd/httpkv imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs")
+	for _, server := range []string{"cmd/httpkv", "internal/daemon"} {
+		if slices.Contains(deps(t, server), module+"bench") {
+			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
+		}
 	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
