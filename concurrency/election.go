@@ -39,7 +39,8 @@ func (l LeaderKey) isOurs() []kv.Compare {
 
 // Campaign runs for leader of the election called name with lease, as
 // etcd's v3election does: it puts value at OwnerKey(name, lease) (or, if
-// the lease is a candidate already, proclaims value there) and waits
+// the lease is a candidate already, sets value there, leading or not)
+// and waits
 // until its key is the oldest under Prefix(name). It returns the winning
 // candidacy and the revision at which it was seen leading.
 //
@@ -52,7 +53,7 @@ func Campaign(ctx context.Context, b Backend, name []byte, lease int64, value []
 	}
 	l := LeaderKey{Name: name, Key: e.key, Revision: e.rev, Lease: lease}
 	if e.existing != nil && !bytes.Equal(e.existing.Value, value) {
-		if _, err := Proclaim(ctx, b, l, value); err != nil {
+		if _, err := l.setValue(ctx, b, value); err != nil {
 			if errors.Is(err, ErrNotLeader) {
 				err = e.lost(ctx, b)
 			}
@@ -66,31 +67,61 @@ func Campaign(ctx context.Context, b Backend, name []byte, lease int64, value []
 	return l, rev, nil
 }
 
-// Proclaim sets the value of a candidacy's key, if the key is still the
-// one it created, attached to its lease; ErrNotLeader otherwise. It
-// returns the revision of the put.
+// Proclaim sets the value of the leader's key: only while l leads (its
+// key is the oldest under Prefix(name)) and the key is still the one it
+// created, attached to its lease; ErrNotLeader otherwise, and nothing
+// changes. A candidate that waits may not proclaim, as observers would
+// see its value the moment it leads. It returns the revision of the put.
 func Proclaim(ctx context.Context, b Backend, l LeaderKey, value []byte) (int64, error) {
-	if err := l.check(); err != nil {
+	if err := l.leads(ctx, b); err != nil {
 		return 0, err
 	}
-	res, err := b.Txn(ctx, txnIf(l.isOurs(), []kv.Op{putOp(l.Key, value, l.Lease)}, nil))
-	if err != nil {
-		return 0, err
-	}
-	if !res.Succeeded {
-		return 0, ErrNotLeader
-	}
-	return res.Revision, nil
+	return l.setValue(ctx, b, value)
 }
 
-// Resign ends a candidacy by deleting its key, if the key is still the
-// one it created; ErrNotLeader otherwise. The next candidate, if any,
-// then leads. It returns the revision of the delete.
+// setValue puts value at l's key if the key is still the one l created,
+// leading or not: what a candidate that campaigns again does to its own
+// key (as etcd's Campaign); ErrNotLeader otherwise.
+func (l LeaderKey) setValue(ctx context.Context, b Backend, value []byte) (int64, error) {
+	return l.ifOurs(ctx, b, putOp(l.Key, value, l.Lease))
+}
+
+// Resign ends a leadership by deleting the leader's key: only while l
+// leads and the key is still the one it created; ErrNotLeader otherwise,
+// and nothing changes (a waiting candidate leaves by letting its campaign
+// end or its lease go). The next candidate, if any, then leads. It
+// returns the revision of the delete.
 func Resign(ctx context.Context, b Backend, l LeaderKey) (int64, error) {
-	if err := l.check(); err != nil {
+	if err := l.leads(ctx, b); err != nil {
 		return 0, err
 	}
-	res, err := b.Txn(ctx, txnIf(l.isOurs(), []kv.Op{deleteOp(l.Key)}, nil))
+	return l.ifOurs(ctx, b, deleteOp(l.Key))
+}
+
+// leads checks l and that it leads: its key, as created, is the oldest
+// under the prefix; ErrNotLeader if not. Once true it stays true for as
+// long as the key exists as created, since every key created later has
+// a higher create revision: so the txn that follows, which checks that
+// the key is still ours, acts only for the leader, even if the read was
+// served at an older revision than the txn's.
+func (l LeaderKey) leads(ctx context.Context, b Backend) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	leader, _, err := leaderAt(ctx, b, l.Name, 0)
+	switch {
+	case err != nil:
+		return err
+	case leader == nil || !bytes.Equal(leader.Key, l.Key) || leader.CreateRevision != l.Revision:
+		return ErrNotLeader
+	}
+	return nil
+}
+
+// ifOurs runs op if l's key is still the one l created, attached to its
+// lease, and returns the revision of the txn; ErrNotLeader otherwise.
+func (l LeaderKey) ifOurs(ctx context.Context, b Backend, op kv.Op) (int64, error) {
+	res, err := b.Txn(ctx, txnIf(l.isOurs(), []kv.Op{op}, nil))
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,57 @@ func TestLeaderKeyInvalid(t *testing.T) {
 			t.Errorf("Resign(%+v) = %v, want ErrInvalid", l, err)
 		}
 	}
+}
+
+// TestOnlyTheLeaderProclaimsOrResigns: a candidate that waits presents
+// its own candidacy (the key, create revision and lease it holds) to
+// proclaim and to resign: both are refused with ErrNotLeader and change
+// nothing, and once it leads, its value is the one it campaigned with.
+func TestOnlyTheLeaderProclaimsOrResigns(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	la, _ := e.campaign(t, "office", e.grant(t, 60), "first")
+	waiter := e.grant(t, 60)
+	won := async(func() (concurrency.LeaderKey, error) {
+		l, _, err := concurrency.Campaign(ctx, e.b, []byte("office"), waiter, []byte("second"), time.Minute)
+		return l, err
+	})
+	e.waitKeys(t, "office", 2)
+	kvs := e.keys(t, "office")
+	w := concurrency.LeaderKey{Name: []byte("office"), Key: kvs[1].Key, Revision: kvs[1].CreateRevision, Lease: waiter}
+	if _, err := concurrency.Proclaim(ctx, e.b, w, []byte("usurper")); !errors.Is(err, concurrency.ErrNotLeader) {
+		t.Errorf("Proclaim by a waiting candidate = %v, want ErrNotLeader", err)
+	}
+	if _, err := concurrency.Resign(ctx, e.b, w); !errors.Is(err, concurrency.ErrNotLeader) {
+		t.Errorf("Resign by a waiting candidate = %v, want ErrNotLeader", err)
+	}
+	if after := e.keys(t, "office"); len(after) != 2 || string(after[1].Value) != "second" || after[1].ModRevision != kvs[1].ModRevision {
+		t.Fatalf("after the waiting candidate's refused proclaim and resign: keys %s, want %s unchanged", keysString(after), keysString(kvs))
+	}
+	if _, err := concurrency.Resign(ctx, e.b, la); err != nil {
+		t.Fatalf("Resign by the leader: %v", err)
+	}
+	r := <-won
+	if r.err != nil || r.v.Revision != w.Revision {
+		t.Fatalf("the waiting candidate's campaign = %+v, %v; want it leading as %+v", r.v, r.err, w)
+	}
+	if kv := e.leader(t, "office"); !bytes.Equal(kv.Key, w.Key) || string(kv.Value) != "second" {
+		t.Fatalf("Leader once the waiting candidate leads = %s=%s, want %s=second", kv.Key, kv.Value, w.Key)
+	}
+	// Leading now, the same candidacy proclaims and resigns.
+	if _, err := concurrency.Proclaim(ctx, e.b, w, []byte("second-b")); err != nil {
+		t.Fatalf("Proclaim by the new leader: %v", err)
+	}
+	if _, err := concurrency.Resign(ctx, e.b, w); err != nil {
+		t.Fatalf("Resign by the new leader: %v", err)
+	}
+}
+
+// keysString shows keys as key=value@mod revision.
+func keysString(kvs []kv.KeyValue) string {
+	var b strings.Builder
+	for _, kv := range kvs {
+		fmt.Fprintf(&b, "%s=%s@%d ", kv.Key, kv.Value, kv.ModRevision)
+	}
+	return b.String()
 }

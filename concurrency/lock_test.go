@@ -347,19 +347,26 @@ func TestLockWakesOnlySuccessor(t *testing.T) {
 }
 
 // cancelingBackend cancels a context on its nth read: the caller leaves
-// at that very moment.
+// at that very moment. firstRead is closed once the first read has
+// answered.
 type cancelingBackend struct {
 	concurrency.Backend
-	n      int64
-	reads  atomic.Int64
-	cancel context.CancelFunc
+	n         int64
+	reads     atomic.Int64
+	cancel    context.CancelFunc
+	firstRead chan struct{}
 }
 
 func (c *cancelingBackend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
-	if c.reads.Add(1) == c.n {
+	n := c.reads.Add(1)
+	if n == c.n {
 		c.cancel()
 	}
-	return c.Backend.Range(ctx, r)
+	res, err := c.Backend.Range(ctx, r)
+	if n == 1 {
+		close(c.firstRead)
+	}
+	return res, err
 }
 
 // TestLockCallerLeavesAsTurnComes: a waiter whose client leaves just as
@@ -369,13 +376,14 @@ func TestLockCallerLeavesAsTurnComes(t *testing.T) {
 	holder := e.lock(t, "turn", e.grant(t, 60))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The waiter's second read is the one after the holder let go.
-	cb := &cancelingBackend{Backend: e.b, n: 2, cancel: cancel}
+	// The waiter's second read is the one after the holder let go: the
+	// holder lets go once the waiter's first read has found it there.
+	cb := &cancelingBackend{Backend: e.b, n: 2, cancel: cancel, firstRead: make(chan struct{})}
 	waiter := e.grant(t, 60)
 	done := async(func() (concurrency.Held, error) {
 		return concurrency.Lock(ctx, cb, []byte("turn"), waiter, time.Minute)
 	})
-	e.waitKeys(t, "turn", 2)
+	<-cb.firstRead
 	e.unlock(t, "turn", holder.Key)
 	if r := <-done; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("Lock whose caller left as its turn came = %+v, %v; want context.Canceled", r.v, r.err)

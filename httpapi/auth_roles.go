@@ -3,8 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/httpkv/httpkv/auth"
 )
 
@@ -99,7 +97,7 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	role, err := a.GetRole(chi.URLParam(r, "name"))
+	role, err := a.GetRole(pathParam(r, "name"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -130,7 +128,7 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name} [delete]
 func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
-	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteRole(chi.URLParam(r, "name")) })
+	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteRole(pathParam(r, "name")) })
 }
 
 // grantPermission serves POST /v1/auth/roles/{name}/permissions.
@@ -175,7 +173,7 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, badRequest("type must be read, write or readwrite, not %q", req.Type))
 		return
 	}
-	if err := a.GrantPermission(chi.URLParam(r, "name"), auth.Permission{Key: sel.Key, End: sel.End, Access: access}); err != nil {
+	if err := a.GrantPermission(pathParam(r, "name"), auth.Permission{Key: sel.Key, End: sel.End, Access: access}); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -217,7 +215,7 @@ func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	if err := a.RevokePermission(chi.URLParam(r, "name"), sel.Key, sel.End); err != nil {
+	if err := a.RevokePermission(pathParam(r, "name"), sel.Key, sel.End); err != nil {
 		h.writeError(w, r, err)
 		return
 	}

@@ -3,8 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/httpkv/httpkv/auth"
 )
 
@@ -89,7 +87,7 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	u, err := a.GetUser(chi.URLParam(r, "name"))
+	u, err := a.GetUser(pathParam(r, "name"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -119,7 +117,7 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name} [delete]
 func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
-	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteUser(chi.URLParam(r, "name")) })
+	h.adminChange(w, r, func(a *auth.Store) error { return a.DeleteUser(pathParam(r, "name")) })
 }
 
 // changePassword serves PUT /v1/auth/users/{name}/password.
@@ -154,7 +152,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if err := a.ChangePassword(chi.URLParam(r, "name"), req.Password); err != nil {
+	if err := a.ChangePassword(pathParam(r, "name"), req.Password); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -182,7 +180,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 //	@Router			/v1/auth/users/{name}/roles/{role} [put]
 func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
-		return a.GrantRole(chi.URLParam(r, "name"), chi.URLParam(r, "role"))
+		return a.GrantRole(pathParam(r, "name"), pathParam(r, "role"))
 	})
 }
 
@@ -207,6 +205,6 @@ func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 //	@Router			/v1/auth/users/{name}/roles/{role} [delete]
 func (h *Handler) revokeRole(w http.ResponseWriter, r *http.Request) {
 	h.adminChange(w, r, func(a *auth.Store) error {
-		return a.RevokeRole(chi.URLParam(r, "name"), chi.URLParam(r, "role"))
+		return a.RevokeRole(pathParam(r, "name"), pathParam(r, "role"))
 	})
 }

@@ -106,7 +106,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 // proclaim serves POST /v1/elections/{name}/proclaim.
 //
 //	@Summary		Proclaim a new value
-//	@Description	Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+//	@Description	Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //	@Tags			elections
 //	@ID				electionProclaim
 //	@Accept			json
@@ -117,7 +117,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 //	@Failure		400			{object}	errorDoc			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
 //	@Failure		401			{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403			{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		412			{object}	errorDoc			"not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended)."
+//	@Failure		412			{object}	errorDoc			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned, or its lease ended); nothing changed."
 //	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
 //	@Failure		500			{object}	errorDoc			"internal: an unexpected failure."
 //	@Failure		503			{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
@@ -175,7 +175,7 @@ func (h *Handler) changeLeadership(w http.ResponseWriter, r *http.Request, actio
 // resign serves POST /v1/elections/{name}/resign.
 //
 //	@Summary		Resign
-//	@Description	Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+//	@Description	Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //	@Tags			elections
 //	@ID				electionResign
 //	@Accept			json
@@ -186,7 +186,7 @@ func (h *Handler) changeLeadership(w http.ResponseWriter, r *http.Request, actio
 //	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
 //	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		412		{object}	errorDoc			"not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended)."
+//	@Failure		412		{object}	errorDoc			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned already, or its lease ended); nothing changed."
 //	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
 //	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
 //	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."

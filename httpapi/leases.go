@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -17,7 +15,7 @@ import (
 const maxLeaseID = 1<<53 - 1
 
 func (h *Handler) leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	s := chi.URLParam(r, "id")
+	s := pathParam(r, "id")
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id < 1 || id > maxLeaseID {
 		h.writeError(w, r, badRequest("lease ID must be an integer in [1, 2^53-1], not %q", s))

@@ -76,8 +76,9 @@ func (h *Handler) routes() chi.Router {
 			r.Use(h.deadlines, h.authenticate, h.limitBody)
 			// The routes that take query parameters; each handler declares
 			// its own. /v1/kv is the whole key space; /v1/kv/ names the
-			// empty key, which the key handlers refuse. A lock's or an
-			// election's name is one path segment; a slash in it is
+			// empty key, which the key handlers refuse. A lock's, an
+			// election's, a user's or a role's name is one path segment,
+			// percent-decoded (pathName, pathParam); a slash in it is
 			// written %2F. (An election's observe is a stream, above.)
 			r.Get("/kv", h.listKeys)
 			r.Delete("/kv", h.deleteRange)

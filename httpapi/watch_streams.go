@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -140,7 +138,7 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 		h.writeError(w, r, err)
 		return nil, false
 	}
-	ms := h.wstreams.get(chi.URLParam(r, "stream"))
+	ms := h.wstreams.get(pathParam(r, "stream"))
 	if ms == nil || ms.owner != owner {
 		h.writeError(w, r, errStreamNotFound)
 		return nil, false
@@ -291,7 +289,7 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s := chi.URLParam(r, "watch_id")
+	s := pathParam(r, "watch_id")
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id < 1 {
 		h.writeError(w, r, badRequest("watch_id must be a positive integer, not %q", s))

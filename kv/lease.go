@@ -2,6 +2,11 @@ package kv
 
 import "slices"
 
+// MaxLeaseID is the largest lease ID, 2^53-1: the largest integer a JSON
+// number holds exactly in every client (JavaScript reads them as
+// doubles). IDs are in [1, MaxLeaseID]; 0 means no lease.
+const MaxLeaseID int64 = 1<<53 - 1
+
 // Lease is a granted lease: its ID and its granted TTL in seconds.
 type Lease struct {
 	ID, TTL int64

@@ -29,7 +29,7 @@ const (
 	MaxTTL int64 = 9_000_000_000
 	// MaxID is the largest lease ID, 2^53-1: the largest integer a JSON
 	// number carries exactly to every client.
-	MaxID int64 = 1<<53 - 1
+	MaxID = kv.MaxLeaseID
 )
 
 // Defaults for Config fields left zero.

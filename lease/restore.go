@@ -21,8 +21,10 @@ var errRestored = errors.New("lease: already restored")
 // full TTL from now, spreading expiries so that no more than three
 // quarters of RevokeRate fall in any second (see the package
 // documentation). It hands the keys attached before it (by mvcc.Open) to
-// their leases; keys of an ID with no record are dropped. Call it once,
-// after the store is open and before serving.
+// their leases. A key attached to an ID with no record is an ErrCorrupt:
+// a lease's keys are deleted in the write that deletes its record, so
+// only an edited store has one. Call it once, after the store is open
+// and before serving.
 func (l *Lessor) Restore(forEach ForEachFunc) error {
 	var recs []record
 	err := forEach(bucketName, func(k, v []byte) error {
@@ -42,6 +44,9 @@ func (l *Lessor) Restore(forEach ForEachFunc) error {
 	if l.restored {
 		return errRestored
 	}
+	if err := l.orphans(recs); err != nil {
+		return fmt.Errorf("lease: restore: %w", err)
+	}
 	l.restored = true
 	for _, e := range spread(recs, l.now(), l.perSec) {
 		if _, ok := l.leases[e.id]; ok {
@@ -55,7 +60,7 @@ func (l *Lessor) Restore(forEach ForEachFunc) error {
 		e, ok := l.leases[id]
 		switch {
 		case !ok:
-			// A key of a lease with no record: left attached to nothing.
+			// Keys attached and all detached again: none left.
 		case e.keys == nil:
 			e.keys = keys
 		default:
@@ -63,6 +68,26 @@ func (l *Lessor) Restore(forEach ForEachFunc) error {
 		}
 	}
 	l.pending = nil
+	return nil
+}
+
+// orphans says which key attached before Restore is attached to a lease
+// that neither has a record in recs nor was granted since, if any.
+func (l *Lessor) orphans(recs []record) error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	ids := make(map[int64]bool, len(recs))
+	for _, r := range recs {
+		ids[r.id] = true
+	}
+	for id, keys := range l.pending {
+		if _, granted := l.leases[id]; !ids[id] && !granted && len(keys) > 0 {
+			for k := range keys {
+				return fmt.Errorf("%w: the key %q is attached to lease %d, which does not exist", ErrCorrupt, k, id)
+			}
+		}
+	}
 	return nil
 }
 

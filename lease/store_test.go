@@ -3,6 +3,7 @@ package lease_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,11 +235,13 @@ func TestRestartRestoresLeasesAndAttachments(t *testing.T) {
 	}
 }
 
-func TestRestoreDropsKeysOfMissingLease(t *testing.T) {
+// TestRestoreRefusesKeysOfMissingLease: a key attached to a lease with no
+// record, which only an edited file holds, is refused, not dropped.
+func TestRestoreRefusesKeysOfMissingLease(t *testing.T) {
 	e := newEnv(t, lease.Config{})
 	mustGrant(t, e, 1, 60)
 	mustPut(t, e, leasedPut("a", 1))
-	// Lose the record but not the key, as only a damaged file could.
+	// Lose the record but not the key, as only an edited file could.
 	if _, err := e.store.Write(func(tx *mvcc.WriteTxn) error {
 		return tx.UnsafeDelete([]byte("lease"), []byte{0, 0, 0, 0, 0, 0, 0, 1})
 	}); err != nil {
@@ -246,14 +249,38 @@ func TestRestoreDropsKeysOfMissingLease(t *testing.T) {
 	}
 	e.close()
 
-	e = openEnv(t, e.path, lease.Config{})
-	if got := e.lessor.Leases(); len(got) != 0 {
-		t.Fatalf("Leases() = %v, want none", got)
+	l := lease.New(lease.Config{})
+	defer l.Close()
+	s, err := mvcc.Open(e.path, l, nil, mvcc.Options{NoFsync: true})
+	if err != nil {
+		t.Fatalf("mvcc.Open(%q) = %v", e.path, err)
 	}
-	// A lease granted again with that ID starts with no keys.
-	mustGrant(t, e, 1, 60)
-	if got := keysOf(t, e.lessor, 1); len(got) != 0 {
-		t.Fatalf("Keys(1) = %q, want none", got)
+	defer s.Close()
+	r, err := s.Read()
+	if err != nil {
+		t.Fatalf("Read() = %v", err)
+	}
+	defer r.End()
+	err = l.Restore(r.UnsafeForEach)
+	if !errors.Is(err, lease.ErrCorrupt) || !strings.Contains(err.Error(), `"a" is attached to lease 1`) {
+		t.Fatalf("Restore() with key a on lease 1 and no record of it = %v, want ErrCorrupt naming both", err)
+	}
+}
+
+// TestRestoreKeepsKeysDetachedBeforeRestore: a key attached to a lease
+// with no record and detached again before Restore (a key put with a
+// lease, then put without one, both below the records read) is not an
+// orphan.
+func TestRestoreKeepsKeysDetachedBeforeRestore(t *testing.T) {
+	l := lease.New(lease.Config{})
+	defer l.Close()
+	l.Attach(7, []byte("a"))
+	l.Detach(7, []byte("a"))
+	if err := l.Restore(func([]byte, func(k, v []byte) error) error { return nil }); err != nil {
+		t.Fatalf("Restore() after Attach(7, a), Detach(7, a) = %v, want nil", err)
+	}
+	if got := l.Leases(); len(got) != 0 {
+		t.Fatalf("Leases() = %v, want none", got)
 	}
 }
 

@@ -45,6 +45,9 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		FreelistType:    bolt.FreelistMapType,
 		ReadOnly:        opts.ReadOnly,
 		InitialMmapSize: mmapSize(opts.QuotaBytes),
+		// The freelist is rebuilt by walking the file: at Open, not in
+		// the first write a client waits for.
+		PreLoadFreelist: !opts.ReadOnly,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		// Taken between checkFile's look and bbolt's.
@@ -57,19 +60,18 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
 	}
-	if opts.ReadOnly {
-		err := db.View(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{keyBucket, metaBucket} {
-				if tx.Bucket(b) == nil {
-					return fmt.Errorf("%w: no %q bucket", ErrCorrupt, b)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("mvcc: open %s: %w", path, err)
-		}
+	missing := false
+	_ = db.View(func(tx *bolt.Tx) error {
+		missing = tx.Bucket(keyBucket) == nil || tx.Bucket(metaBucket) == nil
+		return nil
+	})
+	if opts.ReadOnly && missing {
+		db.Close()
+		return nil, fmt.Errorf("mvcc: open %s: %w: no %q or %q bucket", path, ErrCorrupt, keyBucket, metaBucket)
+	}
+	if !missing {
+		// Nothing is written until the store is restored: a file Open
+		// refuses is left as it was.
 		return db, nil
 	}
 	err = db.Update(func(tx *bolt.Tx) error {

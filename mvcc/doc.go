@@ -33,8 +33,11 @@
 //
 // Snapshot copies the whole file as one read transaction sees it, for
 // backups; it holds no lock while it streams, so writers never wait for it
-// (see Snapshot for how). CheckFile verifies such a copy before it is
-// trusted, and InstallFile puts one in place.
+// (see Snapshot for how). CheckFile verifies such a copy's pages before
+// it is trusted, and InstallFile puts one in place. Open itself walks the
+// file's pages before bbolt does and checks every record it restores
+// against what the store writes, so that an edited file is refused as
+// ErrCorrupt instead of making bbolt panic or the store misbehave.
 //
 // mvcc knows nothing of HTTP or JSON. Requests, results, events and their
 // errors are package kv's, the vocabulary every backend shares; the keys a

@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 )
 
-// bbolt trusts its meta page: it maps the file and reads every page the
-// meta counts, so a file cut short (a bad copy, a full disk, a careless
-// truncate) makes it fault with SIGBUS past the end. And it waits, then
-// says only "timeout", when another process holds the file. checkFile
-// reads the meta pages itself first, and asks who holds the lock, so
+// bbolt trusts its file: it maps it and reads every page the meta counts,
+// so a file cut short (a bad copy, a full disk, a careless truncate)
+// makes it fault with SIGBUS past the end; it follows page IDs and
+// element offsets as they are, so a page that is not what its parent
+// says makes it panic, on a goroutine of its own when it opens a file
+// for writing (where no recover can reach), or read outside the file.
+// And it waits, then says only "timeout", when another process holds the
+// file. checkFile reads the meta pages and the pages of every bucket
+// itself first, with reads it bounds, and asks who holds the lock, so
 // that a bad data file is refused with what is wrong, and untouched.
 
 // Layout of a bbolt file's meta pages (go.etcd.io/bbolt
@@ -34,9 +39,20 @@ const (
 // boltMeta is what checkFile needs of a meta page.
 type boltMeta struct {
 	pageSize uint32
+	root     uint64 // the page of the root bucket, which holds the others
+	freelist uint64 // the freelist's page, or noFreelist
 	pages    uint64 // the high water mark: pages in use, the meta pages included
 	txid     uint64
 }
+
+// Page sizes checkFile accepts. bbolt writes pages of the system's page
+// size (4 KiB on most systems, 16 or 64 KiB on some), and addresses page
+// n at n times the size its first valid meta page gives: a size it never
+// writes is a crafted one.
+const (
+	minPageSize = 1 << 10
+	maxPageSize = 1 << 16
+)
 
 // decodeMeta reads the meta of the page at the start of b, or says why it
 // is not one.
@@ -57,12 +73,21 @@ func decodeMeta(b []byte) (boltMeta, error) {
 	if h.Sum64() != le.Uint64(m[metaSummed:]) {
 		return boltMeta{}, errors.New("meta checksum mismatch")
 	}
-	return boltMeta{pageSize: le.Uint32(m[8:]), pages: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}, nil
+	return boltMeta{
+		pageSize: le.Uint32(m[8:]),
+		root:     le.Uint64(m[16:]),
+		freelist: le.Uint64(m[32:]),
+		pages:    le.Uint64(m[40:]),
+		txid:     le.Uint64(m[48:]),
+	}, nil
 }
 
 // readMeta returns the meta bbolt would use: the valid one of the two
-// with the highest txid. Like bbolt, when the first is damaged it looks
-// for the second at each page size it supports.
+// with the highest txid. Like bbolt, it takes the page size from the
+// first meta page, or when that is damaged from the first valid meta
+// found at any page size bbolt supports, and reads the second meta page
+// one page further. The meta used must give that same page size, within
+// [minPageSize, maxPageSize].
 func readMeta(f *os.File, size int64) (boltMeta, error) {
 	var buf [pageHeaderSize + metaSize]byte
 	read := func(off int64) (boltMeta, error) {
@@ -75,37 +100,42 @@ func readMeta(f *os.File, size int64) (boltMeta, error) {
 		return decodeMeta(buf[:])
 	}
 	first, err0 := read(0)
-	var offsets []int64
-	if err0 == nil {
-		offsets = []int64{int64(first.pageSize)}
-	} else {
+	pageSize := first.pageSize
+	if err0 != nil {
 		for i := range 15 { // 1 KiB to 16 MiB, as bbolt tries
-			offsets = append(offsets, 1024<<i)
+			off := int64(1024) << i
+			if off+pageHeaderSize+metaSize > size {
+				break
+			}
+			if m, err := read(off); err == nil {
+				pageSize = m.pageSize
+				break
+			}
 		}
+		if pageSize == 0 {
+			return boltMeta{}, fmt.Errorf("no valid meta page (%v): not a bbolt file, or both meta pages damaged", err0)
+		}
+	}
+	if pageSize < minPageSize || pageSize > maxPageSize || pageSize&(pageSize-1) != 0 {
+		return boltMeta{}, fmt.Errorf("page size %d: not a power of two in [%d, %d]", pageSize, minPageSize, maxPageSize)
 	}
 	best, found := first, err0 == nil
-	for _, off := range offsets {
-		if off+pageHeaderSize+metaSize > size {
-			break
-		}
-		m, err := read(off)
-		if err != nil {
-			continue
-		}
-		if !found || m.txid > best.txid {
-			best, found = m, true
-		}
-		break
+	if second, err := read(int64(pageSize)); err == nil && (!found || second.txid > best.txid) {
+		best, found = second, true
 	}
 	if !found {
-		return boltMeta{}, fmt.Errorf("no valid meta page (%v): not a bbolt file, or both meta pages damaged", err0)
+		return boltMeta{}, fmt.Errorf("no valid meta page at 0 or %d (%v)", pageSize, err0)
+	}
+	if best.pageSize != pageSize {
+		return boltMeta{}, fmt.Errorf("the meta page of txid %d says pages of %d bytes, its file is read in pages of %d", best.txid, best.pageSize, pageSize)
 	}
 	return best, nil
 }
 
 // checkFile refuses an existing data file that bbolt must not open: one
 // shorter than its meta says (ErrCorrupt: "truncated: N bytes, meta says
-// M"), one that is not a bbolt file, and one another process holds
+// M"), one that is not a bbolt file, one whose pages bbolt cannot walk
+// safely (ErrCorrupt, see checkPages), and one another process holds
 // (ErrLocked). It only reads: a refused file is left as it is. A missing
 // or empty file is for bbolt to create.
 func checkFile(path string) error {
@@ -132,8 +162,14 @@ func checkFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s (%d bytes): %v", ErrCorrupt, path, size, err)
 	}
-	if need := int64(m.pages) * int64(m.pageSize); size < need {
-		return fmt.Errorf("%w: %s is truncated: %d bytes, meta says %d", ErrCorrupt, path, size, need)
+	if m.pages > uint64(size)/uint64(m.pageSize) {
+		if m.pages > math.MaxInt64/uint64(m.pageSize) {
+			return fmt.Errorf("%w: %s (%d bytes): meta says %d pages of %d bytes", ErrCorrupt, path, size, m.pages, m.pageSize)
+		}
+		return fmt.Errorf("%w: %s is truncated: %d bytes, meta says %d", ErrCorrupt, path, size, m.pages*uint64(m.pageSize))
+	}
+	if err := checkPages(f, m); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}
 	return nil
 }

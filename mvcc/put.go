@@ -68,6 +68,9 @@ func (t *WriteTxn) put(r kv.PutRequest) (kv.PutResult, error) {
 		Lease:          r.Lease,
 	}
 	if prev != nil {
+		if prev.Version >= MaxRevision {
+			return kv.PutResult{}, kv.Errorf(kv.ErrNoSpace, "the key %q is at version %d, the last a key holds", r.Key, MaxRevision)
+		}
 		next.CreateRevision = prev.CreateRevision
 		next.Version = prev.Version + 1
 		if r.IgnoreValue {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"unsafe"
@@ -22,15 +23,13 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 	var leased []kv.KeyValue
 	err = s.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
-		scheduled := readInt64(meta, metaScheduledCompact)
-		finished := readInt64(meta, metaFinishedCompact)
 		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
-		if scheduled > finished {
-			unfinishedCompact = scheduled
-		}
 		var err error
 		if s.currentRev, s.compactRev, err = storedRevisions(tx); err != nil {
 			return err
+		}
+		if finished := readInt64(meta, metaFinishedCompact); s.compactRev > finished {
+			unfinishedCompact = s.compactRev
 		}
 		var b indexBuilder
 		b.keysHint = int(min(s.currentRev-s.compactRev, maxRestoreKeysHint))
@@ -178,20 +177,39 @@ func (b *indexBuilder) build(shards int, scan func(emit func(scannedRecord)) err
 	return err
 }
 
-// scanHistory decodes the records of the history in tx in revision order
-// and emits each.
+// scanHistory decodes the records of the history in tx in revision order,
+// checks each (checkRecord) and emits it. checkFile made sure that bbolt
+// reads nothing outside its pages here; should it panic or fault all the
+// same, that is an ErrCorrupt too.
 func scanHistory(tx *bolt.Tx) func(emit func(scannedRecord)) error {
-	return func(emit func(scannedRecord)) error {
+	return func(emit func(scannedRecord)) (err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%w: reading the history: %v", ErrCorrupt, r)
+			}
+		}()
 		c := tx.Bucket(keyBucket).Cursor()
+		prev := kv.Revision{Main: 0, Sub: -1}
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rev, tomb, err := parseRevBytes(k)
 			if err != nil {
 				return err
 			}
-			hdr, _, err := decodeHeader(v)
+			hdr, value, err := decodeHeader(v)
 			if err != nil {
 				return fmt.Errorf("revision %v: %w", rev, err)
 			}
+			if err := checkRecord(rev, tomb, hdr, value); err != nil {
+				return fmt.Errorf("%w: the record at revision %d (sub %d): %w", ErrCorrupt, rev.Main, rev.Sub, err)
+			}
+			// bbolt orders the keys by their bytes, which order
+			// revisions: a record at or below the one before is two
+			// records of one revision, or keys out of order.
+			if !rev.GreaterThan(prev) {
+				return fmt.Errorf("%w: the record at revision %d (sub %d) follows the one at %d (sub %d)", ErrCorrupt, rev.Main, rev.Sub, prev.Main, prev.Sub)
+			}
+			prev = rev
 			emit(scannedRecord{rev: rev, tomb: tomb, hdr: hdr})
 		}
 		return nil
@@ -339,18 +357,25 @@ func merge2(lo, hi []*keyIndex) []*keyIndex {
 }
 
 // storedRevisions reads the revision and the compact revision of the
-// state in tx: the newest revision in the history, but not below the
-// compact revision, and at least 1 (the empty store's).
+// state in tx: the newest revision in the history, and at least 1 (the
+// empty store's); the compact revision is the scheduled one, which is
+// not above it (see checkCompactMarks). A revision outside those bounds
+// is an ErrCorrupt.
 func storedRevisions(tx *bolt.Tx) (rev, compactRev int64, err error) {
-	meta := tx.Bucket(metaBucket)
-	compactRev = max(readInt64(meta, metaScheduledCompact), readInt64(meta, metaFinishedCompact))
-	rev = max(compactRev, 1)
+	var last int64
 	if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
-		last, _, err := parseRevBytes(k)
+		r, _, err := parseRevBytes(k)
 		if err != nil {
 			return 0, 0, err
 		}
-		rev = max(rev, last.Main)
+		if r.Main < 1 || r.Main > MaxRevision {
+			return 0, 0, fmt.Errorf("%w: the newest record is at main revision %d, outside [1, %d]", ErrCorrupt, uint64(r.Main), MaxRevision)
+		}
+		last = r.Main
 	}
-	return rev, compactRev, nil
+	scheduled, _, err := checkCompactMarks(tx.Bucket(metaBucket), last)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return max(last, 1), scheduled, nil
 }

@@ -7,6 +7,14 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
+// MaxRevision is the largest revision a store holds: a main revision, a
+// sub revision, a create or mod revision, a version. It keeps every one
+// exact in JSON, where clients (JavaScript's among them) read numbers as
+// doubles, and far from wrapping around int64. A store that reached it
+// refuses writes (kv.ErrNoSpace); at a million writes a second that
+// takes 285 years.
+const MaxRevision = 1<<53 - 1
+
 const (
 	// revBytesLen is the length of an encoded revision: 8 bytes of main, a
 	// '_' separator and 8 bytes of sub, all big-endian so that bbolt's byte

@@ -69,7 +69,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	sn := &Snapshot{s: s, db: db, tx: tx}
 	if sn.rev, sn.compactRev, err = storedRevisions(tx); err != nil {
 		sn.Close()
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return nil, err
 	}
 	return sn, nil
 }

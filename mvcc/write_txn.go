@@ -76,6 +76,9 @@ func (t *WriteTxn) nextRev() kv.Revision {
 // writeKV appends rec to the history at rev and records it in the index.
 func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 	rev := t.nextRev()
+	if rev.Main > MaxRevision {
+		return kv.Errorf(kv.ErrNoSpace, "the store is at revision %d, the last it holds", MaxRevision)
+	}
 	// bbolt keeps the value slice, not a copy, until the transaction
 	// commits: every record needs a buffer of its own.
 	record := encodeKeyValue(make([]byte, 0, maxRecordHeaderLen+len(rec.Key)+len(rec.Value)), &rec)

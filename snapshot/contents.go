@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -20,6 +18,7 @@ const contentsPage = 1000
 type Contents struct {
 	Info
 	store  *mvcc.Store
+	closer func() error
 	leases []kv.Lease
 	auth   []authRecord
 }
@@ -30,56 +29,39 @@ type authRecord struct {
 	bucket, key, value []byte
 }
 
-// Open verifies the snapshot at path (its hash, then its structure) and
-// opens it read-only. The caller closes it.
+// Open verifies the snapshot of an httpkv store at path (its hash, its
+// structure and its records, as Inspect does) and opens it read-only,
+// with its leases and auth's records loaded as a server loads them, so
+// that only records a server accepts are copied. The caller closes it.
 func Open(path string) (*Contents, error) {
-	info, err := Inspect(path)
+	hash, size, err := Verify(path)
 	if err != nil {
 		return nil, err
 	}
-	store, err := mvcc.Open(path, nil, nil, mvcc.Options{ReadOnly: true})
-	if err != nil {
-		return nil, corrupt(err)
+	if err := mvcc.CheckFile(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	c := &Contents{Info: info, store: store}
-	if err := c.load(); err != nil {
-		store.Close()
+	if isEtcd(path) {
+		return nil, ErrEtcdSnapshot
+	}
+	c := &Contents{}
+	s, err := open(path, func(bucket, key, value []byte) {
+		c.auth = append(c.auth, authRecord{bytes.Clone(bucket), bytes.Clone(key), bytes.Clone(value)})
+	})
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
-}
-
-// load reads the leases and auth's records, loading them as a server
-// would, so that only records a server accepts are copied.
-func (c *Contents) load() error {
-	rt, err := c.store.Read()
-	if err != nil {
-		return err
-	}
-	defer rt.End()
-	lessor := lease.New(lease.Config{})
-	defer lessor.Close()
-	if err := lessor.Restore(rt.UnsafeForEach); err != nil {
-		return corrupt(err)
-	}
-	for _, id := range lessor.Leases() {
-		st, err := lessor.TimeToLive(id, false)
+	c.Info, c.store, c.closer = s.info(), s.kv, s.close
+	c.Info.Size, c.Info.Hash = size, hash
+	for _, id := range s.lessor.Leases() {
+		st, err := s.lessor.TimeToLive(id, false)
 		if err != nil {
-			return err
+			s.close()
+			return nil, err
 		}
 		c.leases = append(c.leases, kv.Lease{ID: id, TTL: st.TTL})
 	}
-	// auth reads exactly the buckets it persists: note what it reads.
-	record := func(bucket []byte, fn func(k, v []byte) error) error {
-		return rt.UnsafeForEach(bucket, func(k, v []byte) error {
-			c.auth = append(c.auth, authRecord{bytes.Clone(bucket), bytes.Clone(k), bytes.Clone(v)})
-			return fn(k, v)
-		})
-	}
-	if err := auth.New(nil, nil, auth.Config{}).Restore(record); err != nil {
-		return corrupt(err)
-	}
-	return nil
+	return c, nil
 }
 
 // Leases returns every lease with the TTL it was granted.
@@ -117,4 +99,4 @@ func (c *Contents) Keys(fn func(kv.KeyValue) error) error {
 }
 
 // Close closes the snapshot's file.
-func (c *Contents) Close() error { return c.store.Close() }
+func (c *Contents) Close() error { return c.closer() }

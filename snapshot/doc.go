@@ -8,9 +8,10 @@
 // file therefore verifies on its own: a download cut short or damaged on
 // the way fails its hash, whoever kept it and however long.
 //
+// The hash proves nothing of what is inside: anyone can recompute it. So
 // Write produces the format from a backend's Source; Checker verifies it
-// as it streams past, and Verify a file. Examine opens a verified file's
-// store read-only, after checking its structure, and reports what it
-// holds; Restore writes it into an empty data directory, where a server
-// starts at the snapshot's revision.
+// as it streams past, and Verify a file; Examine then checks the store
+// inside (its pages, then every record, loaded as a server loads them)
+// and reports what it holds; Restore writes a checked one into an empty
+// data directory, where a server starts at the snapshot's revision.
 package snapshot

@@ -25,7 +25,8 @@ type Info struct {
 }
 
 // Inspect verifies the snapshot file at path (its hash, then its
-// structure) and reports what it holds. It changes nothing.
+// structure and its records) and reports what it holds. It changes
+// nothing.
 func Inspect(path string) (Info, error) {
 	hash, size, err := Verify(path)
 	if err != nil {
@@ -39,43 +40,98 @@ func Inspect(path string) (Info, error) {
 	return info, nil
 }
 
-// Examine checks the structure of the store in the file at path, a
-// snapshot whose hash was verified or a bare bbolt file, and reports what
-// it holds; it leaves Size and Hash to the caller. It opens the store
-// read-only, so it changes nothing, and loads leases and auth as a server
-// would, so that a record a server could not load is found here.
+// Examine checks the store in the file at path, a snapshot whose hash
+// was verified or a bare bbolt file, and reports what it holds; it leaves
+// Size and Hash to the caller. A snapshot's hash says only that the file
+// is the one its maker wrote, and anyone can write one, so Examine trusts
+// nothing inside: it checks the bbolt file's pages (mvcc.CheckFile), then
+// reads every record as a server would and refuses one a server does
+// not write (see open). It opens the file read-only and changes nothing.
 func Examine(path string) (Info, error) {
-	if isEtcd(path) {
-		return examineEtcd(path)
-	}
 	if err := mvcc.CheckFile(path); err != nil {
 		return Info{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	kv, err := mvcc.Open(path, nil, nil, mvcc.Options{ReadOnly: true})
-	if err != nil {
-		return Info{}, corrupt(err)
+	if isEtcd(path) {
+		return examineEtcd(path)
 	}
-	defer kv.Close()
-	st := kv.Stats()
-	info := Info{Format: FormatHTTPKV, Revision: st.Revision, CompactRevision: st.CompactRevision, Keys: st.Keys}
-
-	rt, err := kv.Read()
+	s, err := open(path, nil)
 	if err != nil {
 		return Info{}, err
 	}
-	defer rt.End()
+	defer s.close()
+	return s.info(), nil
+}
+
+// store is an httpkv store opened read-only, with its leases and auth's
+// records loaded as a server loads them.
+type store struct {
+	kv     *mvcc.Store
+	lessor *lease.Lessor
+	auth   *auth.Store
+}
+
+// open opens the httpkv store in the checked bbolt file at path
+// read-only and loads it as a server does: the history's records, each
+// checked (mvcc.Open), the leases, each live leased key's lease among
+// them, and auth's records, which pass through record (if not nil) as
+// they are read. A record a server would refuse is an ErrCorrupt.
+func open(path string, record func(bucket, key, value []byte)) (*store, error) {
 	lessor := lease.New(lease.Config{})
-	defer lessor.Close()
-	if err := lessor.Restore(rt.UnsafeForEach); err != nil {
-		return Info{}, corrupt(err)
+	kv, err := mvcc.Open(path, lessor, nil, mvcc.Options{ReadOnly: true})
+	if err != nil {
+		lessor.Close()
+		return nil, corrupt(err)
 	}
-	info.Leases = len(lessor.Leases())
-	a := auth.New(nil, nil, auth.Config{})
-	if err := a.Restore(rt.UnsafeForEach); err != nil {
-		return Info{}, corrupt(err)
+	s := &store{kv: kv, lessor: lessor, auth: auth.New(nil, nil, auth.Config{})}
+	if err := s.load(record); err != nil {
+		s.close()
+		return nil, err
 	}
-	info.Users, info.Roles, info.AuthEnabled = len(a.Users()), len(a.Roles()), a.Enabled()
-	return info, nil
+	return s, nil
+}
+
+func (s *store) load(record func(bucket, key, value []byte)) error {
+	rt, err := s.kv.Read()
+	if err != nil {
+		return err
+	}
+	defer rt.End()
+	if err := s.lessor.Restore(rt.UnsafeForEach); err != nil {
+		return corrupt(err)
+	}
+	read := rt.UnsafeForEach
+	if record != nil {
+		read = func(bucket []byte, fn func(k, v []byte) error) error {
+			return rt.UnsafeForEach(bucket, func(k, v []byte) error {
+				record(bucket, k, v)
+				return fn(k, v)
+			})
+		}
+	}
+	if err := s.auth.Restore(read); err != nil {
+		return corrupt(err)
+	}
+	return nil
+}
+
+// info reports what the store holds, Size and Hash but.
+func (s *store) info() Info {
+	st := s.kv.Stats()
+	return Info{
+		Format:          FormatHTTPKV,
+		Revision:        st.Revision,
+		CompactRevision: st.CompactRevision,
+		Keys:            st.Keys,
+		Leases:          len(s.lessor.Leases()),
+		Users:           len(s.auth.Users()),
+		Roles:           len(s.auth.Roles()),
+		AuthEnabled:     s.auth.Enabled(),
+	}
+}
+
+func (s *store) close() error {
+	s.lessor.Close()
+	return s.kv.Close()
 }
 
 // corrupt marks a failure to load what a server loads as ErrCorrupt.

@@ -163,11 +163,14 @@ func cmpErr(errs ...error) error {
 
 // TestLockHolderExpires: a holder that stops renewing its lease loses the
 // lock when the lease expires, and the next waiter gets it at the revoke.
+// The lease is renewed until the holder holds: it may not expire first.
 func TestLockHolderExpires(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	crashed := s.grantLease(t, 5)
+	crash := s.keepAlive(t, crashed)
 	holder := s.lock(t, "exp", crashed)
+	crash()
 	next := s.lock(t, "exp", s.grantLease(t, 600)) // waits for the expiry
 	var hist client.HistoryResponse
 	s.do(t, "GET", "/v1/history?key="+deref(holder.Key), nil).ok(t, http.StatusOK, &hist)

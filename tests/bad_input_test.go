@@ -191,6 +191,33 @@ func TestUnparsableRequestAnswersJSON(t *testing.T) {
 			}
 		})
 	}
+	t.Run("after an answer on the same connection", func(t *testing.T) {
+		conn, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		for i, req := range []string{"GET /v1/kv/a?raw=true HTTP/1.1\r\nHost: h\r\n\r\n", "GET /v1/kv/%ZZ HTTP/1.1\r\nHost: h\r\n\r\n"} {
+			if _, err := io.WriteString(conn, req); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("%q: no answer: %v", req, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want, ct := 200, "application/octet-stream"
+			if i == 1 {
+				want, ct = 400, "application/json; charset=utf-8"
+			}
+			if resp.StatusCode != want || resp.Header.Get("Content-Type") != ct {
+				t.Fatalf("%q = %s (%s) %q, want %d (%s)", req, resp.Status, resp.Header.Get("Content-Type"), body, want, ct)
+			}
+		}
+	})
 	if got := s.status(t).Revision; got != rev {
 		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
 	}

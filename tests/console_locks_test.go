@@ -13,7 +13,8 @@ import (
 // waitFor sends a lock (path /v1/locks/NAME) or a campaign (path
 // /v1/elections/NAME/campaign) for lease on a goroutine of its own, as
 // caller; the channel yields the answer once held or leading. The request
-// ends with the test.
+// ends with the test. It returns before the key is queued: a test that
+// needs its place in the queue waits for it (waitQueue).
 func (s *server) waitFor(t *testing.T, caller authCaller, path, body string) <-chan *reply {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

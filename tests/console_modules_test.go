@@ -120,3 +120,92 @@ func runModuleChecks(t *testing.T, script string) {
 		t.Error(b)
 	}
 }
+
+// consoleValueChecks runs in the console's page: measure() against the
+// length of JSON.stringify on random values, some sharing nodes as YAML
+// aliases do; jsonChanges(), whose paths, applied to the first value as
+// JSON Patch would apply them, must give the second; and diffLines on
+// texts too long to align, which must give up, still rebuilding both.
+const consoleValueChecks = `(async () => {
+	const { measure } = await import("/console/formats.js");
+	const { jsonChanges, canonical } = await import("/console/compare.js");
+	const { diffLines } = await import("/console/diff.js");
+	const bad = [];
+	let seed = 11;
+	// mulberry32: every bit of it is random, unlike a power-of-two LCG's low bits.
+	const rnd = (n) => {
+		seed = (seed + 0x6d2b79f5) | 0;
+		let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) % n;
+	};
+	const keys = ["a", "b", "c/d", "e~f", "", "__proto__", "10", "9"];
+	function value(depth, pool) {
+		const r = rnd(depth > 3 ? 4 : 7);
+		if (r === 0) return null;
+		if (r === 1) return rnd(2) === 0;
+		if (r === 2) return rnd(1000) - 500 + (rnd(2) ? 0.5 : 0);
+		if (r === 3) return ["", "x", "a\u0001\"b\\\\", "é𝄞", "y".repeat(70)][rnd(5)];
+		if (pool && pool.length && rnd(3) === 0) return pool[rnd(pool.length)];
+		let v;
+		if (r === 4 || r === 5) v = Array.from({ length: rnd(4) }, () => value(depth + 1, pool));
+		else {
+			v = {};
+			for (let i = rnd(4); i > 0; i--) Object.defineProperty(v, keys[rnd(keys.length)], { value: value(depth + 1, pool), enumerable: true, writable: true, configurable: true });
+		}
+		if (pool) pool.push(v);
+		return v;
+	}
+	for (let round = 0; round < 500; round++) {
+		const v = value(0, round % 2 ? [] : null);
+		const m = measure(v, round % 2 === 1);
+		const want = JSON.stringify(v, null, 2).length;
+		if (m.chars !== want) bad.push("measure " + JSON.stringify(v) + ": " + m.chars + " characters, want " + want);
+	}
+	const unescape = (t) => t.replace(/~1/g, "/").replace(/~0/g, "~");
+	function apply(doc, changes) {
+		const root = { "": structuredClone(doc) };
+		const removals = [];
+		for (const c of changes) {
+			const tokens = c.path === "" ? [] : c.path.slice(1).split("/").map(unescape);
+			let parent = root;
+			let last = "";
+			for (const t of tokens) {
+				parent = parent[last];
+				last = t;
+			}
+			if (c.op === "removed") removals.push([parent, last]);
+			else Object.defineProperty(parent, last, { value: c.after, enumerable: true, writable: true, configurable: true });
+		}
+		for (const [parent, last] of removals.reverse()) {
+			if (Array.isArray(parent)) parent.splice(Number(last), 1);
+			else delete parent[last];
+		}
+		return root[""];
+	}
+	for (let round = 0; round < 500; round++) {
+		const a = value(0, null);
+		const b = rnd(4) === 0 ? structuredClone(a) : value(0, null);
+		const changes = jsonChanges(a, b);
+		const got = apply(a, changes);
+		if (canonical(got) !== canonical(b)) bad.push("jsonChanges " + JSON.stringify(a) + " -> " + JSON.stringify(b) + ": " + JSON.stringify(changes) + " gives " + JSON.stringify(got));
+		if (canonical(a) === canonical(b) && changes.length) bad.push("jsonChanges of equal values " + JSON.stringify(a) + ": " + JSON.stringify(changes));
+	}
+	const one = jsonChanges({ "a/b": { "c~d": [1, 2] }, x: 1 }, { "a/b": { "c~d": [1, 3] }, x: 1 });
+	if (JSON.stringify(one) !== JSON.stringify([{ op: "changed", path: "/a~1b/c~0d/1", before: 2, after: 3 }])) bad.push("jsonChanges of one element: " + JSON.stringify(one));
+
+	const many = (n, tag) => Array.from({ length: n }, (_, i) => (i % 3 ? tag : "") + i).join("\n");
+	const a = many(30000, "x"), b = many(30000, "y");
+	const script = diffLines(a, b);
+	const from = script.filter((l) => l.op !== "+").map((l) => l.text).join("\n");
+	const to = script.filter((l) => l.op !== "-").map((l) => l.text).join("\n");
+	if (!script.gaveUp || from !== a || to !== b) bad.push("diffLines of 30,000 lines each: gave up " + script.gaveUp + ", rebuilds the old side " + (from === a) + ", the new side " + (to === b));
+	return bad;
+})()`
+
+// TestConsoleValueModules checks the console's measure of values, its
+// JSON comparison and its bound on line diffs against brute force.
+func TestConsoleValueModules(t *testing.T) {
+	t.Parallel()
+	runModuleChecks(t, consoleValueChecks)
+}

@@ -30,6 +30,11 @@ import (
 //   - A block whose info string is "sh no-run" (GitHub shows it as sh) is
 //     for people only: starting a server in the foreground, docker, a
 //     script for cron. It is checked with bash -n, not run.
+//   - A block whose info string is "sh cluster" belongs to the walk-through
+//     of an etcd cluster on one machine: TestREADMECluster runs those
+//     blocks, in order, in a script of their own, with an etcd on PATH and
+//     every 127.0.0.1:PORT in them moved to a free port; the conventions
+//     on curl below hold for them too.
 //   - Every curl must answer 2xx, unless its line (or a line it continues
 //     with a trailing backslash) carries a comment starting with the
 //     status it answers instead: `# 412: it changed since`. Then it must
@@ -88,20 +93,27 @@ func readmeBlocks(text string) ([]readmeBlock, error) {
 	return blocks, nil
 }
 
-func (b readmeBlock) runs() bool { return b.lang == "sh" && !slices.Contains(b.attrs, "no-run") }
+// runs reports whether TestREADMEExamples runs the block.
+func (b readmeBlock) runs() bool { return b.lang == "sh" && !b.no("run") && !b.cluster() }
+
+// cluster reports whether the block is one of the cluster walk-through,
+// which TestREADMECluster runs.
+func (b readmeBlock) cluster() bool {
+	return b.lang == "sh" && !b.no("run") && slices.Contains(b.attrs, "cluster")
+}
+
+// no reports whether the block's info string says no-what.
+func (b readmeBlock) no(what string) bool { return slices.Contains(b.attrs, "no-"+what) }
 
 // announced matches a comment that starts with an HTTP status.
 var announced = regexp.MustCompile(`(?:^|\s)#\s*([1-5][0-9][0-9])\b`)
 
-// announcements returns, by README line, the status the line announces;
-// a command continued over lines by trailing backslashes carries its
-// announcement on each of them.
+// announcements returns, by README line, the status the line of one of
+// blocks announces; a command continued over lines by trailing
+// backslashes carries its announcement on each of them.
 func announcements(blocks []readmeBlock) map[int]int {
 	want := map[int]int{}
 	for _, b := range blocks {
-		if !b.runs() {
-			continue
-		}
 		for i := 0; i < len(b.lines); {
 			j := i
 			for j < len(b.lines)-1 && strings.HasSuffix(b.lines[j], `\`) {
@@ -130,7 +142,7 @@ func announcements(blocks []readmeBlock) map[int]int {
 const readmePrelude = `set -euo pipefail
 shopt -s inherit_errexit
 trap 'echo "README.md:$LINENO: exit status $?" >&2' ERR
-trap 'jobs -p | xargs -r kill 2>/dev/null || true' EXIT
+trap 'jobs -p | xargs -r kill 2>/dev/null || true; wait' EXIT
 
 curl() {
 	local line=${BASH_LINENO[0]} err rc code stream= a
@@ -179,19 +191,17 @@ curl() {
 func TestREADMEExamples(t *testing.T) {
 	t.Parallel()
 	embeddedOnly(t, "the README's examples restore a snapshot into a data directory, and its backups are the embedded store's")
-	for _, prog := range []string{"bash", "curl", "jq"} {
-		_, err := exec.LookPath(prog)
-		needPrograms(t, "the README's examples need "+prog, err)
+	needREADMEPrograms(t)
+	text, blocks := readREADME(t)
+	var run []readmeBlock
+	for _, b := range blocks {
+		switch {
+		case b.runs():
+			run = append(run, b)
+		case b.lang == "sh":
+			checkShellSyntax(t, b) // the cluster's are run by TestREADMECluster
+		}
 	}
-	text, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := readmeBlocks(string(text))
-	if err != nil {
-		t.Fatalf("README.md: %v", err)
-	}
-	want := announcements(blocks)
 
 	s := startServer(t, "--bcrypt-cost=4")
 	spare := freeAddr(t)
@@ -200,25 +210,52 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	address := strings.NewReplacer("127.0.0.1:2378", strings.TrimPrefix(s.URL, "http://"), "127.0.0.1:2379", spare)
+	runREADME(t, text, run, address.Replace, dir, nil)
+}
 
+// needREADMEPrograms skips (fails, with CI set) a test of the README's
+// shell examples when a program they use is missing.
+func needREADMEPrograms(t *testing.T) {
+	t.Helper()
+	for _, prog := range []string{"bash", "curl", "jq"} {
+		_, err := exec.LookPath(prog)
+		needPrograms(t, "the README's examples need "+prog, err)
+	}
+}
+
+// readREADME returns README.md and its fenced blocks.
+func readREADME(t *testing.T) (string, []readmeBlock) {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := readmeBlocks(string(text))
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	return string(text), blocks
+}
+
+// readmeScriptTimeout bounds one run of README examples: a bound on the
+// test, not an assertion on timing.
+const readmeScriptTimeout = 5 * time.Minute
+
+// runREADME runs blocks of the README (text), in order, in one bash in
+// dir, with address applied to every line and env added to the
+// environment, and checks what the conventions above say: every curl's
+// status, every stream's messages, and that the script ran to its end.
+// It returns what the script printed.
+func runREADME(t *testing.T, text string, blocks []readmeBlock, address func(string) string, dir string, env []string) []byte {
+	t.Helper()
+	want := announcements(blocks)
 	// The script keeps the README's line numbers: line n of the README is
 	// line n of the script, blank unless it is code that runs.
-	lines := make([]string, strings.Count(string(text), "\n")+1)
-	var checked []readmeBlock
+	lines := make([]string, strings.Count(text, "\n")+1)
 	for _, b := range blocks {
-		if b.lang != "sh" {
-			continue
-		}
-		if !b.runs() {
-			checked = append(checked, b)
-			continue
-		}
 		for i, l := range b.lines {
-			lines[b.first-1+i] = address.Replace(l)
+			lines[b.first-1+i] = address(l)
 		}
-	}
-	for _, b := range checked {
-		checkShellSyntax(t, b)
 	}
 	script := filepath.Join(dir, "readme.sh")
 	if err := os.WriteFile(script, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -236,7 +273,7 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), readmeScriptTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "prelude.sh")
 	cmd.Dir = dir
@@ -245,6 +282,7 @@ func TestREADMEExamples(t *testing.T) {
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
 		return strings.HasPrefix(kv, "B=") || strings.HasPrefix(kv, "HTTPKV_TOKEN=")
 	})
+	cmd.Env = append(cmd.Env, env...)
 	// The script's own background servers share its process group, which
 	// is killed whatever happens.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -266,15 +304,13 @@ func TestREADMEExamples(t *testing.T) {
 		}
 	}
 	for _, b := range blocks {
-		if !b.runs() {
-			continue
-		}
 		for i, l := range b.lines {
 			if strings.HasPrefix(strings.TrimSpace(l), "curl ") && hasStreamFlag(l) {
 				checkStream(t, dir, b.first+i, l)
 			}
 		}
 	}
+	return out
 }
 
 // hasStreamFlag reports whether a curl command line reads a stream (-N).

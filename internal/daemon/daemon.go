@@ -104,8 +104,11 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Commi
 		// and its buffers.
 		ln: newLimitListener(ln, cfg.MaxConnections),
 	}
+	var answers netHTTPAnswers
 	s.http = &http.Server{
-		Handler:           s.handler,
+		Handler:           answers.Handler(s.handler),
+		ConnContext:       answers.Context,
+		ConnState:         answers.State,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No ReadTimeout or WriteTimeout: watch streams last as long as

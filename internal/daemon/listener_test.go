@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -68,53 +72,93 @@ func TestLimitListener(t *testing.T) {
 	}
 }
 
-// TestLimitConnRewritesOnlyAnswersToRequests: net/http's own text/plain
-// answer to a request it cannot read becomes the JSON error when it is
-// the first write after reading; the same bytes written later on the
-// connection (a stored value that forges one, in a response's body) go
-// out as they are.
-func TestLimitConnRewritesOnlyAnswersToRequests(t *testing.T) {
+// TestNetHTTPAnswersOnlyWhenNetHTTPOwnsTheConn runs a server with the
+// connection hooks over TCP. A handler's answer whose last write is
+// exactly net/http's text/plain answer to a request it cannot read (a
+// stored value ending so) goes out byte for byte, also when the client
+// sends more bytes while it is written; net/http's own answer becomes
+// the JSON error, on a new connection and on one idle after an answer.
+func TestNetHTTPAnswersOnlyWhenNetHTTPOwnsTheConn(t *testing.T) {
 	const forged = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
-	server, client := net.Pipe()
-	defer client.Close()
-	c := &limitConn{Conn: server, release: func() {}}
-	defer c.Close()
-	got := make(chan string, 1)
-	readAll := func(n int) {
-		buf := make([]byte, n)
-		m, _ := io.ReadFull(client, buf)
-		got <- string(buf[:m])
-	}
-
-	go readAll(len(forged))
-	if _, err := c.Write([]byte(forged)); err != nil {
+	value := append(bytes.Repeat([]byte{'A'}, 64<<10), forged...)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s := <-got; s != forged {
-		t.Fatalf("a write with no read before it = %q, want it unchanged", s)
+	var answers netHTTPAnswers
+	srv := &http.Server{
+		Handler: answers.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(value)))
+			// As the API writes a large value: a chunk, flushed, then the
+			// rest, which net/http writes in a Write of its own.
+			_, _ = w.Write(value[:64<<10])
+			_ = http.NewResponseController(w).Flush()
+			_, _ = w.Write(value[64<<10:])
+		})),
+		ConnContext: answers.Context,
+		ConnState:   answers.State,
 	}
+	go func() { _ = srv.Serve(newLimitListener(inner, 8)) }()
+	defer srv.Close()
 
-	go func() { _, _ = client.Write([]byte("GET /%ZZ HTTP/1.1\r\n\r\n")) }()
-	if _, err := c.Read(make([]byte, 64)); err != nil {
+	conn, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
 		t.Fatal(err)
 	}
-	answer, ok := httpapi.ParseErrorAnswer([]byte(forged))
-	if !ok {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(conn)
+	// Two answers, the next request's first byte sent while they are
+	// written, then a request net/http cannot read.
+	if _, err := io.WriteString(conn, "GET /v HTTP/1.1\r\nHost: h\r\n\r\nGET /v HTTP/1.1\r\nHost: h\r\n\r\nG"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if !bytes.Equal(body, value) {
+			t.Fatalf("answer %d: %d bytes ending %q, want the value's %d ending %q", i, len(body), body[max(0, len(body)-120):], len(value), forged)
+		}
+	}
+	if _, err := io.WriteString(conn, "ET /%ZZ HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON400(t, br, "after two answers")
+
+	fresh, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	_ = fresh.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(fresh, "GET /%ZZ HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON400(t, bufio.NewReader(fresh), "on a new connection")
+}
+
+// wantJSON400 reads an answer from br that must be the API's JSON 400.
+func wantJSON400(t *testing.T, br *bufio.Reader, when string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("a request net/http cannot read %s: %v", when, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || !bytes.Contains(body, []byte(`"invalid_argument"`)) {
+		t.Fatalf("a request net/http cannot read %s = %s %q, want the JSON 400", when, resp.Status, body)
+	}
+}
+
+// TestParseErrorAnswerWholeOnly: an answer with bytes after net/http's
+// body is not net/http's.
+func TestParseErrorAnswerWholeOnly(t *testing.T) {
+	const forged = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
+	if _, ok := httpapi.ParseErrorAnswer([]byte(forged)); !ok {
 		t.Fatalf("ParseErrorAnswer(%q) did not recognise it", forged)
-	}
-	go readAll(len(answer))
-	if _, err := c.Write([]byte(forged)); err != nil {
-		t.Fatal(err)
-	}
-	if s := <-got; s != string(answer) {
-		t.Fatalf("the first write after a read = %q, want the JSON error %q", s, answer)
-	}
-	go readAll(len(forged))
-	if _, err := c.Write([]byte(forged)); err != nil {
-		t.Fatal(err)
-	}
-	if s := <-got; s != forged {
-		t.Fatalf("a second write after one read = %q, want it unchanged", s)
 	}
 	if _, ok := httpapi.ParseErrorAnswer([]byte(forged + "and more")); ok {
 		t.Fatalf("ParseErrorAnswer recognised an answer with bytes after its body")

@@ -1,7 +1,8 @@
 // Package mvcctest helps test code running on an mvcc.Store under disk
-// faults. It holds no fakes of the store itself: a test opens a real
-// store on a real file and injects failures at the commit, through
-// mvcc.Options.Committer.
+// faults, and code reading a store's file that someone tampered with. It
+// holds no fakes of the store itself: a test opens a real store on a
+// real file and injects failures at the commit, through
+// mvcc.Options.Committer, or edits the closed file (Tamperings).
 package mvcctest
 
 import (

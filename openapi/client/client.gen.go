@@ -2710,7 +2710,7 @@ type ClientInterface interface {
 
 	// ElectionProclaimWithBody Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2719,7 +2719,7 @@ type ClientInterface interface {
 
 	// ElectionProclaim Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2728,7 +2728,7 @@ type ClientInterface interface {
 
 	// ElectionResignWithBody Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2737,7 +2737,7 @@ type ClientInterface interface {
 
 	// ElectionResign Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3622,7 +3622,7 @@ func (c *Client) ElectionObserve(ctx context.Context, name string, params *Elect
 
 // ElectionProclaimWithBody Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3641,7 +3641,7 @@ func (c *Client) ElectionProclaimWithBody(ctx context.Context, name string, cont
 
 // ElectionProclaim Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3660,7 +3660,7 @@ func (c *Client) ElectionProclaim(ctx context.Context, name string, body Electio
 
 // ElectionResignWithBody Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3679,7 +3679,7 @@ func (c *Client) ElectionResignWithBody(ctx context.Context, name string, conten
 
 // ElectionResign Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7542,7 +7542,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithBodyWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7551,7 +7551,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionProclaimWithResponse Proclaim a new value
 	//
-	// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+	// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7560,7 +7560,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithBodyWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7569,7 +7569,7 @@ type ClientWithResponsesInterface interface {
 
 	// ElectionResignWithResponse Resign
 	//
-	// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+	// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13133,7 +13133,7 @@ func (c *ClientWithResponses) ElectionObserveWithResponse(ctx context.Context, n
 
 // ElectionProclaimWithBodyWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13148,7 +13148,7 @@ func (c *ClientWithResponses) ElectionProclaimWithBodyWithResponse(ctx context.C
 
 // ElectionProclaimWithResponse Proclaim a new value
 //
-// Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+// Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13163,7 +13163,7 @@ func (c *ClientWithResponses) ElectionProclaimWithResponse(ctx context.Context, 
 
 // ElectionResignWithBodyWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13178,7 +13178,7 @@ func (c *ClientWithResponses) ElectionResignWithBodyWithResponse(ctx context.Con
 
 // ElectionResignWithResponse Resign
 //
-// Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+// Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Proclaim a new value
-         * @description Sets the value of the leader's key, as etcd's v3election: only while that key still exists as campaign created it (same create revision, same lease); observers see the new value.
+         * @description Sets the value of the leader's key, as etcd's v3election, but only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); observers see the new value. A candidate that still waits is refused, so that observers see its campaign value when it leads.
          */
         post: operations["electionProclaim"];
         delete?: never;
@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Resign
-         * @description Deletes the leader's key, if it still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads.
+         * @description Deletes the leader's key, only by the leader: while that key is the oldest under the prefix name/ and still exists as campaign created it (same create revision, same lease); the next candidate, if any, then leads. A candidate that still waits is refused (it leaves by ending its campaign request, or its lease).
          */
         post: operations["electionResign"];
         delete?: never;
@@ -3742,7 +3742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned, or its lease ended). */
+            /** @description not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned, or its lease ended); nothing changed. */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -3846,7 +3846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_leader: the leader's key no longer exists as campaign created it (resigned already, or its lease ended). */
+            /** @description not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned already, or its lease ended); nothing changed. */
             412: {
                 headers: {
                     [name: string]: unknown;

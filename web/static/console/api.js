@@ -31,6 +31,16 @@ export class ApiError extends Error {
 }
 
 /**
+ * explain says in words what went wrong for any error a view catches: an
+ * ApiError's own explanation, or the message of anything else (a fault
+ * of the page), which a view shows as text too, and never throws.
+ */
+export function explain(e) {
+  if (e instanceof ApiError) return e.explain();
+  return `Something went wrong in the page: ${e && e.message !== undefined ? e.message : String(e)}`;
+}
+
+/**
  * createApi returns call(method, path, options) over fetch. token() gives
  * the current bearer token or ""; unauthenticated(err) is told of every
  * 401 so that the session can ask for a new sign-in.

@@ -14,6 +14,11 @@ import { describe, selector } from "./store.js";
 
 const BATCH = 100;
 const COUNTERS = 3; // count requests in flight at once
+// Children shown at most: "Load more" stops there, and a folder that
+// grows past it live stops being followed (until "Reload"), so that keys
+// written by others cannot grow the page without bound.
+const MAX_SHOWN = 2000;
+const FLASH_MAX = 20; // changes of one revision that flash as they come
 
 /**
  * createBrowse shows the level at loc: {folder, sep, search, revision,
@@ -33,7 +38,10 @@ export function createBrowse(app, loc) {
   const list = h("ul", { class: "children", "aria-labelledby": headingId });
   const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => loadMore() }, "Load more");
   const problem = h("div", { class: "problem", role: "alert", hidden: true });
-  const el = h("section", { class: "browse", "aria-labelledby": headingId }, heading, summary, tools, problem, list, more);
+  const stopped = h("p", { class: "banner", hidden: true },
+    `This list holds ${num(MAX_SHOWN)} items or more, and is no longer kept live. `,
+    h("button", { type: "button", onclick: () => reload() }, "Reload"));
+  const el = h("section", { class: "browse", "aria-labelledby": headingId }, heading, summary, tools, problem, stopped, list, more);
   listNav(list);
 
   let lister;
@@ -91,18 +99,19 @@ export function createBrowse(app, loc) {
     if (flash) fresh.classList.add("changed");
   }
 
-  function place(e) {
+  function place(e, flash) {
     const next = children.after(e);
     list.insertBefore(row(e), next ? rows.get(next.id) || null : null);
-    rows.get(e.id).classList.add("changed");
+    if (flash) rows.get(e.id).classList.add("changed");
   }
 
   function showSummary() {
     const shown = children.entries.length;
     const total = lister.total === null ? "" : ` · ${num(lister.total)} key${lister.total === 1 ? "" : "s"} below`;
-    summary.textContent = `${num(shown)} ${flat ? "key" : "item"}${shown === 1 ? "" : "s"} shown${lister.done ? "" : " so far"}${total}`
+    const full = shown >= MAX_SHOWN;
+    summary.textContent = `${num(shown)} ${flat ? "key" : "item"}${shown === 1 ? "" : "s"} shown${lister.done ? "" : full ? `, the most this page lists: use Find to narrow` : " so far"}${total}`
       + (loc.revision ? ` · as of revision ${loc.revision}` : "");
-    more.hidden = lister.done;
+    more.hidden = lister.done || full;
   }
 
   async function pump() {
@@ -146,13 +155,22 @@ export function createBrowse(app, loc) {
   }
 
   function onEvents(events, rev) {
+    if (children.entries.length >= MAX_SHOWN) {
+      // Stop following: the list stays as it is, bounded.
+      if (sub) sub.close();
+      sub = null;
+      stopped.hidden = false;
+      return;
+    }
     const ch = children.apply(events, rev);
     for (const e of ch.removed) {
       rows.get(e.id)?.remove();
       rows.delete(e.id);
     }
-    for (const e of ch.added) place(e);
-    for (const e of ch.changed) refreshRow(e, true);
+    // A few changes flash; a burst of them is only shown.
+    const flash = ch.added.length + ch.changed.length <= FLASH_MAX;
+    for (const e of ch.added) place(e, flash);
+    for (const e of ch.changed) refreshRow(e, flash);
     for (const e of ch.recount) {
       e.count = null;
       queue.push(e);
@@ -230,6 +248,7 @@ export function createBrowse(app, loc) {
     rows.clear();
     clear(list);
     problem.hidden = true;
+    stopped.hidden = true;
     lister = new LevelLister(store, base, sep, loc.revision || 0);
     children = new Children(base, sep);
     if (flat) children.name = (k) => display(k);

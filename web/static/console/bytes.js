@@ -21,6 +21,33 @@ export function text(b) {
   }
 }
 
+/** asText makes a value readable line by line: its text, or a hex dump of its first 64 KiB. */
+export function asText(b) {
+  const s = text(b);
+  return s === null ? hexDump(b) : s;
+}
+
+/**
+ * preview returns at most n characters of a value, reading only its
+ * first bytes: its text, or a hex dump of its first bytes when they are
+ * not UTF-8. oneLine (for a table cell) makes runs of white space one
+ * space and takes one line of the hex dump. A value of any size costs
+ * the same.
+ */
+export function preview(b, n = 80, oneLine = true) {
+  const head = b.subarray(0, 4 * n);
+  let s;
+  try {
+    // stream: a character cut at the end of head is not an error.
+    s = new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: head.length < b.length });
+    if (oneLine) s = s.replace(/\s+/g, " ");
+  } catch {
+    s = hexDump(head, oneLine ? 16 : n >> 2);
+    if (oneLine) s = s.split("\n")[0];
+  }
+  return s.length > n || head.length < b.length ? s.slice(0, n) + "…" : s;
+}
+
 /** fromWire reads field of a wire object: the UTF-8 field or its *_base64 twin. */
 export function fromWire(obj, field) {
   if (!obj) return EMPTY;

@@ -2,14 +2,15 @@
 // since this one was loaded, beside the one the user tried to save, as a
 // diff, and the user's choice of what to keep.
 
-import { fromWire, hexDump, text } from "./bytes.js";
+import { asText, fromWire } from "./bytes.js";
+import { renderCompare } from "./compare.js";
 import { h, uid } from "./dom.js";
-import { diffLines, renderDiff } from "./diff.js";
+import { cut } from "./formats.js";
 
-/** asText makes a value comparable line by line: its text, or a hex dump. */
-export function asText(bytes) {
-  const s = text(bytes);
-  return s === null ? hexDump(bytes) : s;
+// side shows one value in full, up to the views' limit.
+function side(bytes) {
+  const { text, note } = cut(asText(bytes));
+  return [note ? h("p", { class: "value-note" }, note) : null, h("pre", { class: "code", tabindex: "0" }, text)];
 }
 
 /**
@@ -27,11 +28,11 @@ export function renderConflict({ theirs, mine, base, onOverwrite, onTheirs, onKe
   return h("section", { class: "conflict", "aria-labelledby": titleId },
     h("h3", { id: titleId, tabindex: "-1" }, "Conflict: the key changed while you edited it"),
     h("p", {}, what),
-    renderDiff(diffLines(asText(theirBytes), asText(mine)), theirs ? `Theirs (revision ${theirs.mod_revision}) → yours` : "Deleted → yours"),
+    renderCompare(theirs ? theirBytes : null, mine, theirs ? `Theirs (revision ${theirs.mod_revision}) → yours` : "Deleted → yours"),
     h("div", { class: "sides" },
       h("figure", {}, h("figcaption", {}, theirs ? `Theirs, revision ${theirs.mod_revision}` : "Theirs: deleted"),
-        h("pre", { class: "code", tabindex: "0" }, theirs ? asText(theirBytes) : "(no value: the key was deleted)")),
-      h("figure", {}, h("figcaption", {}, "Yours, not saved"), h("pre", { class: "code", tabindex: "0" }, asText(mine)))),
+        theirs ? side(theirBytes) : h("pre", { class: "code", tabindex: "0" }, "(no value: the key was deleted)")),
+      h("figure", {}, h("figcaption", {}, "Yours, not saved"), side(mine))),
     h("div", { class: "actions", role: "group", "aria-label": "Resolve the conflict" },
       h("button", { type: "button", class: "danger", onclick: onOverwrite }, theirs ? "Save mine over theirs" : "Save mine, recreating the key"),
       h("button", { type: "button", onclick: onTheirs }, theirs ? "Use theirs, drop mine" : "Drop mine"),

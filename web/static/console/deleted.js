@@ -4,8 +4,7 @@
 // the present with one txn of count-only ranges per page. Restoring one
 // puts that value back, only if the key is still absent.
 
-import { display, fromWire, id } from "./bytes.js";
-import { asText } from "./conflict.js";
+import { display, fromWire, id, preview } from "./bytes.js";
 import { h, clear, table, uid } from "./dom.js";
 import { prefix, single } from "./range.js";
 import { href } from "./router.js";
@@ -14,6 +13,7 @@ import { describe, selector } from "./store.js";
 
 const WANT = 25; // rows to find per "look further back"
 const EXISTS_BATCH = 100; // ranges per txn, below --max-txn-ops' default of 128
+const MAX_PAGES = 10; // pages of history read per "look further back", whatever they find
 
 export function createDeleted(app, ctx) {
   const { store, perms } = app;
@@ -63,7 +63,7 @@ export function createDeleted(app, ctx) {
     const tr = h("tr", { "data-key": display(key) },
       h("th", { scope: "row" }, h("a", { href: href("keys", { f: ctx.folder, k: key, pane: "history", ...ctx.common }) }, display(key))),
       h("td", {}, String(rev)),
-      h("td", { class: "code" }, before ? asText(before).slice(0, 80) : "(not held: the value before was compacted)"),
+      h("td", { class: "code" }, before ? preview(before) : "(not held: the value before was compacted)"),
       cell);
     if (writable && before) {
       cell.append(h("button", { type: "button", onclick: async () => {
@@ -77,6 +77,7 @@ export function createDeleted(app, ctx) {
   async function lookBack() {
     more.disabled = true;
     let got = 0;
+    let pages = 0;
     try {
       do {
         const res = await store.history(r, { order: "descend", filters: "noput", prevKV: true, limit: 200, pageToken: token });
@@ -100,7 +101,8 @@ export function createDeleted(app, ctx) {
           got++;
           found++;
         }
-      } while (token && got < WANT);
+        pages++;
+      } while (token && got < WANT && pages < MAX_PAGES);
       more.hidden = !token;
       if (!found) rows.replaceChildren(h("tr", {}, h("td", { colspan: "4" }, "No deleted keys in the history held.")));
     } catch (e) {

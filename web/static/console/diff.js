@@ -1,10 +1,17 @@
 // Line diffs, by Myers' O(ND) algorithm, for the CAS conflict and for
-// comparing versions in history. Past MAX_EDITS differing lines the diff
-// gives up finding the shortest script and shows every line as replaced.
+// comparing versions in history. The work is bounded whatever the texts:
+// past MAX_EDITS differing lines, or when the lines left after the common
+// head and tail number more than MAX_LINES, the diff gives up finding the
+// shortest script and shows every such line as replaced (the script's
+// gaveUp is then true); a table shows at most MAX_ROWS lines, each cut
+// to MAX_LINE_CHARS.
 
-import { h } from "./dom.js";
+import { h, num } from "./dom.js";
 
 const MAX_EDITS = 2000;
+const MAX_LINES = 20000;
+const MAX_ROWS = 1000;
+const MAX_LINE_CHARS = 2000;
 const CONTEXT = 3;
 
 /** diffLines returns the edit script from a to b: [{op: "=" | "-" | "+", text}]. */
@@ -15,12 +22,24 @@ export function diffLines(a, b) {
   while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;
   let suf = 0;
   while (suf < x.length - pre && suf < y.length - pre && x[x.length - 1 - suf] === y[y.length - 1 - suf]) suf++;
-  const mid = myers(x.slice(pre, x.length - suf), y.slice(pre, y.length - suf));
-  return [
+  const a1 = x.slice(pre, x.length - suf);
+  const b1 = y.slice(pre, y.length - suf);
+  const mid = a1.length + b1.length > MAX_LINES ? replaced(a1, b1) : myers(a1, b1);
+  const script = [
     ...x.slice(0, pre).map((text) => ({ op: "=", text })),
     ...mid,
     ...x.slice(x.length - suf).map((text) => ({ op: "=", text })),
   ];
+  script.gaveUp = mid.gaveUp === true;
+  return script;
+}
+
+// replaced is the script that removes every line of a and adds every
+// line of b: what is shown when the shortest one is too costly to find.
+function replaced(a, b) {
+  const out = [...a.map((text) => ({ op: "-", text })), ...b.map((text) => ({ op: "+", text }))];
+  out.gaveUp = true;
+  return out;
 }
 
 function myers(a, b) {
@@ -47,7 +66,7 @@ function myers(a, b) {
       if (xx >= n && yy >= m) return backtrack(a, b, trace);
     }
   }
-  return [...a.map((text) => ({ op: "-", text })), ...b.map((text) => ({ op: "+", text }))];
+  return replaced(a, b);
 }
 
 function backtrack(a, b, trace) {
@@ -78,9 +97,10 @@ function backtrack(a, b, trace) {
 
 /**
  * renderDiff shows an edit script as a table of lines, unchanged runs cut
- * to CONTEXT lines around the changes. label names what is compared.
+ * to CONTEXT lines around the changes. label names what is compared;
+ * caption, when given, replaces the count of lines in the caption.
  */
-export function renderDiff(script, label) {
+export function renderDiff(script, label, caption) {
   const changed = script.filter((l) => l.op !== "=").length;
   const body = h("tbody");
   let oldNo = 0;
@@ -91,8 +111,10 @@ export function renderDiff(script, label) {
     for (let j = Math.max(0, i - CONTEXT); j <= Math.min(script.length - 1, i + CONTEXT); j++) near[j] = true;
   });
   let skipped = 0;
+  let rows = 0;
+  let unshown = 0;
   const flush = () => {
-    if (skipped) body.append(h("tr", { class: "skip" }, h("td", { colspan: "4" }, `… ${skipped} unchanged line${skipped > 1 ? "s" : ""}`)));
+    if (skipped) body.append(h("tr", { class: "skip" }, h("td", { colspan: "4" }, `… ${num(skipped)} unchanged line${skipped > 1 ? "s" : ""}`)));
     skipped = 0;
   };
   script.forEach((l, i) => {
@@ -102,19 +124,29 @@ export function renderDiff(script, label) {
       skipped++;
       return;
     }
+    if (rows >= MAX_ROWS) {
+      unshown++;
+      return;
+    }
     flush();
+    rows++;
     const cls = { "=": "same", "-": "del", "+": "ins" }[l.op];
     const sign = { "=": " ", "-": "−", "+": "+" }[l.op];
+    const text = l.text.length > MAX_LINE_CHARS ? `${l.text.slice(0, MAX_LINE_CHARS)}… (${num(l.text.length - MAX_LINE_CHARS)} more characters)` : l.text;
     body.append(h("tr", { class: cls },
       h("td", { class: "ln" }, l.op === "+" ? "" : String(oldNo)),
       h("td", { class: "ln" }, l.op === "-" ? "" : String(newNo)),
       h("td", { class: "sign", "aria-label": { "=": "unchanged", "-": "removed", "+": "added" }[l.op] }, sign),
-      h("td", { class: "code" }, l.text)));
+      h("td", { class: "code" }, text)));
   });
-  flush();
+  if (unshown) {
+    skipped = 0;
+    body.append(h("tr", { class: "skip" }, h("td", { colspan: "4" }, `… ${num(unshown)} more lines not shown: the first ${num(MAX_ROWS)} are`)));
+  } else flush();
+  const counted = changed ? `${num(changed)} line${changed > 1 ? "s" : ""} differ${script.gaveUp ? " (too many to align: every line between the first and the last change is shown as replaced)" : ""}` : "no difference";
   return h("div", { class: "diff-wrap" },
     h("table", { class: "diff" },
-      h("caption", {}, changed ? `${label}: ${changed} line${changed > 1 ? "s" : ""} differ` : `${label}: no difference`),
+      h("caption", {}, `${label}: ${caption || counted}`),
       h("thead", { class: "visually-hidden" }, h("tr", {}, h("th", {}, "old line"), h("th", {}, "new line"), h("th", {}, "change"), h("th", {}, "text"))),
       body));
 }

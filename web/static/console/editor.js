@@ -5,7 +5,7 @@
 
 import { fromBase64, text, toBase64, utf8 } from "./bytes.js";
 import { h, field, uid } from "./dom.js";
-import { check, detect, pretty } from "./formats.js";
+import { check, detect, format } from "./formats.js";
 
 /**
  * createEditor edits initial (bytes). It returns {el, bytes(), problem(),
@@ -25,7 +25,7 @@ export function createEditor(initial, { label = "Value" } = {}) {
     h("option", { value: "yaml" }, "YAML"));
   const status = h("p", { class: "check", id: uid("check"), role: "status", "aria-live": "polite" });
   area.setAttribute("aria-describedby", status.id);
-  const format = h("button", { type: "button", onclick: reformat }, "Pretty-print");
+  const formatButton = h("button", { type: "button", onclick: reformat }, "Pretty-print");
 
   function show(bytes) {
     const s = text(bytes);
@@ -56,20 +56,32 @@ export function createEditor(initial, { label = "Value" } = {}) {
     return r.ok ? "" : r.message;
   }
 
+  // validate checks what is in the area once per change: within the
+  // parse limits of formats.js, so typing in a large value stays cheap.
   function validate() {
-    const p = problem();
-    syntax.disabled = format.disabled = encoding.value === "base64";
-    status.textContent = p || (encoding.value === "base64" ? "valid base64" : check(syntax.value, area.value).message);
+    let p;
+    let message;
+    if (encoding.value === "base64") {
+      p = problem();
+      message = p || "valid base64";
+    } else {
+      const r = check(syntax.value, area.value);
+      p = r.ok ? "" : r.message;
+      message = r.message;
+    }
+    syntax.disabled = formatButton.disabled = encoding.value === "base64";
+    status.textContent = message;
     status.dataset.ok = String(!p);
     area.setAttribute("aria-invalid", String(!!p));
   }
 
   function reformat() {
-    try {
-      area.value = pretty(syntax.value, area.value);
-      validate();
-    } catch {
-      validate();
+    const r = format(syntax.value, area.value);
+    if (r.ok) area.value = r.text;
+    validate();
+    if (!r.ok) {
+      status.textContent = r.message;
+      status.dataset.ok = "false";
     }
   }
 
@@ -96,7 +108,7 @@ export function createEditor(initial, { label = "Value" } = {}) {
   show(initial);
 
   const el = h("div", { class: "editor" },
-    h("div", { class: "editor-opts" }, field("Edit as", encoding), field("Check as", syntax), format),
+    h("div", { class: "editor-opts" }, field("Edit as", encoding), field("Check as", syntax), formatButton),
     field(label, area),
     status);
 

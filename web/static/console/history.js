@@ -1,24 +1,25 @@
 // The history of a key or of every key under a prefix, newest first, a
 // page at a time (GET /v1/history, order=descend), kept live: every
-// version, deletes included; what each change did as a diff; any two
-// versions compared; and any version restored as a new one.
+// version, deletes included; what each change did as a diff (field by
+// field for JSON, compare.js); any two versions compared; and any version
+// restored as a new one.
+//
+// A long history costs the page at most MAX_ROWS rows: loading older
+// changes past it drops the newest rows and stops following live (until
+// "Show the newest"); live changes past it drop the oldest rows, whole
+// revisions at a time, and "Load older" reads them again from there.
 
-import { display, fromWire } from "./bytes.js";
-import { asText } from "./conflict.js";
-import { h, clear, table, uid } from "./dom.js";
-import { diffLines, renderDiff } from "./diff.js";
+import { display, fromWire, preview } from "./bytes.js";
+import { renderCompare } from "./compare.js";
+import { explain } from "./api.js";
+import { h, clear, num, table, uid } from "./dom.js";
 import { single } from "./range.js";
 import { href } from "./router.js";
 import { restore } from "./restore.js";
 import { describe } from "./store.js";
 
 const PAGE = 50;
-const PREVIEW = 80;
-
-function preview(bytes) {
-  const s = asText(bytes).replace(/\s+/g, " ");
-  return s.length > PREVIEW ? s.slice(0, PREVIEW) + "…" : s;
-}
+const MAX_ROWS = 500;
 
 export function createHistory(app, ctx) {
   const { store, live, perms } = app;
@@ -31,6 +32,9 @@ export function createHistory(app, ctx) {
   const rows = h("tbody");
   const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => loadOlder() }, "Load older");
   const problem = h("p", { class: "problem", role: "alert", hidden: true });
+  const newest = h("p", { class: "banner", hidden: true },
+    `Older changes are shown, and the newest are not followed live: the page shows at most ${num(MAX_ROWS)} changes. `,
+    h("button", { type: "button", onclick: () => restart() }, "Show the newest"));
   const back = oneKey
     ? h("a", { class: "button", href: href("keys", { f: ctx.folder, q: ctx.search, k: r.key, ...ctx.common }) }, "Back to the key")
     : h("a", { class: "button", href: href("keys", { f: ctx.folder, ...ctx.common }) }, "Close");
@@ -39,11 +43,15 @@ export function createHistory(app, ctx) {
     summary,
     h("div", { class: "toolbar" }, back, compareBtn),
     problem,
+    newest,
     diffArea,
     table("Changes, newest first", ["(Compare)", "Revision", "Change", oneKey ? null : "Key", "Version", "Value", "(Actions)"], rows),
     more);
 
-  let token = "";
+  let token = ""; // the next older page, or...
+  let olderFrom = 0; // ...when the oldest rows were dropped, the revision to read again from
+  let started = false;
+  let loads = 0; // the latest loadOlder: an earlier one, overtaken by a restart, adds nothing
   let sub = null;
   let writable = false;
   let disposed = false;
@@ -62,12 +70,11 @@ export function createHistory(app, ctx) {
       ? h("input", { type: "checkbox", "aria-label": `Compare revision ${rev}`, onchange: (e) => {
         if (e.target.checked) selected.add(rid);
         else selected.delete(rid);
-        compareBtn.disabled = selected.size !== 2;
-        compareBtn.textContent = `Compare selected (${selected.size} of 2)`;
+        updateCompare();
       } })
       : null;
     const restoreValue = put ? value : before;
-    const tr = h("tr", { class: `${ev.type}${live ? " changed" : ""}`, "data-revision": String(rev) },
+    const tr = h("tr", { class: `${ev.type}${live ? " changed" : ""}`, "data-revision": String(rev), "data-row": rid },
       h("td", {}, pick),
       h("th", { scope: "row" }, String(rev)),
       h("td", {}, change),
@@ -94,46 +101,91 @@ export function createHistory(app, ctx) {
         prev = same ? same.prev_kv || null : null;
         ev.prev_kv = prev;
       } catch (e) {
-        clear(diffArea, h("p", { class: "problem" }, e.explain()));
+        clear(diffArea, h("p", { class: "problem" }, explain(e)));
         return;
       }
     }
-    const a = prev ? asText(fromWire(prev, "value")) : "";
-    const b = ev.type === "put" ? asText(fromWire(ev.kv, "value")) : "";
+    const a = prev ? fromWire(prev, "value") : null;
+    const b = ev.type === "put" ? fromWire(ev.kv, "value") : null;
     const from = prev ? `revision ${prev.mod_revision}` : "nothing";
     const to = ev.type === "put" ? `revision ${rev}` : `deleted at ${rev}`;
-    clear(diffArea, renderDiff(diffLines(a, b), `${display(key)}: ${from} → ${to}`));
+    clear(diffArea, renderCompare(a, b, `${display(key)}: ${from} → ${to}`));
   }
 
   function compareSelected() {
     const [x, y] = [...selected].map((id) => events.get(id)).sort((a, b) => a.kv.mod_revision - b.kv.mod_revision);
-    clear(diffArea, renderDiff(
-      diffLines(asText(fromWire(x.kv, "value")), asText(fromWire(y.kv, "value"))),
+    clear(diffArea, renderCompare(fromWire(x.kv, "value"), fromWire(y.kv, "value"),
       `${oneKey ? "" : display(fromWire(x.kv, "key")) + " "}revision ${x.kv.mod_revision} → ${oneKey ? "" : display(fromWire(y.kv, "key")) + " "}revision ${y.kv.mod_revision}`));
+  }
+
+  function updateCompare() {
+    compareBtn.disabled = selected.size !== 2;
+    compareBtn.textContent = `Compare selected (${selected.size} of 2)`;
+  }
+
+  // drop removes a row and forgets its event.
+  function drop(tr) {
+    const rid = tr.dataset.row;
+    tr.remove();
+    if (!rid) return;
+    events.delete(rid);
+    selected.delete(rid);
+  }
+
+  // dropNewest keeps MAX_ROWS rows by dropping the newest; the list no
+  // longer starts at the present, so it stops following it.
+  function dropNewest() {
+    if (rows.children.length <= MAX_ROWS) return;
+    while (rows.children.length > MAX_ROWS) drop(rows.firstElementChild);
+    if (sub) sub.close();
+    sub = null;
+    newest.hidden = false;
+    updateCompare();
+  }
+
+  // dropOldest keeps MAX_ROWS rows by dropping the oldest revisions whole;
+  // "Load older" reads again from the newest revision dropped.
+  function dropOldest() {
+    if (rows.children.length <= MAX_ROWS) return;
+    let rev = 0;
+    while (rows.children.length > MAX_ROWS || (rev && rows.lastElementChild && Number(rows.lastElementChild.dataset.revision) === rev)) {
+      rev = Number(rows.lastElementChild.dataset.revision);
+      drop(rows.lastElementChild);
+    }
+    olderFrom = rev;
+    token = "";
+    loads++; // a page on its way would continue from a dropped row
+    more.hidden = false;
+    updateCompare();
   }
 
   async function loadOlder() {
     more.disabled = true;
+    const my = ++loads;
     let got = 0;
     try {
       do {
-        const res = await store.history(r, { order: "descend", limit: PAGE, prevKV: true, pageToken: token });
-        if (disposed) return;
-        if (!sub) {
+        const res = await store.history(r, { order: "descend", limit: PAGE, prevKV: true, pageToken: token, endRevision: token ? 0 : olderFrom });
+        if (disposed || my !== loads) return;
+        if (!started) {
+          started = true;
           summary.textContent = res.compact_revision > 1
             ? `Newest first. Held from revision ${res.compact_revision} on; older changes were compacted.`
             : "Newest first, since the first revision.";
           sub = live.subscribe(r, res.header.revision + 1, { events: onEvents, reset: () => restart() });
         }
+        olderFrom = 0;
         for (const ev of res.events || []) rows.append(row(ev, ev.kv.mod_revision, false));
         got += (res.events || []).length;
         token = res.more ? res.next_page_token : "";
       } while (token && got < PAGE);
+      dropNewest();
       more.hidden = !token;
-      if (!rows.children.length) rows.append(h("tr", {}, h("td", { colspan: "7" }, "No changes held.")));
+      if (!rows.children.length) rows.append(h("tr", { class: "empty" }, h("td", { colspan: "7" }, "No changes held.")));
     } catch (e) {
+      if (my !== loads) return;
       problem.hidden = false;
-      problem.textContent = e.code === "compacted" ? "Older history was compacted meanwhile." : e.explain();
+      problem.textContent = e.code === "compacted" ? "Older history was compacted meanwhile." : explain(e);
       more.hidden = true;
     } finally {
       more.disabled = false;
@@ -141,17 +193,29 @@ export function createHistory(app, ctx) {
   }
 
   function onEvents(evs, rev) {
+    if (evs.length > MAX_ROWS) {
+      // One revision larger than the list: read it a page at a time.
+      restart();
+      return;
+    }
     // Newest first: a revision's events go on top, in their own order.
+    rows.querySelector("tr.empty")?.remove();
     const first = rows.firstChild;
     for (const ev of evs) rows.insertBefore(row(ev, rev, true), first);
+    dropOldest();
   }
 
   function restart() {
     if (sub) sub.close();
     sub = null;
+    started = false;
     token = "";
+    olderFrom = 0;
+    newest.hidden = true;
     clear(rows);
+    events.clear();
     selected.clear();
+    updateCompare();
     loadOlder();
   }
 

@@ -4,12 +4,13 @@
 // user's (conflict.js). The pane follows the key live: while not editing
 // it shows each change; while editing it says that saving will conflict.
 
+import { explain } from "./api.js";
 import { EMPTY, display, fromWire, utf8 } from "./bytes.js";
 import { renderConflict } from "./conflict.js";
 import { confirm, notify } from "./dialog.js";
 import { h, clear, field, tabs, bytesSize, uid } from "./dom.js";
 import { createEditor } from "./editor.js";
-import { detect, renderings } from "./formats.js";
+import { analyze, renderings } from "./formats.js";
 import { createLeaseBadge } from "./leasebadge.js";
 import { single } from "./range.js";
 import { restore } from "./restore.js";
@@ -39,7 +40,7 @@ function createNew(app, ctx) {
       problem.hidden = false;
       if (err.status === 412) {
         clear(problem, `${display(key)} exists already: `, h("a", { href: href("keys", { f: ctx.folder, k: key, ...ctx.common }) }, "open it"), ".");
-      } else clear(problem, err.explain());
+      } else clear(problem, explain(err));
     }
   } },
   field("Key", keyInput, "Created only if no key by this name exists."),
@@ -94,7 +95,7 @@ function createView(app, ctx) {
       if (!ctx.revision && !sub) sub = live.subscribe(single(key), loadedAt + 1, { events: onEvents, reset: () => reload() });
     } catch (e) {
       if (disposed) return;
-      clear(body, h("p", { class: "problem", role: "alert" }, e.explain()));
+      clear(body, h("p", { class: "problem", role: "alert" }, explain(e)));
     }
   }
 
@@ -120,23 +121,42 @@ function createView(app, ctx) {
     }
     kv = next;
     notice.textContent = next ? `Updated live: revision ${rev}.` : `Deleted at revision ${rev}.`;
-    render();
+    renderSoon();
   }
 
-  function renderMeta() {
+  // renderSoon renders the newest value after a pause four times as long
+  // as the last render took: a key rewritten faster than its value can
+  // be shown takes at most a fifth of the page's time, and the values in
+  // between are skipped.
+  let renderTimer = 0;
+  let renderCost = 0;
+  let renderedAt = 0;
+  function renderSoon() {
+    if (renderTimer) return;
+    const wait = Math.max(0, renderedAt + 4 * renderCost - performance.now());
+    renderTimer = setTimeout(() => {
+      renderTimer = 0;
+      if (disposed) return;
+      const t = performance.now();
+      render();
+      renderedAt = performance.now();
+      renderCost = renderedAt - t;
+    }, wait);
+  }
+
+  function renderMeta(value, info) {
     if (badge) badge.dispose();
     badge = null;
     if (!kv) {
       clear(meta);
       return;
     }
-    const value = fromWire(kv, "value");
     const rows = [
       ["Created at revision", String(kv.create_revision)],
       ["Modified at revision", String(kv.mod_revision)],
       ["Version", String(kv.version)],
       ["Size", bytesSize(value.length)],
-      ["Looks like", { binary: "binary", json: "JSON", yaml: "YAML", text: "text" }[detect(value)]],
+      ["Looks like", { binary: "binary", json: "JSON", yaml: "YAML", text: "text" }[info.kind]],
     ];
     const dl = h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
     if (kv.lease) {
@@ -156,23 +176,25 @@ function createView(app, ctx) {
     if (ctx.revision && kv) actions.append(h("button", { type: "button", onclick: restoreThis, hidden: !restorable }, "Restore this version"));
   }
 
-  function renderValue() {
+  function renderValue(value, info) {
     if (!kv) {
       clear(body, h("p", { class: "absent" }, ctx.revision
         ? `This key did not exist at revision ${ctx.revision}.`
         : "This key does not exist. Its history may still hold its past values."));
       return;
     }
-    const value = fromWire(kv, "value");
-    const forms = renderings(value);
-    const kind = detect(value);
-    if (view === "auto") view = kind === "binary" ? "base64" : kind === "json" || kind === "yaml" ? kind : "text";
+    const forms = renderings(value, info);
+    const kind = info.kind;
+    // A value too large for its pretty views opens as text, with a note.
+    if (view === "auto") view = kind === "binary" ? "base64" : (kind === "json" || kind === "yaml") && info.value !== undefined ? kind : "text";
     const panel = h("div", { class: "value", role: "tabpanel", tabindex: "0" });
     let list = null;
     const show = (id) => {
       view = id;
-      const f = forms.find((x) => x.id === id);
-      clear(panel, f.content === null ? h("p", { class: "check", "data-ok": "false" }, f.error) : h("pre", { class: "code" }, f.content));
+      const { content, note } = forms.find((x) => x.id === id).show();
+      clear(panel,
+        note ? h("p", content === null ? { class: "check", "data-ok": "false" } : { class: "value-note" }, note) : null,
+        content === null ? null : h("pre", { class: "code" }, content));
       if (list) panel.setAttribute("aria-labelledby", list.querySelector(`[data-tab="${id}"]`).id);
     };
     list = tabs("Show the value as", forms.map((f) => ({ id: f.id, label: f.label, title: f.error || null })), view, show);
@@ -181,10 +203,12 @@ function createView(app, ctx) {
   }
 
   function render() {
-    renderMeta();
+    const value = kv ? fromWire(kv, "value") : EMPTY;
+    const info = analyze(value);
+    renderMeta(value, info);
     renderActions();
     if (editor) return;
-    renderValue();
+    renderValue(value, info);
   }
 
   function startEdit() {
@@ -235,7 +259,7 @@ function createView(app, ctx) {
       reload();
     } catch (e) {
       if (e.status !== 412) {
-        notify(e.explain(), "error");
+        notify(explain(e), "error");
         return;
       }
       showConflict(e.detail.kv || null, bytes);
@@ -281,7 +305,7 @@ function createView(app, ctx) {
       const res = await store.del(key, { ifMatch: kv.mod_revision });
       notify(`Deleted ${display(key)} at revision ${res.header.revision}.`);
     } catch (e) {
-      notify(e.status === 412 ? `${display(key)} changed since you loaded it, and was not deleted: look at it again.` : e.explain(), "error");
+      notify(e.status === 412 ? `${display(key)} changed since you loaded it, and was not deleted: look at it again.` : explain(e), "error");
       reload();
     }
   }
@@ -297,6 +321,7 @@ function createView(app, ctx) {
     el,
     dispose() {
       disposed = true;
+      clearTimeout(renderTimer);
       if (sub) sub.close();
       if (badge) badge.dispose();
     },

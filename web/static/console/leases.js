@@ -10,6 +10,7 @@ import { href } from "./router.js";
 import { leaseKeys } from "./store.js";
 
 const SHOWN = 200; // leases shown at once; each is read on its own
+const KEYS_SHOWN = 200; // keys of a lease listed; the rest are counted
 const REFRESH = 10000;
 
 /** folderOf returns the folder a key is in, by the default separator. */
@@ -78,7 +79,8 @@ export function mountLeases(container, app, params) {
       const res = await store.lease(id, true);
       const keys = leaseKeys(res);
       clear(l.keysCell, keys.length
-        ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.map((k) => h("li", {}, h("a", { href: href("keys", { f: folderOf(k), k }) }, display(k)))))
+        ? h("ul", { "aria-label": `Keys of lease ${id}` }, keys.slice(0, KEYS_SHOWN).map((k) => h("li", {}, h("a", { href: href("keys", { f: folderOf(k), k }) }, display(k)))),
+          keys.length > KEYS_SHOWN ? h("li", {}, `… and ${num(keys.length - KEYS_SHOWN)} more`) : null)
         : h("p", {}, "No keys (or none you may read) are attached."));
     } catch (e) {
       clear(l.keysCell, e.explain());

@@ -3,8 +3,7 @@
 // still absent (If-None-Match), so a restore never overwrites a change
 // made meanwhile.
 
-import { display } from "./bytes.js";
-import { asText } from "./conflict.js";
+import { display, preview } from "./bytes.js";
 import { confirm, notify } from "./dialog.js";
 import { h } from "./dom.js";
 
@@ -21,7 +20,7 @@ export async function restore(app, key, value, from) {
       title: `Restore ${display(key)}?`,
       body: [
         `Write the value ${from} as the key's new value${now ? `, replacing its current revision ${now.kv.mod_revision}` : " (the key does not exist now)"}.`,
-        h("pre", { class: "code small" }, asText(value).slice(0, 2000)),
+        h("pre", { class: "code small" }, preview(value, 2000, false)),
       ],
       action: "Restore",
     });
