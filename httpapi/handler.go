@@ -118,7 +118,8 @@ func NewHandler(b Backend, a *auth.Store, log zerolog.Logger, cfg Config) *Handl
 	return newHandler(wiring{Config: cfg, Backend: b, Auth: a, Authorizer: authz, Logger: log})
 }
 
-// newHandler returns the handler of w, its zero tunables defaulted.
+// newHandler returns the handler of cfg, its zero tunables defaulted.
+// Tests give it an Authorizer of their own.
 func newHandler(cfg wiring) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
