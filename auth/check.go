@@ -112,7 +112,11 @@ func (s *Store) session(token string) (claims, time.Duration, error) {
 		return claims{}, 0, ErrUnauthenticated
 	}
 	c, left, ok := s.tokens.read(token)
-	if !ok {
+	if !ok || left > s.cfg.TokenTTL+TokenClockSkew {
+		// A token that outlives any this store issues was issued under
+		// another --auth-token-ttl, or forged with the key: refused,
+		// whatever its seal, so that a stolen key mints no token for
+		// longer than the deployment's tokens live.
 		return claims{}, 0, ErrUnauthenticated
 	}
 	// The token is good while its user (by name and ID), the user's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -178,3 +179,30 @@ type shared struct {
 
 func (s shared) TokenKey() ([]byte, error) { return s.key() }
 func (s shared) Sync() error               { return s.sync() }
+
+// TestTokenLongerThanTTLRefused: a token whose expiry lies further ahead
+// than the store's TTL (and the clock skew allowed) is refused, though
+// its seal is good: one issued under a longer --auth-token-ttl, or forged
+// by whoever holds the key. One from a store whose clock is a little
+// ahead is read. Before, a forged token of a year was accepted.
+func TestTokenLongerThanTTLRefused(t *testing.T) {
+	a, b, c, m := sharedStores(t)
+	withRoot(t, a)
+	mustDo(t, `AddUser("alice")`, a.AddUser("alice", "pw"))
+	mustDo(t, "Reload", b.Reload(m.forEach))
+	key := func() ([]byte, error) { return []byte("a key both stores share"), nil }
+	forger := auth.New(nil, shared{key, noSync}, auth.Config{Now: c.Now, TokenTTL: 365 * 24 * time.Hour, BcryptCost: bcrypt.MinCost})
+	mustDo(t, "Reload", forger.Reload(m.forEach))
+	long, _, err := forger.Authenticate("alice", "pw", "127.0.0.1")
+	mustDo(t, "Authenticate through the store of a year", err)
+	wantNoUser(t, b, long, "of a year")
+	ahead := auth.New(nil, shared{key, noSync}, auth.Config{Now: func() time.Time { return c.Now().Add(auth.TokenClockSkew / 2) }, TokenTTL: testTTL, BcryptCost: bcrypt.MinCost})
+	mustDo(t, "Reload", ahead.Reload(m.forEach))
+	wantUser(t, b, login(t, ahead, "alice", "pw"), "alice")
+	farAhead := auth.New(nil, shared{key, noSync}, auth.Config{Now: func() time.Time { return c.Now().Add(2 * auth.TokenClockSkew) }, TokenTTL: testTTL, BcryptCost: bcrypt.MinCost})
+	mustDo(t, "Reload", farAhead.Reload(m.forEach))
+	wantNoUser(t, b, login(t, farAhead, "alice", "pw"), "from a store whose clock is far ahead")
+}
+
+// noSync is the Sync of a store that only reads.
+func noSync() error { return nil }

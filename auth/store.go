@@ -69,9 +69,17 @@ type Shared interface {
 	TokenKey() ([]byte, error)
 }
 
+// TokenClockSkew is how far a token's expiry may lie beyond the store's
+// own TokenTTL from now: what the clocks of the stores of one deployment
+// (gateways over one cluster) may differ by. A token that expires later
+// is refused.
+const TokenClockSkew = 30 * time.Second
+
 // Config tunes a Store.
 type Config struct {
-	// TokenTTL is the lifetime of a token. Zero means 5 minutes.
+	// TokenTTL is the lifetime of a token. Zero means 5 minutes. A
+	// token that has longer left (plus TokenClockSkew) is refused: the
+	// stores of one deployment share it.
 	TokenTTL time.Duration
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time

@@ -13,6 +13,7 @@ import (
 // Every method is safe for concurrent use; ctx is the request's.
 type Backend interface {
 	KV
+	Bulk
 	Watcher
 	Leases
 	Maintenance
@@ -35,6 +36,19 @@ type KV interface {
 	// History reads one page of what happened to a range (API.md
 	// "History").
 	History(ctx context.Context, r kv.HistoryRequest) (kv.HistoryPage, error)
+}
+
+// Bulk reads and writes whole ranges at one revision, however large:
+// export, import, restore.
+type Bulk interface {
+	// Each calls fn with every key of [key, end) at rev (0: the current
+	// revision), in key order, holding a page of the range at a time;
+	// it returns the revision it read at. The KeyValue is valid during
+	// the call only.
+	Each(ctx context.Context, key, end []byte, rev int64, fn func(*kv.KeyValue) error) (int64, error)
+	// Rewrite makes the range hold given content at one new revision: an
+	// import's, or its own at a past revision (a restore).
+	Rewrite(ctx context.Context, r kv.RewriteRequest) (kv.RewriteResult, error)
 }
 
 // Watcher starts watches. The stream lives until it ends or is closed,

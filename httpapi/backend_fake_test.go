@@ -97,6 +97,40 @@ func (f *fakeBackend) Txn(_ context.Context, r kv.TxnRequest, _ kv.LeaseGuard) (
 	return kv.TxnResult{Revision: f.rev, Succeeded: len(r.Compare) == 0, Responses: []kv.OpResult{{Range: &kv.RangeResult{Revision: f.rev}}}}, nil
 }
 
+// Each records the call and gives the keys Range would.
+func (f *fakeBackend) Each(ctx context.Context, key, end []byte, rev int64, fn func(*kv.KeyValue) error) (int64, error) {
+	res, err := f.Range(ctx, kv.RangeRequest{Key: key, End: end, Options: kv.RangeOptions{Revision: rev}})
+	if err != nil {
+		return rev, err
+	}
+	for i := range res.KVs {
+		if err := fn(&res.KVs[i]); err != nil {
+			return rev, err
+		}
+	}
+	return res.Revision, nil
+}
+
+// Rewrite records the call and answers every entry created.
+func (f *fakeBackend) Rewrite(_ context.Context, r kv.RewriteRequest) (kv.RewriteResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := -1
+	if r.Entries != nil {
+		n = r.Entries.Len()
+	}
+	if err := f.call("Rewrite %q %q entries=%d rev=%d replace=%v dry=%v since=%d", r.Key, r.End, n, r.Revision, r.Replace, r.DryRun, r.UnchangedSince); err != nil {
+		return kv.RewriteResult{}, err
+	}
+	res := kv.RewriteResult{Revision: f.rev}
+	for i := range max(n, 0) {
+		k, _ := r.Entries.At(i)
+		res.Created++
+		res.CreatedKeys = append(res.CreatedKeys, k)
+	}
+	return res, nil
+}
+
 func (f *fakeBackend) History(_ context.Context, r kv.HistoryRequest) (kv.HistoryPage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

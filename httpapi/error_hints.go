@@ -33,6 +33,7 @@ var errorHints = []errorHint{
 		var tl *kv.TooLargeError
 		return errors.As(err, &tl) && tl.MaxBytes > 0
 	}, " (--max-response-bytes)"},
+	{is(kv.ErrClusterWide), ", or start the gateways of the deployment that administers the cluster with --etcd-cluster-maintenance"},
 	{is(kv.ErrSnapshotUnsupported), ", or copy the keys this server serves with GET /v1/export"},
 }
 

@@ -10,12 +10,12 @@ import (
 
 // Codes of failures that only HTTP has: the rest are kv's.
 const (
-	codeNotFound           kv.Code = "not_found"
-	codeMethodNotAllowed   kv.Code = "method_not_allowed"
-	codeRequestTooLarge    kv.Code = "request_too_large"
-	codePreconditionFailed kv.Code = "precondition_failed"
-	codeStreamNotFound     kv.Code = "stream_not_found"
-	codeWatchNotFound      kv.Code = "watch_not_found"
+	codeNotFound             kv.Code = "not_found"
+	codeMethodNotAllowed     kv.Code = "method_not_allowed"
+	codeRequestTooLarge      kv.Code = "request_too_large"
+	codeUnsupportedMediaType kv.Code = "unsupported_media_type"
+	codeStreamNotFound       kv.Code = "stream_not_found"
+	codeWatchNotFound        kv.Code = "watch_not_found"
 )
 
 // statusOf is the one table from error codes to HTTP statuses. Every
@@ -39,7 +39,9 @@ var statusOf = map[kv.Code]int{
 	kv.CodeLockTimeout:        http.StatusRequestTimeout,
 	kv.CodeAlreadyExists:      http.StatusConflict,
 	kv.CodeCompacted:          http.StatusGone,
-	codePreconditionFailed:    http.StatusPreconditionFailed,
+	kv.CodePreconditionFailed: http.StatusPreconditionFailed,
+	kv.CodePatchFailed:        http.StatusConflict,
+	codeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
 	kv.CodeNotLeader:          http.StatusPreconditionFailed,
 	codeRequestTooLarge:       http.StatusRequestEntityTooLarge,
 	kv.CodeTooManyRequests:    http.StatusTooManyRequests,

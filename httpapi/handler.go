@@ -28,6 +28,15 @@ const (
 	// clients at once.
 	DefaultMaxHeldAnswerBytes = 4 * DefaultMaxResponseBytes
 	DefaultKeepAliveInterval  = 15 * time.Second
+	// DefaultMaxStreamConnections holds, at about 13 KiB for an idle
+	// stream and 100 KiB for one stalled mid-send, 210 MiB or 1.6 GiB.
+	DefaultMaxStreamConnections        = 16384
+	DefaultMaxStreamConnectionsPerUser = 10000
+	// DefaultMaxWatchers holds, at about 1 KiB a watcher of a stream of
+	// many watchers, 100 MiB.
+	DefaultMaxWatchers        = 100000
+	DefaultMaxWatchersPerUser = 25000
+	DefaultMaxImportBytes     = 64 << 20
 )
 
 // Config tunes a Handler: bounds, timeouts and what it reports. What it
@@ -44,6 +53,10 @@ type Config struct {
 	// handled at once (each counts for its Content-Length, or
 	// MaxRequestBytes without one); past it requests answer 429.
 	MaxInflightRequestBytes int64
+	// MaxImportBytes bounds the body of an import (larger ones answer
+	// 413), and the bodies of all imports being received or applied at
+	// once (past it an import answers 429).
+	MaxImportBytes int64
 	// MaxResponseBytes bounds the key and value bytes of one answer (a
 	// list page, or every range of a txn together); past it the request
 	// answers 400 and changes nothing.
@@ -59,6 +72,18 @@ type Config struct {
 	// WatchStreams bounds the streams of many watchers
 	// (/v1/watch/streams); zero fields take their defaults.
 	WatchStreams WatchStreamConfig
+	// MaxStreamConnections bounds the streams open at once, each holding
+	// a connection: single watches (GET /v1/watch), the readers of
+	// streams of many watchers and elections' observers;
+	// MaxStreamConnectionsPerUser those of one user, or of one client
+	// address with auth off. Past either a new stream answers 429, and
+	// its connection closes.
+	MaxStreamConnections, MaxStreamConnectionsPerUser int
+	// MaxWatchers bounds the watchers of the server: each single watch
+	// and observer, and every live watcher of every stream of many
+	// watchers; MaxWatchersPerUser those of one user, or of one client
+	// address with auth off. Past either a new watch answers 429.
+	MaxWatchers, MaxWatchersPerUser int
 	// SnapshotWriteTimeout bounds each write of a snapshot to its client:
 	// one that takes nothing for this long is cut off. Zero means
 	// DefaultSnapshotWriteTimeout.
@@ -74,6 +99,7 @@ type Handler struct {
 	tokens   tokenCodec
 	ids      *requestIDs
 	inflight *semaphore.Weighted
+	imports  *semaphore.Weighted // bytes of the imports in flight
 	held     *semaphore.Weighted // bytes of large answers being sent
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
@@ -81,6 +107,9 @@ type Handler struct {
 	streams *streamSet
 	// wstreams are the streams of many watchers (/v1/watch/streams).
 	wstreams *streamRegistry
+	// streamConns and watchers count what clients hold against
+	// MaxStreamConnections and MaxWatchers (quota.go).
+	streamConns, watchers *quota
 	// hangups notice clients leaving the connections streams took over;
 	// started with the first such stream (see takenHangups).
 	hangupsMu    sync.Mutex
@@ -130,6 +159,9 @@ func newHandler(cfg wiring) *Handler {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = DefaultMaxImportBytes
+	}
 	if cfg.MaxHeldAnswerBytes <= 0 {
 		cfg.MaxHeldAnswerBytes = DefaultMaxHeldAnswerBytes
 	}
@@ -139,19 +171,28 @@ func newHandler(cfg wiring) *Handler {
 	if cfg.SnapshotWriteTimeout <= 0 {
 		cfg.SnapshotWriteTimeout = DefaultSnapshotWriteTimeout
 	}
+	orDefault(&cfg.MaxStreamConnections, DefaultMaxStreamConnections)
+	orDefault(&cfg.MaxStreamConnectionsPerUser, DefaultMaxStreamConnectionsPerUser)
+	orDefault(&cfg.MaxWatchers, DefaultMaxWatchers)
+	orDefault(&cfg.MaxWatchersPerUser, DefaultMaxWatchersPerUser)
 	h := &Handler{
 		cfg:      cfg,
 		streams:  newStreamSet(),
 		tokens:   newTokenCodec(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
+		imports:  semaphore.NewWeighted(cfg.MaxImportBytes),
 		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
 	}
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err
 	})
+	h.streamConns = newQuota(cfg.MaxStreamConnections, cfg.MaxStreamConnectionsPerUser,
+		"streams open", "--max-stream-connections", "--max-stream-connections-per-user")
+	h.watchers = newQuota(cfg.MaxWatchers, cfg.MaxWatchersPerUser, "watchers", "--max-watchers", "--max-watchers-per-user")
 	h.wstreams = newStreamRegistry(cfg.WatchStreams, cfg.Backend, cfg.Authorizer)
+	h.wstreams.watchers = h.watchers
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	// Walking routes this package declares fails only on a bug, which

@@ -37,7 +37,7 @@ var historyParams = paramsOf(selectorParams, params{"start_revision", "end_revis
 //	@Failure		401					{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403					{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
 //	@Failure		410					{object}	errorDoc			"compacted: start_revision, or the page token's next event, is below the compact revision."
-//	@Failure		429					{object}	errorDoc			"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		429					{object}	errorDoc			"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later."
 //	@Failure		500					{object}	errorDoc			"internal: an unexpected failure."
 //	@Failure		503					{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200					{integer}	X-Revision			"The store's revision when the request was served."

@@ -135,13 +135,14 @@ type jsonKV struct {
 func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.withValue), nil }
 
 // putKeyParams are the query parameters of PUT /v1/kv/{key}.
-var putKeyParams = params{"lease", "prev_kv", "ignore_value", "ignore_lease"}
+var putKeyParams = params{"lease", "ttl", "prev_kv", "ignore_value", "ignore_lease"}
 
 // putKey serves PUT /v1/kv/{key}: the body is the value.
 //
 //	@Summary		Put a key
 //	@Description	Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
 //	@Description	If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+//	@Description	With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
 //	@Tags			kv
 //	@ID				putKey
 //	@Accept			octet-stream
@@ -149,13 +150,14 @@ var putKeyParams = params{"lease", "prev_kv", "ignore_value", "ignore_lease"}
 //	@Param			key				path		string			true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
 //	@Param			value			body		string			true	"The value's bytes, whatever the Content-Type."
 //	@Param			lease			query		integer			false	"Attach the key to this lease; 0 or none attaches none."	minimum(0)	format(int64)
+//	@Param			ttl				query		integer			false	"Seconds (at least 1) before the key expires by itself: it gets a lease of its own, granted for ttl seconds and attached by this put, whose ID the answer carries in lease (keep it alive with POST /v1/leases/{id}/keepalive). The key's previous lease is revoked if it holds no other key. Not with lease or ignore_lease."	minimum(1)	format(int64)
 //	@Param			prev_kv			query		boolean			false	"Answer with the key as it was before, in prev_kv."
 //	@Param			ignore_value	query		boolean			false	"Keep the current value (the key must exist); the body is ignored."
 //	@Param			ignore_lease	query		boolean			false	"Keep the current lease (the key must exist)."
 //	@Param			If-Match		header		string			false	"The key's ETag (its mod revision in double quotes), or * for any existing version: put only if it matches."
 //	@Param			If-None-Match	header		string			false	"Only *: put only if the key does not exist."
 //	@Success		200				{object}	putResponseDoc	"Written; the header's revision is the put's."
-//	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition."
+//	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition, a ttl that is not a whole number of seconds of at least 1, ttl with lease or ignore_lease."
 //	@Failure		401				{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it."
 //	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
@@ -184,6 +186,7 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		IgnoreValue: q.boolean("ignore_value"),
 		IgnoreLease: q.boolean("ignore_lease"),
 	}
+	ttl := q.ttl()
 	if q.err != nil {
 		h.writeError(w, r, q.err)
 		return
@@ -204,6 +207,10 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Value = value
+	if ttl > 0 {
+		h.putWithTTL(w, r, &req, p, ttl)
+		return
+	}
 	out, ok := h.writeKey(w, r, keyrange.Range{Key: key}, p, op)
 	if !ok {
 		return

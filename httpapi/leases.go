@@ -150,10 +150,13 @@ func (h *Handler) openLeasePage(q *query, token string) int64 {
 var leaseTimeToLiveParams = params{"keys"}
 
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
-// attached keys the caller may read, and only those.
+// attached keys the caller may read, and only those, and says when it
+// left some out (keys_hidden): etcd refuses the whole answer instead
+// (permission denied), which would hide a lease's readable keys too from
+// who may read only some of them.
 //
 //	@Summary		A lease's time to live
-//	@Description	Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+//	@Description	Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 //	@Tags			leases
 //	@ID				leaseTimeToLive
 //	@Produce		json
@@ -210,6 +213,9 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 			resp["keys_base64"] = b64
 		} else {
 			resp["keys"] = strs
+		}
+		if len(readable) < len(st.Keys) {
+			resp["keys_hidden"] = true
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -32,25 +32,34 @@ const (
 // Content-Length, or for MaxRequestBytes when it has none, from before it
 // is read until its handler returns.
 func (h *Handler) limitBody(next http.Handler) http.Handler {
+	return h.boundBodies(next, h.cfg.MaxRequestBytes, h.inflight, tooLarge,
+		"too many request bytes are in flight (--max-inflight-request-bytes): retry later")
+}
+
+// boundBodies bounds each body to limit (tooLarge answers 413 past it),
+// and all those of the routes it serves being received or handled at
+// once to what inflight holds (busy answers 429 past it). A body counts
+// for its Content-Length, or limit when it has none, from before it is
+// read until its handler returns.
+func (h *Handler) boundBodies(next http.Handler, limit int64, inflight *semaphore.Weighted, tooLarge func(int64) *apiError, busy string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > h.cfg.MaxRequestBytes {
-			h.writeError(w, r, tooLarge(h.cfg.MaxRequestBytes))
+		if r.ContentLength > limit {
+			h.writeError(w, r, tooLarge(limit))
 			return
 		}
 		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 			n := r.ContentLength
 			if n < 0 {
-				n = h.cfg.MaxRequestBytes
+				n = limit
 			}
-			if !h.inflight.TryAcquire(n) {
+			if !inflight.TryAcquire(n) {
 				w.Header().Set("Retry-After", "1")
-				h.writeError(w, r, errorf(kv.CodeTooManyRequests,
-					"too many request bytes are in flight (--max-inflight-request-bytes): retry later"))
+				h.writeError(w, r, errorf(kv.CodeTooManyRequests, "%s", busy))
 				return
 			}
-			defer h.inflight.Release(n)
+			defer inflight.Release(n)
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

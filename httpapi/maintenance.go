@@ -24,6 +24,7 @@ import (
 //	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
 //	@Failure		429			{object}	errorDoc			"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd compacts the whole cluster, every deployment on it."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -107,6 +108,7 @@ func alarmNames(as []kv.Alarm) []string {
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: defragmentation is of the whole cluster's members."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -164,6 +166,7 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
+//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd's alarms are the whole cluster's."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -185,7 +188,7 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 // failed, or while an alarm is active (as etcd's /health).
 //
 //	@Summary		Health
-//	@Description	200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+//	@Description	200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //	@Tags			service
 //	@ID				health
 //	@Produce		json
@@ -218,6 +221,11 @@ func healthReason(ctx context.Context, b healthSource, shuttingDown bool) string
 	alarms, err := b.Alarms(ctx)
 	switch {
 	case err != nil:
+		// What the backend says of it ("etcd cannot serve: ..."), when
+		// it is said for clients.
+		if code, msg, ok := kv.CodeOf(err); ok && code == kv.CodeUnavailable {
+			return "backend unavailable: " + msg
+		}
 		return "backend unavailable"
 	case len(alarms) > 0:
 		return "ALARM " + string(alarms[0])

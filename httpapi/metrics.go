@@ -36,7 +36,7 @@ func (h *Handler) newMetrics() *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newBackendCollector(h.cfg.Backend),
-		newStreamsCollector(h.wstreams),
+		newStreamsCollector(h.wstreams, h.streamConns, h.watchers),
 	)
 	return m
 }

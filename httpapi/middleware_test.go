@@ -146,12 +146,18 @@ func TestServerErrorsHideInternals(t *testing.T) {
 }
 
 // fakeHealth has alarms on the first read and none on the next: what a
-// concurrent disarm can make of two reads.
-type fakeHealth struct{ reads int }
+// concurrent disarm can make of two reads. With err, reading them fails.
+type fakeHealth struct {
+	reads int
+	err   error
+}
 
 func (f *fakeHealth) Failed() error { return nil }
 func (f *fakeHealth) Alarms(context.Context) ([]kv.Alarm, error) {
 	f.reads++
+	if f.err != nil {
+		return nil, f.err
+	}
 	if f.reads == 1 {
 		return []kv.Alarm{kv.AlarmNoSpace}, nil
 	}
@@ -170,6 +176,13 @@ func TestHealthReadsAlarmsOnce(t *testing.T) {
 	}
 	if got := healthReason(context.Background(), &fakeHealth{}, true); got != "shutting down" {
 		t.Errorf("healthReason while shutting down = %q", got)
+	}
+	down := kv.Errorf(kv.ErrUnavailable, "etcd cannot serve: of 3 members, 3 unreachable")
+	if got := healthReason(context.Background(), &fakeHealth{err: down}, false); got != "backend unavailable: "+down.Message {
+		t.Errorf("healthReason while the backend cannot serve = %q, want what it says", got)
+	}
+	if got := healthReason(context.Background(), &fakeHealth{err: errors.New("internal detail")}, false); got != "backend unavailable" {
+		t.Errorf("healthReason after an unexpected error = %q, want no internals", got)
 	}
 }
 

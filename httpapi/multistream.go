@@ -27,7 +27,10 @@ import (
 // watchers wait in the backend, whose own bound per watch applies, while
 // the reader is taking what is pending, and are parked when it is away or
 // stalled, so that a reader that stops reading falls back to history as a
-// single watch's reader does, whatever the number of watchers.
+// single watch's reader does, whatever the number of watchers. All
+// streams together hold at most TotalBufferBytes, each take counted as
+// encoded before it is, the large events they carry shared
+// (multistream_shared.go).
 type multiStream struct {
 	id       string
 	reg      *streamRegistry
@@ -56,7 +59,7 @@ type multiStream struct {
 	idleGen  uint64      // counts the arms of idle, so that a stale one does nothing
 	gone     bool        // deleted, expired, ended or closed: no more requests
 	scratch  []byte      // one message's payload while it is encoded
-	events   eventsCache // the JSON of the events last encoded, for watchers that share them
+	plan     takePlan    // what the collector's take holds (see planTake)
 	rewound  []*streamWatcher
 	stopOnce sync.Once
 }
@@ -150,9 +153,16 @@ func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {
 	if ms.ended >= ms.reg.cfg.MaxWatchers {
 		return 0, tooManyWatchers(ms.reg.cfg.MaxWatchers)
 	}
+	// Each live watcher counts against the bound for all watchers of the
+	// server, and its owner's share of it, until it ends (finish) or the
+	// stream goes (markGone).
+	if aerr := ms.reg.watchers.acquire(ms.limitKey, 1); aerr != nil {
+		return 0, aerr
+	}
 	w := &streamWatcher{id: ms.nextID, req: req}
 	w.req.Notify = func() { ms.notify(w) }
 	if err := ms.watch(w, req.StartRevision); err != nil {
+		ms.reg.watchers.release(ms.limitKey, 1)
 		return 0, err
 	}
 	ms.nextID++
@@ -207,6 +217,7 @@ func (ms *multiStream) finish(w *streamWatcher, event string, payload []byte) {
 	w.parked = false
 	w.final = &streamFinal{event: event, payload: append([]byte(nil), payload...)}
 	ms.live--
+	ms.reg.watchers.release(ms.limitKey, 1)
 	ms.ended++
 	ms.emitFinal(w)
 }
@@ -238,6 +249,8 @@ func (ms *multiStream) markGone() {
 		return
 	}
 	ms.gone = true
+	ms.reg.watchers.release(ms.limitKey, ms.live)
+	ms.live = 0
 	for _, w := range ms.watchers {
 		if w.bw != nil {
 			w.bw.Close()
@@ -248,7 +261,19 @@ func (ms *multiStream) markGone() {
 		ms.idle.Stop()
 	}
 	ms.stopOnce.Do(func() { close(ms.quit) })
+	if ms.conn == nil {
+		ms.dropPending() // nobody will write it
+	}
+	ms.scratch = nil // it encodes no more messages
 	ms.account()
+}
+
+// dropPending lets go of what is pending, unwritten. The caller holds mu.
+func (ms *multiStream) dropPending() {
+	if ms.pending != nil {
+		ms.reg.dropBuffer(ms.pending)
+		ms.pending = nil
+	}
 }
 
 // rechecks the watchers' permissions with allowed; those refused end with

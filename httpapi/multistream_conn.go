@@ -14,7 +14,15 @@ import (
 // server has noticed its old connection is dead).
 type streamConn struct {
 	ready  chan struct{} // signalled when pending has bytes, or the stream is gone
-	kicked chan struct{} // closed when another connection took the stream over
+	kicked chan struct{} // closed when another connection took the stream over, or it was cut
+	sink   streamSink    // where it writes, once its pump runs; guarded by the stream's mu
+}
+
+// setSink records where c writes, so that it can be cut (evict).
+func (ms *multiStream) setSink(c *streamConn, sink streamSink) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	c.sink = sink
 }
 
 func (c *streamConn) signal() {
@@ -53,10 +61,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 	if state == cursorTooOld {
 		// Where each watcher stands for this client is not known: end
 		// them all rather than resume one with a gap or a duplicate.
-		if ms.pending != nil {
-			putStreamBuffer(ms.pending)
-			ms.pending = nil
-		}
+		ms.dropPending()
 		ms.end("cursor too old", true)
 		return c, nil
 	}
@@ -76,6 +81,9 @@ func (ms *multiStream) detach(c *streamConn) {
 		return
 	}
 	ms.conn = nil
+	if ms.gone {
+		ms.dropPending() // nobody will write it
+	}
 	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
 	ms.account()
@@ -104,6 +112,39 @@ func (ms *multiStream) expire(gen uint64) {
 	}
 	ms.markGone()
 	ms.reg.forget(ms)
+}
+
+// evict lets go of what the stream holds for a reader that has stopped
+// taking it (stalled: away, or making no progress for stallAfter), once
+// the bound for all streams has refused a take. Its connection, if any,
+// is cut: the client reconnects and resumes with the id of the last
+// message it received. Its pending messages are dropped and stay in the
+// log as if written: messages a connection wrote may have been lost with
+// it too, and a resume after the last one received rewinds the watchers
+// of every message after it, which replays them (resume). So one stream
+// whose reader stops cannot keep the others from the room they need for
+// longer than stallAfter, rather than until its connection's write
+// deadline passes and the stream expires. It reports whether it did.
+func (ms *multiStream) evict() bool {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.gone || ms.pending == nil && ms.flow.writingCap == 0 || !ms.stalled() {
+		return false
+	}
+	if c := ms.conn; c != nil {
+		ms.conn = nil
+		close(c.kicked)
+		if c.sink != nil {
+			c.sink.cut() // its buffer comes back once its send fails (recycle)
+		}
+		ms.flow.writing = false
+		ms.armIdle()
+	}
+	ms.dropPending()
+	ms.log.written = ms.log.issued
+	ms.parkDeferred()
+	ms.account()
+	return true
 }
 
 // takePending hands what is pending to c to write; done says c is to end
@@ -162,6 +203,7 @@ type multiConn struct {
 func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 	defer sink.close()
 	defer mc.ms.detach(mc.c)
+	mc.ms.setSink(mc.c, sink)
 	enc := streamEncoder{}
 	if !sink.send(enc.retry(nil, 1000)) {
 		return
@@ -184,8 +226,8 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			return
 		case <-h.streams.stop:
 			if sb := mc.ms.shutdownConn(mc.c); sb != nil {
-				sink.send(sb.out)
-				putStreamBuffer(sb)
+				sendBuffer(sink, sb)
+				mc.ms.reg.dropBuffer(sb)
 			}
 			return
 		case <-keepAlive.C:
@@ -219,7 +261,7 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
-		ok := sink.send(sb.out)
+		ok := sendBuffer(sink, sb)
 		mc.ms.recycle(sb)
 		if !ok || done {
 			return

@@ -39,9 +39,9 @@ func (ms *multiStream) emitFinal(w *streamWatcher) {
 	ms.emit(w, entryFinal, w.final.event, w.next, w.final.payload)
 }
 
-// encodeResponse queues one response of w's backend watch; it reports
-// whether it ended the watcher.
-func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse) bool {
+// encodeResponse queues one response of w's backend watch, as plan
+// says (see planTake); it reports whether it ended the watcher.
+func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, plan *takePlan) bool {
 	switch {
 	case r.CompactRevision != 0:
 		p := watchIDPayload(ms.scratch[:0], w.id)
@@ -67,13 +67,34 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse) boo
 	evs := r.Events
 	for len(evs) > 0 {
 		rev, n := revisionSpan(evs)
-		p := appendHeaderField(watchIDPayload(ms.scratch[:0], w.id), rev)
-		ms.scratch = append(ms.events.append(p, evs[:n]), '}')
 		w.next = rev + 1
-		ms.emit(w, entryData, "", w.next, ms.scratch)
+		ms.emitEvents(w, rev, evs[:n], plan.field())
 		evs = evs[n:]
 	}
 	return false
+}
+
+// emitEvents queues the message of one revision's events for w: frame's
+// output for its payload, written in place, its events field from f
+// when they are shared, else copied from another stream's encoding of
+// them or encoded here.
+func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f *sharedField) {
+	sb := ms.pendingBuffer()
+	before := sb.size()
+	b := append(sb.out, "id: "...)
+	b = strconv.AppendInt(b, ms.log.issued+1, 10)
+	b = append(b, "\ndata: {\"type\":\""+defaultType+"\",\"watch_id\":"...)
+	b = strconv.AppendInt(b, w.id, 10)
+	b = appendHeaderField(b, rev)
+	if f != nil {
+		f.encoded(evs)
+		sb.refs = append(sb.refs, sharedRef{at: len(b), f: f})
+		sb.shared += f.size
+	} else {
+		b = appendRecentEvents(b, rev, evs)
+	}
+	sb.out = append(b, "}\n\n"...)
+	ms.log.issue(w, entryData, w.next, sb.size()-before)
 }
 
 // watchIDPayload starts a message's JSON object with its watch_id.
@@ -95,33 +116,4 @@ func canceledPayload(p []byte, id int64, reason string) []byte {
 	p = append(p, `,"reason":`...)
 	p = appendString(p, []byte(reason))
 	return append(p, '}')
-}
-
-// eventsCache holds the JSON of the events last encoded, for the watchers
-// that share them: the backend gives the watchers of one event, but those
-// that asked for previous versions, one slice of it (see watch.Store's
-// notify), which a fan-out to thousands of watchers of a stream then
-// encodes once. A slice is never changed once published, and the cache
-// holds it, so the same address is the same events.
-type eventsCache struct {
-	first *kv.Event
-	n     int
-	json  []byte
-}
-
-// append appends `,"events":[...]` for evs.
-func (c *eventsCache) append(p []byte, evs []kv.Event) []byte {
-	if c.first == &evs[0] && c.n == len(evs) {
-		return append(p, c.json...)
-	}
-	start := len(p)
-	p = appendEventsField(p, evs)
-	for i := range evs {
-		if evs[i].PrevKV != nil {
-			return p // a watcher's own copy: nobody shares it
-		}
-	}
-	c.first, c.n = &evs[0], len(evs)
-	c.json = append(c.json[:0], p[start:]...)
-	return p
 }

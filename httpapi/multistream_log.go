@@ -203,10 +203,7 @@ func (ms *multiStream) resume(c int64) {
 	}
 	ms.log.reset()
 	ms.log.written = ms.log.issued
-	if ms.pending != nil {
-		putStreamBuffer(ms.pending)
-		ms.pending = nil
-	}
+	ms.dropPending()
 	for i, w := range ms.rewound {
 		ms.rewound[i] = nil
 		w.rewound = false

@@ -2,22 +2,28 @@ package httpapi
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// streamsCollector reports the streams of many watchers, read once per
-// scrape.
+// streamsCollector reports the streams of many watchers, and what all
+// streams and watchers hold against their bounds, read once per scrape.
 type streamsCollector struct {
-	g               *streamRegistry
-	streams, parked *prometheus.Desc
-	buffered        *prometheus.Desc
+	g                     *streamRegistry
+	streamConns, watchers *quota
+	streams, parked       *prometheus.Desc
+	buffered              *prometheus.Desc
+	open, watching        *prometheus.Desc
 }
 
-func newStreamsCollector(g *streamRegistry) *streamsCollector {
+func newStreamsCollector(g *streamRegistry, streamConns, watchers *quota) *streamsCollector {
 	return &streamsCollector{
-		g:       g,
+		g: g, streamConns: streamConns, watchers: watchers,
 		streams: prometheus.NewDesc("httpkv_watch_streams", "Streams of many watchers (/v1/watch/streams).", nil, nil),
 		parked: prometheus.NewDesc("httpkv_watch_stream_parks_total",
-			"Watchers of streams of many watchers that had to catch up from history: their stream held --watch-stream-buffer-bytes unwritten.", nil, nil),
+			"Watchers of streams of many watchers that had to catch up from history: their stream held --watch-stream-buffer-bytes unwritten, or all streams --watch-stream-buffer-total-bytes.", nil, nil),
 		buffered: prometheus.NewDesc("httpkv_watch_stream_buffered_bytes",
 			"Bytes the buffers of streams of many watchers hold, as counted against --watch-stream-buffer-total-bytes.", nil, nil),
+		open: prometheus.NewDesc("httpkv_stream_connections",
+			"Streams open, each holding a connection (single watches, readers of streams of many watchers, observers), as counted against --max-stream-connections.", nil, nil),
+		watching: prometheus.NewDesc("httpkv_watchers_admitted",
+			"Watchers admitted: single watches, observers and the live watchers of streams of many watchers, as counted against --max-watchers.", nil, nil),
 	}
 }
 
@@ -25,10 +31,14 @@ func (c *streamsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.streams
 	ch <- c.parked
 	ch <- c.buffered
+	ch <- c.open
+	ch <- c.watching
 }
 
 func (c *streamsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(c.g.len()))
 	ch <- prometheus.MustNewConstMetric(c.parked, prometheus.CounterValue, float64(c.g.parks.Load()))
 	ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(c.g.buffered.Load()))
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(c.streamConns.held()))
+	ch <- prometheus.MustNewConstMetric(c.watching, prometheus.GaugeValue, float64(c.watchers.held()))
 }

@@ -3,8 +3,6 @@ package httpapi
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,16 +35,20 @@ type WatchStreamConfig struct {
 	MaxStreams, MaxStreamsPerUser int
 	// MaxWatchers bounds the watchers of one stream.
 	MaxWatchers int
-	// BufferBytes bounds what a stream holds encoded and not yet written:
-	// past it, watchers are replayed from history once the reader has
-	// caught up.
+	// BufferBytes bounds what a stream holds encoded and not yet written
+	// (the one take that crosses it included): past it, watchers are
+	// replayed from history once the reader has caught up.
 	BufferBytes int64
 	// TotalBufferBytes bounds the buffers all streams hold together:
 	// pending, being written, and kept for the next writes (counted at
-	// their capacity). Past it, a stream that holds some already takes
-	// nothing more, as past its own BufferBytes (its watchers wait, then
-	// catch up from history); one holding none still takes, so that
-	// every stream goes on.
+	// their capacity), and the large events they share (counted once,
+	// as encoded). A take is counted before it is encoded; one that does
+	// not fit is not taken, whatever the stream holds: its watcher is
+	// parked and catches up from history once there is room, and what
+	// streams whose readers have stalled hold is let go of (their
+	// connections cut; their clients resume with Last-Event-ID). Only
+	// while all streams hold less than a sixteenth of it does a take
+	// larger than what is left go through.
 	TotalBufferBytes int64
 	// ResumeBytes is how much of what a stream wrote its log remembers,
 	// so that a client reconnecting with Last-Event-ID resumes exactly.
@@ -96,14 +98,35 @@ type streamRegistry struct {
 
 	wg    sync.WaitGroup // the collectors
 	parks atomic.Int64   // watchers parked, ever
+	// refused counts the takes refused for want of room within
+	// TotalBufferBytes (their watchers parked).
+	refused atomic.Int64
+	// crowded is set when a take was refused, until evictStalled runs;
+	// lastEvict is when it last did (unix nanoseconds), and evictions
+	// counts the streams it let go of what they held.
+	crowded   atomic.Bool
+	lastEvict atomic.Int64
+	evictions atomic.Int64
 	// buffered is what the streams' buffers hold, bounded by
-	// TotalBufferBytes: the sum of their charged.
+	// TotalBufferBytes: the sum of their charged, the shared fields
+	// they refer to, and what takes being encoded reserved.
 	buffered atomic.Int64
+
+	// fields are the shared events fields the streams' buffers refer to
+	// (multistream_shared.go).
+	fieldsMu sync.Mutex
+	fields   map[fieldKey]*sharedField
+
+	// watchers counts the live watchers of the streams against the bound
+	// for all watchers of the server (--max-watchers), which single
+	// watches count against too; set by NewHandler.
+	watchers *quota
 }
 
 func newStreamRegistry(cfg WatchStreamConfig, b Watcher, a Authorizer) *streamRegistry {
 	cfg.setDefaults()
-	g := &streamRegistry{cfg: cfg, backend: b, streams: make(map[string]*multiStream), perKey: make(map[string]int)}
+	g := &streamRegistry{cfg: cfg, backend: b, streams: make(map[string]*multiStream), perKey: make(map[string]int), fields: make(map[fieldKey]*sharedField),
+		watchers: newQuota(DefaultMaxWatchers, DefaultMaxWatchers, "watchers", "--max-watchers", "--max-watchers-per-user")}
 	g.auth, _ = a.(streamAuthorizer)
 	g.owners, _ = a.(ownerAuthorizer)
 	return g
@@ -203,17 +226,4 @@ func (g *streamRegistry) recheck(ms *multiStream) <-chan struct{} {
 // allowed reports whether the owner of ms may read r now.
 func (g *streamRegistry) allowed(ms *multiStream, r keyrange.Range) bool {
 	return g.owners == nil || g.owners.RecheckOwner(ms.owner, Access{Read: []keyrange.Range{r}}) == nil
-}
-
-// limitKey is what a new stream of r counts against: its user, or with
-// auth off its client's address.
-func limitKey(o streamOwner, r *http.Request) string {
-	if o.authOn {
-		return "user " + o.user
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "addr " + host
 }

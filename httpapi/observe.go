@@ -31,6 +31,7 @@ import (
 //	@Failure		400				{object}	errorDoc			"invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision."
 //	@Failure		401				{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403				{object}	errorDoc			"permission_denied: the caller may not read every key with the prefix name/."
+//	@Failure		429				{object}	errorDoc			"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
 //	@Failure		500				{object}	errorDoc			"internal: an unexpected failure."
 //	@Failure		503				{object}	errorDoc			"unavailable: the server is shutting down."
 //	@Header			200				{integer}	X-Revision			"The revision the stream starts after."
@@ -63,10 +64,15 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, ok := h.admitStream(w, r, 1)
+	if !ok {
+		return
+	}
 	// The observer outlives the request's context when the stream takes
 	// its connection over; Close ends it.
 	obs, first, err := concurrency.Observe(context.WithoutCancel(r.Context()), b, name, after)
 	if err != nil && !errors.Is(err, kv.ErrCompacted) {
+		release()
 		h.writeError(w, r, err)
 		return
 	}
@@ -77,6 +83,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Compacted: said in-band, as a watch does, since a browser
 		// cannot read the status of a failed EventSource request.
+		release()
 		setRevision(w, h.cfg.Backend.Rev())
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(h.observeEnd(nil, err))
@@ -87,7 +94,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 	if after == 0 {
 		st.first = &first
 	}
-	h.runStream(w, r, func(sink streamSink) { h.pumpObservations(st, sink) }, obs.Close)
+	h.runStream(w, r, func(sink streamSink) { h.pumpObservations(st, sink) }, obs.Close, release)
 }
 
 // lastEventID reads the Last-Event-ID header as a revision to resume

@@ -50,7 +50,7 @@ type errorDoc struct {
 // errorBodyDoc is the error object.
 type errorBodyDoc struct {
 	// The error's code; the HTTP status says its class. not_found and method_not_allowed answer a path or method the API does not have, internal an unexpected failure.
-	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,request_too_large,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found,not_supported" example:"key_not_found"`
+	Code string `json:"code" enums:"invalid_argument,future_revision,unauthenticated,permission_denied,not_found,key_not_found,lease_not_found,user_not_found,role_not_found,permission_not_found,method_not_allowed,already_exists,compacted,precondition_failed,patch_failed,request_too_large,unsupported_media_type,too_many_requests,internal,unavailable,no_space,lock_timeout,no_leader,not_leader,stream_not_found,watch_not_found,not_supported" example:"key_not_found"`
 	// Human-readable text; it never names other users' keys or permissions.
 	Message string `json:"message" example:"key not found"`
 	// With compacted: the store's compact revision.
@@ -76,6 +76,8 @@ type putResponseDoc struct {
 	Header responseHeaderDoc `json:"header"`
 	// The key before the put, with prev_kv=true when it existed.
 	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
+	// With ttl: the ID of the key's own lease, granted by the put.
+	Lease int64 `json:"lease,omitempty" format:"int64" minimum:"1" maximum:"9007199254740991"`
 } // @name PutResponse
 
 // deleteResponseDoc answers a delete.
@@ -183,6 +185,8 @@ type leaseTimeToLiveDoc struct {
 	Keys []string `json:"keys,omitempty"`
 	// With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys.
 	KeysBase64 []string `json:"keys_base64,omitempty" format:"byte"`
+	// With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise.
+	KeysHidden bool `json:"keys_hidden,omitempty"`
 } // @name LeaseTimeToLive
 
 // headerResponseDoc answers a revoke or a compaction.
@@ -238,7 +242,7 @@ type alarmsDoc struct {
 // healthDoc answers GET /health.
 type healthDoc struct {
 	Health bool `json:"health"`
-	// Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	// Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE.
 	Reason string `json:"reason,omitempty"`
 } // @name Health
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/httpkv/httpkv/internal/suggest"
 )
 
 // unknownParam refuses the first parameter of v (in name order) that the
@@ -86,44 +88,13 @@ func keyPathHint(r *http.Request, name string) string {
 }
 
 // didYouMean suggests the known name nearest to name, if one is near
-// enough to be a slip: within a third of its length in edits (at least
-// one), or cut short (prev for prev_kv).
+// enough to be a slip (suggest.Nearest).
 func didYouMean(name string, known []string) string {
-	best, bestD := "", max(1, len(name)/3)+1
-	for _, k := range known {
-		d := editDistance(name, k)
-		if len(name) >= 3 && strings.HasPrefix(k, name) {
-			d = 1
-		}
-		if d < bestD {
-			best, bestD = k, d
-		}
-	}
+	best := suggest.Nearest(name, known)
 	if best == "" {
 		return ""
 	}
 	return ` (did you mean "` + best + `"?)`
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // noQuery refuses every query parameter, for the routes that take none.

@@ -81,7 +81,7 @@ func TestUnknownQueryParam(t *testing.T) {
 		want                 string
 	}{
 		{"GET", "/v1/kv?key=a&prefx=true", "", `unknown query parameter "prefx" (did you mean "prefix"?): GET /v1/kv takes key, `},
-		{"PUT", "/v1/kv/a?prev=true", "v", `unknown query parameter "prev" (did you mean "prev_kv"?): PUT /v1/kv/{key} takes lease, prev_kv, ignore_value, ignore_lease`},
+		{"PUT", "/v1/kv/a?prev=true", "v", `unknown query parameter "prev" (did you mean "prev_kv"?): PUT /v1/kv/{key} takes lease, ttl, prev_kv, ignore_value, ignore_lease`},
 		{"GET", "/v1/kv/app/?prefix=true", "", `GET /v1/kv/{key} reads one key and takes no "prefix": to read a range, use GET /v1/kv?key=app%2F&prefix=true`},
 		{"DELETE", "/v1/kv/app/?prefix=true", "", `to delete a range, use DELETE /v1/kv?key=app%2F&prefix=true`},
 		{"POST", "/v1/txn?timeout=5s", `{"success":[{"put":{"key":"t","value":"v"}}]}`, `unknown query parameter "timeout": POST /v1/txn takes no query parameters`},
@@ -142,7 +142,8 @@ func TestDidYouMean(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	h, _ := newTestHandler(t, Config{})
 	for _, tt := range []struct{ method, path, allow string }{
-		{"PATCH", "/v1/kv/a", "GET, PUT, DELETE"},
+		{"POST", "/v1/kv/a", "GET, PUT, PATCH, DELETE"},
+		{"PATCH", "/v1/kv", "GET, DELETE"},
 		{"PUT", "/v1/leases", "GET, POST"},
 		{"GET", "/v1/txn", "POST"},
 		{"POST", "/health", "GET"},

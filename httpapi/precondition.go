@@ -88,6 +88,18 @@ func writeAccess(sel keyrange.Range, p precondition, op kv.Op) Access {
 // under the precondition if there is one. It answers the request itself
 // when it reports false.
 func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op kv.Op) (*kv.OpResult, bool) {
+	out, err := h.tryWriteKey(w, r, sel, p, op)
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, false
+	}
+	return out, true
+}
+
+// tryWriteKey is writeKey leaving the answer of a failure to the caller:
+// the error to answer with, and for a failed condition the headers it
+// sets on w.
+func (h *Handler) tryWriteKey(w http.ResponseWriter, r *http.Request, sel keyrange.Range, p precondition, op kv.Op) (*kv.OpResult, error) {
 	if p != (precondition{}) {
 		return h.conditional(w, r, sel.Key, p, op)
 	}
@@ -103,23 +115,22 @@ func (h *Handler) writeKey(w http.ResponseWriter, r *http.Request, sel keyrange.
 		out.Delete = &res
 	}
 	if err != nil {
-		h.writeError(w, r, err)
-		return nil, false
+		return nil, err
 	}
-	return &out, true
+	return &out, nil
 }
 
 // conditional runs op under the precondition, as a txn whose failure
-// branch reads the key; a failed condition answers 412 with the current kv.
-func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, bool) {
+// branch reads the key; a failed condition is a 412 carrying the current
+// kv, whose ETag and revision it sets on w.
+func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte, p precondition, op kv.Op) (*kv.OpResult, error) {
 	res, err := h.cfg.Backend.Txn(r.Context(), kv.TxnRequest{
 		Compare: p.compares(key),
 		Success: []kv.Op{op},
 		Failure: []kv.Op{{Range: &kv.RangeOp{Key: key}}},
 	}, h.leaseGuard(r))
 	if err != nil {
-		h.writeError(w, r, err)
-		return nil, false
+		return nil, err
 	}
 	if !res.Succeeded {
 		ae := p.failed(key, res.Responses[0].Range.KVs).with("revision", res.Revision)
@@ -127,24 +138,23 @@ func (h *Handler) conditional(w http.ResponseWriter, r *http.Request, key []byte
 			w.Header().Set("ETag", etag(kvs[0].ModRevision))
 		}
 		setRevision(w, res.Revision)
-		h.writeError(w, r, ae)
-		return nil, false
+		return nil, ae
 	}
-	return &res.Responses[0], true
+	return &res.Responses[0], nil
 }
 
 // failed says why the precondition p on key did not hold, given the key
 // as it is (none when it does not exist), which the answer carries.
 func (p precondition) failed(key []byte, kvs []kv.KeyValue) *apiError {
 	if len(kvs) == 0 {
-		return errorf(codePreconditionFailed, "the key %q does not exist, and If-Match %s needs it to", key, p.ifMatch)
+		return errorf(kv.CodePreconditionFailed, "the key %q does not exist, and If-Match %s needs it to", key, p.ifMatch)
 	}
 	cur := &kvs[0]
 	var ae *apiError
 	if p.ifNoneMatch {
-		ae = errorf(codePreconditionFailed, "the key %q exists (ETag %s), and If-None-Match: * needs it not to", key, etag(cur.ModRevision))
+		ae = errorf(kv.CodePreconditionFailed, "the key %q exists (ETag %s), and If-None-Match: * needs it not to", key, etag(cur.ModRevision))
 	} else {
-		ae = errorf(codePreconditionFailed, "the key %q has changed: its ETag is %s, not %s; read it again and retry with the new ETag", key, etag(cur.ModRevision), p.ifMatch)
+		ae = errorf(kv.CodePreconditionFailed, "the key %q has changed: its ETag is %s, not %s; read it again and retry with the new ETag", key, etag(cur.ModRevision), p.ifMatch)
 	}
 	return ae.with("kv", jsonKV{kv: cur, withValue: true})
 }

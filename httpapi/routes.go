@@ -26,10 +26,11 @@ func (h *Handler) routes() chi.Router {
 	r.Use(h.requestLog)
 	r.Use(h.recoverer)
 	r.Use(noSniff)
+	r.Use(h.spareConnections)
 	if len(h.cfg.CORSAllowedOrigins) > 0 {
 		r.Use(cors.Handler(cors.Options{
 			AllowedOrigins:   h.cfg.CORSAllowedOrigins,
-			AllowedMethods:   []string{"GET", "PUT", "POST", "DELETE", "OPTIONS"},
+			AllowedMethods:   []string{"GET", "PUT", "PATCH", "POST", "DELETE", "OPTIONS"},
 			AllowedHeaders:   []string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"},
 			ExposedHeaders:   []string{"X-Revision", "ETag", "X-Create-Revision", "X-Version", "X-Lease", "X-Request-Id"},
 			AllowCredentials: false,
@@ -71,6 +72,11 @@ func (h *Handler) routes() chi.Router {
 			r.Get("/auth/status", h.authStatus)
 			r.Post("/auth/token", h.authToken)
 		})
+		// An import, whose body --max-import-bytes bounds instead.
+		r.Group(func(r chi.Router) {
+			r.Use(h.deadlines, h.authenticate, h.limitImportBody)
+			r.Post("/import", h.importRange)
+		})
 		// Everything else.
 		r.Group(func(r chi.Router) {
 			r.Use(h.deadlines, h.authenticate, h.limitBody)
@@ -84,7 +90,9 @@ func (h *Handler) routes() chi.Router {
 			r.Delete("/kv", h.deleteRange)
 			r.Get("/kv/*", h.getKey)
 			r.Put("/kv/*", h.putKey)
+			r.With(h.noQuery).Patch("/kv/*", h.patchKey)
 			r.Delete("/kv/*", h.deleteKey)
+			r.Get("/export", h.export)
 			r.Get("/history", h.history)
 			r.Post("/locks/{name}", h.lock)
 			r.Delete("/locks/{name}", h.unlock)
@@ -102,6 +110,7 @@ func (h *Handler) routes() chi.Router {
 			r.Group(func(r chi.Router) {
 				r.Use(h.noQuery)
 				r.Post("/txn", h.txn)
+				r.Post("/restore", h.restoreRange)
 				// Streams of many watchers; reading one is a stream, above.
 				r.Post("/watch/streams", h.createWatchStream)
 				r.Delete("/watch/streams/{stream}", h.deleteWatchStream)

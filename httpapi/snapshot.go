@@ -34,7 +34,7 @@ var (
 //	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
 //	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace, whose snapshot would hold the whole cluster, every other namespace's keys and users included; GET /v1/export copies the namespace's keys."
+//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd whose snapshot would hold more than its deployment's records (with --etcd-namespace, or on a cluster holding other keys, or with etcd's own auth on), every other namespace's keys and users included; GET /v1/export copies the namespace's keys."
 //	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision		"The revision of the state the snapshot holds."
 //	@Header			200	{integer}	Content-Length	"The size of the file with its hash."

@@ -205,53 +205,78 @@ func appendEvent(b []byte, ev *kv.Event) []byte {
 	return append(b, '}')
 }
 
-// encodedRevision is one revision's message as a stream encoded it,
-// with the events it was encoded from.
-type encodedRevision struct {
-	first  *kv.Event // &events[0]: it keeps them from being reused
-	n      int
-	ndjson bool
-	msg    []byte
+// encodedEvents is the events field of one revision's message,
+// `,"events":[...]`, as a stream encoded it, with the events it was
+// encoded from.
+type encodedEvents struct {
+	first *kv.Event // &events[0]: it keeps them from being reused
+	n     int
+	json  []byte
 }
 
-// recentEncoded holds, by revision modulo its size, the messages encoded
-// last by any stream for responses of one revision. The scheduler hands
-// one revision's events to every watcher that takes them as they are in
-// one shared slice, and never changes them after: ten thousand streams
-// of one prefix then encode each revision once, not ten thousand times,
-// as an HTTP server that formats an event once and writes it to every
-// subscriber does. Streams a few revisions apart each find theirs.
-var recentEncoded [64]atomic.Pointer[encodedRevision]
+// recentEncoded holds, by revision modulo its size, the events fields
+// encoded last by any stream, single watches and streams of many
+// watchers alike. The scheduler hands one revision's events to every
+// watcher that takes them as they are in one shared slice, and never
+// changes them after: ten thousand streams of one prefix then encode each
+// revision once, not ten thousand times, as an HTTP server that formats
+// an event once and writes it to every subscriber does. Streams a few
+// revisions apart each find theirs.
+var recentEncoded [64]atomic.Pointer[encodedEvents]
 
-// maxSharedMessage bounds a message recentEncoded keeps: it holds at
-// most 64 of them, and their events.
+// maxSharedMessage bounds an events field recentEncoded keeps: it holds
+// at most 64 of them, and their events. (A stream of many watchers
+// shares larger ones another way: sharedEvents.)
 const maxSharedMessage = 16 << 10
 
-// sharedEvents is events for a response of the one revision rev: it
-// appends the message another stream encoded for the same events if one
-// is in recentEncoded, and else encodes it and offers it to the others.
+// sharedEvents is events for a response of the one revision rev (see
+// appendRecentEvents).
+func (e streamEncoder) sharedEvents(b []byte, rev int64, evs []kv.Event) []byte {
+	b = e.eventsHead(b, rev)
+	b = appendRecentEvents(b, rev, evs)
+	return e.eventsEnd(b)
+}
+
+// appendRecentEvents appends the events field of evs, of revision rev:
+// the one another stream encoded for the same events if it is in
+// recentEncoded, and else encodes it and offers it to the others.
 // Identity of the slice is identity of the message: the slice's events
 // are never changed once delivered (those of watchers that asked for
 // previous versions are their own, filled before they are encoded), and
 // the entry keeps the slice alive, so its address is not reused.
-func (e streamEncoder) sharedEvents(b []byte, rev int64, evs []kv.Event) []byte {
-	slot := &recentEncoded[uint64(rev)%uint64(len(recentEncoded))]
-	if c := slot.Load(); c != nil && c.first == &evs[0] && c.n == len(evs) && c.ndjson == e.ndjson {
-		return append(b, c.msg...)
+func appendRecentEvents(b []byte, rev int64, evs []kv.Event) []byte {
+	if c := recentEvents(rev, evs); c != nil {
+		return append(b, c...)
 	}
 	start := len(b)
-	b = e.events(b, rev, evs)
+	b = appendEventsField(b, evs)
 	if len(b)-start <= maxSharedMessage {
-		slot.Store(&encodedRevision{first: &evs[0], n: len(evs), ndjson: e.ndjson, msg: bytes.Clone(b[start:])})
+		recentEncoded[uint64(rev)%uint64(len(recentEncoded))].Store(&encodedEvents{first: &evs[0], n: len(evs), json: bytes.Clone(b[start:])})
 	}
 	return b
 }
 
+// recentEvents returns the events field of evs, of revision rev, if it
+// is in recentEncoded, or nil.
+func recentEvents(rev int64, evs []kv.Event) []byte {
+	if c := recentEncoded[uint64(rev)%uint64(len(recentEncoded))].Load(); c != nil && c.first == &evs[0] && c.n == len(evs) {
+		return c.json
+	}
+	return nil
+}
+
 // streamBuffer holds what a watch stream encodes into: the bytes to write
-// and the scratch space for one message's payload.
+// and the scratch space for one message's payload. A stream of many
+// watchers also writes shared fields between the bytes of out (refs, in
+// order; see multistream_shared.go), which hold shared bytes.
 type streamBuffer struct {
 	out, scratch []byte
+	refs         []sharedRef
+	shared       int
 }
+
+// size is the bytes the buffer writes: its own, and its shared fields'.
+func (sb *streamBuffer) size() int { return len(sb.out) + sb.shared }
 
 // maxPooledStreamBuffer bounds what goes back to the pool: a rare large
 // burst should not stay allocated.

@@ -68,6 +68,7 @@ func (s *recordSink) send(b []byte) bool {
 }
 func (s *recordSink) gone() <-chan struct{} { return nil }
 func (s *recordSink) close()                {}
+func (s *recordSink) cut()                  {}
 
 // TestWriteResponsesInChunks writes a take of many responses, as a
 // watcher catching up gets: it goes out in writes of about streamChunk,

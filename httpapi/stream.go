@@ -26,6 +26,10 @@ type streamSink interface {
 	gone() <-chan struct{}
 	// close ends the response and releases what the sink holds.
 	close()
+	// cut makes a send in progress, or the next, fail: it may be called
+	// from another goroutine than the one sending, to let go of a client
+	// that has stopped reading.
+	cut()
 }
 
 // responseSink writes through the server's ResponseWriter: HTTP/2, or an
@@ -51,6 +55,7 @@ func (s *responseSink) send(b []byte) bool {
 
 func (s *responseSink) gone() <-chan struct{} { return s.done }
 func (s *responseSink) close()                {}
+func (s *responseSink) cut()                  { _ = s.rc.SetWriteDeadline(time.Now()) }
 
 // connSink writes to a hijacked HTTP/1 connection. The response has no
 // length and no chunking: it ends when the connection closes, which is
@@ -139,6 +144,7 @@ func (s *connSink) send(b []byte) bool {
 }
 
 func (s *connSink) gone() <-chan struct{} { return s.left }
+func (s *connSink) cut()                  { s.conn.Close() }
 
 func (s *connSink) close() {
 	if s.forget != nil {

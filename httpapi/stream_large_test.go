@@ -24,6 +24,7 @@ func (s *recordingSink) send(b []byte) bool {
 }
 func (s *recordingSink) gone() <-chan struct{} { return nil }
 func (s *recordingSink) close()                {}
+func (s *recordingSink) cut()                  {}
 
 // TestWriteLargeEvents: a revision of large keys and values is sent in
 // chunks of at most about streamChunk, whose bytes are exactly the

@@ -13,10 +13,13 @@ import (
 // goroutine, its grown stack and its buffers. Streams, and the
 // connections they take over, are counted in h.streams for Close and
 // Shutdown; once the handler is closing, or if the connection is lost
-// while taken over, abandon is called instead of pump.
-func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(streamSink), abandon func()) {
+// while taken over, abandon is called instead of pump. Either way release
+// is called once the stream has ended: it gives back what admitStream
+// counted for it.
+func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(streamSink), abandon, release func()) {
 	if !h.streams.start() {
 		abandon()
+		release()
 		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
@@ -25,12 +28,14 @@ func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(st
 		switch {
 		case err != nil:
 			abandon() // the client is gone already
+			release()
 			h.streams.end()
 			return
 		case taken:
 			h.streams.take(sink.conn)
 			go func() {
 				defer h.streams.end()
+				defer release()
 				defer h.streams.release(sink.conn)
 				pump(sink)
 			}()
@@ -38,6 +43,7 @@ func (h *Handler) runStream(w http.ResponseWriter, r *http.Request, pump func(st
 		}
 	}
 	defer h.streams.end()
+	defer release()
 	w.WriteHeader(http.StatusOK)
 	pump(&responseSink{w: w, rc: http.NewResponseController(w), done: r.Context().Done()})
 }

@@ -45,6 +45,7 @@ var watchParams = paramsOf(selectorParams, params{"start_revision", "prev_kv", "
 //	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter, filter or Last-Event-ID."
 //	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
+//	@Failure		429					{object}	errorDoc		"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
 //	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
 //	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down."
 //	@Header			200					{integer}	X-Revision		"The store's revision when the watch started."
@@ -95,8 +96,13 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
+	release, ok := h.admitStream(w, r, 1)
+	if !ok {
+		return
+	}
 	stream, err := h.cfg.Backend.Watch(r.Context(), req)
 	if err != nil {
+		release()
 		h.writeError(w, r, err)
 		return
 	}
@@ -113,5 +119,5 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
 		requestID: middleware.GetReqID(r.Context()),
 	}
-	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close)
+	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close, release)
 }

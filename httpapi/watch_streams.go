@@ -67,7 +67,7 @@ var readWatchStreamParams = params{"last_event_id"}
 //	@Failure		401		{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		403		{object}	errorDoc				"permission_denied: the caller may not read every key of some watch's range."
 //	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user or --max-watchers-per-stream."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user."
 //	@Failure		500		{object}	errorDoc				"internal: an unexpected failure."
 //	@Failure		503		{object}	errorDoc				"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate		"Bearer"
@@ -112,7 +112,7 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	ms, err := h.wstreams.create(owner, limitKey(owner, r), authChanged)
+	ms, err := h.wstreams.create(owner, clientKey(owner, r), authChanged)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -162,6 +162,7 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 //	@Failure		400				{object}	errorDoc				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
 //	@Failure		401				{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
 //	@Failure		404				{object}	errorDoc				"stream_not_found: no such stream (deleted, dropped, or another user's)."
+//	@Failure		429				{object}	errorDoc				"too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes."
 //	@Failure		500				{object}	errorDoc				"internal: an unexpected failure."
 //	@Failure		503				{object}	errorDoc				"unavailable: the server is shutting down."
 //	@Header			200				{string}	Cache-Control			"no-cache"
@@ -189,8 +190,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, ok := h.admitStream(w, r, 0)
+	if !ok {
+		return
+	}
 	c, err := ms.attach(cursor, has)
 	if err != nil {
+		release()
 		h.writeError(w, r, err)
 		return
 	}
@@ -199,7 +205,7 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", streamEncoder{}.contentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	h.runStream(w, r, func(sink streamSink) { h.pumpMulti(mc, sink) }, mc.abandon)
+	h.runStream(w, r, func(sink streamSink) { h.pumpMulti(mc, sink) }, mc.abandon, release)
 }
 
 // streamCursor reads the cursor to resume after: Last-Event-ID, or the
@@ -235,7 +241,7 @@ func streamCursor(r *http.Request) (int64, bool, *apiError) {
 //	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
 //	@Failure		404		{object}	errorDoc			"stream_not_found: no such stream."
 //	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc			"too_many_requests: the stream has --max-watchers-per-stream watchers."
+//	@Failure		429		{object}	errorDoc			"too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user."
 //	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
 //	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"

@@ -33,6 +33,11 @@ const (
 	CodeNoSpace            Code = "no_space"
 	CodeNotSupported       Code = "not_supported"
 	CodeInternal           Code = "internal"
+	// CodePreconditionFailed: a condition of the request (If-Match) did
+	// not hold.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodePatchFailed: a patch cannot apply to the value it was given.
+	CodePatchFailed Code = "patch_failed"
 )
 
 // Error is a failure with a code and a message meant for the client: no
@@ -124,6 +129,10 @@ var (
 	// backend that serves part of one (a gateway of one namespace of a
 	// shared etcd cluster).
 	ErrSnapshotUnsupported = Errorf(ErrNotSupported, "a snapshot holds the whole store, and this backend serves part of it")
+	// ErrClusterWide: an operation of a whole shared store (compaction,
+	// defragmentation, alarms of an etcd cluster) through a backend that
+	// serves one deployment of it, and is not the one that administers it.
+	ErrClusterWide = Errorf(ErrNotSupported, "this operation is the whole store's, every deployment's on it, and this backend serves one of them")
 	// ErrUnavailable: the backend cannot serve the request now. ErrClosed
 	// and ErrBackendFailed say why when it is known.
 	ErrUnavailable = NewError(CodeUnavailable, "the server cannot serve this now: it is shutting down, or its backend failed")

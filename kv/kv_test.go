@@ -96,3 +96,21 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Charge past the bound = %v, want ErrTooLarge", err)
 	}
 }
+
+// TestTxnNestingMessage: a txn nested past the bound says so, naming the
+// depth and the bound, not "at most 0 are allowed".
+func TestTxnNestingMessage(t *testing.T) {
+	txn := TxnRequest{Success: []Op{put("a", 0)}}
+	for range 4 {
+		inner := txn
+		txn = TxnRequest{Success: []Op{{Txn: &inner}}}
+	}
+	err := txn.Validate(4)
+	want := "a txn at nesting level 5 (the outermost is 1) has 1 operations in one list, and 0 are left for it of the bound (4): nested txns share the bound with the txns around them, so txns of one operation each nest at most 4 levels"
+	if !errors.Is(err, ErrTooManyOps) || err.Error() != want {
+		t.Errorf("Validate of 5 levels of txns, bound 4 = %v, want %q", err, want)
+	}
+	if err := txn.Success[0].Txn.Validate(4); err != nil {
+		t.Errorf("Validate of 4 levels of txns, bound 4 = %v, want nil", err)
+	}
+}

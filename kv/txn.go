@@ -85,7 +85,7 @@ type TxnResult struct {
 // leaves), non-empty keys, known targets, and no key written twice on any
 // path.
 func (r *TxnRequest) Validate(maxOps int) error {
-	if err := r.validateShape(maxOps); err != nil {
+	if err := r.validateShape(txnBudget{max: maxOps, left: maxOps}); err != nil {
 		return err
 	}
 	if _, _, err := checkIntervals(r.Success); err != nil {
@@ -95,10 +95,20 @@ func (r *TxnRequest) Validate(maxOps int) error {
 	return err
 }
 
-func (r *TxnRequest) validateShape(maxOps int) error {
+// txnBudget is what a txn's lists may hold: max, the bound,
+// less what the lists of the txns it is nested in took (left), depth
+// levels down.
+type txnBudget struct {
+	max, left, depth int
+}
+
+func (r *TxnRequest) validateShape(b txnBudget) error {
 	n := max(len(r.Compare), len(r.Success), len(r.Failure))
-	if n > maxOps {
-		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed", n, maxOps)
+	switch {
+	case n > b.left && b.depth == 0:
+		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed", n, b.max)
+	case n > b.left:
+		return Errorf(ErrTooManyOps, "a txn at nesting level %d (the outermost is 1) has %d operations in one list, and %d are left for it of the bound (%d): nested txns share the bound with the txns around them, so txns of one operation each nest at most %d levels", b.depth+1, n, b.left, b.max, b.max)
 	}
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 {
@@ -113,7 +123,7 @@ func (r *TxnRequest) validateShape(maxOps int) error {
 	}
 	for _, branch := range [][]Op{r.Success, r.Failure} {
 		for _, op := range branch {
-			if err := op.validate(maxOps - n); err != nil {
+			if err := op.validate(txnBudget{max: b.max, left: b.left - n, depth: b.depth + 1}); err != nil {
 				return err
 			}
 		}
@@ -121,7 +131,7 @@ func (r *TxnRequest) validateShape(maxOps int) error {
 	return nil
 }
 
-func (op *Op) validate(maxOps int) error {
+func (op *Op) validate(b txnBudget) error {
 	set := 0
 	for _, p := range []bool{op.Range != nil, op.Put != nil, op.Delete != nil, op.Txn != nil} {
 		if p {
@@ -145,7 +155,7 @@ func (op *Op) validate(maxOps int) error {
 		}
 		return nil
 	default:
-		return op.Txn.validateShape(maxOps)
+		return op.Txn.validateShape(b)
 	}
 }
 

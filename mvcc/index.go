@@ -110,6 +110,27 @@ func (ti *treeIndex) visit(r keyrange.Range, atRev int64, fn func(keyRev) bool) 
 	})
 }
 
+// modifiedAfter reports whether a key of r, alive or deleted, has a
+// revision after rev: a write, or a tombstone the index still holds.
+func (ti *treeIndex) modifiedAfter(r keyrange.Range, rev int64) bool {
+	ti.mu.RLock()
+	defer ti.mu.RUnlock()
+	if r.IsSingle() {
+		ki, ok := ti.tree.Get(&keyIndex{key: r.Key})
+		return ok && ki.modified.Main > rev
+	}
+	limit := r.Limit()
+	changed := false
+	ti.tree.AscendGreaterOrEqual(&keyIndex{key: r.Key}, func(ki *keyIndex) bool {
+		if !keyrange.AboveKey(limit, ki.key) {
+			return false
+		}
+		changed = ki.modified.Main > rev
+		return !changed
+	})
+	return changed
+}
+
 // insertRestored adds the keys' indexes recovery built, in key order.
 func (ti *treeIndex) insertRestored(kis []*keyIndex) {
 	ti.mu.Lock()

@@ -16,8 +16,13 @@ type WriteTxn struct {
 	tx   *bolt.Tx
 	keys *bolt.Bucket
 
-	rev    int64 // the revision this request's writes get
+	rev int64 // the revision this request's writes get
+	// events are this request's writes to the key history, in order: the
+	// write of events[i] is at sub-revision i, which is all rollback
+	// needs to undo it, so that a write of a million keys keeps no second
+	// list of them.
 	events []kv.Event
+	// undo reverses the writes to other buckets.
 	undo   []undoEntry
 	leases []leaseMove // this request's moves of keys between leases
 	stages []stage     // memory changes to apply once committed
@@ -31,15 +36,11 @@ type WriteTxn struct {
 	mustCommit bool
 }
 
-// undoEntry reverses one write if the request fails.
+// undoEntry reverses one write to a bucket other than the key history,
+// if the request fails: it puts back the previous value (nil when the
+// key did not exist).
 type undoEntry struct {
-	key       []byte
-	rev       kv.Revision
-	tombstone bool
-	// For writes to other buckets: the bucket and the previous value (nil
-	// when the key did not exist).
-	bucket []byte
-	prev   []byte
+	bucket, key, prev []byte
 }
 
 func newWriteTxn(s *Store, tx *bolt.Tx) *WriteTxn {
@@ -100,7 +101,6 @@ func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 		t.s.index.put(rec.Key, rev)
 		t.events = append(t.events, kv.Event{Type: kv.EventPut, KV: rec})
 	}
-	t.undo = append(t.undo, undoEntry{key: rec.Key, rev: rev, tombstone: tombstone})
 	return nil
 }
 
@@ -154,22 +154,26 @@ func (t *WriteTxn) UnsafeGet(bucket, key []byte) []byte {
 }
 
 // rollback undoes every write of a failed request, newest first, and
-// what it staged.
+// what it staged. The writes to other buckets and those to the key
+// history touch different buckets and different memory: each kind is
+// undone in its own order.
 func (t *WriteTxn) rollback() {
 	undoStages(t.stages)
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		u := t.undo[i]
-		if u.bucket != nil {
-			b := t.tx.Bucket(u.bucket)
-			if u.prev == nil {
-				_ = b.Delete(u.key)
-			} else {
-				_ = b.Put(u.key, u.prev)
-			}
-			continue
+		b := t.tx.Bucket(u.bucket)
+		if u.prev == nil {
+			_ = b.Delete(u.key)
+		} else {
+			_ = b.Put(u.key, u.prev)
 		}
-		_ = t.keys.Delete(revBytes(u.rev, u.tombstone))
-		t.s.index.unput(u.key, u.rev, u.tombstone)
+	}
+	for i := len(t.events) - 1; i >= 0; i-- {
+		ev := &t.events[i]
+		rev := kv.Revision{Main: t.rev, Sub: int64(i)}
+		tombstone := ev.Type == kv.EventDelete
+		_ = t.keys.Delete(revBytes(rev, tombstone))
+		t.s.index.unput(ev.KV.Key, rev, tombstone)
 	}
 	t.undo, t.events, t.leases, t.stages = nil, nil, nil, nil
 	t.metaWritten = false

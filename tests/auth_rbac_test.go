@@ -247,6 +247,23 @@ func rbacLeaseKept(keys ...string) func(testing.TB, *rbacFixture, string) {
 	}
 }
 
+// rbacRevision prepares a cell with the store's revision.
+func rbacRevision(tb testing.TB, f *rbacFixture) string { return fmt.Sprint(authRev(tb, f.s, f.root)) }
+
+// rbacLeaseList prepares a cell with the leases as they are; with
+// rbacLeasesKept, a refused put with ttl must leave them so.
+func rbacLeaseList(tb testing.TB, f *rbacFixture) string {
+	tb.Helper()
+	return string(authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases", "").body)
+}
+
+func rbacLeasesKept(tb testing.TB, f *rbacFixture, before string) {
+	tb.Helper()
+	if after := rbacLeaseList(tb, f); after != before {
+		tb.Fatalf("a refused put with ttl changed the leases: %s, were %s", after, before)
+	}
+}
+
 var rbacEveryone = []string{"alice", "bob", "carol", "wendy", "dave"}
 
 // rbacOps is the matrix's operations. The users' permissions are in
@@ -313,6 +330,39 @@ var rbacOps = []rbacOp{
 			`"success":[{"put":{"key":"app/x","value":"v"}}],"failure":[{"put":{"key":"logs/x","value":"v"}}]}`)},
 	{name: "txn put app/x prev_kv", allowed: []string{"alice"}, status: 200, writes: true,
 		do: rbacSend("POST", "/v1/txn", `{"success":[{"put":{"key":"app/x","value":"v","prev_kv":true}}]}`)},
+
+	// A put with ttl is a put; a patch reads and writes its key; an
+	// export reads its range, an import writes its scope (and reads it,
+	// for a dry run), a restore reads and writes its range.
+	{name: "put app/x ttl", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v"), unchanged: rbacLeasesKept},
+	{name: "put app/x ttl If-None-Match", allowed: []string{"alice"}, status: 200, writes: true,
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v", "If-None-Match", "*"), unchanged: rbacLeasesKept},
+	{name: "put etc ttl", status: 200, writes: true,
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("etc")+"?ttl=60", "v"), unchanged: rbacLeasesKept},
+	{name: "patch app/p", allowed: []string{"alice"}, status: 200, writes: true,
+		do: rbacSend("PATCH", keyPath("app/p"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
+	{name: "patch cfg", allowed: []string{"bob"}, status: 409,
+		do: rbacSend("PATCH", keyPath("cfg"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
+	{name: "export prefix app/", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/export?key=app/&prefix=true", "")},
+	{name: "export prefix logs/", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", "/v1/export?key=logs/&prefix=true", "")},
+	{name: "export from m", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", "/v1/export?key=m&from_key=true", "")},
+	{name: "export every key", status: 200, do: rbacSend("GET", "/v1/export", "")},
+	{name: "import prefix app/", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
+		do: rbacSend("POST", "/v1/import?key=app/&prefix=true", `{"key":"app/x","value":"v"}`)},
+	{name: "import prefix app/ dry run", allowed: []string{"alice"}, status: 200,
+		do: rbacSend("POST", "/v1/import?key=app/&prefix=true&dry_run=true", `{"key":"app/x","value":"v"}`)},
+	{name: "import cfg", allowed: []string{"bob"}, status: 200, writes: true,
+		do: rbacSend("POST", "/v1/import?key=cfg", `{"key":"cfg","value":"v"}`)},
+	{name: "import every key", status: 200, writes: true, do: rbacSend("POST", "/v1/import", `{"key":"app/x","value":"v"}`)},
+	{name: "restore prefix app/", allowed: []string{"alice"}, status: 200, writes: true, prepare: rbacRevision,
+		do: rbacSendArg("POST", "/v1/restore", `{"key":"app/","prefix":true,"revision":%s}`)},
+	{name: "restore prefix app/ dry run", allowed: []string{"alice"}, status: 200, prepare: rbacRevision,
+		do: rbacSendArg("POST", "/v1/restore", `{"key":"app/","prefix":true,"revision":%s,"dry_run":true}`)},
+	{name: "restore cfg", allowed: []string{"bob"}, status: 200, writes: true, prepare: rbacRevision,
+		do: rbacSendArg("POST", "/v1/restore", `{"key":"cfg","revision":%s}`)},
+	{name: "restore every key", status: 200, writes: true, prepare: rbacRevision,
+		do: rbacSendArg("POST", "/v1/restore", `{"key":"\u0000","from_key":true,"revision":%s}`)},
 
 	// Watches: the whole range is checked, and "\0" means every key from
 	// key on, not the key.
@@ -528,7 +578,7 @@ func TestAuthRBACDetails(t *testing.T) {
 		return authCaller{}
 	}
 
-	t.Run("lease time-to-live hides unreadable keys", func(t *testing.T) {
+	t.Run("lease time-to-live hides unreadable keys, and says so", func(t *testing.T) {
 		id := f.grantLease(t, "app/l", "logs/l", "m/l", "etc/l", "cfg")
 		want := map[string][]string{
 			"root":  {"app/l", "cfg", "etc/l", "logs/l", "m/l"},
@@ -544,6 +594,10 @@ func TestAuthRBACDetails(t *testing.T) {
 			got := slices.Sorted(slices.Values(deref(res.Keys)))
 			if !slices.Equal(got, keys) || len(deref(res.KeysBase64)) != 0 {
 				t.Errorf("lease %d keys as %s = %q %q, want %q", id, name, res.Keys, res.KeysBase64, keys)
+			}
+			// Who may not read them all is told some were left out.
+			if hidden := len(keys) < 5; deref(res.KeysHidden) != hidden {
+				t.Errorf("lease %d keys as %s: keys_hidden %v, want %v", id, name, res.KeysHidden, hidden)
 			}
 		}
 	})

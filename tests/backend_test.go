@@ -72,5 +72,8 @@ func backendArgs(tb testing.TB, serverArgs []string) []string {
 		"--backend", "etcd",
 		"--etcd-endpoints", strings.Join(c.Endpoints(), ","),
 		"--etcd-namespace", "/e2e-" + hex.EncodeToString(ns) + "/",
+		// The deployment has its cluster to itself: the tests compact,
+		// defragment and disarm alarms through the API.
+		"--etcd-cluster-maintenance",
 	}
 }

@@ -15,7 +15,7 @@ func whileDown(t *testing.T, s *server, p *consolePage, write func(o *server)) {
 	s.Kill()
 	p.wait("the live indicator to say reconnecting", `document.getElementById("live").dataset.state === "reconnecting"`)
 	p.waitText("#live", "reconnecting")
-	o := &server{DataDir: s.DataDir, tb: t, args: s.args, client: &http.Client{Timeout: requestTimeout}, streams: &http.Client{}}
+	o := &server{DataDir: s.DataDir, tb: t, gateway: s.gateway, args: s.args, client: &http.Client{Timeout: requestTimeout}, streams: &http.Client{}}
 	t.Cleanup(func() {
 		if o.running() {
 			o.Stop()

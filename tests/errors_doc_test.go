@@ -35,6 +35,17 @@ func errorExamples() []*errorExample {
 			s.do(tb, "POST", path, []byte(body), "Content-Type", "application/json").want(tb, want)
 		}
 	}
+	// An import whose If-Match names the revision before the last put
+	// of its range.
+	importChanged := &errorExample{code: "precondition_failed", when: "an import with If-Match whose range changed after that revision",
+		method: "POST", path: "/v1/import?key=app/&prefix=true", body: `{"key":"app/x","value":"2"}`}
+	importChanged.setup = func(tb testing.TB, s *server) {
+		put("/v1/kv/app/x", "1")(tb, s)
+		var st struct{ Revision int64 }
+		s.do(tb, "GET", "/v1/status", nil).ok(tb, 200, &st)
+		importChanged.header = []string{"If-Match", fmt.Sprintf(`"%d"`, st.Revision)}
+		put("/v1/kv/app/y", "1")(tb, s)
+	}
 	return []*errorExample{
 		{code: "invalid_argument", when: "malformed JSON or parameter, an unknown query parameter or JSON field, an empty key, a duplicate key in a txn, too many txn ops",
 			method: "GET", path: "/v1/kv?key=app/&prefx=true"},
@@ -67,7 +78,7 @@ func errorExamples() []*errorExample {
 				return s.do(tb, "DELETE", "/v1/watch/streams/"+created.Stream+"/watches/9", nil)
 			}},
 		{code: "method_not_allowed", when: "a method the path does not have (the Allow header lists those it has)",
-			method: "PATCH", path: "/v1/kv/a"},
+			method: "POST", path: "/v1/kv/a"},
 		{code: "lock_timeout", when: "a lock or campaign not won within timeout",
 			setup: func(tb testing.TB, s *server) {
 				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)
@@ -77,6 +88,9 @@ func errorExamples() []*errorExample {
 			method: "POST", path: "/v1/locks/deploy?timeout=0s", body: `{"lease":200}`},
 		{code: "already_exists", when: "a user, role or lease ID that already exists",
 			method: "POST", path: "/v1/leases", body: `{"ttl":60,"id":100}`},
+		{code: "patch_failed", when: "a PATCH that cannot apply: the value is not JSON, a JSON Patch path is missing or its test fails",
+			setup:  put("/v1/kv/conf", `{"a":1}`),
+			method: "PATCH", path: "/v1/kv/conf", body: `[{"op":"test","path":"/a","value":2}]`, header: []string{"Content-Type", "application/json-patch+json"}},
 		{code: "compacted", when: "a read below the compact revision (carries compact_revision)",
 			setup: func(tb testing.TB, s *server) {
 				put("/v1/kv/c", "1")(tb, s)
@@ -88,10 +102,13 @@ func errorExamples() []*errorExample {
 			method: "GET", path: "/v1/kv/c?revision=2"},
 		{code: "precondition_failed", when: "If-Match on a key that changed or does not exist, If-None-Match: * on one that exists (carries kv)",
 			method: "PUT", path: "/v1/kv/counter", body: "1", header: []string{"If-Match", `"3"`}},
+		importChanged,
 		{code: "not_leader", when: "proclaim or resign by a candidate that no longer leads",
 			method: "POST", path: "/v1/elections/jobs/resign", body: `{"leader":{"name":"jobs","key":"jobs/64","revision":3,"lease":100}}`},
-		{code: "request_too_large", when: "a body over --max-request-bytes",
+		{code: "request_too_large", when: "a body over --max-request-bytes (--max-import-bytes for an import)",
 			method: "PUT", path: "/v1/kv/big", body: strings.Repeat("x", 2048)},
+		{code: "unsupported_media_type", when: "a PATCH body that is neither application/merge-patch+json nor application/json-patch+json",
+			method: "PATCH", path: "/v1/kv/conf", body: `{"a":2}`, header: []string{"Content-Type", "application/json"}},
 		{code: "unauthenticated", when: "auth enabled and the token missing, invalid or expired (WWW-Authenticate: Bearer)",
 			setup: func(tb testing.TB, s *server) {
 				post("/v1/auth/users", `{"name":"root","password":"pw"}`, 201)(tb, s)
@@ -102,7 +119,7 @@ func errorExamples() []*errorExample {
 			method: "GET", path: "/v1/kv/a"},
 		{code: "permission_denied", when: "the user's roles do not allow the operation on every key it touches",
 			method: "GET", path: "/v1/kv/a"},
-		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, --max-leases, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
+		{code: "too_many_requests", when: "overload protection (--max-inflight-request-bytes, --max-held-answer-bytes, --max-leases, --etcd-max-history-watches, the bounds of watch streams), or too many failed token requests for one user from one address; retry after Retry-After",
 			setup: func(tb testing.TB, s *server) {
 				for range 20 {
 					r := s.do(tb, "POST", "/v1/auth/token", []byte(`{"name":"ann","password":"wrong"}`))
@@ -114,7 +131,7 @@ func errorExamples() []*errorExample {
 				tb.Fatal("20 failed token requests were never answered 429")
 			},
 			method: "POST", path: "/v1/auth/token", body: `{"name":"ann","password":"wrong"}`},
-		{code: "unavailable", when: "the server is shutting down, or its backend failed (the message says which); retry after Retry-After, on another gateway over etcd",
+		{code: "unavailable", when: "the server is shutting down, its backend failed, or etcd cannot serve a gateway (no member reachable, or no quorum): the message says which; retry after Retry-After, on another gateway over etcd",
 			flags: []string{},
 			setup: func(tb testing.TB, s *server) {
 				post("/v1/leases", `{"ttl":60,"id":100}`, 201)(tb, s)

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -399,6 +401,95 @@ func TestTenants(t *testing.T) {
 			t.Errorf("httpkv snapshot save of /httpkv/ left %v", entries)
 		}
 	})
+
+	t.Run("cluster maintenance", func(t *testing.T) {
+		// Compaction, defragmentation and alarms are the whole
+		// cluster's: no deployment without --etcd-cluster-maintenance
+		// runs them, and the others' history is intact.
+		var st client.Status
+		open.do(t, none, http.StatusOK, "GET", "/v1/status", "").decode(t, &st)
+		for _, at := range []attacker{{open, none}, {third, third.root}} {
+			for _, req := range []struct{ method, path, body string }{
+				{"POST", "/v1/compact", fmt.Sprintf(`{"revision":%d,"physical":true}`, st.Revision)},
+				{"POST", "/v1/defrag", ""},
+				{"DELETE", "/v1/alarms", ""},
+			} {
+				r := at.tn.s.do(t, req.method, req.path, []byte(req.body), at.as.header("Content-Type", "application/json")...)
+				if e := r.wantError(t, http.StatusNotImplemented, "not_supported"); !strings.Contains(e.Message, "--etcd-cluster-maintenance") {
+					t.Errorf("%s as %s on %s = %s, want it to name --etcd-cluster-maintenance", r.req, at.as.name, at.tn.ns, r.body)
+				}
+			}
+		}
+		var hist client.HistoryResponse
+		victim.do(t, vr, http.StatusOK, "GET", "/v1/history?key=services%2Fdb&start_revision=1", "").decode(t, &hist)
+		if len(hist.Events) != 1 || hist.CompactRevision > 1 {
+			t.Errorf("/migrated/'s history of services/db after the others' compactions = %+v, want its put, nothing compacted", hist)
+		}
+	})
+
+	t.Run("a revoke races a grant of its ID", func(t *testing.T) {
+		// /httpkv/ revokes its lease X from 8 requests at once while
+		// /migrated/ grants X again the moment it is free and puts a
+		// key on it: /migrated/'s key outlives every revoke of /httpkv/'s.
+		ctx := context.Background()
+		vh := vr.header("Content-Type", "application/json")
+		for round := range 10 {
+			id := int64(5000 + round)
+			open.do(t, none, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"id":%d,"ttl":600}`, id))
+			open.do(t, none, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/raced?lease=%d", id), "a")
+			start := make(chan struct{})
+			regranted := make(chan string, 1)
+			go func() {
+				<-start
+				deadline := time.Now().Add(time.Minute)
+				for {
+					r, err := victim.s.send(ctx, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"id":%d,"ttl":600}`, id)), vh...)
+					switch {
+					case err != nil:
+						regranted <- err.Error()
+					case r.status == http.StatusConflict && time.Now().Before(deadline):
+						continue
+					case r.status != http.StatusCreated:
+						regranted <- fmt.Sprintf("%s = %d %s", r.req, r.status, r.body)
+					default:
+						r, err = victim.s.send(ctx, "PUT", fmt.Sprintf("/v1/kv/raced?lease=%d", id), []byte("b"), vh...)
+						if err != nil || r.status != http.StatusOK {
+							regranted <- fmt.Sprintf("put raced with lease %d: %v %v", id, r, err)
+						}
+						regranted <- ""
+					}
+					return
+				}
+			}()
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					r, err := open.s.send(ctx, "DELETE", fmt.Sprintf("/v1/leases/%d", id), nil)
+					if err != nil || r.status != http.StatusOK && r.status != http.StatusNotFound {
+						t.Errorf("round %d: DELETE /v1/leases/%d on /httpkv/ = %v, %v; want 200 or 404", round, id, r, err)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if msg := <-regranted; msg != "" {
+				t.Fatalf("round %d: /migrated/ granting %d again: %s", round, id, msg)
+			}
+			var got client.GetResponse
+			victim.do(t, vr, http.StatusOK, "GET", "/v1/kv/raced", "").decode(t, &got)
+			if got.Kv.Lease != id {
+				t.Fatalf("round %d: /migrated/'s raced after /httpkv/ revoked lease %d = %+v, want it on /migrated/'s lease %d", round, id, got.Kv, id)
+			}
+			open.do(t, none, http.StatusNotFound, "GET", "/v1/kv/raced", "")
+			victim.do(t, vr, http.StatusOK, "DELETE", fmt.Sprintf("/v1/leases/%d", id), "")
+		}
+		if got := victim.state(t); !slices.Equal(got, victimState) {
+			t.Errorf("/migrated/ holds %q, want %q", got, victimState)
+		}
+	})
 }
 
 // TestGatewaySnapshot: a gateway with no namespace has the cluster to
@@ -416,7 +507,40 @@ func TestGatewaySnapshot(t *testing.T) {
 		t.Errorf("httpkv snapshot save = %q", out)
 	}
 	info := snapshotStatus(t, file)
-	if b, _ := json.Marshal(info); info.Keys != 10 {
-		t.Errorf("snapshot status = %s, want 10 keys", b)
+	if b, _ := json.Marshal(info); info.Keys != 11 {
+		t.Errorf("snapshot status = %s, want 11 keys: 10 and the deployment's marker", b)
+	}
+}
+
+// TestOverlappingNamespaces: a gateway whose namespace lies inside
+// another deployment's, or covers one, does not start, and names the
+// other; the deployment without a namespace covers every other. Before,
+// --etcd-namespace /b/kv/ beside /b/ started healthy, and its keys
+// landed among /b/'s keys and private records.
+func TestOverlappingNamespaces(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := startGateway(t, c, "/b/")
+	b.put(t, "k", "v")
+	for _, tc := range []struct{ ns, want string }{
+		{"/b/kv/", `"/b/kv/" lies inside the deployment of namespace "/b/"`},
+		{"/b/auth/x/", `lies inside the deployment of namespace "/b/"`},
+		{"/b", `"/b" covers the deployment of namespace "/b/"`},
+		{"", `covers the deployment of namespace "/b/"`},
+	} {
+		_, stderr, err := runHTTPKV(t, nil, "--listen", "127.0.0.1:0", "--backend", "etcd",
+			"--etcd-endpoints", strings.Join(c.Endpoints(), ","), "--etcd-namespace", tc.ns)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("a gateway of %q beside /b/ = %v, stderr %q; want it refused, saying %q", tc.ns, err, stderr, tc.want)
+		}
+	}
+	raw, err := c.Client(t).Get(context.Background(), "", clientv3.WithFromKey(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range raw.Kvs {
+		if k := string(p.Key); strings.HasPrefix(k, "/b/kv/") && k != "/b/kv/k" || !strings.HasPrefix(k, "/b/") {
+			t.Errorf("etcd holds %q after the refused gateways: written by one of them", k)
+		}
 	}
 }

@@ -67,7 +67,7 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
 		}
 	}
-	for _, below := range []string{"kv", "keyrange", "concurrency", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}

@@ -33,6 +33,8 @@ func loadAPIDoc() (*openapi3.T, routers.Router, error) {
 	apiDoc.once.Do(func() {
 		// The console's page is text; the validator only needs to know that.
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+		// So is an export, as a whole; exportTo checks each of its lines.
+		openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder)
 		doc, err := openapi.Load()
 		if err != nil {
 			apiDoc.err = err

@@ -61,7 +61,7 @@ func TestTypeScriptClientPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"package/package.json", "package/README.md", "package/dist/index.js", "package/dist/index.d.ts", "package/dist/schema.d.ts"} {
+	for _, want := range []string{"package/package.json", "package/README.md", "package/dist/index.js", "package/dist/index.d.ts", "package/dist/schema.d.ts", "package/dist/watch.js", "package/dist/sse.js"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("the package has no %s; it has %q", want, files)
 		}
@@ -103,7 +103,8 @@ func TestTypeScriptClientPackage(t *testing.T) {
 	}
 	run(project, node, tsc, "-p", ".")
 	out := string(run(project, node, filepath.Join("build", "example.js")))
-	want := []string{"put at revision 2", "postgres://db:5432", "404 key_not_found", "config/db/url = postgres://db:5432"}
+	want := []string{"put at revision 2", "postgres://db:5432", "404 key_not_found", "config/db/url = postgres://db:5432",
+		"watch: 2 put config/db/url postgres://db:5432", "stream: watch 1 put config/db/url"}
 	if got := strings.Split(strings.TrimSpace(out), "\n"); !slices.Equal(got, want) {
 		t.Errorf("the README's example printed %q, want %q", got, want)
 	}

@@ -2,9 +2,11 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,22 +22,9 @@ var tsClientDir = filepath.Join("..", "openapi", "ts")
 // without them it is skipped, or fails on CI.
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	tsc := filepath.Join(tsClientDir, "node_modules", ".bin", "tsc")
-	if err == nil {
-		_, err = os.Stat(tsc)
-	}
-	needPrograms(t, "the TypeScript client needs node and `npm ci` in openapi/ts", err)
+	node := buildTSClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	// Type-check the client, its generated types and the test, and
-	// compile them into openapi/ts/build.
-	build := exec.CommandContext(ctx, node, filepath.Join("node_modules", ".bin", "tsc"), "-p", ".")
-	build.Dir = tsClientDir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("tsc -p openapi/ts: %v\n%s", err, out)
-	}
 
 	front := checkingProxy(t, startServer(t), "the TypeScript client")
 
@@ -47,4 +36,39 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("node --test openapi/ts/build/test/e2e.test.js: %v\n%s", err, out)
 	}
 	t.Logf("node --test openapi/ts/build/test/e2e.test.js:\n%s", out)
+}
+
+// tsBuild is the TypeScript client and its tests compiled into
+// openapi/ts/build, once per test process: the tests that run them
+// share it.
+var tsBuild struct {
+	once sync.Once
+	err  error
+}
+
+// buildTSClient type-checks the TypeScript client, its generated types
+// and its tests, compiles them into openapi/ts/build, and returns the
+// path of node. It needs node and `npm ci` in openapi/ts: without them
+// the test is skipped, or fails on CI.
+func buildTSClient(tb testing.TB) string {
+	tb.Helper()
+	node, err := exec.LookPath("node")
+	tsc := filepath.Join(tsClientDir, "node_modules", ".bin", "tsc")
+	if err == nil {
+		_, err = os.Stat(tsc)
+	}
+	needPrograms(tb, "the TypeScript client needs node and `npm ci` in openapi/ts", err)
+	tsBuild.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		build := exec.CommandContext(ctx, node, filepath.Join("node_modules", ".bin", "tsc"), "-p", ".")
+		build.Dir = tsClientDir
+		if out, err := build.CombinedOutput(); err != nil {
+			tsBuild.err = fmt.Errorf("tsc -p openapi/ts: %v\n%s", err, out)
+		}
+	})
+	if tsBuild.err != nil {
+		tb.Fatal(tsBuild.err)
+	}
+	return node
 }

@@ -133,28 +133,46 @@ func TestSlowBodiesBounded(t *testing.T) {
 	}
 }
 
-// TestMaxConnections serves at most --max-connections connections: with
-// two streams open on a server that takes two, a third client is not
-// answered until one of them leaves.
+// TestMaxConnections serves at most --max-connections connections, and
+// one spare past them for /health: with two streams open on a server that
+// takes two, a third connection answers /health, and 429 to anything
+// else; with the spare held too, a fourth is not answered until a stream
+// leaves.
 func TestMaxConnections(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-connections=2")
+	s := startServer(t, "--max-connections=2", "--max-stream-connections=2")
 	// The client of the start-up checks keeps a connection: let it go.
 	s.client.CloseIdleConnections()
 	// Each is created once it returns.
 	w1 := openWatch(t, s, "key=a")
 	openWatch(t, s, "key=b")
 
-	third := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	if resp, err := third.Get(s.URL + "/health"); err == nil {
+	status, closes, spare := rawRequest(t, s.addr, "GET /health")
+	spare.Close()
+	if status != http.StatusOK || !closes {
+		t.Fatalf("GET /health on a third connection while two streams hold both = %d (closes: %v), want 200 on a spare connection that closes", status, closes)
+	}
+	status, closes, spare = rawRequest(t, s.addr, "GET /v1/kv/a")
+	spare.Close()
+	if status != http.StatusTooManyRequests || !closes {
+		t.Fatalf("GET /v1/kv/a on the spare connection = %d (closes: %v), want 429 and the connection closed", status, closes)
+	}
+	// A connection that sends nothing holds the spare.
+	idle, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fourth := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := fourth.Get(s.URL + "/health"); err == nil {
 		resp.Body.Close()
-		t.Fatalf("GET /health on a third connection = %s while two streams hold both, want no answer", resp.Status)
+		t.Fatalf("GET /health on a fourth connection = %s while streams and the spare hold every connection, want no answer", resp.Status)
 	} else if !strings.Contains(err.Error(), "Client.Timeout") {
-		t.Fatalf("GET /health on a third connection: %v, want a timeout", err)
+		t.Fatalf("GET /health on a fourth connection: %v, want a timeout", err)
 	}
 	w1.close()
-	third.Timeout = requestTimeout
-	resp, err := third.Get(s.URL + "/health")
+	fourth.Timeout = requestTimeout
+	resp, err := fourth.Get(s.URL + "/health")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /health once a stream left = %v, %v; want 200", resp, err)
 	}

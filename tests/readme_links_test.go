@@ -95,8 +95,8 @@ func hasHeading(page, anchor string) bool {
 
 // TestREADMECodeIsTested: the README's Go and TypeScript snippets are
 // taken from code that runs: each line of a go block is a line of the Go
-// client's examples (openapi/client/example_test.go, whose server URL is
-// httpkvURL), and each line of a ts block a line of the example in the
+// clients' examples (openapi/client/example_test.go and
+// client/example_test.go, whose server URL is httpkvURL), and each line of a ts block a line of the example in the
 // TypeScript client's README, which TestTypeScriptClientPackage runs.
 func TestREADMECodeIsTested(t *testing.T) {
 	t.Parallel()
@@ -112,6 +112,10 @@ func TestREADMECodeIsTested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ourExample, err := os.ReadFile(filepath.Join("..", "client", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tsReadme, err := os.ReadFile(filepath.Join("..", "openapi", "ts", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +127,7 @@ func TestREADMECodeIsTested(t *testing.T) {
 	sources := map[string]struct {
 		name, text, url string
 	}{
-		"go": {"openapi/client/example_test.go", string(goExample), "httpkvURL"},
+		"go": {"openapi/client/example_test.go or client/example_test.go", string(goExample) + string(ourExample), "httpkvURL"},
 		"ts": {"the example of openapi/ts/README.md", tsExample, `"http://127.0.0.1:2378"`},
 	}
 	checked := 0

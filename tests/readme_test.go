@@ -43,6 +43,14 @@ import (
 //     readmeStreamSeconds and checks that it printed a created message
 //     (an election's observe: a leader or no_leader one) and, when it
 //     starts from a past revision (start_revision=), data messages.
+//   - The data commands (./httpkv get...) talk to the fresh server
+//     (HTTPKV_URL is its URL). Every one must exit 0, unless its line
+//     carries a comment starting with the status it exits with instead:
+//     `# exit 1: key_not_found`. A command that runs until Ctrl-C (watch,
+//     elect, lock NAME without a command, lease keepalive without
+//     --once) is interrupted (SIGINT) after readmeStreamSeconds, must
+//     exit 0 then, and must have printed something: a watch from a past
+//     revision (--rev), events.
 //
 // The test replaces curl with a shell function that runs the real one,
 // notes the status of each call with the README line it was made on
@@ -108,6 +116,47 @@ func (b readmeBlock) no(what string) bool { return slices.Contains(b.attrs, "no-
 // announced matches a comment that starts with an HTTP status.
 var announced = regexp.MustCompile(`(?:^|\s)#\s*([1-5][0-9][0-9])\b`)
 
+// announcedExit matches a comment that starts with an exit status.
+var announcedExit = regexp.MustCompile(`\s#\s*exit ([0-9]+)\b`)
+
+// dataCommand matches a line that runs a command of ./httpkv, and names
+// it: a data command unless it is one of the server's (health,
+// snapshot...), which run as any other line.
+var dataCommand = regexp.MustCompile(`^(?:[A-Z_]+=\$\()?\./httpkv ([a-z][a-z-]*)\b`)
+
+// untilInterrupted reports whether a line runs a data command that
+// goes on until Ctrl-C.
+func untilInterrupted(line string) bool {
+	m := dataCommand.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	switch m[1] {
+	case "watch", "elect":
+		return true
+	case "lock":
+		return !strings.Contains(line, " -- ")
+	case "lease":
+		return strings.Contains(line, " keepalive ") && !strings.Contains(line, "--once")
+	}
+	return false
+}
+
+// readmeScriptLine is line n as the README test runs it: a data command
+// that announces its exit status runs in an if, its status noted; one
+// that runs until Ctrl-C is interrupted after a while, and what it
+// printed kept.
+func readmeScriptLine(line string, n int) string {
+	code, _, _ := strings.Cut(line, " #")
+	if m := announcedExit.FindStringSubmatch(line); m != nil && dataCommand.MatchString(line) {
+		return fmt.Sprintf("if %s; then rc=0; else rc=$?; fi; httpkv_exit %d %s $rc", code, n, m[1])
+	}
+	if untilInterrupted(line) {
+		return fmt.Sprintf("timeout --preserve-status -s INT \"$HTTPKV_STREAM_SECONDS\" %s | tee \"$HTTPKV_DIR/run.%d\"; httpkv_ran %d", code, n, n)
+	}
+	return line
+}
+
 // announcements returns, by README line, the status the line of one of
 // blocks announces; a command continued over lines by trailing
 // backslashes carries its announcement on each of them.
@@ -143,6 +192,20 @@ const readmePrelude = `set -euo pipefail
 shopt -s inherit_errexit
 trap 'echo "README.md:$LINENO: exit status $?" >&2' ERR
 trap 'jobs -p | xargs -r kill 2>/dev/null || true; wait' EXIT
+
+# httpkv_exit LINE WANT GOT: a data command exited GOT, announcing WANT.
+httpkv_exit() {
+	echo "$1 $3" >>"$HTTPKV_DIR/exit.log"
+	if [[ $2 != "$3" ]]; then
+		echo "README.md:$1: ./httpkv exited $3, and the line announces exit $2" >&2
+		return 1
+	fi
+}
+
+# httpkv_ran LINE: a data command that ran until interrupted ended.
+httpkv_ran() {
+	echo "$1 0" >>"$HTTPKV_DIR/exit.log"
+}
 
 curl() {
 	local line=${BASH_LINENO[0]} err rc code stream= a
@@ -210,7 +273,7 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	address := strings.NewReplacer("127.0.0.1:2378", strings.TrimPrefix(s.URL, "http://"), "127.0.0.1:2379", spare)
-	runREADME(t, text, run, address.Replace, dir, nil)
+	runREADME(t, text, run, address.Replace, dir, []string{"HTTPKV_URL=" + s.URL})
 }
 
 // needREADMEPrograms skips (fails, with CI set) a test of the README's
@@ -254,7 +317,7 @@ func runREADME(t *testing.T, text string, blocks []readmeBlock, address func(str
 	lines := make([]string, strings.Count(text, "\n")+1)
 	for _, b := range blocks {
 		for i, l := range b.lines {
-			lines[b.first-1+i] = address(l)
+			lines[b.first-1+i] = readmeScriptLine(address(l), b.first+i)
 		}
 	}
 	script := filepath.Join(dir, "readme.sh")
@@ -280,7 +343,8 @@ func runREADME(t *testing.T, text string, blocks []readmeBlock, address func(str
 	cmd.Env = append(os.Environ(), "HTTPKV_DIR="+dir, "HTTPKV_STREAM_SECONDS="+strconv.Itoa(readmeStreamSeconds),
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
-		return strings.HasPrefix(kv, "B=") || strings.HasPrefix(kv, "HTTPKV_TOKEN=")
+		return strings.HasPrefix(kv, "B=") || strings.HasPrefix(kv, "HTTPKV_TOKEN=") ||
+			strings.HasPrefix(kv, "HTTPKV_USER=") || strings.HasPrefix(kv, "HTTPKV_URL=")
 	})
 	cmd.Env = append(cmd.Env, env...)
 	// The script's own background servers share its process group, which
@@ -303,14 +367,56 @@ func runREADME(t *testing.T, text string, blocks []readmeBlock, address func(str
 			t.Errorf("README.md:%d announces %d, but no curl ran on that line", line, status)
 		}
 	}
+	ran := readExitLog(t, filepath.Join(dir, "exit.log"))
 	for _, b := range blocks {
 		for i, l := range b.lines {
+			n := b.first + i
 			if strings.HasPrefix(strings.TrimSpace(l), "curl ") && hasStreamFlag(l) {
-				checkStream(t, dir, b.first+i, l)
+				checkStream(t, dir, n, l)
+			}
+			if announcedExit.MatchString(l) && dataCommand.MatchString(l) && !ran[n] {
+				t.Errorf("README.md:%d announces an exit status, but the command did not run", n)
+			}
+			if untilInterrupted(l) {
+				checkInterrupted(t, dir, n, l)
 			}
 		}
 	}
 	return out
+}
+
+// readExitLog reads exit.log: the README lines whose data command ran
+// with an announced status, or until interrupted.
+func readExitLog(t *testing.T, path string) map[int]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	ran := map[int]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var line, status int
+		if _, err := fmt.Sscan(l, &line, &status); err == nil {
+			ran[line] = true
+		}
+	}
+	return ran
+}
+
+// checkInterrupted fails the test unless the command on README line n,
+// run until interrupted, printed something, and events if it watched
+// from a past revision.
+func checkInterrupted(t *testing.T, dir string, n int, line string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run.%d", n)))
+	if err != nil || len(b) == 0 {
+		t.Errorf("README.md:%d: %s\nprinted nothing (%v)", n, line, err)
+		return
+	}
+	if strings.Contains(line, " watch ") && strings.Contains(line, "--rev") &&
+		!strings.Contains(string(b), "PUT ") && !strings.Contains(string(b), `"type":"events"`) {
+		t.Errorf("README.md:%d: %s\nwatches from a past revision but printed no events:\n%s", n, line, b)
+	}
 }
 
 // hasStreamFlag reports whether a curl command line reads a stream (-N).

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,11 +153,16 @@ type server struct {
 
 	tb      testing.TB
 	bin     string   // the binary of the next start; empty for serverBinary
+	gateway bool     // a gateway to etcd: no --data-dir
 	args    []string // flags after --listen and --data-dir
 	env     []string // added to the environment of each start
-	addr    string
-	client  *http.Client // for requests, with a timeout
-	streams *http.Client // for watch streams, without one
+	// launcher, if set, runs the binary: its command and arguments, the
+	// binary and its arguments after them (prlimit, to start it with a
+	// limit on open files).
+	launcher []string
+	addr     string
+	client   *http.Client // for requests, with a timeout
+	streams  *http.Client // for watch streams, without one
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has exited
@@ -186,14 +192,46 @@ func startServerIn(tb testing.TB, dir string, extraArgs ...string) *server {
 	return startServerWith(tb, dir, backendArgs(tb, extraArgs), extraArgs...)
 }
 
-// startServerWith is startServerIn with the backend's flags given.
+// startServerWith is startServerIn with the backend's flags given. A
+// gateway (--backend etcd) refuses the embedded store's flags: it gets
+// no --data-dir, and --quota-backend-bytes and --unsafe-no-fsync in
+// extraArgs are left to the cluster (backendArgs gives its members the
+// quota; they run without fsync).
 func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
 	tb.Helper()
-	args := append(backend, "--unsafe-no-fsync", "--log-level=warn")
+	s := newServer(tb, dir, backend, extraArgs...)
+	s.start("127.0.0.1:0")
+	return s
+}
+
+// startServerUnder is startServer with the binary run by launcher (see
+// server.launcher).
+func startServerUnder(tb testing.TB, launcher []string, extraArgs ...string) *server {
+	tb.Helper()
+	s := newServer(tb, tb.TempDir(), backendArgs(tb, extraArgs), extraArgs...)
+	s.launcher = launcher
+	s.start("127.0.0.1:0")
+	return s
+}
+
+// newServer is the server startServerWith starts, stopped at cleanup.
+func newServer(tb testing.TB, dir string, backend []string, extraArgs ...string) *server {
+	tb.Helper()
+	gateway := slices.Contains(backend, "etcd")
+	args := append(backend, "--log-level=warn")
+	if !gateway {
+		args = append(args, "--unsafe-no-fsync")
+	}
+	for _, a := range extraArgs {
+		if !gateway || !strings.HasPrefix(a, "--quota-backend-bytes=") && !strings.HasPrefix(a, "--unsafe-no-fsync") {
+			args = append(args, a)
+		}
+	}
 	s := &server{
 		DataDir: dir,
 		tb:      tb,
-		args:    append(args, extraArgs...),
+		gateway: gateway,
+		args:    args,
 		client:  &http.Client{Timeout: requestTimeout},
 		streams: &http.Client{Transport: &http.Transport{}},
 	}
@@ -207,19 +245,24 @@ func startServerWith(tb testing.TB, dir string, backend []string, extraArgs ...s
 			tb.Logf("httpkv stderr (the end of it):\n%s", s.stderr)
 		}
 	})
-	s.start("127.0.0.1:0")
 	return s
 }
 
 // start runs the binary listening on listen and waits until it is healthy.
 func (s *server) start(listen string) {
 	s.tb.Helper()
-	args := append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	args := append([]string{"--listen", listen}, s.args...)
+	if !s.gateway {
+		args = append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
+	}
 	bin := s.bin
 	if bin == "" {
 		bin = serverBinary(s.tb)
 	}
 	cmd := exec.Command(bin, args...)
+	if len(s.launcher) > 0 {
+		cmd = exec.Command(s.launcher[0], append(append(s.launcher[1:], bin), args...)...)
+	}
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))

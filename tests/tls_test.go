@@ -69,6 +69,11 @@ func TestTLS(t *testing.T) {
 	if _, _, err := runHTTPKV(t, nil, "snapshot", "save", "--url", base, filepath.Join(dir, "untrusted.snapshot")); err == nil {
 		t.Error("snapshot save over HTTPS without --cacert succeeded, want the certificate refused")
 	}
+	// The data commands trust it with --cacert too.
+	if got := cliOK(t, base, "", "get", "secure", "-o", "value", "--cacert", srv.certFile); got != "yes" {
+		t.Errorf("get over HTTPS with --cacert = %q, want yes", got)
+	}
+	cliFails(t, base, 1, "certificate", "get", "secure")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

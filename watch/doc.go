@@ -22,6 +22,10 @@
 // slow client), and a victim's revision. Past the bound the watcher holds
 // nothing more and is replayed from history once its reader catches up,
 // so a reader stalled across a compaction ends with a compacted response.
+// What the store holds for all watchers together is bounded too
+// (MaxPendingBytes), what several hold together counted once: past it no
+// watcher is given more, and what is queued for readers that do not take
+// it is given back (see memory.go).
 // A watcher that needs history below the compact revision ends with a
 // compacted response, whenever the compaction happens.
 package watch

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,20 +47,21 @@ type Options struct {
 	// is replayed from history, so that a reader stalled across a
 	// compaction ends with a compacted response instead of the store
 	// holding every revision for it. One revision larger than the bound
-	// still goes through to a watcher holding nothing. Zero means
-	// DefaultQueueBytes.
+	// still goes through to a watcher holding nothing, within
+	// MaxPendingBytes. Zero means DefaultQueueBytes.
 	QueueBytes int64
 	// MaxPendingBytes bounds what the store holds for all its watchers
-	// together, counted as QueueBytes counts it for one: queued, taken by
-	// readers and not yet released, and held for victims. Past it, a
-	// watcher that holds something already is given nothing more in
-	// memory: it is replayed from history once its reader has released
-	// what it holds, as past QueueBytes. A watcher holding nothing still
-	// takes one response (catching up, one revision), so every reader
-	// goes on. QueueBytes alone bounds what one watcher holds, not what a
-	// crowd of stalled readers does. An event shared by many watchers is
-	// counted once for each, so this overcounts what the heap holds for
-	// them. Zero means DefaultMaxPendingBytes.
+	// together: queued, taken by readers and not yet released, and held
+	// for victims, what several watchers hold together (the keys and
+	// values of a revision they all take) counted once, and what is a
+	// watcher's own (its slice of the events, previous versions loaded
+	// for it) for each. Once it would be passed, no watcher is given
+	// anything more in memory, whatever it holds: it is replayed from
+	// history once the store has room, as past QueueBytes, so that a
+	// crowd of stalled readers, each holding nothing, cannot each take
+	// one revision more. Only when the store holds nothing at all does a
+	// revision larger than the bound go through. Zero means
+	// DefaultMaxPendingBytes.
 	MaxPendingBytes int64
 }
 
@@ -103,7 +105,7 @@ type Store struct {
 	mu          sync.Mutex
 	synced      *watcherGroup
 	unsynced    watcherSet
-	victims     map[*watcher]kv.WatchResponse
+	victims     map[*watcher]victim
 	all         watcherSet
 	progressing watcherSet // watchers that asked for periodic progress
 	// progressPending holds the watchers owed an on-demand progress
@@ -119,8 +121,17 @@ type Store struct {
 	// by readers, held for victims), bounded by Options.MaxPendingBytes.
 	pendingBytes atomic.Int64
 	eventsSent   atomic.Int64
+	// evictions counts the watchers given back what was queued for them
+	// because their readers were not taking it (evictStalled).
+	evictions atomic.Int64
+	// crowded is set when a response found no room within
+	// MaxPendingBytes, and cleared by evictStalled.
+	crowded atomic.Bool
 
 	syncKick chan struct{}
+	// fills holds a token for each reader loading previous versions
+	// (see maxFills).
+	fills    chan struct{}
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	stopOnce sync.Once
@@ -174,12 +185,13 @@ func New(h History, rev int64, opts Options) *Store {
 		opts:            opts,
 		synced:          newWatcherGroup(),
 		unsynced:        make(watcherSet),
-		victims:         make(map[*watcher]kv.WatchResponse),
+		victims:         make(map[*watcher]victim),
 		all:             make(watcherSet),
 		progressing:     make(watcherSet),
 		progressPending: make(watcherSet),
 		notifiedRev:     rev,
 		syncKick:        make(chan struct{}, 1),
+		fills:           make(chan struct{}, maxFills),
 		stop:            make(chan struct{}),
 	}
 	s.wg.Add(3)
@@ -226,18 +238,39 @@ func (s *Store) Publish(changes []kv.Changes) {
 	s.waking = s.waking[:0]
 }
 
+// victim is the revision a victim could not take, held for it until
+// the victim loop delivers it, and what it counts against the store's
+// bound.
+type victim struct {
+	r kv.WatchResponse
+	c charge
+}
+
 // notify offers one revision's events to the synced watchers they match.
+//
+// The watchers that take the revision whole, as it is (all its events,
+// without previous versions, as most watchers of a key or a prefix do),
+// share one copy of its events; the others get a slice of their own.
+// All refer to the same keys and values: that is the revision's share,
+// counted once against MaxPendingBytes however many watchers hold it
+// (see share), and each own slice is counted for its watcher.
 func (s *Store) notify(ch *kv.Changes) {
 	rev := ch.Revision
 	now := time.Now().UnixNano()
-	deliver := func(w *watcher, evs []kv.Event) {
+	sh := &share{}
+	for i := range ch.Events {
+		sh.size += eventSize(&ch.Events[i]) - eventOverhead
+	}
+	deliver := func(w *watcher, evs []kv.Event, c charge) {
 		if w.next > rev {
 			return // a watcher starting in the future
 		}
 		r := kv.WatchResponse{Revision: rev, Events: evs}
-		n, ok := w.queueUp(r, s.limits())
+		n, ok := w.queueUp(r, c, s.limits())
 		if ok {
-			s.queued(len(evs), n)
+			if n > 0 {
+				s.queued(len(evs), c)
+			}
 			w.next, w.lastSent = rev+1, now
 			if !w.waking {
 				w.waking = true
@@ -247,15 +280,29 @@ func (s *Store) notify(ch *kv.Changes) {
 		}
 		s.synced.remove(w)
 		w.next = rev
-		if !w.canHold(len(evs), n, s.limits()) {
+		s.noteRefused(c)
+		if !w.canHold(len(evs), n, c, s.limits()) {
 			// Too large to hold: replay it from history later.
 			w.group = groupUnsynced
 			s.unsynced[w] = struct{}{}
 			return
 		}
 		w.group = groupVictim
-		s.victims[w] = r
-		s.pendingBytes.Add(n)
+		s.victims[w] = victim{r: r, c: c}
+		s.hold(c)
+	}
+	// whole is the revision's events as every watcher taking them whole
+	// shares them; made for the first such watcher.
+	var whole []kv.Event
+	takeWhole := func(w *watcher) {
+		if whole == nil {
+			whole = slices.Clone(ch.Events)
+			sh.size += int64(len(whole)) * eventOverhead
+		}
+		deliver(w, whole, charge{sh: sh})
+	}
+	own := func(w *watcher, evs []kv.Event) {
+		deliver(w, evs, charge{own: int64(len(evs)) * eventOverhead, sh: sh})
 	}
 	if len(ch.Events) == 1 {
 		ev := &ch.Events[0]
@@ -265,20 +312,15 @@ func (s *Store) notify(ch *kv.Changes) {
 				ws = append(ws, w)
 			}
 		})
-		// Watchers that take the event as it is share one copy of it: with
-		// thousands of watchers of a key, one allocation instead of one
-		// each. (Those that asked for previous versions get theirs
+		// With thousands of watchers of a key, one allocation instead of
+		// one each. (Those that asked for previous versions get theirs
 		// filled in, so each gets its own.)
-		var shared []kv.Event
 		for _, w := range ws {
 			if w.prevKV {
-				deliver(w, []kv.Event{*ev})
-				continue
+				own(w, []kv.Event{*ev})
+			} else {
+				takeWhole(w)
 			}
-			if shared == nil {
-				shared = []kv.Event{*ev}
-			}
-			deliver(w, shared)
 		}
 		return
 	}
@@ -297,7 +339,11 @@ func (s *Store) notify(ch *kv.Changes) {
 		})
 	}
 	for _, w := range order {
-		deliver(w, per[w])
+		if evs := per[w]; len(evs) == len(ch.Events) && !w.prevKV {
+			takeWhole(w)
+		} else {
+			own(w, evs)
+		}
 	}
 }
 
@@ -359,8 +405,7 @@ func (s *Store) remove(w *watcher) {
 	case groupUnsynced:
 		delete(s.unsynced, w)
 	case groupVictim:
-		r := s.victims[w]
-		s.pendingBytes.Add(-responseSize(&r))
+		s.unhold(s.victims[w].c)
 		delete(s.victims, w)
 	}
 	w.group = groupNone

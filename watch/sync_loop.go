@@ -83,16 +83,14 @@ func (s *Store) syncPass() bool {
 	}
 	s.mu.Unlock()
 	if len(targets) == 0 {
-		return false
+		return false // none has room, or the store is full
 	}
 	lim := s.limits()
 	most = most.page(lim)
-	if !lim.full() {
-		// Each target may take a page: together, no more than the store
-		// has room for, so that a pass serving many watchers far behind
-		// does not take the store far past its bound.
-		most.bytes = max(1, min(most.bytes, (lim.total-lim.pending)/int64(len(targets))))
-	}
+	// Each target may take a page: together, no more than the store has
+	// room for, so that a pass serving many watchers far behind does not
+	// take the store far past its bound.
+	most.bytes = max(1, min(most.bytes, (lim.total-lim.pending)/int64(len(targets))))
 	callHook(s.hooks.afterChoose)
 
 	advanced := false
@@ -124,6 +122,13 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 		return false, nil, false
 	}
 	callHook(s.hooks.afterRead)
+	// The page's keys and values are shared by every watcher given some
+	// of it; each gets a slice of its own.
+	sh := &share{}
+	for i := range events {
+		sh.size += eventSize(&events[i]) - eventOverhead
+	}
+	spans := make(map[[2]int][]kv.Event)
 
 	// Send, and move those caught up to synced.
 	s.mu.Lock()
@@ -143,7 +148,7 @@ func (s *Store) syncRead(targets []syncTarget, from, upTo int64, most limits) (a
 			rest = append(rest, t) // the read stopped short of it
 			continue
 		}
-		if s.sendHistory(w, events, readTo) {
+		if s.sendHistory(w, events, readTo, sh, spans) {
 			advanced = true
 		}
 		if w.next > s.notifiedRev {
@@ -213,24 +218,48 @@ const maxResponseEvents = 256
 
 // sendHistory offers w its share of events, whole revisions in order, from
 // w.next up to readTo, as far as its queue takes them, and advances w.next
-// past what it took. The caller holds mu. It reports whether w advanced.
-func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
+// past what it took; sh is the keys and values of events. A response
+// that is a run of events as read, every one of it matching, is the same
+// for every watcher given it (those of one key or prefix caught up
+// together): they share one copy of it, kept in spans by its place in
+// events, as the watchers of a published revision share its events (see
+// notify), so that whatever encodes it downstream can encode it once.
+// The caller holds mu. It reports whether w advanced.
+func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64, sh *share, spans map[[2]int][]kv.Event) bool {
 	start := w.next
 	// Responses are gathered in the loop's buffer and queued as copies of
 	// their exact size: one allocation each, instead of a slice grown by
 	// doubling for every response of every watcher caught up.
 	batch := s.batchBuf[:0]
 	defer func() { s.batchBuf = doneWith(batch) }()
+	// batch is events[span[0]:span[1]] while run holds.
+	var span [2]int
+	run := false
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
 		rev := batch[len(batch)-1].KV.ModRevision
-		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: slices.Clone(batch)}, s.limits())
+		var evs []kv.Event
+		// Previous versions are filled in place: such a watcher's events
+		// are its own.
+		if run && !w.prevKV {
+			if evs = spans[span]; evs == nil {
+				evs = slices.Clone(batch)
+				spans[span] = evs
+			}
+		} else {
+			evs = slices.Clone(batch)
+		}
+		c := charge{own: int64(len(batch)) * eventOverhead, sh: sh}
+		n, ok := w.offer(kv.WatchResponse{Revision: rev, Events: evs}, c, s.limits())
 		if !ok {
+			s.noteRefused(c)
 			return false
 		}
-		s.queued(len(batch), n)
+		if n > 0 {
+			s.queued(len(batch), c)
+		}
 		w.lastSent = time.Now().UnixNano()
 		w.next = rev + 1
 		batch = doneWith(batch)
@@ -244,22 +273,44 @@ func (s *Store) sendHistory(w *watcher, events []kv.Event, readTo int64) bool {
 		}
 		if rev >= w.next {
 			n := len(batch)
+			// This revision's events that match: events[revSpan] if revRun.
+			revSpan, revRun := [2]int{-1, -1}, true
 			for k := i; k < j; k++ {
-				if w.matches(&events[k]) {
-					batch = append(batch, events[k])
+				if !w.matches(&events[k]) {
+					continue
+				}
+				batch = append(batch, events[k])
+				switch {
+				case revSpan[0] < 0:
+					revSpan = [2]int{k, k + 1}
+				case k == revSpan[1]:
+					revSpan[1]++
+				default:
+					revRun = false
+				}
+			}
+			if len(batch) > n {
+				switch {
+				case n == 0:
+					span, run = revSpan, revRun
+				case run && revRun && revSpan[0] == span[1]:
+					span[1] = revSpan[1]
+				default:
+					run = false
 				}
 			}
 			if n > 0 && len(batch) > maxResponseEvents {
-				full := batch
-				batch = batch[:n]
+				full, fullSpan, fullRun := batch, span, run
+				batch, span, run = batch[:n], [2]int{fullSpan[0], revSpan[0]}, fullRun
 				if !flush() {
-					batch = full
+					batch, span, run = full, fullSpan, fullRun
 					return w.next != start
 				}
 				// flush left batch empty, over full's array (or none);
 				// full's tail is this revision's events.
 				batch = append(batch, full[n:]...)
 				clear(full[len(batch):])
+				span, run = revSpan, revRun
 			}
 		}
 		i = j
@@ -293,18 +344,21 @@ func (s *Store) retryVictims() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kick := false
-	for w, r := range s.victims {
-		// What the victim holds is counted in pending already: queued, it
-		// is counted again instead.
-		held := responseSize(&r)
+	for w, v := range s.victims {
+		// What the victim holds is counted already: queued instead, it
+		// adds nothing. (Its share is held by the victim: not counted
+		// again either.)
+		r := v.r
 		lim := s.limits()
-		lim.pending -= held
-		n, ok := w.offer(r, lim)
+		lim.pending -= v.c.own
+		n, ok := w.offer(r, v.c, lim)
 		if !ok {
 			continue
 		}
-		s.pendingBytes.Add(-held)
-		s.queued(len(r.Events), n)
+		if n > 0 {
+			s.queued(len(r.Events), v.c)
+		}
+		s.unhold(v.c)
 		delete(s.victims, w)
 		w.next, w.lastSent = r.Revision+1, time.Now().UnixNano()
 		if w.next > s.notifiedRev {
@@ -341,7 +395,11 @@ func (s *Store) progressLoop() {
 			return
 		case <-t.C:
 		}
-		idleSince := time.Now().Add(-interval).UnixNano()
+		now := time.Now()
+		if s.crowded.Swap(false) || s.limits().full() {
+			s.evictStalled(now.UnixNano())
+		}
+		idleSince := now.Add(-interval).UnixNano()
 		s.mu.Lock()
 		for w := range s.progressing {
 			if w.group == groupSynced && w.lastSent <= idleSince && w.next <= s.notifiedRev+1 && w.empty() {
@@ -352,14 +410,33 @@ func (s *Store) progressLoop() {
 	}
 }
 
+// maxFills bounds the readers loading previous versions at once. Each
+// looks at the store's room first and counts what it loaded after, so
+// that together they pass MaxPendingBytes by no more than this many
+// loads, however many readers take at the same moment.
+const maxFills = 4
+
 // fillPrevKVs adds to each event the key's version before it. If one is no
 // longer in the history, the responses end there with a compacted one.
+// Previous versions are the watcher's own, loaded for it: when others
+// hold as much as the store's bound already, the watcher gives back what
+// it took and catches up from history once there is room (rewind).
 func (s *Store) fillPrevKVs(w *watcher, rs []kv.WatchResponse) []kv.WatchResponse {
 	var evs []*kv.Event
+	final := false
 	for i := range rs {
+		final = final || rs[i].CompactRevision != 0 || rs[i].Canceled
 		for j := range rs[i].Events {
 			evs = append(evs, &rs[i].Events[j])
 		}
+	}
+	if len(evs) == 0 {
+		return rs
+	}
+	s.fills <- struct{}{}
+	defer func() { <-s.fills }()
+	if !final && s.pendingBytes.Load()-w.exclusive() >= s.opts.MaxPendingBytes {
+		return s.rewind(w, rs)
 	}
 	filled, err := s.history.FillPrevKVs(evs)
 	// The previous versions are held by the reader with the events.
@@ -369,8 +446,10 @@ func (s *Store) fillPrevKVs(w *watcher, rs []kv.WatchResponse) []kv.WatchRespons
 			held += int64(len(ev.PrevKV.Key) + len(ev.PrevKV.Value))
 		}
 	}
-	w.hold(held)
-	s.pendingBytes.Add(held)
+	if held > 0 {
+		w.hold(held)
+		s.pendingBytes.Add(held)
+	}
 	if err == nil {
 		return rs
 	}
@@ -385,6 +464,90 @@ func (s *Store) fillPrevKVs(w *watcher, rs []kv.WatchResponse) []kv.WatchRespons
 		n -= len(rs[i].Events)
 	}
 	return append(rs[:i:i], kv.WatchResponse{Revision: s.rev(), CompactRevision: ce.CompactRevision})
+}
+
+// rewind gives back what the reader of w took (rs, none of them final),
+// from its first response of events on, and makes w catch up from there
+// from history, as a watcher past its bounds does: w holds nothing in
+// memory meanwhile. It returns the responses before those (progress
+// only), which the reader keeps.
+func (s *Store) rewind(w *watcher, rs []kv.WatchResponse) []kv.WatchResponse {
+	i := slices.IndexFunc(rs, func(r kv.WatchResponse) bool { return len(r.Events) > 0 })
+	dropped, progress := 0, false
+	for _, r := range rs[i:] {
+		dropped += len(r.Events)
+		progress = progress || r.Progress
+	}
+	s.eventsSent.Add(-int64(dropped))
+	s.mu.Lock()
+	if w.group != groupNone { // else it ended meanwhile: its final comes next
+		s.requeue(w, rs[i].Events[0].KV.ModRevision, progress)
+	}
+	s.mu.Unlock()
+	w.release(s.unhold)
+	return rs[:i:i]
+}
+
+// requeue drops what the store holds for w, queued or as a victim, and
+// makes it catch up from history from revision from on (or its next
+// revision, if from is 0): w is unsynced, holding nothing. progress says
+// a progress response was dropped already, which w is owed once caught
+// up. The caller holds mu.
+func (s *Store) requeue(w *watcher, from int64, progress bool) {
+	switch w.group {
+	case groupSynced:
+		s.synced.remove(w)
+	case groupVictim:
+		s.unhold(s.victims[w].c)
+		delete(s.victims, w)
+	}
+	q, n, cs := w.unqueue()
+	s.pendingEvents.Add(-int64(n))
+	for _, c := range cs {
+		s.unhold(c)
+	}
+	for _, r := range q {
+		progress = progress || r.Progress
+	}
+	if from > 0 {
+		w.next = from
+	}
+	w.group = groupUnsynced
+	s.unsynced[w] = struct{}{}
+	if progress {
+		s.progressPending[w] = struct{}{}
+	}
+	s.kickSync()
+}
+
+// stallAfter is how long what is queued for a watcher may wait for its
+// reader, while the store is full, before it is given back: a reader
+// that is reading takes its queue at once.
+const stallAfter = time.Second
+
+// evictStalled runs while the store is full, or has refused a response
+// for want of room since it last ran. It gives back what is
+// queued (and held as a victim) for every watcher whose reader has left
+// it there for stallAfter, and marks those watchers stalled: each
+// catches up from history from its first revision given back, once its
+// reader takes again. Readers that read then find room, instead of
+// waiting on those that do not until their connections are cut. (What a
+// reader has taken it is writing out; that stays counted until it is
+// released.)
+func (s *Store) evictStalled(now int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.all {
+		if from, ok := w.stall(now - int64(stallAfter)); ok {
+			if from == 0 && w.group == groupVictim {
+				from = s.victims[w].r.Revision
+			}
+			s.requeue(w, from, false)
+			s.evictions.Add(1)
+			// Its reader, once it takes again, clears the mark (Next).
+			w.signal()
+		}
+	}
 }
 
 // rev returns the scheduler's revision: the newest published.

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
@@ -39,13 +40,24 @@ type watcher struct {
 	// Store.mu, then watcher.mu.
 	mu          sync.Mutex
 	queue       []kv.WatchResponse
-	queued      int   // events in queue
-	queuedBytes int64 // their size (see eventSize)
+	charges     []charge // what each response of queue counts for all watchers
+	queued      int      // events in queue
+	queuedBytes int64    // their size (see eventSize)
 	// heldBytes is the size of what the reader took with Next and has not
 	// released: still in memory (an HTTP stream writing it to a slow
-	// client), so still counted against the bound.
+	// client), so still counted against the bound; held is what it
+	// counts against the store's bound for all watchers.
 	heldBytes int64
-	done      bool
+	held      []charge
+	// queuedAt is when the queue last went from empty to not (unix
+	// nanoseconds): a reader that takes what is queued at once is
+	// reading; one that leaves it there is not (see Store.evictStalled).
+	queuedAt int64
+	// stalled is set when the store gave back what was queued for the
+	// watcher because its reader was not taking it, and cleared when the
+	// reader next takes: meanwhile the watcher is given nothing.
+	stalled bool
+	done    bool
 	// ready is signalled when queue becomes non-empty or done; notify,
 	// when set, is called instead (and ready is nil).
 	ready  chan struct{}
@@ -61,12 +73,11 @@ func (w *watcher) matches(ev *kv.Event) bool {
 }
 
 // offer queues r unless that would take the watcher past lim, and
-// signals the reader. A watcher holding nothing (nothing queued, nothing
-// held by its reader) always takes r, so that a revision larger than the
-// bound still gets through. It returns r's size and whether it was
-// queued.
-func (w *watcher) offer(r kv.WatchResponse, lim limits) (int64, bool) {
-	n, ok := w.queueUp(r, lim)
+// signals the reader. c is what r counts against the store's bound for
+// all watchers (see fits). It returns r's size and whether it was
+// queued; the caller counts c as held if it was.
+func (w *watcher) offer(r kv.WatchResponse, c charge, lim limits) (int64, bool) {
+	n, ok := w.queueUp(r, c, lim)
 	if ok {
 		w.signal()
 	}
@@ -74,55 +85,73 @@ func (w *watcher) offer(r kv.WatchResponse, lim limits) (int64, bool) {
 }
 
 // queueUp is offer without the signal: the caller signals the reader
-// once it has queued all it will for now.
-func (w *watcher) queueUp(r kv.WatchResponse, lim limits) (int64, bool) {
-	n := responseSize(&r)
+// once it has queued all it will for now. A response queued for a
+// watcher that is done is dropped: ok, and nothing to count (n is 0).
+func (w *watcher) queueUp(r kv.WatchResponse, c charge, lim limits) (n int64, ok bool) {
+	n = responseSize(&r)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
 		return 0, true // nobody reads any more; drop silently
 	}
-	if !w.fits(len(r.Events), n, lim) {
+	if !w.fits(len(r.Events), n, c, lim) {
 		return n, false
 	}
+	if len(w.queue) == 0 {
+		w.queuedAt = time.Now().UnixNano()
+	}
 	w.queue = append(w.queue, r)
+	w.charges = append(w.charges, c)
 	w.queued += len(r.Events)
 	w.queuedBytes += n
 	return n, true
 }
 
-// fits reports whether events of n bytes more stay within lim. The caller
-// holds mu.
-func (w *watcher) fits(events int, n int64, lim limits) bool {
-	charge := w.queuedBytes + w.heldBytes
-	if w.queued == 0 && charge == 0 {
+// fits reports whether a response of events and n bytes, charging c for
+// all watchers, may be queued under lim. Against the watcher's own
+// bounds a watcher holding nothing (nothing queued, nothing held by its
+// reader) always takes it, so that a revision larger than them still
+// gets through; against the store's bound for all watchers, none does
+// once it would pass it (see limits.admits): otherwise every watcher of
+// a crowd, each holding nothing, would take one more revision past it.
+// The caller holds mu.
+func (w *watcher) fits(events int, n int64, c charge, lim limits) bool {
+	if w.stalled || !lim.admits(c.marginal()) {
+		return false
+	}
+	held := w.queuedBytes + w.heldBytes
+	if w.queued == 0 && held == 0 {
 		return true
 	}
-	return w.queued+events <= lim.events && charge+n <= lim.bytes && lim.pending+n <= lim.total
+	return w.queued+events <= lim.events && held+n <= lim.bytes
 }
 
 // canHold reports whether the store may hold a revision of this many
-// events and bytes for the watcher as a victim: within lim, counting what
-// it holds already, and what the store holds for all.
-func (w *watcher) canHold(events int, n int64, lim limits) bool {
+// events and bytes, charging c, for the watcher as a victim: within
+// lim, counting what it holds already, and what the store holds for all.
+func (w *watcher) canHold(events int, n int64, c charge, lim limits) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return events <= victimBatchLimit && w.queuedBytes+w.heldBytes+n <= lim.bytes && lim.pending+n <= lim.total
+	return events <= victimBatchLimit && w.queuedBytes+w.heldBytes+n <= lim.bytes && lim.pending+c.marginal() <= lim.total
 }
 
 // room reports how many events and bytes the watcher can take before lim:
-// none, when it holds something and the store is full.
+// none when the store is full, whatever the watcher holds, or while its
+// reader is stalled.
 func (w *watcher) room(lim limits) (int, int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	charge := w.queuedBytes + w.heldBytes
-	if w.queued == 0 && charge == 0 {
-		return lim.events, lim.bytes
-	}
 	if lim.full() {
 		return 0, 0
 	}
-	return lim.events - w.queued, lim.bytes - charge
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stalled {
+		return 0, 0
+	}
+	held := w.queuedBytes + w.heldBytes
+	if w.queued == 0 && held == 0 {
+		return lim.events, lim.bytes
+	}
+	return lim.events - w.queued, lim.bytes - held
 }
 
 // empty reports whether nothing is queued, events or otherwise.
@@ -141,22 +170,79 @@ func (w *watcher) finish(r kv.WatchResponse) {
 		return
 	}
 	w.queue = append(w.queue, r)
+	w.charges = append(w.charges, charge{})
 	w.done = true
 	w.signal()
 }
 
 // drop empties the queue of a canceled watcher but for its final
-// response, and returns how many events and bytes it held, queued or
-// taken.
-func (w *watcher) drop() (int, int64) {
+// response, and forgets what its reader took; it returns how many
+// events were queued, and what the queue and the reader held against
+// the store's bound.
+func (w *watcher) drop() (int, []charge) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, b := w.queued, w.queuedBytes+w.heldBytes
+	n := w.queued
+	cs := w.held
 	if len(w.queue) > 0 {
-		w.queue = w.queue[len(w.queue)-1:]
+		last := len(w.queue) - 1
+		cs = append(cs, w.charges[:last]...)
+		w.queue, w.charges = w.queue[last:], w.charges[last:]
 	}
+	w.held = nil
 	w.queued, w.queuedBytes, w.heldBytes = 0, 0, 0
-	return n, b
+	return n, cs
+}
+
+// unqueue empties the queue of a watcher that is to catch up from
+// history again (Store.rewind): it returns the responses, how many
+// events they held and what they counted against the store's bound.
+func (w *watcher) unqueue() ([]kv.WatchResponse, int, []charge) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q, n, cs := w.queue, w.queued, w.charges
+	w.queue, w.charges = nil, nil
+	w.queued, w.queuedBytes = 0, 0
+	return q, n, cs
+}
+
+// stall marks the watcher stalled if what is queued for it, events or a
+// victim's revision, has waited since before since, and reports the
+// revision of the first event queued (0 when only a victim's revision
+// waits).
+func (w *watcher) stall(since int64) (from int64, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.stalled || w.group == groupNone || w.queuedAt > since {
+		return 0, false
+	}
+	victim := w.group == groupVictim
+	if w.queuedBytes == 0 && !victim {
+		return 0, false
+	}
+	for _, r := range w.queue {
+		if len(r.Events) > 0 {
+			from = r.Events[0].KV.ModRevision
+			break
+		}
+	}
+	w.stalled = true
+	return from, true
+}
+
+// exclusive returns what the reader took and has not released that no
+// other watcher holds: its own bytes, and shares held by it alone.
+func (w *watcher) exclusive() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var n int64
+	for _, c := range w.held {
+		n += c.own
+		if c.sh != nil && c.sh.refs.Load() == 1 {
+			n += c.sh.size
+		}
+	}
+	return n
 }
 
 func (w *watcher) signal() {
@@ -171,32 +257,41 @@ func (w *watcher) signal() {
 }
 
 // take empties the queue. What it returns counts as held by the reader
-// until release.
-func (w *watcher) take() []kv.WatchResponse {
+// until release. It clears the watcher's stalled mark, and reports
+// whether it was set.
+func (w *watcher) take() ([]kv.WatchResponse, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	q := w.queue
+	q, stalled := w.queue, w.stalled
+	w.stalled = false
 	w.heldBytes += w.queuedBytes
-	w.queue, w.queued, w.queuedBytes = nil, 0, 0
-	return q
+	w.held = append(w.held, w.charges...)
+	clear(w.charges)
+	w.queue, w.charges, w.queued, w.queuedBytes = nil, w.charges[:0], 0, 0
+	return q, stalled
 }
 
 // hold counts n more bytes as held by the reader (previous versions
-// loaded for what it took).
+// loaded for what it took): its own, for the store's bound too.
 func (w *watcher) hold(n int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.heldBytes += n
+	w.held = append(w.held, charge{own: n})
 }
 
-// release stops counting what the reader took; it returns how much that
-// was.
-func (w *watcher) release() int64 {
+// release stops counting what the reader took, calling unhold for each
+// charge of it; it reports whether there was any.
+func (w *watcher) release(unhold func(charge)) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := w.heldBytes
-	w.heldBytes = 0
-	return n
+	had := w.heldBytes > 0 || len(w.held) > 0
+	for _, c := range w.held {
+		unhold(c)
+	}
+	clear(w.held)
+	w.heldBytes, w.held = 0, w.held[:0]
+	return had
 }
 
 // Stream is a reader's handle on one watcher.
@@ -238,10 +333,10 @@ func (st *Stream) Next() []kv.WatchResponse {
 		return nil
 	}
 	released := st.release()
-	rs := st.w.take()
+	rs, stalled := st.w.take()
 	if len(rs) == 0 {
-		if released > 0 {
-			st.s.kickSync() // room was made
+		if released || stalled {
+			st.s.kickSync() // room was made, or the reader is back
 		}
 		return nil
 	}
@@ -268,16 +363,12 @@ func (st *Stream) Next() []kv.WatchResponse {
 // Release tells the store the reader is done with what Next returned: it
 // no longer counts against the watcher's bound, so catching up may go on.
 func (st *Stream) Release() {
-	if st.release() > 0 {
+	if st.release() {
 		st.s.kickSync()
 	}
 }
 
-func (st *Stream) release() int64 {
-	n := st.w.release()
-	st.s.pendingBytes.Add(-n)
-	return n
-}
+func (st *Stream) release() bool { return st.w.release(st.s.unhold) }
 
 // Recv waits for responses and returns them; it returns ctx's error when
 // ctx is done first, and nil responses after the final one. It needs a
@@ -307,8 +398,10 @@ func (st *Stream) RequestProgress() { st.s.requestProgress(st.w) }
 func (st *Stream) Close() {
 	st.once.Do(func() {
 		st.s.cancel(st.w)
-		n, b := st.w.drop()
+		n, cs := st.w.drop()
 		st.s.pendingEvents.Add(-int64(n))
-		st.s.pendingBytes.Add(-b)
+		for _, c := range cs {
+			st.s.unhold(c)
+		}
 	})
 }

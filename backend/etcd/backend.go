@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/kv"
@@ -23,10 +24,9 @@ import (
 // Defaults for Options fields left zero.
 const (
 	DefaultDialTimeout = 5 * time.Second
-	// DefaultRequestTimeout bounds an etcd request. Without a quorum etcd
-	// answers on its own, "no leader" or "timed out", within its election
-	// and read-index timeouts (seconds); this catches a member that stops
-	// answering altogether, and lets a large read take its time.
+	// DefaultRequestTimeout bounds an etcd request while etcd serves:
+	// it lets a large read take its time. Without a quorum, or with no
+	// member reachable, requests fail within seconds instead (prober.go).
 	DefaultRequestTimeout = 15 * time.Second
 	DefaultMaxTxnOps      = 128
 	DefaultWindowBytes    = 64 << 20
@@ -36,6 +36,9 @@ const (
 	DefaultProgressInterval = 5 * time.Second
 	// DefaultStartTimeout bounds Open's wait for the cluster to answer.
 	DefaultStartTimeout = 30 * time.Second
+	// DefaultMaxHistoryWatches bounds the etcd watches requests open at
+	// once to read history.
+	DefaultMaxHistoryWatches = 64
 )
 
 // Sub-prefixes of the namespace; see the package doc.
@@ -59,9 +62,10 @@ type Options struct {
 	// DialTimeout bounds connecting to etcd; zero means
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
-	// RequestTimeout bounds each etcd request: past it (no quorum, no
-	// member reachable) the call fails with kv.ErrUnavailable. Zero means
-	// DefaultRequestTimeout.
+	// RequestTimeout bounds each etcd request while etcd serves (a
+	// member answers the gateway's probes: prober.go): past it the call
+	// fails with kv.ErrUnavailable. While no member answers, calls fail at
+	// once. Zero means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// StartTimeout bounds how long Open waits for the cluster to answer
 	// its first read. Zero means DefaultStartTimeout.
@@ -86,6 +90,18 @@ type Options struct {
 	// ProgressInterval is how often the idle upstream watch asks etcd for
 	// a progress notification. Zero means DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// ClusterMaintenance lets a gateway of a namespace compact,
+	// defragment and disarm alarms: operations of the whole cluster,
+	// which every deployment on it undergoes. Without it only a gateway
+	// without a namespace, whose deployment has the cluster to itself,
+	// runs them; the others answer kv.ErrNotSupported.
+	ClusterMaintenance bool
+	// MaxHistoryWatches bounds the etcd watches that requests open at
+	// once to read history (etcd's watch is its only read of past
+	// events): a page of GET /v1/history, or the compact revision asked.
+	// Past it such a request fails with too_many_requests. Zero means
+	// DefaultMaxHistoryWatches.
+	MaxHistoryWatches int
 	// Watch tunes the watch scheduler.
 	Watch watch.Options
 	// Auth tunes the auth store (token TTL, bcrypt cost).
@@ -110,6 +126,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.MaxHistoryWatches <= 0 {
+		o.MaxHistoryWatches = DefaultMaxHistoryWatches
 	}
 }
 
@@ -139,8 +158,12 @@ type Backend struct {
 	// streams numbers the watch streams the gateway opens to etcd, each
 	// of its own (see replay.go).
 	streams atomic.Int64
+	// historyWatches holds a token per etcd watch a request has open to
+	// read history (Options.MaxHistoryWatches).
+	historyWatches chan struct{}
 
 	figures   figures
+	avail     *prober
 	sched     *watch.Store
 	win       *window
 	up        *upstream
@@ -190,6 +213,8 @@ func Open(ctx context.Context, onError func(error), opts Options) (*Backend, err
 		kv:      namespace.NewKV(cli.KV, prefix),
 		reads:   namespace.NewKV(readCli.KV, prefix),
 		watcher: namespace.NewWatcher(cli.Watcher, prefix),
+
+		historyWatches: make(chan struct{}, opts.MaxHistoryWatches),
 	}
 	b.leaseCount.max = int64(opts.MaxLeases)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -200,6 +225,22 @@ func Open(ctx context.Context, onError func(error), opts Options) (*Backend, err
 		return nil, err
 	}
 	b.pageKey = pageTokenKey(cluster, opts.Namespace)
+	conns := []*grpc.ClientConn{cli.ActiveConnection()}
+	if readCli != cli {
+		conns = append(conns, readCli.ActiveConnection())
+	}
+	b.avail = newProber(opts, b.probeKey(), conns...)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.avail.run(b.ctx)
+	}()
+	if err := b.checkDeployment(ctx); err != nil {
+		b.cancel()
+		b.wg.Wait()
+		b.closeClients()
+		return nil, err
+	}
 	b.saw(rev)
 	b.win = newWindow(rev, opts.WindowBytes)
 	b.sched = watch.New(history{b}, rev, opts.Watch)
@@ -229,6 +270,7 @@ func newClient(opts Options, endpoints []string, recvLimit int) (*clientv3.Clien
 		Username:             opts.Username,
 		Password:             opts.Password,
 		MaxCallRecvMsgSize:   recvLimit,
+		DialOptions:          []grpc.DialOption{reconnectParams},
 		// The gateway reports what matters through its own errors; the
 		// client would log every retry while a member is down.
 		Logger: zap.NewNop(),
@@ -325,13 +367,33 @@ func (b *Backend) PageTokenKey() []byte { return b.pageKey }
 // Auth returns the auth store, whose state is kept in etcd.
 func (b *Backend) Auth() *auth.Store { return b.auth }
 
-// call runs fn with a context bounded by the request timeout, and
-// returns its error as package kv's (see mapErr). When ctx ends first, it
-// returns ctx's error: the caller is gone.
+// whileServing returns ctx, ended with the prober's reason when etcd
+// stops serving; while etcd does not serve, it fails at once with why.
+// stop releases what it holds.
+func (b *Backend) whileServing(ctx context.Context) (_ context.Context, stop func(), err error) {
+	alive, err := b.avail.serving()
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(alive, func() { cancel(context.Cause(alive)) })
+	return ctx, func() { unhook(); cancel(nil) }, nil
+}
+
+// call runs fn with a context bounded by the request timeout and ended
+// when etcd stops serving, and returns its error as package kv's (see
+// mapErr); while etcd does not serve, it fails at once. When ctx ends
+// first, it returns ctx's error: the caller is gone.
 func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
-	err := fn(cctx)
+	sctx, stop, err := b.whileServing(ctx)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(sctx, b.opts.RequestTimeout)
+	err = fn(cctx)
 	cancel()
+	served := sctx.Err() == nil
+	stop()
 	if err == nil {
 		return nil
 	}
@@ -339,6 +401,12 @@ func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) 
 		// The caller's reason, when it gave one (a server shutting down
 		// ends the waits of its locks so).
 		return context.Cause(ctx)
+	}
+	if !served {
+		return context.Cause(sctx) // the prober's: etcd stopped serving
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return kv.Errorf(kv.ErrUnavailable, "etcd did not answer within %v (--etcd-request-timeout); retry after Retry-After", b.opts.RequestTimeout)
 	}
 	err = mapErr(err)
 	if errors.Is(err, kv.ErrCompacted) {

@@ -17,7 +17,10 @@ import (
 
 // probeKey is the key, outside the API's keys, that compaction probes
 // watch. Nothing writes it.
-func (b *Backend) probeKey() string { return b.opts.Namespace + "probe" }
+func (b *Backend) probeKey() string { return b.opts.Namespace + probeName }
+
+// probeName is the probe's key under the namespace.
+const probeName = "probe"
 
 // learnCompact records a compact revision etcd reported.
 func (b *Backend) learnCompact(rev int64) {
@@ -30,9 +33,12 @@ func (b *Backend) learnCompact(rev int64) {
 }
 
 // Compact compacts etcd's history at rev (the whole cluster's: etcd
-// compacts every namespace at once); with physical it returns once the
-// space is reclaimed.
+// compacts every namespace at once, so only a gateway that may, by
+// clusterWide); with physical it returns once the space is reclaimed.
 func (b *Backend) Compact(ctx context.Context, rev int64, physical bool) error {
+	if err := b.clusterWide("compaction", "let etcd compact its history itself (--auto-compaction-mode and --auto-compaction-retention on its members)"); err != nil {
+		return err
+	}
 	var opts []clientv3.CompactOption
 	if physical {
 		opts = append(opts, clientv3.WithCompactPhysical())
@@ -58,9 +64,14 @@ func (b *Backend) compactRevision(ctx context.Context) (int64, error) {
 // rev): a watch from rev either ends compacted, telling where, or
 // catches up.
 func (b *Backend) compactedBelow(ctx context.Context, rev int64) (int64, error) {
+	ctx, stop, err := b.whileServing(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
 	defer cancel()
-	err := b.replay(ctx, b.cli.Watcher, b.probeKey(), "", rev, rev, nil, func(*clientv3.Event) bool { return true })
+	err = b.historyReplay(ctx, b.cli.Watcher, b.probeKey(), "", rev, rev, nil, func(*clientv3.Event) bool { return true })
 	var ce *kv.CompactedError
 	switch {
 	case errors.As(err, &ce):

@@ -178,11 +178,15 @@ func compare(c *kv.Compare) clientv3.Cmp {
 
 // txnOp converts a txn, nested txns included, with each range's bounds.
 func txnOp(r *kv.TxnRequest) clientv3.Op {
+	return clientv3.OpTxn(txnCompares(r), ops(r.Success), ops(r.Failure))
+}
+
+func txnCompares(r *kv.TxnRequest) []clientv3.Cmp {
 	cmps := make([]clientv3.Cmp, len(r.Compare))
 	for i := range r.Compare {
 		cmps[i] = compare(&r.Compare[i])
 	}
-	return clientv3.OpTxn(cmps, ops(r.Success), ops(r.Failure))
+	return cmps
 }
 
 func ops(branch []kv.Op) []clientv3.Op {

@@ -37,6 +37,13 @@
 // duplicate. When the upstream watch breaks, it resumes from the last
 // revision it saw.
 //
+// # Availability
+//
+// A prober asks every member, four times a second, for a read it serves
+// only with a leader (prober.go). While none answers, calls fail at once
+// with why, and calls waiting on etcd end with it; while one does, a call
+// may take Options.RequestTimeout.
+//
 // # Revisions
 //
 // The gateway's revision (Rev) is the newest it has seen in any answer

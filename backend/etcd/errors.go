@@ -42,7 +42,7 @@ var errorKinds = []struct {
 // mapErr returns etcd's err as package kv's error of the same meaning,
 // its text kept. Whatever says that the cluster cannot serve now (no
 // leader, no quorum, no member reachable, a request timed out) is
-// kv.ErrUnavailable: a client retries it. Anything else, the gateway's
+// kv.ErrUnavailable, its message saying so: a client retries it. Anything else, the gateway's
 // own misconfiguration included (etcd refusing its credentials), is left
 // as it is and answers 500.
 func mapErr(err error) error {
@@ -53,18 +53,21 @@ func mapErr(err error) error {
 	// own calls have made them etcd's errors already.
 	err = rpctypes.Error(err)
 	if errors.Is(err, clientv3.ErrNoAvailableEndpoints) {
-		return fmt.Errorf("%w: no etcd endpoint is reachable", kv.ErrUnavailable)
+		return kv.Errorf(kv.ErrUnavailable, "etcd cannot serve: no endpoint is reachable; retry after Retry-After")
 	}
 	for _, k := range errorKinds {
 		if errors.Is(err, k.etcd) {
-			if k.kv == kv.ErrCompacted {
+			switch k.kv {
+			case kv.ErrCompacted:
 				return &kv.CompactedError{}
+			case kv.ErrUnavailable:
+				return unavailable(err)
 			}
 			return fmt.Errorf("%w: %s", k.kv, rpctypes.ErrorDesc(err))
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: etcd did not answer in time", kv.ErrUnavailable)
+		return kv.Errorf(kv.ErrUnavailable, "etcd did not answer in time; retry after Retry-After")
 	}
 	code := status.Code(err)
 	var ee rpctypes.EtcdError
@@ -73,7 +76,13 @@ func mapErr(err error) error {
 	}
 	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
-		return fmt.Errorf("%w: etcd: %s", kv.ErrUnavailable, rpctypes.ErrorDesc(err))
+		return unavailable(err)
 	}
 	return err
+}
+
+// unavailable is kv.ErrUnavailable saying what etcd answered: "etcd
+// cannot serve: etcdserver: no leader".
+func unavailable(err error) error {
+	return kv.Errorf(kv.ErrUnavailable, "etcd cannot serve: %s; retry after Retry-After", rpctypes.ErrorDesc(err))
 }

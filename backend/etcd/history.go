@@ -37,8 +37,14 @@ func (b *Backend) History(ctx context.Context, q kv.HistoryRequest) (kv.HistoryP
 	if err := q.Validate(); err != nil {
 		return kv.HistoryPage{}, err
 	}
+	// The page's watches wait for etcd: not once it stops serving.
+	ctx, stop, err := b.whileServing(ctx)
+	if err != nil {
+		return kv.HistoryPage{}, err
+	}
+	defer stop()
 	var cur int64
-	err := b.call(ctx, func(ctx context.Context) error {
+	err = b.call(ctx, func(ctx context.Context) error {
 		resp, err := b.kv.Get(ctx, string(q.Key), clientv3.WithRange(string(q.End)), clientv3.WithCountOnly())
 		if err != nil {
 			return err
@@ -154,7 +160,7 @@ type positioned struct {
 // with its position, until fn returns false.
 func (hr *historyRead) read(ctx context.Context, from, to int64, fn func(positioned) bool) error {
 	var rev, idx int64
-	return hr.b.replay(ctx, hr.b.watcher, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
+	return hr.b.historyReplay(ctx, hr.b.watcher, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
 		func(e *clientv3.Event) bool {
 			if e.Kv.ModRevision != rev {
 				rev, idx = e.Kv.ModRevision, 0

@@ -41,15 +41,19 @@ func readAll(tb testing.TB, b *Backend, q kv.HistoryRequest) ([]string, int) {
 func TestHistoryPages(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	b := openGateway(t, c, "/h/")
+	b := openGateway(t, c, "/h/", func(o *Options) { o.ClusterMaintenance = true })
 	ctx := context.Background()
 	var want []string
+	var first int64 // the revision of a's first put
 	for i := range 300 {
 		key := "other"
 		if i%25 == 0 {
 			key = "a"
 		}
 		rev := put(t, b, key, strconv.Itoa(i))
+		if first == 0 {
+			first = rev
+		}
 		if key == "a" {
 			want = append(want, "put a="+strconv.Itoa(i)+"@"+strconv.FormatInt(rev, 10))
 		}
@@ -71,9 +75,9 @@ func TestHistoryPages(t *testing.T) {
 			t.Errorf("%s: %d pages of %q\nwant %q", tc.name, pages, got, tc.want)
 		}
 	}
-	page, err := b.History(ctx, kv.HistoryRequest{Key: []byte("a"), StartRevision: 3, EndRevision: 20, MaxScan: 5})
-	if err != nil || len(page.Events) != 0 || !page.More || page.Next.Main != 8 {
-		t.Errorf("History(a, 3..20, scan 5) = %+v, %v; want no event, more from 8", page, err)
+	page, err := b.History(ctx, kv.HistoryRequest{Key: []byte("a"), StartRevision: first + 1, EndRevision: first + 18, MaxScan: 5})
+	if err != nil || len(page.Events) != 0 || !page.More || page.Next.Main != first+6 {
+		t.Errorf("History(a, %d..%d, scan 5) = %+v, %v; want no event, more from %d", first+1, first+18, page, err, first+6)
 	}
 
 	compact := b.Rev() - 100
@@ -97,5 +101,39 @@ func TestHistoryPages(t *testing.T) {
 	var ce *kv.CompactedError
 	if _, err := b.History(ctx, q); !errors.As(err, &ce) || ce.CompactRevision != compact {
 		t.Errorf("the next page = %v, want compacted at %d", err, compact)
+	}
+}
+
+// TestHistoryWatchesBounded: the etcd watches that requests open to read
+// history are at most Options.MaxHistoryWatches at once: with that many
+// open, a page of history, and a compaction probe, answer
+// too_many_requests without opening another; once one closes, they are
+// read.
+func TestHistoryWatchesBounded(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/hb/", func(o *Options) { o.MaxHistoryWatches = 2 })
+	ctx := context.Background()
+	rev := put(t, b, "a", "1")
+	q := kv.HistoryRequest{Key: []byte("a"), StartRevision: rev, Limit: 10, MaxBytes: 1 << 20, MaxScan: 1000}
+	if _, err := b.History(ctx, q); err != nil {
+		t.Fatalf("History with no watch open = %v", err)
+	}
+	// Two requests' watches, as if open.
+	b.historyWatches <- struct{}{}
+	b.historyWatches <- struct{}{}
+	if page, err := b.History(ctx, q); !errors.Is(err, errHistoryBusy) {
+		t.Fatalf("History with %d watches open = %+v, %v; want too many requests", cap(b.historyWatches), page, err)
+	}
+	if _, err := b.compactRevision(ctx); !errors.Is(err, errHistoryBusy) {
+		t.Fatalf("compactRevision with %d watches open = %v; want too many requests", cap(b.historyWatches), err)
+	}
+	<-b.historyWatches
+	page, err := b.History(ctx, q)
+	if err != nil || len(page.Events) != 1 {
+		t.Fatalf("History once a watch closed = %+v, %v; want a=1", page, err)
+	}
+	if n := len(b.historyWatches); n != 1 {
+		t.Fatalf("%d watches counted open after the read, want the 1 left", n)
 	}
 }

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/kv"
 )
 
 // Range reads one page of a range. From a page's start key (r.From) it
 // reads the page and counts the whole range in one etcd txn, so that both
-// are at one revision.
+// are at one revision. A range in key order is read in pieces
+// (range_pages.go).
 func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error) {
 	if len(r.Key) == 0 {
 		return kv.RangeResult{}, kv.Invalidf("empty key")
@@ -18,32 +20,14 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	if err := r.Options.Validate(); err != nil {
 		return kv.RangeResult{}, err
 	}
-	var res kv.RangeResult
-	err := b.call(ctx, func(ctx context.Context) error {
-		if r.From == nil {
-			resp, err := b.reads.Do(ctx, rangeOp(r.Key, r.End, r.Options))
-			if err != nil {
-				return b.tooLarge(err)
-			}
-			b.saw(resp.Get().Header.Revision)
-			res, err = rangeResult((*pb.RangeResponse)(resp.Get()), r.Options)
-			return err
-		}
-		count := kv.RangeOptions{Revision: r.Options.Revision, CountOnly: true}
-		resp, err := b.reads.Txn(ctx).Then(rangeOp(r.From, r.End, r.Options), rangeOp(r.Key, r.End, count)).Commit()
-		if err != nil {
-			return b.tooLarge(err)
-		}
-		b.saw(resp.Header.Revision)
-		page := resp.Responses[0].GetResponseRange()
-		page.Header = resp.Header
-		if res, err = rangeResult(page, r.Options); err != nil {
-			return err
-		}
-		res.Count = resp.Responses[1].GetResponseRange().Count
-		return nil
-	})
-	return res, err
+	if inPieces(&r.Options) {
+		return b.rangeInPieces(ctx, r)
+	}
+	page, err := b.readPiece(ctx, r, r.From, r.Options, true)
+	if err != nil {
+		return kv.RangeResult{}, err
+	}
+	return rangeResult(page, r.Options)
 }
 
 // Put writes a key. With a lease, the write checks inside itself that
@@ -117,18 +101,37 @@ func (b *Backend) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 	if needsDryRun(&r) {
 		return b.boundedTxn(ctx, reads, &r)
 	}
+	op, opless := txnOp(&r), len(r.Success) == 0 && len(r.Failure) == 0
+	if opless {
+		op = currentTxnOp(&r)
+	}
 	var res kv.TxnResult
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := reads.Do(ctx, txnOp(&r))
+		resp, err := reads.Do(ctx, op)
 		if err != nil {
 			return b.tooLarge(err)
 		}
 		txn := resp.Txn()
 		b.saw(txn.Header.Revision)
+		if opless {
+			txn.Responses = nil // currentTxnOp's read
+		}
 		res, err = txnResult(&r, (*pb.TxnResponse)(txn))
 		return err
 	})
 	return res, err
+}
+
+// currentTxnOp is r, a txn without ops, with a read of one key (counted,
+// not returned) in its success branch: etcd serves a txn whose ops are
+// all serializable reads from the state of the member that takes it,
+// and holds a txn without ops for one (etcd's IsTxnSerializable), so a
+// follower a little behind the leader would answer it with a revision,
+// and compares, from before a write already acknowledged. With a
+// linearizable read in it, the member first catches up with the leader.
+func currentTxnOp(r *kv.TxnRequest) clientv3.Op {
+	read := clientv3.OpGet("\x00", clientv3.WithCountOnly())
+	return clientv3.OpTxn(txnCompares(r), []clientv3.Op{read}, nil)
 }
 
 // checkLeaseKeys asks guard about the namespace's keys attached to the

@@ -182,7 +182,7 @@ func TestNamespaces(t *testing.T) {
 	for _, p := range raw.Kvs {
 		keys = append(keys, string(p.Key))
 	}
-	if want := []string{"/one/kv/k", "/two/kv/k"}; !slices.Equal(keys, want) {
+	if want := []string{"/one/deployment", "/one/kv/k", "/two/deployment", "/two/kv/k"}; !slices.Equal(keys, want) {
 		t.Errorf("etcd holds %q, want %q", keys, want)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -28,6 +27,11 @@ import (
 // JavaScript number holds exactly. etcd draws IDs from the whole of
 // int64, so the gateway draws them itself.
 const maxLeaseID = 1<<53 - 1
+
+// maxLeaseTTL is etcd's longest TTL (its MaxLeaseTTL, about 285 years),
+// the embedded store's too (lease.MaxTTL): etcd's own refusal says only
+// "too large lease TTL".
+const maxLeaseTTL = 9_000_000_000
 
 // grantAttempts bounds the draws of a lease ID that another lease holds.
 const grantAttempts = 8
@@ -47,8 +51,8 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	if id < 0 || id > maxLeaseID {
 		return kv.Lease{}, kv.Invalidf("lease id %d out of [0, 2^53-1]", id)
 	}
-	if ttl <= 0 {
-		return kv.Lease{}, kv.Invalidf("lease ttl %d is not positive", ttl)
+	if ttl <= 0 || ttl > maxLeaseTTL {
+		return kv.Lease{}, kv.Invalidf("ttl must be 1 to %d seconds, not %d", maxLeaseTTL, ttl)
 	}
 	if err := b.leaseCount.admit(ctx, b); err != nil {
 		return kv.Lease{}, err
@@ -60,14 +64,21 @@ func (b *Backend) Grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	return l, err
 }
 
-// grant grants the lease and writes its record.
+// grant grants the lease and writes its record. The record is put with
+// a deadline within the TTL granted, counted from when the grant was
+// asked (beforeExpiry): a put etcd takes lands on this grant, never on a
+// later holder of the ID once it has expired (see lease_revoke.go). A
+// lease whose record could not be written is revoked under the same
+// deadline, or, past it, left to expire: it is no deployment's.
 func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 	chosen := id != 0
 	var granted *pb.LeaseGrantResponse
+	var asked time.Time
 	for attempt := 1; ; attempt++ {
 		if !chosen {
 			id = randomLeaseID()
 		}
+		asked = time.Now()
 		err := b.call(ctx, func(ctx context.Context) error {
 			var err error
 			granted, err = clientv3.RetryLeaseClient(b.cli).LeaseGrant(ctx, &pb.LeaseGrantRequest{ID: id, TTL: ttl})
@@ -88,7 +99,10 @@ func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 		break
 	}
 	b.saw(granted.Header.Revision)
+	deadline := beforeExpiry(asked, granted.TTL)
 	err := b.call(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
 		resp, err := b.cli.Put(ctx, b.leaseRecord(id), "", clientv3.WithLease(clientv3.LeaseID(id)))
 		if err == nil {
 			b.saw(resp.Header.Revision)
@@ -99,10 +113,10 @@ func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 		// A lease without a record is no deployment's: give it back
 		// (should the gateway die first, it expires after its TTL).
 		rctx, cancel := context.WithTimeout(b.ctx, orphanRevokeTimeout)
-		_, rerr := b.cli.Revoke(rctx, clientv3.LeaseID(id))
+		_, rerr := b.revokeBefore(rctx, id, deadline)
 		cancel()
 		if rerr != nil {
-			b.onError(fmt.Errorf("etcd: lease %d was granted without its record, and its revoke failed: %w", id, rerr))
+			b.onError(fmt.Errorf("etcd: lease %d was granted without its record, and is left to expire within %d s: its revoke failed: %w", id, granted.TTL, rerr))
 		}
 		return kv.Lease{}, err
 	}
@@ -118,42 +132,6 @@ func randomLeaseID() int64 {
 			return id
 		}
 	}
-}
-
-// Revoke revokes a lease of the namespace: etcd deletes its keys at one
-// revision. It reads the lease's keys first, as etcd holds them: a lease
-// that holds a key outside the namespace's keys (attached by a client of
-// etcd's own) is refused, so that no revoke through the API deletes what
-// the API cannot name. With a guard, the guard sees the keys then; its
-// error revokes nothing. (etcd cannot ask it inside the revoke: a key
-// attached between the two is not seen, as for Put's guard.)
-func (b *Backend) Revoke(ctx context.Context, id int64, guard kv.LeaseGuard) (int64, error) {
-	st, foreign, err := b.leaseStatus(ctx, b.cli, id, true)
-	if err != nil {
-		return 0, err
-	}
-	if foreign > 0 {
-		return 0, kv.Errorf(auth.ErrPermissionDenied, "lease %d holds %d keys outside this deployment's namespace: it is revoked through etcd, not the API", id, foreign)
-	}
-	if guard != nil && len(st.Keys) > 0 {
-		if err := guard(st.Keys); err != nil {
-			return 0, err
-		}
-	}
-	var rev int64
-	err = b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.cli.Revoke(ctx, clientv3.LeaseID(id))
-		if err != nil {
-			return err
-		}
-		rev = resp.Header.Revision
-		b.saw(rev)
-		return nil
-	})
-	if errors.Is(err, kv.ErrLeaseNotFound) {
-		err = kv.LeaseNotFound(id)
-	}
-	return rev, err
 }
 
 // KeepAlive renews a lease of the namespace to its full TTL.
@@ -213,9 +191,21 @@ func (b *Backend) LeaseKeys(ctx context.Context, id int64, limits *kv.ReadLimits
 // many other keys it holds. With keys, the lease is the namespace's when
 // its record is among them; without, the caller checks that.
 func (b *Backend) leaseStatus(ctx context.Context, cli *clientv3.Client, id int64, keys bool) (st kv.LeaseStatus, foreign int, err error) {
+	if keys {
+		return b.leaseStatusOf(ctx, cli, id, b.leaseRecord(id))
+	}
+	return b.leaseStatusOf(ctx, cli, id, "")
+}
+
+// leaseStatusOf reads a lease through cli as leaseStatus does, with its
+// keys when owner is not empty: the key of this namespace's that makes
+// it the namespace's (its record, or a revoke's claim), which must be
+// among them.
+func (b *Backend) leaseStatusOf(ctx context.Context, cli *clientv3.Client, id int64, owner string) (st kv.LeaseStatus, foreign int, err error) {
 	if id < 1 || id > maxLeaseID {
 		return kv.LeaseStatus{}, 0, kv.LeaseNotFound(id)
 	}
+	keys := owner != ""
 	err = b.call(ctx, func(ctx context.Context) error {
 		var opts []clientv3.LeaseOption
 		if keys {
@@ -233,13 +223,16 @@ func (b *Backend) leaseStatus(ctx context.Context, cli *clientv3.Client, id int6
 		if !keys {
 			return nil
 		}
-		record, prefix := []byte(b.leaseRecord(id)), []byte(b.opts.Namespace+keysPrefix)
+		record, claim, prefix := []byte(owner), []byte(b.revokeClaim(id)), []byte(b.opts.Namespace+keysPrefix)
 		owned := false
+		foreign = 0
 		st.Keys = make([][]byte, 0, len(resp.Keys))
 		for _, k := range resp.Keys {
 			switch {
 			case bytes.Equal(k, record):
 				owned = true
+			case bytes.Equal(k, claim):
+				// A revoke's claim: the gateway's, as the record is.
 			case bytes.HasPrefix(k, prefix):
 				st.Keys = append(st.Keys, k[len(prefix):])
 			default:

@@ -20,10 +20,25 @@ import (
 // its whole file.
 const defragTimeout = 5 * time.Minute
 
+// clusterWide fails with kv.ErrClusterWide unless the gateway may run
+// an operation of the whole cluster (Options.ClusterMaintenance): what,
+// done through one namespace, every other deployment of the cluster
+// undergoes, and where it is done instead.
+func (b *Backend) clusterWide(what, instead string) error {
+	if b.opts.Namespace == "" || b.opts.ClusterMaintenance {
+		return nil
+	}
+	return kv.Errorf(kv.ErrClusterWide, "%s is the whole etcd cluster's, every deployment's on it, and this gateway serves one namespace (%q): %s", what, b.opts.Namespace, instead)
+}
+
 // Defrag defragments every member, one at a time (etcd defragments one
 // member per request, and a member defragmenting answers nothing else),
-// and returns the largest member's size after.
+// and returns the largest member's size after. It is the cluster's
+// (clusterWide).
 func (b *Backend) Defrag(ctx context.Context) (int64, error) {
+	if err := b.clusterWide("defragmentation", "the cluster's operator runs etcdctl defrag on each member"); err != nil {
+		return 0, err
+	}
 	for _, ep := range b.opts.Endpoints {
 		dctx, cancel := context.WithTimeout(ctx, defragTimeout)
 		_, err := b.cli.Defragment(dctx, ep)
@@ -39,12 +54,14 @@ func (b *Backend) Defrag(ctx context.Context) (int64, error) {
 	return sizes.DBSize, err
 }
 
-// memberSizes asks every member for its size and returns the largest:
-// members that do not answer are left out, unless none does.
+// memberSizes asks every member the last probe reached for its size and
+// returns the largest: members that do not answer are left out, unless
+// none does.
 func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 	var st kv.Stats
 	var errs []error
-	for _, ep := range b.opts.Endpoints {
+	eps := b.avail.reachableEndpoints()
+	for _, ep := range eps {
 		err := b.call(ctx, func(ctx context.Context) error {
 			resp, err := b.cli.Status(ctx, ep)
 			if err != nil {
@@ -59,7 +76,11 @@ func (b *Backend) memberSizes(ctx context.Context) (kv.Stats, error) {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ep, err))
 		}
 	}
-	if len(errs) == len(b.opts.Endpoints) {
+	if len(errs) == len(eps) {
+		if len(errs) == 0 {
+			_, err := b.avail.serving()
+			return kv.Stats{}, err
+		}
 		return kv.Stats{}, errors.Join(errs...)
 	}
 	return st, nil
@@ -98,8 +119,11 @@ func (b *Backend) alarmMembers(ctx context.Context) ([]*pb.AlarmMember, error) {
 
 // DisarmAlarms disarms NOSPACE on every member that raised it, and
 // returns the alarms still active. A write that still does not fit
-// raises it again, as in etcd.
+// raises it again, as in etcd. It is the cluster's (clusterWide).
 func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
+	if err := b.clusterWide("disarming etcd's alarms", "the cluster's operator runs etcdctl alarm disarm once space is freed"); err != nil {
+		return nil, err
+	}
 	members, err := b.alarmMembers(ctx)
 	if err != nil {
 		return nil, err
@@ -125,12 +149,14 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 // at least.
 //
 // A snapshot holds the whole cluster: every namespace's keys, leases and
-// auth records (password hashes, the keys that sign tokens). So a gateway
-// of one namespace refuses it (kv.ErrSnapshotUnsupported); only a
-// deployment that has the cluster to itself (no namespace) takes one.
+// auth records (password hashes, the keys that sign tokens), and etcd's
+// own users. So a gateway of one namespace refuses it
+// (kv.ErrSnapshotUnsupported); only a deployment that has the cluster to itself
+// (no --etcd-namespace) takes one, and only while the cluster holds
+// nothing but its records (snapshotAllowed).
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
-	if b.opts.Namespace != "" {
-		return nil, kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (%q): snapshot the cluster with etcdctl snapshot save", b.opts.Namespace)
+	if err := b.snapshotAllowed(ctx); err != nil {
+		return nil, err
 	}
 	var errs []error
 	for _, ep := range b.opts.Endpoints {
@@ -144,6 +170,53 @@ func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
 		errs = append(errs, fmt.Errorf("snapshot of %s: %w", ep, err))
 	}
 	return nil, errors.Join(errs...)
+}
+
+// snapshotAllowed fails with kv.ErrSnapshotUnsupported unless a snapshot of the
+// cluster would hold this deployment's records alone: the gateway has
+// no namespace, the cluster holds no key outside the deployment's own
+// areas (another deployment's, or a client of etcd's own), and etcd's
+// own auth is off (its users' password hashes are in the snapshot).
+func (b *Backend) snapshotAllowed(ctx context.Context) error {
+	const instead = "let the cluster's operator back the cluster up with etcdctl snapshot save"
+	if b.opts.Namespace != "" {
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (%q): %s", b.opts.Namespace, instead)
+	}
+	gaps := foreignRanges("")
+	ops := make([]clientv3.Op, len(gaps))
+	for i, g := range gaps {
+		ops[i] = clientv3.OpGet(g.key, clientv3.WithRange(g.end), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	}
+	var found []byte
+	var etcdAuth bool
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return err
+		}
+		b.saw(resp.Header.Revision)
+		for _, r := range resp.Responses {
+			if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+				found = kvs[0].Key
+				return nil
+			}
+		}
+		st, err := b.cli.AuthStatus(ctx)
+		if err != nil {
+			return err
+		}
+		etcdAuth = st.Enabled
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case found != nil:
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and the cluster holds %q, which is none of this deployment's keys (another deployment's, or a client of etcd's own): %s", found, instead)
+	case etcdAuth:
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and etcd's own auth is on: the snapshot would hold etcd's users and their password hashes: %s", instead)
+	}
+	return nil
 }
 
 // memberSnapshot opens the snapshot stream of the member at ep, through a
@@ -220,7 +293,7 @@ func (s *memberSnapshot) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if n != s.size {
-		return n, fmt.Errorf("%w: etcd's snapshot stream held %d bytes, not the %d it announced", kv.ErrUnavailable, n, s.size)
+		return n, kv.Errorf(kv.ErrUnavailable, "etcd's snapshot stream held %d bytes, not the %d it announced", n, s.size)
 	}
 	return n, nil
 }

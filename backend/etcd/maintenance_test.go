@@ -26,7 +26,7 @@ func TestSnapshot(t *testing.T) {
 	ctx := context.Background()
 	// A namespace's gateway refuses: the snapshot would hold every
 	// other namespace of the cluster.
-	if sn, err := openGateway(t, c, "/s/").Snapshot(ctx); !errors.Is(err, kv.ErrSnapshotUnsupported) || !errors.Is(err, kv.ErrNotSupported) || !strings.Contains(err.Error(), `"/s/"`) {
+	if sn, err := openGateway(t, etcdtest.StartCluster(t, 1), "/s/").Snapshot(ctx); !errors.Is(err, kv.ErrSnapshotUnsupported) || !errors.Is(err, kv.ErrNotSupported) || !strings.Contains(err.Error(), `"/s/"`) {
 		t.Fatalf("Snapshot of a namespace = %v, %v; want ErrSnapshotUnsupported naming the namespace", sn, err)
 	}
 	b := openGateway(t, c, "")
@@ -55,9 +55,9 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Inspect(etcd's snapshot) = %v", err)
 	}
-	// 20 keys and the lease's record.
-	if info.Format != snapshot.FormatEtcd || info.Revision < sn.Revision() || info.Revision != b.Rev() || info.Keys != 21 || info.Leases != 1 {
-		t.Errorf("Inspect = %+v, want etcd's format at revision %d (the snapshot's %d at least), 21 keys, 1 lease", info, b.Rev(), sn.Revision())
+	// 20 keys, the lease's record and the deployment's marker.
+	if info.Format != snapshot.FormatEtcd || info.Revision < sn.Revision() || info.Revision != b.Rev() || info.Keys != 22 || info.Leases != 1 {
+		t.Errorf("Inspect = %+v, want etcd's format at revision %d (the snapshot's %d at least), 22 keys, 1 lease", info, b.Rev(), sn.Revision())
 	}
 	if _, err := snapshot.Restore(file, filepath.Join(t.TempDir(), "d"), "httpkv.db"); !errors.Is(err, snapshot.ErrEtcdSnapshot) {
 		t.Errorf("Restore(etcd's snapshot) = %v, want ErrEtcdSnapshot", err)
@@ -120,5 +120,82 @@ func waitMembersAt(tb testing.TB, c *etcdtest.Cluster, rev int64) {
 				tb.Fatalf("%s did not reach revision %d: %v", ep, rev, err)
 			}
 		}
+	}
+}
+
+// TestSnapshotOfASharedCluster: the gateway without a namespace refuses a
+// snapshot while the cluster holds keys that are none of its deployment's,
+// naming one, or has etcd's own auth on (etcd's users are in it): a
+// snapshot would hand them to whoever may take one. Before, it streamed
+// the whole cluster, every other deployment's auth records included.
+func TestSnapshotOfASharedCluster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "")
+	cli := c.Client(t)
+	if _, err := cli.Put(ctx, "/other/auth/key", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	if sn, err := b.Snapshot(ctx); !errors.Is(err, kv.ErrNotSupported) || !strings.Contains(err.Error(), `"/other/auth/key"`) {
+		t.Fatalf("Snapshot of a cluster holding /other/auth/key = %v, %v; want ErrNotSupported naming it", sn, err)
+	}
+	if _, err := cli.Delete(ctx, "/other/auth/key"); err != nil {
+		t.Fatal(err)
+	}
+	sn, err := b.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("Snapshot of a cluster holding the deployment alone = %v", err)
+	}
+	sn.Close()
+
+	withAuth := etcdtest.StartCluster(t, 1, etcdtest.WithAuth())
+	gw := openGateway(t, withAuth, "", func(o *Options) { o.Username, o.Password = "root", etcdtest.RootPassword })
+	if sn, err := gw.Snapshot(ctx); !errors.Is(err, kv.ErrNotSupported) || !strings.Contains(err.Error(), "etcd's own auth is on") {
+		t.Errorf("Snapshot of a cluster with etcd's auth on = %v, %v; want ErrNotSupported saying so", sn, err)
+	}
+}
+
+// TestClusterMaintenanceOfATenant: compaction, defragmentation and
+// disarming alarms are the whole cluster's: a gateway of a namespace
+// refuses them (kv.ErrNotSupported, naming where they are done), and the
+// other deployment's history is intact; with ClusterMaintenance, its
+// deployment administers the cluster and they run. Before, a compaction
+// through /a/ compacted /b/'s history.
+func TestClusterMaintenanceOfATenant(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	ctx := context.Background()
+	tenant := openGateway(t, c, "/a/")
+	other := openGateway(t, c, "/b/")
+	first := put(t, other, "k", "1")
+	put(t, other, "k", "2")
+	rev := put(t, tenant, "k", "1")
+	for name, err := range map[string]error{
+		"Compact":      tenant.Compact(ctx, rev, true),
+		"Defrag":       func() error { _, err := tenant.Defrag(ctx); return err }(),
+		"DisarmAlarms": func() error { _, err := tenant.DisarmAlarms(ctx); return err }(),
+	} {
+		if !errors.Is(err, kv.ErrClusterWide) || !strings.Contains(err.Error(), `"/a/"`) || !strings.Contains(err.Error(), "etcdctl") && name != "Compact" {
+			t.Errorf("%s through a namespace = %v; want ErrNotSupported naming where it is done", name, err)
+		}
+	}
+	res, err := other.Range(ctx, kv.RangeRequest{Key: []byte("k"), Options: kv.RangeOptions{Revision: first}})
+	if err != nil || len(res.KVs) != 1 || string(res.KVs[0].Value) != "1" {
+		t.Errorf("/b/'s k at %d after /a/'s refused compaction = %+v, %v; want 1", first, res.KVs, err)
+	}
+
+	admin := openGateway(t, c, "/ops/", func(o *Options) { o.ClusterMaintenance = true })
+	if err := admin.Compact(ctx, rev, false); err != nil {
+		t.Errorf("Compact with ClusterMaintenance = %v", err)
+	}
+	if _, err := admin.Defrag(ctx); err != nil {
+		t.Errorf("Defrag with ClusterMaintenance = %v", err)
+	}
+	if _, err := admin.DisarmAlarms(ctx); err != nil {
+		t.Errorf("DisarmAlarms with ClusterMaintenance = %v", err)
+	}
+	if _, err := other.Range(ctx, kv.RangeRequest{Key: []byte("k"), Options: kv.RangeOptions{Revision: first}}); !errors.Is(err, kv.ErrCompacted) {
+		t.Errorf("/b/'s k at %d after the administrator's compaction = %v, want ErrCompacted", first, err)
 	}
 }

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -62,7 +61,7 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
-				return fmt.Errorf("%w: the watch of etcd ended", kv.ErrUnavailable)
+				return kv.Errorf(kv.ErrUnavailable, "etcd ended the watch; retry after Retry-After")
 			}
 			if err := b.watchFailure(&resp); err != nil {
 				return err
@@ -92,6 +91,25 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// errHistoryBusy answers a request that would open an etcd watch to read
+// history while Options.MaxHistoryWatches are open.
+var errHistoryBusy = kv.NewError(kv.CodeTooManyRequests,
+	"the gateway has as many etcd watches open to read history as it may (--etcd-max-history-watches): retry later")
+
+// historyReplay is replay for a request: one of the etcd watches
+// requests may have open at once, or errHistoryBusy. (The watch
+// scheduler's own reads of history, one at a time, take no token.)
+func (b *Backend) historyReplay(ctx context.Context, w clientv3.Watcher, key, end string, from, to int64,
+	opts []clientv3.OpOption, fn func(*clientv3.Event) bool) error {
+	select {
+	case b.historyWatches <- struct{}{}:
+	default:
+		return errHistoryBusy
+	}
+	defer func() { <-b.historyWatches }()
+	return b.replay(ctx, w, key, end, from, to, opts, fn)
 }
 
 // watchFailure returns why an answer of an etcd watch ends the watch: a

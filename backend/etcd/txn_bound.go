@@ -17,9 +17,10 @@ import (
 // into memory (the read client's gRPC receive limit). A txn that writes
 // must be refused before it writes, though, as the embedded store does:
 // a txn whose ranges could answer more than the bound is first run
-// without its writes (a dry run, read-only), and the real txn then runs
-// only if nothing its ranges and compares read has changed since, checked
-// by etcd in the same txn (guards); if something has, it starts over.
+// without its writes (a dry run, read-only: dryRun in txn_past.go), and
+// the real txn then runs only if nothing its ranges and compares read has
+// changed since, checked by etcd in the same txn (guards); if something
+// has, it starts over.
 
 // dryRunAttempts bounds the dry runs of one txn under contention; past
 // them the txn runs unguarded, its answer still bounded as it arrives.
@@ -62,45 +63,21 @@ func valueRanges(r *kv.TxnRequest, out []kv.RangeOp) ([]kv.RangeOp, int) {
 	return out, singles
 }
 
-// needsDryRun reports whether r writes and could answer more than one
-// value per range.
+// needsDryRun reports whether r writes, and could answer more than one
+// value per range or reads the past (see txn_past.go).
 func needsDryRun(r *kv.TxnRequest) bool {
 	if !r.HasWrites() {
 		return false
 	}
 	ranges, singles := valueRanges(r, nil)
-	return len(ranges) > singles || singles > singleKeyRangesBound
-}
-
-// readOnly returns r without its writes, each range bounded by a copy of
-// its limits (Charge counts what it was charged: the real txn is charged
-// afresh).
-func readOnly(r *kv.TxnRequest, limits map[*kv.ReadLimits]*kv.ReadLimits) *kv.TxnRequest {
-	strip := func(branch []kv.Op) []kv.Op {
-		var out []kv.Op
-		for _, op := range branch {
-			switch {
-			case op.Range != nil:
-				rg := *op.Range
-				if l := rg.Options.Limits; l != nil {
-					if limits[l] == nil {
-						limits[l] = &kv.ReadLimits{MaxKeys: l.MaxKeys, MaxBytes: l.MaxBytes}
-					}
-					rg.Options.Limits = limits[l]
-				}
-				out = append(out, kv.Op{Range: &rg})
-			case op.Txn != nil:
-				out = append(out, kv.Op{Txn: readOnly(op.Txn, limits)})
-			}
-		}
-		return out
-	}
-	return &kv.TxnRequest{Compare: r.Compare, Success: strip(r.Success), Failure: strip(r.Failure)}
+	return len(ranges) > singles || singles > singleKeyRangesBound || hasPastReads(r)
 }
 
 // guards are compares that hold while nothing r reads (its value ranges
-// and its compares' keys) has changed since revision rev; one compare of
-// the whole namespace when they would be more than etcd takes in a txn.
+// at the current revision and its compares' keys) has changed since
+// revision rev; one compare of the whole namespace when they would be
+// more than etcd takes in a txn. (A read at a past revision reads what
+// no write changes.)
 func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
 	ranges, _ := valueRanges(r, nil)
 	var cmps []clientv3.Cmp
@@ -111,7 +88,9 @@ func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
 		}))
 	}
 	for _, rg := range ranges {
-		add(rg.Key, rg.End)
+		if rg.Options.Revision == 0 {
+			add(rg.Key, rg.End)
+		}
 	}
 	var compares func(r *kv.TxnRequest)
 	compares = func(r *kv.TxnRequest) {
@@ -135,13 +114,24 @@ func (b *Backend) guards(r *kv.TxnRequest, rev int64) []clientv3.Cmp {
 }
 
 // boundedTxn runs a writing txn whose ranges could answer more than the
-// bound: a dry run first, refused if its answer is too large, then the
-// txn guarded by what the dry run read.
-// reads is the KV the txn runs through (b.reads, or leasedKV's).
+// bound, or read the past: a dry run first, refused if its answer is too
+// large or if it fails, then the txn guarded by what the dry run read.
+// A txn with past reads is sent without them, and always guarded: their
+// answers are the dry run's (txn_past.go). reads is the KV the txn runs
+// through (b.reads, or leasedKV's).
 func (b *Backend) boundedTxn(ctx context.Context, reads clientv3.KV, r *kv.TxnRequest) (kv.TxnResult, error) {
+	past := hasPastReads(r)
+	send := r
+	if past {
+		send = withoutPastReads(r)
+	}
 	for attempt := 1; ; attempt++ {
-		dry := readOnly(r, map[*kv.ReadLimits]*kv.ReadLimits{})
+		if past && attempt > maxGuardedAttempts {
+			return kv.TxnResult{}, errKeptChanging
+		}
+		dry := dryRun(r, map[*kv.ReadLimits]*kv.ReadLimits{})
 		var rev int64
+		var dryRes kv.TxnResult
 		err := b.call(ctx, func(ctx context.Context) error {
 			resp, err := b.reads.Do(ctx, txnOp(dry))
 			if err != nil {
@@ -149,20 +139,23 @@ func (b *Backend) boundedTxn(ctx context.Context, reads clientv3.KV, r *kv.TxnRe
 			}
 			txn := (*pb.TxnResponse)(resp.Txn())
 			rev = txn.Header.Revision
-			_, err = txnResult(dry, txn)
+			dryRes, err = txnResult(dry, txn)
 			return err
 		})
+		if past && isRangeCheck(err) {
+			return kv.TxnResult{}, b.firstFailure(ctx, r, err)
+		}
 		if err != nil {
 			return kv.TxnResult{}, err
 		}
 		var cmps []clientv3.Cmp
-		if attempt <= dryRunAttempts {
+		if past || attempt <= dryRunAttempts {
 			cmps = b.guards(r, rev)
 		}
 		var res kv.TxnResult
 		held := true
 		err = b.call(ctx, func(ctx context.Context) error {
-			resp, err := reads.Txn(ctx).If(cmps...).Then(txnOp(r)).Commit()
+			resp, err := reads.Txn(ctx).If(cmps...).Then(txnOp(send)).Commit()
 			if err != nil {
 				return b.tooLarge(err)
 			}
@@ -172,8 +165,10 @@ func (b *Backend) boundedTxn(ctx context.Context, reads clientv3.KV, r *kv.TxnRe
 			}
 			inner := resp.Responses[0].GetResponseTxn()
 			inner.Header = opHeader(inner.Header, resp.Header)
-			res, err = txnResult(r, inner)
-			return err
+			if res, err = txnResult(send, inner); err != nil || !past {
+				return err
+			}
+			return fillPastReads(r, &res, &dryRes)
 		})
 		if err != nil || held {
 			return res, err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 )
 
 // command is a subcommand of httpkv: `httpkv NAME ...`.
@@ -17,8 +19,35 @@ type command struct {
 }
 
 // commands returns httpkv's subcommands, in the order the usage lists
-// them. With none of them named, httpkv serves.
+// them: those of the server, then the data commands (package cli).
+// With none of them named, httpkv serves.
 func commands() []command {
+	cs := serverCommands()
+	for _, s := range cli.Commands() {
+		cs = append(cs, dataCommand(s))
+	}
+	return cs
+}
+
+// commandNames lists the subcommands' names.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// dataCommand is a data command: a client of a running server.
+func dataCommand(s cli.Summary) command {
+	return command{s.Name, s.Summary, func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		return cli.Run(ctx, append([]string{s.Name}, args...), terminalEnv(getenv, stdout, stderr))
+	}}
+}
+
+// serverCommands are the subcommands that are not clients of the API's
+// data: checks, backups, migration, load.
+func serverCommands() []command {
 	return []command{
 		{"health", "check a running server: exits 0 when its /health answers 200",
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
@@ -30,7 +59,13 @@ func commands() []command {
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 				return runBench(ctx, args, stdout, stderr)
 			}},
-		{"help", "print this help", func(_ context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) error {
+		{"help", "print this help, or with a COMMAND its help", func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+			if len(args) > 0 && !isHelp(args[0]) {
+				if c, ok := findCommand(args); ok {
+					return c.run(ctx, append(args[1:], "--help"), getenv, stdout, stderr)
+				}
+				return cli.UnknownCommand("", args[0], commandNames())
+			}
 			return serverHelp(getenv, stdout)
 		}},
 	}
@@ -80,11 +115,18 @@ streams as Server-Sent Events. It stops on SIGINT (Ctrl-C) or SIGTERM.
 
 Commands:
 `)
-	for _, c := range commands() {
+	for _, c := range serverCommands() {
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
 	b.WriteString(`
-Run "httpkv COMMAND --help" for a command's flags.
+Data commands, clients of a running server (--url, default $HTTPKV_URL or
+` + cli.DefaultURL + `):
+`)
+	for _, s := range cli.Commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", s.Name, s.Summary)
+	}
+	b.WriteString(`
+Run "httpkv COMMAND --help" for a command's flags and examples.
 
 Flags of the server (each also read from the environment as HTTPKV_ and its
 name in upper snake case: --data-dir is HTTPKV_DATA_DIR; a flag wins):

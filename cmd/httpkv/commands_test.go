@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 )
 
 func noEnv(string) string { return "" }
@@ -45,6 +47,9 @@ func TestHelp(t *testing.T) {
 		"bench":    "usage: httpkv bench",
 		"help":     "Commands:",
 	}
+	for _, c := range cli.Commands() {
+		wantUsage[c.Name] = "Usage:\n  httpkv " + c.Name // cli's own tests check the rest
+	}
 	for _, c := range commands() {
 		want, ok := wantUsage[c.name]
 		if !ok {
@@ -59,14 +64,48 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestBadArguments: a flag httpkv does not know, or a stray argument of
-// health, fails with the usage.
-func TestBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"--nope"}, {"health", "--nope"}, {"health", "extra"}} {
-		var stderr bytes.Buffer
-		err := run(context.Background(), args, noEnv, io.Discard, &stderr)
-		if err == nil || !strings.Contains(stderr.String(), "Usage") {
-			t.Errorf("httpkv %s = %v with stderr %q, want a failure and the usage", strings.Join(args, " "), err, stderr.String())
+// TestHelpCommand: httpkv help COMMAND prints COMMAND's help.
+func TestHelpCommand(t *testing.T) {
+	for _, args := range [][]string{{"help", "get"}, {"help", "lease", "grant"}, {"help", "health"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, noEnv, &stdout, &stderr)
+		want := "Usage: httpkv health"
+		if args[1] != "health" {
+			want = "Usage:\n  httpkv " + strings.Join(args[1:], " ")
 		}
+		if out := stdout.String() + stderr.String(); err != nil || !strings.Contains(out, want) {
+			t.Errorf("httpkv %s = %v with %q, want %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+}
+
+// TestBadArguments: a flag httpkv does not know, a command it does not
+// know, or a stray argument of health, fails with a usage error (exit
+// status 2) that says what is wrong and suggests the nearest flag or
+// command; the server's flags included.
+func TestBadArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "unknown flag --nope\nRun \"httpkv --help\""},
+		{[]string{"--lisen", "127.0.0.1:0"}, "unknown flag --lisen (did you mean --listen?)"},
+		{[]string{"--data-dri", "x"}, "(did you mean --data-dir?)"},
+		{[]string{"gte", "a"}, `unknown command "gte" (did you mean "get"?)`},
+		{[]string{"wacth"}, `(did you mean "watch"?)`},
+		{[]string{"health", "--nope"}, "health: unknown flag --nope"},
+		{[]string{"health", "--ulr", "x"}, "(did you mean --url?)"},
+		{[]string{"snapshot", "status", "--jsn", "f"}, "(did you mean --json?)"},
+	} {
+		err := run(context.Background(), tt.args, noEnv, io.Discard, io.Discard)
+		var stderr bytes.Buffer
+		if status := cli.Report(err, &stderr); status != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("httpkv %s: exit status %d, stderr %q; want 2 and %q", strings.Join(tt.args, " "), status, stderr.String(), tt.want)
+		}
+	}
+	// A stray argument of health is an error, with its usage.
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"health", "extra"}, noEnv, io.Discard, &stderr); err == nil || !strings.Contains(stderr.String(), "Usage") {
+		t.Errorf("httpkv health extra = %v with stderr %q, want a failure and the usage", err, stderr.String())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +13,11 @@ import (
 
 // TestComposeFilesConfigureGateways reads the repository's compose files
 // and checks the environment of every httpkv service as the server would
-// take it: each HTTPKV_ variable names a flag (an unknown one would be
-// ignored without a word), and together they make a valid configuration.
-// docker-compose config checks the files' syntax in .ci/run; this checks
-// what they tell httpkv.
+// take it, over the image's own (the Dockerfile's ENV): each HTTPKV_
+// variable names a flag (an unknown one would be ignored without a
+// word), and together they make a valid configuration, with no flag the
+// service's backend refuses. docker-compose config checks the files'
+// syntax in .ci/run; this checks what they tell httpkv.
 func TestComposeFilesConfigureGateways(t *testing.T) {
 	flags := map[string]bool{}
 	if _, err := parseConfig(nil, func(string) string { return "" }, io.Discard); err != nil {
@@ -53,7 +55,8 @@ func TestComposeFilesConfigureGateways(t *testing.T) {
 					t.Errorf("%s: service %s sets %s, which names no flag of httpkv", file, name, k)
 				}
 			}
-			env := svc.Environment
+			env := maps.Clone(imageEnv(t))
+			maps.Copy(env, svc.Environment)
 			if _, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard); err != nil {
 				t.Errorf("%s: service %s: its environment is not a valid configuration: %v", file, name, err)
 			}
@@ -62,6 +65,36 @@ func TestComposeFilesConfigureGateways(t *testing.T) {
 			t.Errorf("%s: no httpkv service", file)
 		}
 	}
+}
+
+// imageEnv returns the environment the Dockerfile's ENV lines give the
+// image: KEY=VALUE pairs, continued over lines ending in a backslash.
+func imageEnv(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	inEnv := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "ENV "); ok {
+			line, inEnv = rest, true
+		} else if !inEnv {
+			continue
+		}
+		inEnv = strings.HasSuffix(line, "\\")
+		for _, pair := range strings.Fields(strings.TrimSuffix(line, "\\")) {
+			if k, v, ok := strings.Cut(pair, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	if len(env) == 0 {
+		t.Fatal("the Dockerfile sets no environment")
+	}
+	return env
 }
 
 // flagNames returns the names of the server's flags, as --help lists them.

@@ -26,8 +26,13 @@ func (c config) daemon() (daemon.Config, error) {
 			MaxRequestBytes:    c.maxRequestBytes,
 			MaxResponseBytes:   c.maxResponseBytes,
 
-			MaxInflightRequestBytes: c.maxInflightRequestBytes,
-			MaxHeldAnswerBytes:      c.maxHeldAnswerBytes,
+			MaxInflightRequestBytes:     c.maxInflightRequestBytes,
+			MaxHeldAnswerBytes:          c.maxHeldAnswerBytes,
+			MaxImportBytes:              c.maxImportBytes,
+			MaxStreamConnections:        c.maxStreamConnections,
+			MaxStreamConnectionsPerUser: c.maxStreamConnectionsPerUser,
+			MaxWatchers:                 c.maxWatchers,
+			MaxWatchersPerUser:          c.maxWatchersPerUser,
 			WatchStreams: httpapi.WatchStreamConfig{
 				IdleTimeout:       c.watchStreamIdleTimeout,
 				MaxStreams:        c.maxWatchStreams,

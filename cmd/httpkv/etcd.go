@@ -21,6 +21,8 @@ type etcdConfig struct {
 	username, password string
 	watchWindowBytes   int64
 	requestTimeout     time.Duration
+	maxHistoryWatches  int
+	clusterMaintenance bool
 }
 
 // addFlags registers the flags of the etcd backend.
@@ -33,11 +35,13 @@ func (c *etcdConfig) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.username, "etcd-username", "", "the gateway's own etcd user, if etcd has auth on")
 	fs.StringVar(&c.password, "etcd-password", "", "the password of --etcd-username")
 	fs.Int64Var(&c.watchWindowBytes, "etcd-watch-window-bytes", etcd.DefaultWindowBytes, "most bytes of recent revisions held in memory for watchers that are behind; older ones are read from etcd")
-	fs.DurationVar(&c.requestTimeout, "etcd-request-timeout", etcd.DefaultRequestTimeout, "how long an etcd request may take before the API answers 503")
+	fs.DurationVar(&c.requestTimeout, "etcd-request-timeout", etcd.DefaultRequestTimeout, "how long an etcd request may take, while etcd answers, before the API answers 503")
+	fs.IntVar(&c.maxHistoryWatches, "etcd-max-history-watches", etcd.DefaultMaxHistoryWatches, "most etcd watches requests may have open at once to read history (a page of /v1/history each); past it they answer 429")
+	fs.BoolVar(&c.clusterMaintenance, "etcd-cluster-maintenance", false, "this deployment administers the etcd cluster: with --etcd-namespace, POST /v1/compact, POST /v1/defrag and DELETE /v1/alarms act on every deployment of the cluster (without it they answer 501)")
 }
 
 // check validates the etcd flags of a --backend etcd command line.
-func (c *etcdConfig) check(cfg *config) error {
+func (c *etcdConfig) check() error {
 	if c.endpointList() == nil {
 		return errors.New("--backend etcd needs --etcd-endpoints")
 	}
@@ -47,13 +51,8 @@ func (c *etcdConfig) check(cfg *config) error {
 	if (c.username == "") != (c.password == "") {
 		return errors.New("--etcd-username and --etcd-password go together")
 	}
-	if c.watchWindowBytes <= 0 || c.requestTimeout <= 0 {
-		return errors.New("--etcd-watch-window-bytes and --etcd-request-timeout must be positive")
-	}
-	if cfg.autoCompactionRetention != "0" {
-		// Every gateway would compact: etcd's own auto-compaction is the
-		// one place for it.
-		return errors.New("--auto-compaction-retention applies to the embedded store; with --backend etcd use etcd's own --auto-compaction-retention")
+	if c.watchWindowBytes <= 0 || c.requestTimeout <= 0 || c.maxHistoryWatches <= 0 {
+		return errors.New("--etcd-watch-window-bytes, --etcd-request-timeout and --etcd-max-history-watches must be positive")
 	}
 	return nil
 }
@@ -102,17 +101,20 @@ func (c *etcdConfig) options(cfg config) (*etcd.Options, error) {
 		return nil, err
 	}
 	return &etcd.Options{
-		Endpoints:        c.endpointList(),
-		Namespace:        c.namespace,
-		TLS:              tlsCfg,
-		Username:         c.username,
-		Password:         c.password,
-		RequestTimeout:   c.requestTimeout,
-		MaxTxnOps:        cfg.maxTxnOps,
-		MaxLeases:        cfg.maxLeases,
-		MaxResponseBytes: cfg.maxResponseBytes,
-		WindowBytes:      c.watchWindowBytes,
-		Watch:            cfg.watchOptions(),
-		Auth:             cfg.authConfig(),
+		Endpoints:         c.endpointList(),
+		Namespace:         c.namespace,
+		TLS:               tlsCfg,
+		Username:          c.username,
+		Password:          c.password,
+		RequestTimeout:    c.requestTimeout,
+		MaxTxnOps:         cfg.maxTxnOps,
+		MaxLeases:         cfg.maxLeases,
+		MaxResponseBytes:  cfg.maxResponseBytes,
+		WindowBytes:       c.watchWindowBytes,
+		MaxHistoryWatches: c.maxHistoryWatches,
+		// The cluster's compaction, defragmentation and alarms.
+		ClusterMaintenance: c.clusterMaintenance,
+		Watch:              cfg.watchOptions(),
+		Auth:               cfg.authConfig(),
 	}, nil
 }

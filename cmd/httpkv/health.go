@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -22,9 +23,9 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.PrintDefaults()
 	}
 	url := fs.String("url", "http://127.0.0.1:2378/health", "the server's /health URL")
-	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer (a server answers within 2 s, whatever its backend does)")
 	if err := fs.Parse(args); err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
@@ -38,12 +39,21 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("health: %s did not answer within %v", *url, *timeout)
+		}
 		return err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	fmt.Fprintf(stdout, "%s", body)
 	if resp.StatusCode != http.StatusOK {
+		var h struct {
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(body, &h) == nil && h.Reason != "" {
+			return fmt.Errorf("unhealthy (%s): %s", resp.Status, h.Reason)
+		}
 		return fmt.Errorf("unhealthy: %s", resp.Status)
 	}
 	return nil

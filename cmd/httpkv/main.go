@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "httpkv:", err)
-		os.Exit(1)
-	}
+	status := cli.Report(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr)
+	stop()
+	os.Exit(status)
 }

@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, args []string, _ func(string) string, stdou
 	var ec etcdConfig
 	ec.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -30,7 +30,8 @@ import (
 // history stay behind. Keys and leases of the cluster outside the
 // namespace do not matter (before, any lease of the cluster refused the
 // migrate). A second migrate into the now used namespace is refused,
-// saying what it found there, and changes nothing; a damaged snapshot is
+// saying what it found there, and changes nothing, as is one into a
+// namespace that overlaps another deployment's; a damaged snapshot is
 // refused before etcd is touched.
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()
@@ -112,6 +113,18 @@ func TestMigrate(t *testing.T) {
 	}
 	if after := status(t, g); after != rev {
 		t.Errorf("the refused migrate moved the revision from %d to %d", rev, after)
+	}
+
+	// A namespace inside another deployment's, or around one, is
+	// refused, naming it, and nothing is written.
+	for _, tc := range []struct{ ns, other string }{{"prod/kv/", `"prod/"`}, {"other", `"other/"`}, {"", `"other/"`}} {
+		err = runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", tc.ns}, os.Getenv, &out, &errOut)
+		if !errors.Is(err, etcd.ErrOverlap) || !strings.Contains(err.Error(), tc.other) {
+			t.Errorf("migrate into %q: %v, want ErrOverlap naming %s", tc.ns, err, tc.other)
+		}
+	}
+	if after := status(t, g); after != rev {
+		t.Errorf("the refused migrates moved the revision from %d to %d", rev, after)
 	}
 
 	// A damaged snapshot is refused whole.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/internal/daemon"
 )
 
@@ -19,6 +20,9 @@ const version = "0.1.0"
 // accepting, end watch streams with a canceled event, finish in-flight
 // writes) and closed (daemon).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if leading, ok := cli.Leading(args); ok {
+		args = leading
+	}
 	if c, ok := findCommand(args); ok {
 		return c.run(ctx, args[1:], getenv, stdout, stderr)
 	}
@@ -27,12 +31,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(nil, err)
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
 		return err
 	}
+	cfg.connectionLimits(raiseOpenFiles(), log)
 	dcfg, err := cfg.daemon()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
@@ -78,16 +79,21 @@ func parseFile(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	if len(files) != 1 {
 		fs.Usage()
-		return "", fmt.Errorf("%s: one FILE is needed, not %d", fs.Name(), len(files))
+		return "", &cli.UsageError{Command: strings.TrimPrefix(fs.Name(), "httpkv "), Msg: fmt.Sprintf("one FILE is needed, not %d", len(files))}
 	}
 	return files[0], nil
 }
 
 // helpRequested turns the error of --help into success: the usage was
-// what was asked for.
-func helpRequested(err error) error {
+// what was asked for. Another error of fs.Parse is a usage error, with
+// the nearest flag for one fs does not know.
+func helpRequested(fs *flag.FlagSet, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
+	}
+	var ue *cli.UsageError
+	if fs != nil && !errors.As(err, &ue) {
+		return cli.FlagError(strings.TrimPrefix(fs.Name(), "httpkv "), fs, err)
 	}
 	return err
 }
@@ -98,7 +104,7 @@ func runSnapshotStatus(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object, for scripts")
 	file, err := parseFile(fs, args)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	info, err := snapshot.Inspect(file)
 	if err != nil {
@@ -154,7 +160,7 @@ func runSnapshotRestore(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("data-dir", "", "the new data directory (required): empty or not yet there")
 	file, err := parseFile(fs, args)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	if strings.TrimSpace(*dir) == "" {
 		fs.Usage()

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/snapshot"
 )
 
@@ -31,7 +30,7 @@ func runSnapshotSave(ctx context.Context, args []string, getenv func(string) str
 	idle := fs.Duration("idle-timeout", time.Minute, "give up when the server sends nothing for this long")
 	file, err := parseFile(fs, args)
 	if err != nil {
-		return helpRequested(err)
+		return helpRequested(fs, err)
 	}
 	if *token == "" {
 		*token = getenv("HTTPKV_TOKEN")
@@ -57,23 +56,16 @@ func runSnapshotSave(ctx context.Context, args []string, getenv func(string) str
 	return nil
 }
 
-// snapshotClient is an HTTP client that trusts the CA in cacert, if given.
-// It has no overall timeout: a snapshot takes as long as it takes.
+// snapshotClient is an HTTP client that trusts the CA in cacert, if
+// given (cli.HTTPClient), and waits a minute at most for the answer's
+// head. It has no overall timeout: a snapshot takes as long as it takes.
 func snapshotClient(cacert string) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = time.Minute
-	if cacert != "" {
-		pem, err := os.ReadFile(cacert)
-		if err != nil {
-			return nil, fmt.Errorf("--cacert: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--cacert: no certificate in %s", cacert)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	c, err := cli.HTTPClient(cacert)
+	if err != nil {
+		return nil, err
 	}
-	return &http.Client{Transport: tr}, nil
+	c.Transport.(*http.Transport).ResponseHeaderTimeout = time.Minute
+	return c, nil
 }
 
 // download is one `snapshot save`.

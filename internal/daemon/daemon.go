@@ -99,15 +99,18 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Commi
 		log:     log,
 		backend: b,
 		handler: httpapi.NewHandler(b, b.Auth(), log, cfg.API),
-		// Past MaxConnections, new connections wait in the kernel's
-		// backlog until one closes: each accepted one costs a goroutine
-		// and its buffers.
-		ln: newLimitListener(ln, cfg.MaxConnections),
+		// Past MaxConnections, a few spare connections answer /health
+		// and /metrics only, then new connections wait in the kernel's
+		// backlog until one closes: each accepted one costs a goroutine,
+		// its buffers and a descriptor.
+		ln: newLimitListener(ln, cfg.MaxConnections).withSpares(spareConnections(cfg.MaxConnections)),
 	}
 	var answers netHTTPAnswers
 	s.http = &http.Server{
-		Handler:           answers.Handler(s.handler),
-		ConnContext:       answers.Context,
+		Handler: answers.Handler(s.handler),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return markSpare(answers.Context(ctx, c), c)
+		},
 		ConnState:         answers.State,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -157,12 +160,13 @@ func (s *Server) Handler() *httpapi.Handler { return s.handler }
 // returns early, with the error, if serving fails. Close still closes
 // the backend.
 func (s *Server) Serve(ctx context.Context) error {
-	backend := "embedded"
+	ev := s.log.Info().Str("addr", s.ln.Addr().String()).Str("url", s.URL()).Int64("revision", s.backend.Rev())
 	if s.cfg.Etcd != nil {
-		backend = "etcd"
+		ev = ev.Str("backend", "etcd").Strs("etcd_endpoints", s.cfg.Etcd.Endpoints).Str("etcd_namespace", s.cfg.Etcd.Namespace)
+	} else {
+		ev = ev.Str("backend", "embedded").Str("data_dir", s.cfg.DataDir)
 	}
-	s.log.Info().Str("addr", s.ln.Addr().String()).Str("url", s.URL()).
-		Int64("revision", s.backend.Rev()).Str("backend", backend).Str("data_dir", s.cfg.DataDir).Msg("listening")
+	ev.Msg("listening")
 	serveErr := make(chan error, 1)
 	go func() {
 		if s.cfg.TLSCertFile != "" {

@@ -164,3 +164,13 @@ func TestParseErrorAnswerWholeOnly(t *testing.T) {
 		t.Fatalf("ParseErrorAnswer recognised an answer with bytes after its body")
 	}
 }
+
+// TestSpareConnections: a sixty-fourth of the limit answers /health past
+// it, between 1 and 32.
+func TestSpareConnections(t *testing.T) {
+	for _, c := range []struct{ limit, want int }{{18750, 32}, {2, 1}, {640, 10}} {
+		if n := spareConnections(c.limit); n != c.want {
+			t.Errorf("spare connections of %d: %d, want %d", c.limit, n, c.want)
+		}
+	}
+}

@@ -237,6 +237,24 @@ func (c *Cluster) Restart(i int) {
 	}
 }
 
+// RestartAll starts the members again at once, and waits until each has
+// a leader and has caught up, as Restart does: members of a cluster that
+// lost its quorum come back only together.
+func (c *Cluster) RestartAll(members ...int) {
+	c.tb.Helper()
+	for _, i := range members {
+		c.checkIndex(i)
+		if err := c.members[i].start(c.bin); err != nil {
+			c.tb.Fatal(err)
+		}
+	}
+	for _, i := range members {
+		if err := c.waitHealthy(i); err != nil {
+			c.tb.Fatal(err)
+		}
+	}
+}
+
 func (c *Cluster) checkIndex(i int) {
 	c.tb.Helper()
 	if i < 0 || i >= len(c.members) {

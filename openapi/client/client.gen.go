@@ -85,31 +85,33 @@ func (e CompareTarget) Valid() bool {
 
 // Defines values for ErrorBodyCode.
 const (
-	ErrorBodyCodeAlreadyExists      ErrorBodyCode = "already_exists"
-	ErrorBodyCodeCompacted          ErrorBodyCode = "compacted"
-	ErrorBodyCodeFutureRevision     ErrorBodyCode = "future_revision"
-	ErrorBodyCodeInternal           ErrorBodyCode = "internal"
-	ErrorBodyCodeInvalidArgument    ErrorBodyCode = "invalid_argument"
-	ErrorBodyCodeKeyNotFound        ErrorBodyCode = "key_not_found"
-	ErrorBodyCodeLeaseNotFound      ErrorBodyCode = "lease_not_found"
-	ErrorBodyCodeLockTimeout        ErrorBodyCode = "lock_timeout"
-	ErrorBodyCodeMethodNotAllowed   ErrorBodyCode = "method_not_allowed"
-	ErrorBodyCodeNoLeader           ErrorBodyCode = "no_leader"
-	ErrorBodyCodeNoSpace            ErrorBodyCode = "no_space"
-	ErrorBodyCodeNotFound           ErrorBodyCode = "not_found"
-	ErrorBodyCodeNotLeader          ErrorBodyCode = "not_leader"
-	ErrorBodyCodeNotSupported       ErrorBodyCode = "not_supported"
-	ErrorBodyCodePermissionDenied   ErrorBodyCode = "permission_denied"
-	ErrorBodyCodePermissionNotFound ErrorBodyCode = "permission_not_found"
-	ErrorBodyCodePreconditionFailed ErrorBodyCode = "precondition_failed"
-	ErrorBodyCodeRequestTooLarge    ErrorBodyCode = "request_too_large"
-	ErrorBodyCodeRoleNotFound       ErrorBodyCode = "role_not_found"
-	ErrorBodyCodeStreamNotFound     ErrorBodyCode = "stream_not_found"
-	ErrorBodyCodeTooManyRequests    ErrorBodyCode = "too_many_requests"
-	ErrorBodyCodeUnauthenticated    ErrorBodyCode = "unauthenticated"
-	ErrorBodyCodeUnavailable        ErrorBodyCode = "unavailable"
-	ErrorBodyCodeUserNotFound       ErrorBodyCode = "user_not_found"
-	ErrorBodyCodeWatchNotFound      ErrorBodyCode = "watch_not_found"
+	ErrorBodyCodeAlreadyExists        ErrorBodyCode = "already_exists"
+	ErrorBodyCodeCompacted            ErrorBodyCode = "compacted"
+	ErrorBodyCodeFutureRevision       ErrorBodyCode = "future_revision"
+	ErrorBodyCodeInternal             ErrorBodyCode = "internal"
+	ErrorBodyCodeInvalidArgument      ErrorBodyCode = "invalid_argument"
+	ErrorBodyCodeKeyNotFound          ErrorBodyCode = "key_not_found"
+	ErrorBodyCodeLeaseNotFound        ErrorBodyCode = "lease_not_found"
+	ErrorBodyCodeLockTimeout          ErrorBodyCode = "lock_timeout"
+	ErrorBodyCodeMethodNotAllowed     ErrorBodyCode = "method_not_allowed"
+	ErrorBodyCodeNoLeader             ErrorBodyCode = "no_leader"
+	ErrorBodyCodeNoSpace              ErrorBodyCode = "no_space"
+	ErrorBodyCodeNotFound             ErrorBodyCode = "not_found"
+	ErrorBodyCodeNotLeader            ErrorBodyCode = "not_leader"
+	ErrorBodyCodeNotSupported         ErrorBodyCode = "not_supported"
+	ErrorBodyCodePatchFailed          ErrorBodyCode = "patch_failed"
+	ErrorBodyCodePermissionDenied     ErrorBodyCode = "permission_denied"
+	ErrorBodyCodePermissionNotFound   ErrorBodyCode = "permission_not_found"
+	ErrorBodyCodePreconditionFailed   ErrorBodyCode = "precondition_failed"
+	ErrorBodyCodeRequestTooLarge      ErrorBodyCode = "request_too_large"
+	ErrorBodyCodeRoleNotFound         ErrorBodyCode = "role_not_found"
+	ErrorBodyCodeStreamNotFound       ErrorBodyCode = "stream_not_found"
+	ErrorBodyCodeTooManyRequests      ErrorBodyCode = "too_many_requests"
+	ErrorBodyCodeUnauthenticated      ErrorBodyCode = "unauthenticated"
+	ErrorBodyCodeUnavailable          ErrorBodyCode = "unavailable"
+	ErrorBodyCodeUnsupportedMediaType ErrorBodyCode = "unsupported_media_type"
+	ErrorBodyCodeUserNotFound         ErrorBodyCode = "user_not_found"
+	ErrorBodyCodeWatchNotFound        ErrorBodyCode = "watch_not_found"
 )
 
 // Valid indicates whether the value is a known member of the ErrorBodyCode enum.
@@ -143,6 +145,8 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeNotSupported:
 		return true
+	case ErrorBodyCodePatchFailed:
+		return true
 	case ErrorBodyCodePermissionDenied:
 		return true
 	case ErrorBodyCodePermissionNotFound:
@@ -160,6 +164,8 @@ func (e ErrorBodyCode) Valid() bool {
 	case ErrorBodyCodeUnauthenticated:
 		return true
 	case ErrorBodyCodeUnavailable:
+		return true
+	case ErrorBodyCodeUnsupportedMediaType:
 		return true
 	case ErrorBodyCodeUserNotFound:
 		return true
@@ -491,6 +497,24 @@ func (e ReadHistoryParamsOrder) Valid() bool {
 	}
 }
 
+// Defines values for ImportRangeParamsMode.
+const (
+	Merge   ImportRangeParamsMode = "merge"
+	Replace ImportRangeParamsMode = "replace"
+)
+
+// Valid indicates whether the value is a known member of the ImportRangeParamsMode enum.
+func (e ImportRangeParamsMode) Valid() bool {
+	switch e {
+	case Merge:
+		return true
+	case Replace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListKeysParamsSortTarget.
 const (
 	ListKeysParamsSortTargetCreate  ListKeysParamsSortTarget = "create"
@@ -747,7 +771,7 @@ type HeaderResponse struct {
 type Health struct {
 	Health bool `json:"health"`
 
-	// Reason Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE.
+	// Reason Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE.
 	Reason *string `json:"reason,omitempty"`
 }
 
@@ -888,6 +912,9 @@ type LeaseTimeToLive struct {
 
 	// KeysBase64 With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys.
 	KeysBase64 *[][]byte `json:"keys_base64,omitempty"`
+
+	// KeysHidden With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise.
+	KeysHidden *bool `json:"keys_hidden,omitempty"`
 
 	// Ttl Seconds left before the lease expires.
 	Ttl int64 `json:"ttl"`
@@ -1044,6 +1071,9 @@ type PutOp struct {
 type PutResponse struct {
 	Header ResponseHeader `json:"header"`
 
+	// Lease With ttl: the ID of the key's own lease, granted by the put.
+	Lease *int64 `json:"lease,omitempty"`
+
 	// PrevKv The key before the put, with prev_kv=true when it existed.
 	PrevKv *KeyValue `json:"prev_kv,omitempty"`
 }
@@ -1122,6 +1152,62 @@ type ResponseOp struct {
 	Put    *PutResponse    `json:"put,omitempty"`
 	Range  *RangeResponse  `json:"range,omitempty"`
 	Txn    *TxnResponse    `json:"txn,omitempty"`
+}
+
+// RestoreRequest defines model for RestoreRequest.
+type RestoreRequest struct {
+	// DryRun Change nothing: answer what would change.
+	DryRun *bool `json:"dry_run,omitempty"`
+
+	// FromKey Every key >= key.
+	FromKey *bool `json:"from_key,omitempty"`
+
+	// Key The key, or the start of the range [key, range_end); key or key_base64 is required.
+	//
+	// Example: a
+	Key       *string `json:"key,omitempty"`
+	KeyBase64 *[]byte `json:"key_base64,omitempty"`
+
+	// Prefix Every key with the prefix key.
+	Prefix *bool `json:"prefix,omitempty"`
+
+	// RangeEnd At most one of range_end, prefix and from_key; none is the single key.
+	RangeEnd       *string `json:"range_end,omitempty"`
+	RangeEndBase64 *[]byte `json:"range_end_base64,omitempty"`
+
+	// Revision The revision whose content of the range comes back; at or above the compact revision.
+	Revision int64 `json:"revision"`
+}
+
+// RewriteKeys defines model for RewriteKeys.
+type RewriteKeys struct {
+	Created       *[]string `json:"created,omitempty"`
+	CreatedBase64 *[][]byte `json:"created_base64,omitempty"`
+	Deleted       *[]string `json:"deleted,omitempty"`
+	DeletedBase64 *[][]byte `json:"deleted_base64,omitempty"`
+	Updated       *[]string `json:"updated,omitempty"`
+	UpdatedBase64 *[][]byte `json:"updated_base64,omitempty"`
+}
+
+// RewriteResponse defines model for RewriteResponse.
+type RewriteResponse struct {
+	// Created Keys created: in the content, not in the range.
+	Created int64 `json:"created"`
+
+	// Deleted Keys deleted: in the range, not in the content (mode=replace, and a restore).
+	Deleted int64 `json:"deleted"`
+
+	// Header The revision of the changes, all in one; when nothing changed (or a dry run), the store's current revision.
+	Header ResponseHeader `json:"header"`
+
+	// Keys The first 1000 keys of each kind, in key order; the counts are exact.
+	Keys RewriteKeys `json:"keys"`
+
+	// Unchanged Keys that already held the value wanted, left as they were (their leases too).
+	Unchanged int64 `json:"unchanged"`
+
+	// Updated Keys whose value changed.
+	Updated int64 `json:"updated"`
 }
 
 // Role defines model for Role.
@@ -1462,6 +1548,30 @@ type ElectionObserveParams struct {
 	LastEventID *int64 `json:"Last-Event-ID,omitempty"`
 }
 
+// ExportRangeParams defines parameters for ExportRange.
+type ExportRangeParams struct {
+	// Key The key, or the start of the range; none means every key.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
+
+	// KeyBase64 The key in standard base64, for bytes that are not UTF-8.
+	KeyBase64 *[]byte `form:"key_base64,omitempty" json:"key_base64,omitempty"`
+
+	// RangeEnd The end of the range [key, range_end). At most one of range_end, prefix and from_key.
+	RangeEnd *string `form:"range_end,omitempty" json:"range_end,omitempty"`
+
+	// RangeEndBase64 range_end in standard base64.
+	RangeEndBase64 *[]byte `form:"range_end_base64,omitempty" json:"range_end_base64,omitempty"`
+
+	// Prefix Every key with the prefix key (an empty key: every key).
+	Prefix *bool `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// FromKey Every key >= key.
+	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
+
+	// Revision Export the range as it was at this revision; 0 or none exports the current one.
+	Revision *int64 `form:"revision,omitempty" json:"revision,omitempty"`
+}
+
 // ReadHistoryParams defines parameters for ReadHistory.
 type ReadHistoryParams struct {
 	// Key The key, or the start of the range; none means every key.
@@ -1506,6 +1616,39 @@ type ReadHistoryParams struct {
 
 // ReadHistoryParamsOrder defines parameters for ReadHistory.
 type ReadHistoryParamsOrder string
+
+// ImportRangeParams defines parameters for ImportRange.
+type ImportRangeParams struct {
+	// Key The key, or the start of the range; none means every key.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
+
+	// KeyBase64 The key in standard base64, for bytes that are not UTF-8.
+	KeyBase64 *[]byte `form:"key_base64,omitempty" json:"key_base64,omitempty"`
+
+	// RangeEnd The end of the range [key, range_end). At most one of range_end, prefix and from_key.
+	RangeEnd *string `form:"range_end,omitempty" json:"range_end,omitempty"`
+
+	// RangeEndBase64 range_end in standard base64.
+	RangeEndBase64 *[]byte `form:"range_end_base64,omitempty" json:"range_end_base64,omitempty"`
+
+	// Prefix Every key with the prefix key (an empty key: every key).
+	Prefix *bool `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// FromKey Every key >= key.
+	FromKey *bool `form:"from_key,omitempty" json:"from_key,omitempty"`
+
+	// Mode merge: put what differs; replace: also delete the range's keys the body lacks.
+	Mode *ImportRangeParamsMode `form:"mode,omitempty" json:"mode,omitempty"`
+
+	// DryRun Change nothing: answer what would change.
+	DryRun *bool `form:"dry_run,omitempty" json:"dry_run,omitempty"`
+
+	// IfMatch A revision in double quotes (an export's header revision): import only if no key of the range was written or deleted after it.
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// ImportRangeParamsMode defines parameters for ImportRange.
+type ImportRangeParamsMode string
 
 // DeleteRangeParams defines parameters for DeleteRange.
 type DeleteRangeParams struct {
@@ -1615,10 +1758,25 @@ type GetKeyParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
+// PatchKeyApplicationJSONPatchPlusJSONBody defines parameters for PatchKey.
+type PatchKeyApplicationJSONPatchPlusJSONBody = map[string]interface{}
+
+// PatchKeyApplicationMergePatchPlusJSONBody defines parameters for PatchKey.
+type PatchKeyApplicationMergePatchPlusJSONBody = map[string]interface{}
+
+// PatchKeyParams defines parameters for PatchKey.
+type PatchKeyParams struct {
+	// IfMatch The key's ETag (its mod revision in double quotes), or * for any existing version: patch only if it matches.
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
 // PutKeyParams defines parameters for PutKey.
 type PutKeyParams struct {
 	// Lease Attach the key to this lease; 0 or none attaches none.
 	Lease *int64 `form:"lease,omitempty" json:"lease,omitempty"`
+
+	// Ttl Seconds (at least 1) before the key expires by itself: it gets a lease of its own, granted for ttl seconds and attached by this put, whose ID the answer carries in lease (keep it alive with POST /v1/leases/{id}/keepalive). The key's previous lease is revoked if it holds no other key. Not with lease or ignore_lease.
+	Ttl *int64 `form:"ttl,omitempty" json:"ttl,omitempty"`
 
 	// PrevKv Answer with the key as it was before, in prev_kv.
 	PrevKv *bool `form:"prev_kv,omitempty" json:"prev_kv,omitempty"`
@@ -1741,11 +1899,20 @@ type ElectionProclaimJSONRequestBody = ProclaimRequest
 // ElectionResignJSONRequestBody defines body for ElectionResign for application/json ContentType.
 type ElectionResignJSONRequestBody = ResignRequest
 
+// PatchKeyApplicationJSONPatchPlusJSONRequestBody defines body for PatchKey for application/json-patch+json ContentType.
+type PatchKeyApplicationJSONPatchPlusJSONRequestBody = PatchKeyApplicationJSONPatchPlusJSONBody
+
+// PatchKeyApplicationMergePatchPlusJSONRequestBody defines body for PatchKey for application/merge-patch+json ContentType.
+type PatchKeyApplicationMergePatchPlusJSONRequestBody = PatchKeyApplicationMergePatchPlusJSONBody
+
 // GrantLeaseJSONRequestBody defines body for GrantLease for application/json ContentType.
 type GrantLeaseJSONRequestBody = LeaseGrantRequest
 
 // LockAcquireJSONRequestBody defines body for LockAcquire for application/json ContentType.
 type LockAcquireJSONRequestBody = LockRequest
+
+// RestoreRangeJSONRequestBody defines body for RestoreRange for application/json ContentType.
+type RestoreRangeJSONRequestBody = RestoreRequest
 
 // RunTxnJSONRequestBody defines body for RunTxn for application/json ContentType.
 type RunTxnJSONRequestBody = TxnRequest
@@ -2430,7 +2597,7 @@ type ClientInterface interface {
 
 	// Health Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Corresponds with GET /health (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2744,6 +2911,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
 	ElectionResign(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportRange Export a range as NDJSON
+	//
+	// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
+	// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+	//
+	// Corresponds with GET /v1/export (the `ExportRange` operationId).
+	ExportRange(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReadHistory What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -2752,6 +2927,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/history (the `ReadHistory` operationId).
 	ReadHistory(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportRangeWithBody Import NDJSON into a range
+	//
+	// Makes the range hold what the body says, at one new revision: one object a line with key or key_base64 and value or value_base64 (other fields, and a first line with header, are ignored: an export imports as it is). Every key must lie in the range the query names (none: every key), and appear once.
+	// mode=merge (the default) puts the keys whose value differs or that are missing; mode=replace also deletes the keys of the range the body lacks. Keys put have no lease; a key that already holds its value is left as it is. Nothing changes when nothing differs, and nothing changes when any line is wrong.
+	// With the embedded store the import is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one; with If-Match, one per key of the range): a larger import answers 400 naming that limit.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/import (the `ImportRange` operationId).
+	ImportRangeWithBody(ctx context.Context, params *ImportRangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteRange Delete a range of keys
 	//
@@ -2783,10 +2969,44 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/kv/{key} (the `GetKey` operationId).
 	GetKey(ctx context.Context, key string, params *GetKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PatchKeyWithBody Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithBody(ctx context.Context, key string, params *PatchKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchKeyWithApplicationJSONPatchPlusJSONBody Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes a body of the `application/json-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithApplicationJSONPatchPlusJSONBody(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationJSONPatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchKeyWithApplicationMergePatchPlusJSONBody Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithApplicationMergePatchPlusJSONBody(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PutKeyWithBody Put a key
 	//
 	// Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
 	// If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+	// With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2828,7 +3048,7 @@ type ClientInterface interface {
 
 	// LeaseTimeToLive A lease's time to live
 	//
-	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 	//
 	// Corresponds with GET /v1/leases/{id} (the `LeaseTimeToLive` operationId).
 	LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTimeToLiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2866,6 +3086,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
 	LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreRangeWithBody Restore a range as it was at a past revision
+	//
+	// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+	// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+	RestoreRangeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreRange Restore a range as it was at a past revision
+	//
+	// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+	// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+	RestoreRange(ctx context.Context, body RestoreRangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Snapshot Snapshot the store
 	//
@@ -2992,7 +3232,7 @@ func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // Health Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Corresponds with GET /health (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3696,6 +3936,24 @@ func (c *Client) ElectionResign(ctx context.Context, name string, body ElectionR
 	return c.Client.Do(req)
 }
 
+// ExportRange Export a range as NDJSON
+//
+// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
+// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+//
+// Corresponds with GET /v1/export (the `ExportRange` operationId).
+func (c *Client) ExportRange(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportRangeRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReadHistory What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -3705,6 +3963,27 @@ func (c *Client) ElectionResign(ctx context.Context, name string, body ElectionR
 // Corresponds with GET /v1/history (the `ReadHistory` operationId).
 func (c *Client) ReadHistory(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadHistoryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportRangeWithBody Import NDJSON into a range
+//
+// Makes the range hold what the body says, at one new revision: one object a line with key or key_base64 and value or value_base64 (other fields, and a first line with header, are ignored: an export imports as it is). Every key must lie in the range the query names (none: every key), and appear once.
+// mode=merge (the default) puts the keys whose value differs or that are missing; mode=replace also deletes the keys of the range the body lacks. Keys put have no lease; a key that already holds its value is left as it is. Nothing changes when nothing differs, and nothing changes when any line is wrong.
+// With the embedded store the import is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one; with If-Match, one per key of the range): a larger import answers 400 naming that limit.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/import (the `ImportRange` operationId).
+func (c *Client) ImportRangeWithBody(ctx context.Context, params *ImportRangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportRangeRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3785,10 +4064,74 @@ func (c *Client) GetKey(ctx context.Context, key string, params *GetKeyParams, r
 	return c.Client.Do(req)
 }
 
+// PatchKeyWithBody Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *Client) PatchKeyWithBody(ctx context.Context, key string, params *PatchKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchKeyRequestWithBody(c.Server, key, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchKeyWithApplicationJSONPatchPlusJSONBody Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes a body of the `application/json-patch+json` content type.
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *Client) PatchKeyWithApplicationJSONPatchPlusJSONBody(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationJSONPatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchKeyRequestWithApplicationJSONPatchPlusJSONBody(c.Server, key, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchKeyWithApplicationMergePatchPlusJSONBody Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *Client) PatchKeyWithApplicationMergePatchPlusJSONBody(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchKeyRequestWithApplicationMergePatchPlusJSONBody(c.Server, key, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PutKeyWithBody Put a key
 //
 // Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
 // If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+// With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3880,7 +4223,7 @@ func (c *Client) RevokeLease(ctx context.Context, id int64, reqEditors ...Reques
 
 // LeaseTimeToLive A lease's time to live
 //
-// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 //
 // Corresponds with GET /v1/leases/{id} (the `LeaseTimeToLive` operationId).
 func (c *Client) LeaseTimeToLive(ctx context.Context, id int64, params *LeaseTimeToLiveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3959,6 +4302,46 @@ func (c *Client) LockAcquireWithBody(ctx context.Context, name string, params *L
 // Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
 func (c *Client) LockAcquire(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLockAcquireRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RestoreRangeWithBody Restore a range as it was at a past revision
+//
+// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+func (c *Client) RestoreRangeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreRangeRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RestoreRange Restore a range as it was at a past revision
+//
+// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+func (c *Client) RestoreRange(ctx context.Context, body RestoreRangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreRangeRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5389,6 +5772,132 @@ func NewElectionResignRequestWithBody(server string, name string, contentType st
 	return req, nil
 }
 
+// NewExportRangeRequest constructs an http.Request for the ExportRange method
+func NewExportRangeRequest(server string, params *ExportRangeParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.KeyBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key_base64", *params.KeyBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end", *params.RangeEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEndBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end_base64", *params.RangeEndBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Prefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prefix", *params.Prefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FromKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from_key", *params.FromKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Revision != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "revision", *params.Revision, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReadHistoryRequest constructs an http.Request for the ReadHistory method
 func NewReadHistoryRequest(server string, params *ReadHistoryParams) (*http.Request, error) {
 	var err error
@@ -5582,6 +6091,161 @@ func NewReadHistoryRequest(server string, params *ReadHistoryParams) (*http.Requ
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportRangeRequestWithBody constructs an http.Request for the ImportRange method, with any body, and a specified content type
+func NewImportRangeRequestWithBody(server string, params *ImportRangeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/import")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.KeyBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key_base64", *params.KeyBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end", *params.RangeEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RangeEndBase64 != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range_end_base64", *params.RangeEndBase64, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "byte"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Prefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prefix", *params.Prefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FromKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from_key", *params.FromKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DryRun != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dry_run", *params.DryRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -6138,6 +6802,79 @@ func NewGetKeyRequest(server string, key string, params *GetKeyParams) (*http.Re
 	return req, nil
 }
 
+// NewPatchKeyRequestWithApplicationJSONPatchPlusJSONBody calls the generic PatchKey builder with application/json-patch+json body
+func NewPatchKeyRequestWithApplicationJSONPatchPlusJSONBody(server string, key string, params *PatchKeyParams, body PatchKeyApplicationJSONPatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchKeyRequestWithBody(server, key, params, "application/json-patch+json", bodyReader)
+}
+
+// NewPatchKeyRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchKey builder with application/merge-patch+json body
+func NewPatchKeyRequestWithApplicationMergePatchPlusJSONBody(server string, key string, params *PatchKeyParams, body PatchKeyApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchKeyRequestWithBody(server, key, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewPatchKeyRequestWithBody constructs an http.Request for the PatchKey method, with any body, and a specified content type
+func NewPatchKeyRequestWithBody(server string, key string, params *PatchKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/kv/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPutKeyRequestWithBody constructs an http.Request for the PutKey method, with any body, and a specified content type
 func NewPutKeyRequestWithBody(server string, key string, params *PutKeyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
@@ -6176,6 +6913,18 @@ func NewPutKeyRequestWithBody(server string, key string, params *PutKeyParams, c
 		if params.Lease != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lease", *params.Lease, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ttl != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ttl", *params.Ttl, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6633,6 +7382,46 @@ func NewLockAcquireRequestWithBody(server string, name string, params *LockAcqui
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRestoreRangeRequest calls the generic RestoreRange builder with application/json body
+func NewRestoreRangeRequest(server string, body RestoreRangeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRestoreRangeRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRestoreRangeRequestWithBody constructs an http.Request for the RestoreRange method, with any body, and a specified content type
+func NewRestoreRangeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/restore")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -7220,7 +8009,7 @@ type ClientWithResponsesInterface interface {
 
 	// HealthWithResponse Health
 	//
-	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+	// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7576,6 +8365,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/elections/{name}/resign (the `ElectionResign` operationId).
 	ElectionResignWithResponse(ctx context.Context, name string, body ElectionResignJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectionResignResponse, error)
 
+	// ExportRangeWithResponse Export a range as NDJSON
+	//
+	// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
+	// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export (the `ExportRange` operationId).
+	ExportRangeWithResponse(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*ExportRangeResponse, error)
+
 	// ReadHistoryWithResponse What happened to a key or a range, page by page
 	//
 	// The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -7586,6 +8385,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/history (the `ReadHistory` operationId).
 	ReadHistoryWithResponse(ctx context.Context, params *ReadHistoryParams, reqEditors ...RequestEditorFn) (*ReadHistoryResponse, error)
+
+	// ImportRangeWithBodyWithResponse Import NDJSON into a range
+	//
+	// Makes the range hold what the body says, at one new revision: one object a line with key or key_base64 and value or value_base64 (other fields, and a first line with header, are ignored: an export imports as it is). Every key must lie in the range the query names (none: every key), and appear once.
+	// mode=merge (the default) puts the keys whose value differs or that are missing; mode=replace also deletes the keys of the range the body lacks. Keys put have no lease; a key that already holds its value is left as it is. Nothing changes when nothing differs, and nothing changes when any line is wrong.
+	// With the embedded store the import is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one; with If-Match, one per key of the range): a larger import answers 400 naming that limit.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/import (the `ImportRange` operationId).
+	ImportRangeWithBodyWithResponse(ctx context.Context, params *ImportRangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportRangeResponse, error)
 
 	// DeleteRangeWithResponse Delete a range of keys
 	//
@@ -7625,10 +8435,44 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/kv/{key} (the `GetKey` operationId).
 	GetKeyWithResponse(ctx context.Context, key string, params *GetKeyParams, reqEditors ...RequestEditorFn) (*GetKeyResponse, error)
 
+	// PatchKeyWithBodyWithResponse Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error)
+
+	// PatchKeyWithApplicationJSONPatchPlusJSONBodyWithResponse Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes a body of the `application/json-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithApplicationJSONPatchPlusJSONBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationJSONPatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error)
+
+	// PatchKeyWithApplicationMergePatchPlusJSONBodyWithResponse Change part of a key's JSON value
+	//
+	// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+	// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+	// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+	PatchKeyWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error)
+
 	// PutKeyWithBodyWithResponse Put a key
 	//
 	// Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
 	// If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+	// With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7674,7 +8518,7 @@ type ClientWithResponsesInterface interface {
 
 	// LeaseTimeToLiveWithResponse A lease's time to live
 	//
-	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+	// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7718,6 +8562,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/locks/{name} (the `LockAcquire` operationId).
 	LockAcquireWithResponse(ctx context.Context, name string, params *LockAcquireParams, body LockAcquireJSONRequestBody, reqEditors ...RequestEditorFn) (*LockAcquireResponse, error)
+
+	// RestoreRangeWithBodyWithResponse Restore a range as it was at a past revision
+	//
+	// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+	// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+	RestoreRangeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreRangeResponse, error)
+
+	// RestoreRangeWithResponse Restore a range as it was at a past revision
+	//
+	// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+	// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+	RestoreRangeWithResponse(ctx context.Context, body RestoreRangeJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreRangeResponse, error)
 
 	// SnapshotWithResponse Snapshot the store
 	//
@@ -8063,6 +8927,8 @@ type DisarmAlarmsResponse struct {
 	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -8089,6 +8955,11 @@ func (r DisarmAlarmsResponse) GetJSON403() *ErrorResponse {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DisarmAlarmsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DisarmAlarmsResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -9725,6 +10596,8 @@ type CompactResponse struct {
 	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -9771,6 +10644,11 @@ func (r CompactResponse) GetJSON429() *ErrorResponse {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompactResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CompactResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -9828,6 +10706,8 @@ type DefragmentResponse struct {
 	JSON403 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -9854,6 +10734,11 @@ func (r DefragmentResponse) GetJSON403() *ErrorResponse {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DefragmentResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DefragmentResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -10132,6 +11017,8 @@ type ElectionObserveResponse struct {
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -10155,6 +11042,11 @@ func (r ElectionObserveResponse) GetJSON401() *ErrorResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ElectionObserveResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ElectionObserveResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -10411,6 +11303,96 @@ func (r ElectionResignResponse) ContentType() string {
 	return ""
 }
 
+// ExportRangeResponse200Headers the declared response headers of an HTTP 200 response for ExportRange
+type ExportRangeResponse200Headers struct {
+	XRevision *int
+}
+
+// ExportRangeResponse401Headers the declared response headers of an HTTP 401 response for ExportRange
+type ExportRangeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ExportRangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportRangeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportRangeResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportRangeResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportRangeResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportRangeResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ExportRangeResponse) GetJSON410() *ErrorResponse {
+	return r.JSON410
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportRangeResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportRangeResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportRangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportRangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportRangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportRangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadHistoryResponse200Headers the declared response headers of an HTTP 200 response for ReadHistory
 type ReadHistoryResponse200Headers struct {
 	XRevision *int
@@ -10509,6 +11491,138 @@ func (r ReadHistoryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadHistoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportRangeResponse200Headers the declared response headers of an HTTP 200 response for ImportRange
+type ImportRangeResponse200Headers struct {
+	XRevision *int
+}
+
+// ImportRangeResponse401Headers the declared response headers of an HTTP 401 response for ImportRange
+type ImportRangeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ImportRangeResponse412Headers the declared response headers of an HTTP 412 response for ImportRange
+type ImportRangeResponse412Headers struct {
+	XRevision *int
+}
+
+type ImportRangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RewriteResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportRangeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportRangeResponse401Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ImportRangeResponse412Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportRangeResponse) GetJSON200() *RewriteResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportRangeResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportRangeResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportRangeResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ImportRangeResponse) GetJSON410() *ErrorResponse {
+	return r.JSON410
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ImportRangeResponse) GetJSON412() *ErrorResponse {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportRangeResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportRangeResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ImportRangeResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportRangeResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ImportRangeResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportRangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportRangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportRangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportRangeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10953,6 +12067,154 @@ func (r GetKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchKeyResponse200Headers the declared response headers of an HTTP 200 response for PatchKey
+type PatchKeyResponse200Headers struct {
+	ETag      *string
+	XRevision *int
+}
+
+// PatchKeyResponse401Headers the declared response headers of an HTTP 401 response for PatchKey
+type PatchKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchKeyResponse412Headers the declared response headers of an HTTP 412 response for PatchKey
+type PatchKeyResponse412Headers struct {
+	ETag      *string
+	XRevision *int
+}
+
+type PatchKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchKeyResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchKeyResponse401Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchKeyResponse412Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchKeyResponse) GetJSON200() *GetResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchKeyResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchKeyResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchKeyResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchKeyResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchKeyResponse) GetJSON409() *ErrorResponse {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PatchKeyResponse) GetJSON412() *ErrorResponse {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchKeyResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PatchKeyResponse) GetJSON415() *ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchKeyResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchKeyResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchKeyResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PatchKeyResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11779,6 +13041,124 @@ func (r LockAcquireResponse) ContentType() string {
 	return ""
 }
 
+// RestoreRangeResponse200Headers the declared response headers of an HTTP 200 response for RestoreRange
+type RestoreRangeResponse200Headers struct {
+	XRevision *int
+}
+
+// RestoreRangeResponse401Headers the declared response headers of an HTTP 401 response for RestoreRange
+type RestoreRangeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RestoreRangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RewriteResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreRangeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreRangeResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreRangeResponse) GetJSON200() *RewriteResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RestoreRangeResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RestoreRangeResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RestoreRangeResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r RestoreRangeResponse) GetJSON410() *ErrorResponse {
+	return r.JSON410
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RestoreRangeResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RestoreRangeResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RestoreRangeResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RestoreRangeResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r RestoreRangeResponse) GetJSON507() *ErrorResponse {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreRangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreRangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreRangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreRangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SnapshotResponse200Headers the declared response headers of an HTTP 200 response for Snapshot
 type SnapshotResponse200Headers struct {
 	ContentLength *int
@@ -12091,6 +13471,8 @@ type WatchResponse struct {
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12114,6 +13496,11 @@ func (r WatchResponse) GetJSON401() *ErrorResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r WatchResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WatchResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12340,6 +13727,8 @@ type ReadWatchStreamResponse struct {
 	JSON401 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12363,6 +13752,11 @@ func (r ReadWatchStreamResponse) GetJSON401() *ErrorResponse {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ReadWatchStreamResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReadWatchStreamResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12601,7 +13995,7 @@ func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEdi
 
 // HealthWithResponse Health
 //
-// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+// 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13191,6 +14585,22 @@ func (c *ClientWithResponses) ElectionResignWithResponse(ctx context.Context, na
 	return ParseElectionResignResponse(rsp)
 }
 
+// ExportRangeWithResponse Export a range as NDJSON
+//
+// Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
+// The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export (the `ExportRange` operationId).
+func (c *ClientWithResponses) ExportRangeWithResponse(ctx context.Context, params *ExportRangeParams, reqEditors ...RequestEditorFn) (*ExportRangeResponse, error) {
+	rsp, err := c.ExportRange(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportRangeResponse(rsp)
+}
+
 // ReadHistoryWithResponse What happened to a key or a range, page by page
 //
 // The events of key alone, [key, range_end), every key with the prefix key (prefix=true), every key >= key (from_key=true), or, with no key, every key, from start_revision to end_revision inclusive: exactly those a watch of the range from start_revision would deliver, in revision order (newest first with order=descend). A delete's kv carries the key and the delete's mod_revision.
@@ -13206,6 +14616,23 @@ func (c *ClientWithResponses) ReadHistoryWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseReadHistoryResponse(rsp)
+}
+
+// ImportRangeWithBodyWithResponse Import NDJSON into a range
+//
+// Makes the range hold what the body says, at one new revision: one object a line with key or key_base64 and value or value_base64 (other fields, and a first line with header, are ignored: an export imports as it is). Every key must lie in the range the query names (none: every key), and appear once.
+// mode=merge (the default) puts the keys whose value differs or that are missing; mode=replace also deletes the keys of the range the body lacks. Keys put have no lease; a key that already holds its value is left as it is. Nothing changes when nothing differs, and nothing changes when any line is wrong.
+// With the embedded store the import is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one; with If-Match, one per key of the range): a larger import answers 400 naming that limit.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/import (the `ImportRange` operationId).
+func (c *ClientWithResponses) ImportRangeWithBodyWithResponse(ctx context.Context, params *ImportRangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportRangeResponse, error) {
+	rsp, err := c.ImportRangeWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportRangeResponse(rsp)
 }
 
 // DeleteRangeWithResponse Delete a range of keys
@@ -13270,10 +14697,62 @@ func (c *ClientWithResponses) GetKeyWithResponse(ctx context.Context, key string
 	return ParseGetKeyResponse(rsp)
 }
 
+// PatchKeyWithBodyWithResponse Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *ClientWithResponses) PatchKeyWithBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error) {
+	rsp, err := c.PatchKeyWithBody(ctx, key, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchKeyResponse(rsp)
+}
+
+// PatchKeyWithApplicationJSONPatchPlusJSONBodyWithResponse Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes a body of the `application/json-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *ClientWithResponses) PatchKeyWithApplicationJSONPatchPlusJSONBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationJSONPatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error) {
+	rsp, err := c.PatchKeyWithApplicationJSONPatchPlusJSONBody(ctx, key, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchKeyResponse(rsp)
+}
+
+// PatchKeyWithApplicationMergePatchPlusJSONBodyWithResponse Change part of a key's JSON value
+//
+// Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+// The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+// A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/kv/{key} (the `PatchKey` operationId).
+func (c *ClientWithResponses) PatchKeyWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, key string, params *PatchKeyParams, body PatchKeyApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchKeyResponse, error) {
+	rsp, err := c.PatchKeyWithApplicationMergePatchPlusJSONBody(ctx, key, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchKeyResponse(rsp)
+}
+
 // PutKeyWithBodyWithResponse Put a key
 //
 // Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
 // If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+// With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13349,7 +14828,7 @@ func (c *ClientWithResponses) RevokeLeaseWithResponse(ctx context.Context, id in
 
 // LeaseTimeToLiveWithResponse A lease's time to live
 //
-// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+// Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13422,6 +14901,38 @@ func (c *ClientWithResponses) LockAcquireWithResponse(ctx context.Context, name 
 		return nil, err
 	}
 	return ParseLockAcquireResponse(rsp)
+}
+
+// RestoreRangeWithBodyWithResponse Restore a range as it was at a past revision
+//
+// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+func (c *ClientWithResponses) RestoreRangeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreRangeResponse, error) {
+	rsp, err := c.RestoreRangeWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreRangeResponse(rsp)
+}
+
+// RestoreRangeWithResponse Restore a range as it was at a past revision
+//
+// Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+// With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/restore (the `RestoreRange` operationId).
+func (c *ClientWithResponses) RestoreRangeWithResponse(ctx context.Context, body RestoreRangeJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreRangeResponse, error) {
+	rsp, err := c.RestoreRange(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreRangeResponse(rsp)
 }
 
 // SnapshotWithResponse Snapshot the store
@@ -13778,6 +15289,13 @@ func ParseDisarmAlarmsResponse(rsp *http.Response) (*DisarmAlarmsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ErrorResponse
@@ -15290,6 +16808,13 @@ func ParseCompactResponse(rsp *http.Response) (*CompactResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15366,6 +16891,13 @@ func ParseDefragmentResponse(rsp *http.Response) (*DefragmentResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ErrorResponse
@@ -15647,6 +17179,13 @@ func ParseElectionObserveResponse(rsp *http.Response) (*ElectionObserveResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15899,6 +17438,90 @@ func ParseElectionResignResponse(rsp *http.Response) (*ElectionResignResponse, e
 	return response, nil
 }
 
+// ParseExportRangeResponse parses an HTTP response from a ExportRangeWithResponse call
+func ParseExportRangeResponse(rsp *http.Response) (*ExportRangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportRangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportRangeResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportRangeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReadHistoryResponse parses an HTTP response from a ReadHistoryWithResponse call
 func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15992,6 +17615,135 @@ func ParseReadHistoryResponse(rsp *http.Response) (*ReadHistoryResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportRangeResponse parses an HTTP response from a ImportRangeWithResponse call
+func ParseImportRangeResponse(rsp *http.Response) (*ImportRangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportRangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RewriteResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportRangeResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportRangeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 412:
+		var headers ImportRangeResponse412Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers412 = &headers
 	}
 
 	return response, nil
@@ -16472,6 +18224,163 @@ func ParseGetKeyResponse(rsp *http.Response) (*GetKeyResponse, error) {
 			headers.XRevision = &value
 		}
 		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchKeyResponse parses an HTTP response from a PatchKeyWithResponse call
+func ParsePatchKeyResponse(rsp *http.Response) (*PatchKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchKeyResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchKeyResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers412 = &headers
 	}
 
 	return response, nil
@@ -17264,6 +19173,118 @@ func ParseLockAcquireResponse(rsp *http.Response) (*LockAcquireResponse, error) 
 	return response, nil
 }
 
+// ParseRestoreRangeResponse parses an HTTP response from a RestoreRangeWithResponse call
+func ParseRestoreRangeResponse(rsp *http.Response) (*RestoreRangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreRangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RewriteResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreRangeResponse200Headers
+		if values := rsp.Header.Values("X-Revision"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRevision = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreRangeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSnapshotResponse parses an HTTP response from a SnapshotWithResponse call
 func ParseSnapshotResponse(rsp *http.Response) (*SnapshotResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17579,6 +19600,13 @@ func ParseWatchResponse(rsp *http.Response) (*WatchResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17810,6 +19838,13 @@ func ParseReadWatchStreamResponse(rsp *http.Response) (*ReadWatchStreamResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorResponse

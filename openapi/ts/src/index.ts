@@ -9,10 +9,25 @@
 // Every path, parameter, body and answer is typed; an error answer comes
 // as `error`, an ErrorResponse object. With auth enabled, pass the token:
 // createHttpkvClient(url, { headers: { Authorization: `Bearer ${token}` } }).
+//
+// The streams have helpers of their own (watch.ts): watch() and
+// WatchStream are async iterators over fetch that reconnect by
+// themselves with Last-Event-ID, without a gap or a duplicate.
 import createClient, { type ClientOptions } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 export type { components, paths };
+export {
+  watch,
+  WatchStream,
+  HttpkvError,
+  CompactedError,
+  CanceledError,
+  type WatchRequest,
+  type WatchMessage,
+  type StreamMessage,
+  type StreamOptions,
+} from "./watch.js";
 
 /** The schemas of the API, by name: Schemas["KeyValue"], Schemas["TxnRequest"]... */
 export type Schemas = components["schemas"];

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Health
-         * @description 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, or while an alarm is active (as etcd's /health). It needs no token.
+         * @description 200 while the server serves; 503, with the reason, while it shuts down, after its backend failed, while its backend cannot serve (over etcd: no member reachable, or no quorum; it answers within 2 s then too), or while an alarm is active (as etcd's /health). It needs no token.
          */
         get: operations["health"];
         put?: never;
@@ -518,6 +518,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a range as NDJSON
+         * @description Streams every key of the range at one revision, however many, as application/x-ndjson: a first line {"header":{"revision":R},"count":N}, where R is the revision the keys are read at and N how many there are, then one KeyValue a line in key order. POST /v1/import takes the file as it is.
+         *     The range is read a page at a time at R, so the server holds one page whatever the range's size. If the compact revision passes R before the last page (a long export of a busy store), the stream ends with a last line {"error":{...}} (code compacted) instead of the keys left: the file is then incomplete, and an import refuses it.
+         */
+        get: operations["exportRange"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/history": {
         parameters: {
             query?: never;
@@ -534,6 +555,28 @@ export interface paths {
         get: operations["readHistory"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import NDJSON into a range
+         * @description Makes the range hold what the body says, at one new revision: one object a line with key or key_base64 and value or value_base64 (other fields, and a first line with header, are ignored: an export imports as it is). Every key must lie in the range the query names (none: every key), and appear once.
+         *     mode=merge (the default) puts the keys whose value differs or that are missing; mode=replace also deletes the keys of the range the body lacks. Keys put have no lease; a key that already holds its value is left as it is. Nothing changes when nothing differs, and nothing changes when any line is wrong.
+         *     With the embedded store the import is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one; with If-Match, one per key of the range): a larger import answers 400 naming that limit.
+         */
+        post: operations["importRange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -582,6 +625,7 @@ export interface paths {
          * Put a key
          * @description Writes the request body, whatever its content type, byte for byte as the key's value, at a new revision.
          *     If-Match with the key's ETag (its mod revision, quoted) puts only if the key is unchanged, If-Match: * only if it exists, If-None-Match: * only if it does not; a failed condition answers 412 with the key as it is.
+         *     With ttl=N the key expires by itself after N seconds unless its lease is kept alive: the lease is granted and attached in this one request, and a put that fails revokes it before answering.
          */
         put: operations["putKey"];
         post?: never;
@@ -592,7 +636,13 @@ export interface paths {
         delete: operations["deleteKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change part of a key's JSON value
+         * @description Applies a JSON Merge Patch (Content-Type application/merge-patch+json, RFC 7396) or a JSON Patch (application/json-patch+json, RFC 6902) to the key's value, which must be JSON, and writes the result as compact JSON at a new revision, keeping the key's lease.
+         *     The result is written only if the key has not changed since it was read; if it has, the patch is applied again to the new value (a few times at most, then 503). If-Match with the key's ETag applies it only to that version (412 otherwise, with the key as it is). A merge patch on a missing key applies to null and creates the key; a JSON Patch needs the key.
+         *     A JSON Patch has at most 1000 operations; its copies, and the result, are bounded by --max-request-bytes.
+         */
+        patch: operations["patchKey"];
         trace?: never;
     };
     "/v1/leases": {
@@ -629,7 +679,7 @@ export interface paths {
         };
         /**
          * A lease's time to live
-         * @description Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64.
+         * @description Reports the seconds left before the lease expires and its granted TTL; with keys=true also the attached keys the caller may read, in keys, or, when any is not valid UTF-8, all of them in keys_base64, and keys_hidden true when the lease holds keys the caller may not read, left out.
          */
         get: operations["leaseTimeToLive"];
         put?: never;
@@ -684,6 +734,27 @@ export interface paths {
          * @description Deletes the owner key a lock returned, as etcd's v3lock: the next waiter, if any, then holds the lock. Releasing a key that no longer exists does nothing.
          */
         delete: operations["lockRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a range as it was at a past revision
+         * @description Makes the range hold exactly what it held at revision, at one new revision: puts for the keys changed or deleted since, deletes for the keys created since; restored keys come back without a lease. Nothing changes when nothing differs. The answer is an import's.
+         *     With the embedded store it is one write, however many keys it changes. Over etcd it is one etcd txn, which etcd's --max-txn-ops bounds (its ops, and its compares: one per key it updates or deletes, plus one): a larger restore answers 400 naming that limit.
+         */
+        post: operations["restoreRange"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1009,7 +1080,7 @@ export interface components {
              * @example key_not_found
              * @enum {string}
              */
-            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "request_too_large" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader" | "stream_not_found" | "watch_not_found" | "not_supported";
+            code: "invalid_argument" | "future_revision" | "unauthenticated" | "permission_denied" | "not_found" | "key_not_found" | "lease_not_found" | "user_not_found" | "role_not_found" | "permission_not_found" | "method_not_allowed" | "already_exists" | "compacted" | "precondition_failed" | "patch_failed" | "request_too_large" | "unsupported_media_type" | "too_many_requests" | "internal" | "unavailable" | "no_space" | "lock_timeout" | "no_leader" | "not_leader" | "stream_not_found" | "watch_not_found" | "not_supported";
             /**
              * Format: int64
              * @description With compacted: the store's compact revision.
@@ -1050,7 +1121,7 @@ export interface components {
         };
         Health: {
             health: boolean;
-            /** @description Why the server is not healthy: shutting down, backend failed, or ALARM NOSPACE. */
+            /** @description Why the server is not healthy: shutting down, backend failed, backend unavailable (with what failed, e.g. "backend unavailable: etcd cannot serve: of 3 members, 3 unreachable (...)"), or ALARM NOSPACE. */
             reason?: string;
         };
         HistoryResponse: {
@@ -1195,6 +1266,8 @@ export interface components {
             keys?: string[];
             /** @description With keys=true, when any of those keys is not valid UTF-8: all of them in base64 instead of keys. */
             keys_base64?: string[];
+            /** @description With keys=true: true when the lease holds keys the caller may not read, left out of keys; absent otherwise. */
+            keys_hidden?: boolean;
             /**
              * Format: int64
              * @description Seconds left before the lease expires.
@@ -1331,6 +1404,11 @@ export interface components {
         };
         PutResponse: {
             header: components["schemas"]["ResponseHeader"];
+            /**
+             * Format: int64
+             * @description With ttl: the ID of the key's own lease, granted by the put.
+             */
+            lease?: number;
             /** @description The key before the put, with prev_kv=true when it existed. */
             prev_kv?: components["schemas"]["KeyValue"];
         };
@@ -1402,6 +1480,64 @@ export interface components {
             put?: components["schemas"]["PutResponse"];
             range?: components["schemas"]["RangeResponse"];
             txn?: components["schemas"]["TxnResponse"];
+        };
+        RestoreRequest: {
+            /** @description Change nothing: answer what would change. */
+            dry_run?: boolean;
+            /** @description Every key >= key. */
+            from_key?: boolean;
+            /**
+             * @description The key, or the start of the range [key, range_end); key or key_base64 is required.
+             * @example a
+             */
+            key?: string;
+            /** Format: byte */
+            key_base64?: string;
+            /** @description Every key with the prefix key. */
+            prefix?: boolean;
+            /** @description At most one of range_end, prefix and from_key; none is the single key. */
+            range_end?: string;
+            /** Format: byte */
+            range_end_base64?: string;
+            /**
+             * Format: int64
+             * @description The revision whose content of the range comes back; at or above the compact revision.
+             */
+            revision: number;
+        };
+        RewriteKeys: {
+            created?: string[];
+            created_base64?: string[];
+            deleted?: string[];
+            deleted_base64?: string[];
+            updated?: string[];
+            updated_base64?: string[];
+        };
+        RewriteResponse: {
+            /**
+             * Format: int64
+             * @description Keys created: in the content, not in the range.
+             */
+            created: number;
+            /**
+             * Format: int64
+             * @description Keys deleted: in the range, not in the content (mode=replace, and a restore).
+             */
+            deleted: number;
+            /** @description The revision of the changes, all in one; when nothing changed (or a dry run), the store's current revision. */
+            header: components["schemas"]["ResponseHeader"];
+            /** @description The first 1000 keys of each kind, in key order; the counts are exact. */
+            keys: components["schemas"]["RewriteKeys"];
+            /**
+             * Format: int64
+             * @description Keys that already held the value wanted, left as they were (their leases too).
+             */
+            unchanged: number;
+            /**
+             * Format: int64
+             * @description Keys whose value changed.
+             */
+            updated: number;
         };
         Role: {
             name: string;
@@ -1909,6 +2045,15 @@ export interface operations {
             };
             /** @description internal: an unexpected failure. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd's alarms are the whole cluster's. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3331,6 +3476,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd compacts the whole cluster, every deployment on it. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
                 headers: {
@@ -3384,6 +3538,15 @@ export interface operations {
             };
             /** @description internal: an unexpected failure. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: defragmentation is of the whole cluster's members. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3665,6 +3828,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -3884,6 +4056,99 @@ export interface operations {
             };
         };
     };
+    exportRange: {
+        parameters: {
+            query?: {
+                /** @description The key, or the start of the range; none means every key. */
+                key?: string;
+                /** @description The key in standard base64, for bytes that are not UTF-8. */
+                key_base64?: string;
+                /** @description The end of the range [key, range_end). At most one of range_end, prefix and from_key. */
+                range_end?: string;
+                /** @description range_end in standard base64. */
+                range_end_base64?: string;
+                /** @description Every key with the prefix key (an empty key: every key). */
+                prefix?: boolean;
+                /** @description Every key >= key. */
+                from_key?: boolean;
+                /** @description Export the range as it was at this revision; 0 or none exports the current one. */
+                revision?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The header line, then one KeyValue a line. */
+            200: {
+                headers: {
+                    /** @description The revision the keys are read at, as in the header line. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description invalid_argument: a bad selector or parameter; future_revision: a revision above the current one. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read every key of the range. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description compacted: the revision is below the compact revision. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     readHistory: {
         parameters: {
             query?: {
@@ -3969,7 +4234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After). */
+            /** @description too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3989,6 +4254,147 @@ export interface operations {
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    importRange: {
+        parameters: {
+            query?: {
+                /** @description The key, or the start of the range; none means every key. */
+                key?: string;
+                /** @description The key in standard base64, for bytes that are not UTF-8. */
+                key_base64?: string;
+                /** @description The end of the range [key, range_end). At most one of range_end, prefix and from_key. */
+                range_end?: string;
+                /** @description range_end in standard base64. */
+                range_end_base64?: string;
+                /** @description Every key with the prefix key (an empty key: every key). */
+                prefix?: boolean;
+                /** @description Every key >= key. */
+                from_key?: boolean;
+                /** @description merge: put what differs; replace: also delete the range's keys the body lacks. */
+                mode?: "merge" | "replace";
+                /** @description Change nothing: answer what would change. */
+                dry_run?: boolean;
+            };
+            header?: {
+                /** @description A revision in double quotes (an export's header revision): import only if no key of the range was written or deleted after it. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One JSON object a line. */
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description What changed (or would change, with dry_run). */
+            200: {
+                headers: {
+                    /** @description The revision of the changes, or the store's current one. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewriteResponse"];
+                };
+            };
+            /** @description invalid_argument: a bad selector or parameter, a line that is not a JSON object or lacks its key or value, a key outside the range or given twice (the message names the line), or, over etcd, more changes than --max-txn-ops; future_revision: an If-Match revision above the current one. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not write every key of the range (nor read them, with dry_run). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description compacted: the If-Match revision is below the compact revision: whether the range changed since is no longer known. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description precondition_failed: a key of the range was written or deleted after the If-Match revision. */
+            412: {
+                headers: {
+                    /** @description The revision of the changes, or the store's current one. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-import-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: the imports in flight hold --max-import-bytes already; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed, or, over etcd, the range kept changing while the import was worked out. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4354,6 +4760,8 @@ export interface operations {
             query?: {
                 /** @description Attach the key to this lease; 0 or none attaches none. */
                 lease?: number;
+                /** @description Seconds (at least 1) before the key expires by itself: it gets a lease of its own, granted for ttl seconds and attached by this put, whose ID the answer carries in lease (keep it alive with POST /v1/leases/{id}/keepalive). The key's previous lease is revoked if it holds no other key. Not with lease or ignore_lease. */
+                ttl?: number;
                 /** @description Answer with the key as it was before, in prev_kv. */
                 prev_kv?: boolean;
                 /** @description Keep the current value (the key must exist); the body is ignored. */
@@ -4393,7 +4801,7 @@ export interface operations {
                     "application/json": components["schemas"]["PutResponse"];
                 };
             };
-            /** @description invalid_argument: an empty key, a bad parameter or condition. */
+            /** @description invalid_argument: an empty key, a bad parameter or condition, a ttl that is not a whole number of seconds of at least 1, ttl with lease or ignore_lease. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4573,6 +4981,156 @@ export interface operations {
             };
             /** @description unavailable: the server is shutting down or its backend failed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The key's ETag (its mod revision in double quotes), or * for any existing version: patch only if it matches. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON Merge Patch (an object, or any JSON value that replaces the value) or a JSON Patch (an array of operations). */
+        requestBody: {
+            content: {
+                "application/json-patch+json": Record<string, never>;
+                "application/merge-patch+json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The key as written; the header's revision is the write's. */
+            200: {
+                headers: {
+                    /** @description The key's new mod revision, quoted; on 412 the current key's. */
+                    ETag?: string;
+                    /** @description The revision of the write, or the store's when the condition failed. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetResponse"];
+                };
+            };
+            /** @description invalid_argument: an empty key, a body that is not JSON or not a JSON Patch, more than 1000 operations, a bad condition. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read and write the key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description key_not_found: a JSON Patch of a key that does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description patch_failed: the value is not JSON, a path of the JSON Patch is missing, its test operation failed, or the result would be larger than --max-request-bytes. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description precondition_failed: the key is not at the If-Match ETag; kv is the key as it is, if it exists, and ETag its entity tag. */
+            412: {
+                headers: {
+                    /** @description The key's new mod revision, quoted; on 412 the current key's. */
+                    ETag?: string;
+                    /** @description The revision of the write, or the store's when the condition failed. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unsupported_media_type: a Content-Type other than the two patch types. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight (bodies, and patches being applied) than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed, or the key kept changing while the patch was applied. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5178,6 +5736,116 @@ export interface operations {
             };
         };
     };
+    restoreRange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The range, the revision to bring back, and dry_run. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestoreRequest"];
+            };
+        };
+        responses: {
+            /** @description What changed (or would change, with dry_run). */
+            200: {
+                headers: {
+                    /** @description The revision of the changes, or the store's current one. */
+                    "X-Revision"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewriteResponse"];
+                };
+            };
+            /** @description invalid_argument: malformed JSON, a bad selector, a revision that is not positive, or, over etcd, more changes than --max-txn-ops; future_revision: a revision above the current one. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unauthenticated: auth is enabled and the token is missing, invalid or expired. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description permission_denied: the caller may not read and write every key of the range. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description compacted: the revision is below the compact revision, given as compact_revision. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description request_too_large: the body is over the server's --max-request-bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description internal: an unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description unavailable: the server is shutting down or its backend failed, or, over etcd, the range kept changing while the restore was worked out. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description no_space: the backend quota is exceeded (NOSPACE alarm). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     snapshot: {
         parameters: {
             query?: never;
@@ -5229,7 +5897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description not_supported: a gateway over etcd with --etcd-namespace, whose snapshot would hold the whole cluster, every other namespace's keys and users included; GET /v1/export copies the namespace's keys. */
+            /** @description not_supported: a gateway over etcd whose snapshot would hold more than its deployment's records (with --etcd-namespace, or on a cluster holding other keys, or with etcd's own auth on), every other namespace's keys and users included; GET /v1/export copies the namespace's keys. */
             501: {
                 headers: {
                     [name: string]: unknown;
@@ -5506,6 +6174,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description internal: an unexpected failure. */
             500: {
                 headers: {
@@ -5587,7 +6264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: past --max-watch-streams, --max-watch-streams-per-user or --max-watchers-per-stream. */
+            /** @description too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5667,6 +6344,15 @@ export interface operations {
             };
             /** @description stream_not_found: no such stream (deleted, dropped, or another user's). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5819,7 +6505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description too_many_requests: the stream has --max-watchers-per-stream watchers. */
+            /** @description too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user. */
             429: {
                 headers: {
                     [name: string]: unknown;

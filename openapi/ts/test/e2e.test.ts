@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { createHttpkvClient, rawBody, type Schemas } from "../src/index.js";
+import { CompactedError, createHttpkvClient, rawBody, watch, WatchStream, type Schemas } from "../src/index.js";
 
 const baseUrl = process.env.HTTPKV_URL;
 if (!baseUrl) {
@@ -321,4 +321,65 @@ test("many watchers on one stream", async () => {
   assert.equal(deleted.response.status, 200);
   const again = await kv.DELETE("/v1/watch/streams/{stream}", path);
   assert.equal(again.error?.error.code, "stream_not_found");
+});
+
+test("the watch helper", async () => {
+  const first = await put("ts/h/a", "one");
+  await put("ts/h/a", "two");
+  const abort = new AbortController();
+  const got: string[] = [];
+  for await (const m of watch(baseUrl, { key: "ts/h/", prefix: true, start_revision: first.header.revision, prev_kv: true }, { signal: abort.signal })) {
+    if (m.type === "created") {
+      assert.equal(m.start_revision, first.header.revision);
+      await put("ts/h/b", "three");
+      continue;
+    }
+    assert.equal(m.type, "events");
+    for (const ev of m.events) got.push(`${ev.type} ${ev.kv.key}=${ev.kv.value} was ${ev.prev_kv?.value}`);
+    if (got.length === 3) abort.abort();
+  }
+  assert.deepEqual(got, ["put ts/h/a=one was undefined", "put ts/h/a=two was one", "put ts/h/b=three was undefined"]);
+
+  // From below the compact revision: a CompactedError.
+  const status = await kv.GET("/v1/status");
+  assert.ok(status.data);
+  const compacted = await kv.POST("/v1/compact", { body: { revision: status.data.revision } });
+  assert.equal(compacted.response.status, 200);
+  await assert.rejects(
+    async () => {
+      for await (const _ of watch(baseUrl, { key: "ts/h/", prefix: true, start_revision: first.header.revision })) {
+        // nothing: the first message ends it
+      }
+    },
+    (e: unknown) => e instanceof CompactedError && e.compactRevision === status.data?.revision,
+  );
+});
+
+test("the stream helper", async () => {
+  const abort = new AbortController();
+  const { stream, ids } = await WatchStream.create(baseUrl, [{ key: "ts/m/", prefix: true }], { signal: abort.signal });
+  const got: string[] = [];
+  let second = 0;
+  for await (const m of stream.messages()) {
+    if (m.type === "created") {
+      got.push(`${m.watch_id} created`);
+      if (m.watch_id === ids[0]) {
+        second = await stream.add({ key: "ts/n" });
+      } else {
+        await put("ts/m/1", "x");
+        await put("ts/n", "y");
+      }
+      continue;
+    }
+    if (m.type === "events") {
+      for (const ev of m.events) got.push(`${m.watch_id} ${ev.kv.key}=${ev.kv.value}`);
+      if (m.watch_id === second) await stream.cancel(second);
+      continue;
+    }
+    if (m.type === "canceled") {
+      got.push(`${m.watch_id} canceled ${m.reason}`);
+      await stream.close();
+    }
+  }
+  assert.deepEqual(got, [`${ids[0]} created`, `${second} created`, `${ids[0]} ts/m/1=x`, `${second} ts/n=y`, `${second} canceled watch deleted`]);
 });

@@ -1,4 +1,4 @@
-package mvcc
+package etcddiff
 
 import (
 	"bytes"
@@ -8,11 +8,38 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/kv"
 )
 
-// etcdErrors maps the messages of the gRPC errors the differential test can
+// Etcd is one etcd member spoken to through its HTTP/JSON gRPC gateway,
+// as a Target: bytes fields travel as base64, int64 fields as JSON
+// strings, enums by name, and a failed call answers {"error": ...,
+// "message": ..., "code": <grpc code>}. A transport failure fails the
+// test.
+type Etcd struct {
+	tb     testing.TB
+	url    string
+	client *http.Client
+	// compacted is the newest revision compacted through Compact: etcd
+	// tells no compact revision but in a watch.
+	compacted int64
+}
+
+// StartEtcd starts a single-member etcd (the release internal/etcdtest
+// pins) for the test, stopped on cleanup, and returns it as a Target.
+// A single member is the reference: it answers every read at its own,
+// which is the cluster's, revision. Without an etcd binary it skips the
+// test, or fails it when CI is set.
+func StartEtcd(tb testing.TB) *Etcd {
+	tb.Helper()
+	c := etcdtest.StartCluster(tb, 1)
+	return &Etcd{tb: tb, url: c.Member(0).ClientURL, client: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// etcdErrors maps the messages of the gRPC errors the sequences can
 // provoke to the sentinel the store returns for them.
 var etcdErrors = []struct {
 	message string
@@ -39,7 +66,8 @@ type gwError struct {
 // A gRPC error comes back as the matching sentinel; one the test does not
 // know comes back as itself and fails the comparison. Transport failures
 // fail the test.
-func (e *etcdServer) call(tb testing.TB, path string, req, resp any) error {
+func (e *Etcd) call(path string, req, resp any) error {
+	tb := e.tb
 	tb.Helper()
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -327,43 +355,78 @@ func (g *gwTxnResponse) result() kv.TxnResult {
 
 // The store's operations, served by etcd.
 
-func (e *etcdServer) Range(tb testing.TB, key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
+// Range reads [key, end).
+func (e *Etcd) Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
 	var resp gwRangeResponse
-	if err := e.call(tb, "/v3/kv/range", toGwRange(key, end, o), &resp); err != nil {
+	if err := e.call("/v3/kv/range", toGwRange(key, end, o), &resp); err != nil {
 		return kv.RangeResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) Put(tb testing.TB, r kv.PutRequest) (kv.PutResult, error) {
+// Put writes a key.
+func (e *Etcd) Put(r kv.PutRequest) (kv.PutResult, error) {
 	var resp gwPutResponse
-	if err := e.call(tb, "/v3/kv/put", toGwPut(&r), &resp); err != nil {
+	if err := e.call("/v3/kv/put", toGwPut(&r), &resp); err != nil {
 		return kv.PutResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) DeleteRange(tb testing.TB, r kv.DeleteRequest) (kv.DeleteResult, error) {
+// Delete deletes a key or a range.
+func (e *Etcd) Delete(r kv.DeleteRequest) (kv.DeleteResult, error) {
 	var resp gwDeleteRangeResponse
-	if err := e.call(tb, "/v3/kv/deleterange", toGwDelete(&r), &resp); err != nil {
+	if err := e.call("/v3/kv/deleterange", toGwDelete(&r), &resp); err != nil {
 		return kv.DeleteResult{}, err
 	}
 	return resp.result(), nil
 }
 
-func (e *etcdServer) Txn(tb testing.TB, r kv.TxnRequest) (kv.TxnResult, error) {
+// Txn runs a txn.
+func (e *Etcd) Txn(r kv.TxnRequest) (kv.TxnResult, error) {
 	var resp gwTxnResponse
-	if err := e.call(tb, "/v3/kv/txn", toGwTxn(&r), &resp); err != nil {
+	if err := e.call("/v3/kv/txn", toGwTxn(&r), &resp); err != nil {
 		return kv.TxnResult{}, err
 	}
 	return resp.result(), nil
 }
 
 // Compact compacts at rev and returns the revision of the answer's header.
-func (e *etcdServer) Compact(tb testing.TB, rev int64) (int64, error) {
+func (e *Etcd) Compact(rev int64) (int64, error) {
 	var resp gwCompactionResponse
-	if err := e.call(tb, "/v3/kv/compaction", gwCompactionRequest{Revision: rev}, &resp); err != nil {
+	if err := e.call("/v3/kv/compaction", gwCompactionRequest{Revision: rev}, &resp); err != nil {
 		return 0, err
 	}
+	e.compacted = max(e.compacted, rev)
 	return resp.Header.Revision, nil
+}
+
+// Etcd as the State of a Gen.
+
+// Rev reads etcd's current revision.
+func (e *Etcd) Rev() int64 {
+	e.tb.Helper()
+	all := []byte{0}
+	res, err := e.Range(all, all, kv.RangeOptions{CountOnly: true})
+	if err != nil {
+		e.tb.Fatalf("etcd's revision: %v", err)
+	}
+	return res.Revision
+}
+
+// CompactRev is the newest revision compacted through Compact: the
+// sequences are the only client that compacts.
+func (e *Etcd) CompactRev() int64 { return e.compacted }
+
+// Get reads key's current version.
+func (e *Etcd) Get(key []byte) (kv.KeyValue, bool) {
+	e.tb.Helper()
+	res, err := e.Range(key, nil, kv.RangeOptions{})
+	if err != nil {
+		e.tb.Fatalf("etcd's %q: %v", key, err)
+	}
+	if len(res.KVs) != 1 {
+		return kv.KeyValue{}, false
+	}
+	return res.KVs[0], true
 }

@@ -1,4 +1,4 @@
-package mvcc
+package etcddiff
 
 import (
 	"fmt"
@@ -8,9 +8,10 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// TestEtcdDiff's requests and answers as text, for failure messages.
+// Requests and answers as text, for failure messages.
 
-func fmtStep(st diffStep) string {
+// FormatStep shows a step, for failure messages.
+func FormatStep(st Step) string {
 	if st.Compact != 0 {
 		return fmt.Sprintf("compact %d", st.Compact)
 	}

@@ -1,4 +1,4 @@
-package mvcc
+package etcddiff
 
 import (
 	"bytes"
@@ -7,8 +7,7 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// The random requests of TestEtcdDiff.
-
+// Keys, range ends and values of the random requests.
 var (
 	// diffKeys is a small keyspace with prefixes, so that random keys and
 	// ranges collide often.
@@ -18,21 +17,42 @@ var (
 	diffValues = []string{"", "x", "y", "z", "xy"}
 )
 
-// diffGen makes the random requests of one sequence. It reads the store
-// (never etcd) to aim revisions and compares at values that exist; the
-// store answers the same as etcd until the test fails, so a seed always
-// makes the same sequence.
-type diffGen struct {
-	rng *rand.Rand
-	s   *Store
-	rev int64 // the store's revision before the step being made
+// Step is one request of a sequence: an Op, or a compaction when Compact
+// is set.
+type Step struct {
+	kv.Op
+	Compact int64
 }
 
-func newDiffGen(seed uint64, s *Store) *diffGen {
-	return &diffGen{rng: rand.New(rand.NewPCG(seed, 0x657463642d646966)), s: s}
+// State is what a Gen reads of the store: revisions to aim at, values
+// to compare with.
+type State interface {
+	// Rev is the store's current revision.
+	Rev() int64
+	// CompactRev is its compact revision (0 before the first).
+	CompactRev() int64
+	// Get returns the current version of key, if it exists.
+	Get(key []byte) (kv.KeyValue, bool)
 }
 
-// txnMode is what may fail in a txn: see TestEtcdDiff on etcd before 3.6.
+// Gen makes the random requests of one sequence. It reads one side (the
+// store under test or etcd) to aim revisions and compares at values that
+// exist; both answer the same until the test fails, so a seed always
+// makes the same sequence from the same state.
+type Gen struct {
+	rng       *rand.Rand
+	s         State
+	maxTxnOps int
+	rev       int64 // the store's revision before the step being made
+}
+
+// NewGen returns the generator of seed's sequence, which reads s. Some
+// txns are sized around maxTxnOps, the limit of both sides.
+func NewGen(seed uint64, s State, maxTxnOps int) *Gen {
+	return &Gen{rng: rand.New(rand.NewPCG(seed, 0x657463642d646966)), s: s, maxTxnOps: maxTxnOps}
+}
+
+// txnMode is what may fail in a txn: see the package doc on etcd before 3.6.
 type txnMode int
 
 const (
@@ -41,28 +61,29 @@ const (
 	failingBoth                  // both, which only etcd 3.6 checks op by op
 )
 
-func (g *diffGen) chance(p float64) bool { return g.rng.Float64() < p }
+func (g *Gen) chance(p float64) bool { return g.rng.Float64() < p }
 
-func (g *diffGen) pick(xs []string) []byte { return []byte(xs[g.rng.IntN(len(xs))]) }
+func (g *Gen) pick(xs []string) []byte { return []byte(xs[g.rng.IntN(len(xs))]) }
 
-func (g *diffGen) step() diffStep {
+// Step makes the next request.
+func (g *Gen) Step() Step {
 	g.rev = g.s.Rev()
 	switch p := g.rng.Float64(); {
 	case p < 0.28:
-		return diffStep{Op: kv.Op{Put: g.put(failingPuts)}}
+		return Step{Op: kv.Op{Put: g.put(failingPuts)}}
 	case p < 0.40:
-		return diffStep{Op: kv.Op{Delete: g.delete(false)}}
+		return Step{Op: kv.Op{Delete: g.delete(false)}}
 	case p < 0.64:
-		return diffStep{Op: kv.Op{Range: g.rangeOp(failingRanges)}}
+		return Step{Op: kv.Op{Range: g.rangeOp(failingRanges)}}
 	case p < 0.95:
-		return diffStep{Op: kv.Op{Txn: g.txn()}}
+		return Step{Op: kv.Op{Txn: g.txn()}}
 	}
-	return diffStep{Compact: g.compactRev()}
+	return Step{Compact: g.compactRev()}
 }
 
 // compactRev picks a revision to compact at: mostly a valid one, else one
 // at or below the compact revision or above the current one.
-func (g *diffGen) compactRev() int64 {
+func (g *Gen) compactRev() int64 {
 	compacted := g.s.CompactRev()
 	switch p := g.rng.Float64(); {
 	case p < 0.6 && g.rev > compacted:
@@ -75,7 +96,7 @@ func (g *diffGen) compactRev() int64 {
 
 // bounds picks a key and a range end: a single key, a prefix, everything
 // from the key on, or an arbitrary end (possibly at or below the key).
-func (g *diffGen) bounds() (key, end []byte) {
+func (g *Gen) bounds() (key, end []byte) {
 	key = g.pick(diffKeys)
 	if g.chance(0.04) {
 		key = []byte{0}
@@ -95,7 +116,7 @@ func (g *diffGen) bounds() (key, end []byte) {
 	return key, g.pick(diffBounds)
 }
 
-func (g *diffGen) put(mode txnMode) *kv.PutRequest {
+func (g *Gen) put(mode txnMode) *kv.PutRequest {
 	r := &kv.PutRequest{Key: g.pick(diffKeys), Value: g.pick(diffValues), PrevKV: g.chance(0.5)}
 	switch p := g.rng.Float64(); {
 	case p < 0.01:
@@ -113,7 +134,7 @@ func (g *diffGen) put(mode txnMode) *kv.PutRequest {
 }
 
 // delete makes a delete; inTxn keeps its end above its key.
-func (g *diffGen) delete(inTxn bool) *kv.DeleteRequest {
+func (g *Gen) delete(inTxn bool) *kv.DeleteRequest {
 	key, end := g.bounds()
 	if inTxn && len(end) > 0 && bytes.Compare(end, key) <= 0 && !bytes.Equal(end, []byte{0}) {
 		end = nil
@@ -124,7 +145,7 @@ func (g *diffGen) delete(inTxn bool) *kv.DeleteRequest {
 	return &kv.DeleteRequest{Key: key, End: end, PrevKV: g.chance(0.5)}
 }
 
-func (g *diffGen) rangeOp(mode txnMode) *kv.RangeOp {
+func (g *Gen) rangeOp(mode txnMode) *kv.RangeOp {
 	key, end := g.bounds()
 	o := kv.RangeOptions{
 		Revision:  g.readRev(mode),
@@ -149,7 +170,7 @@ func (g *diffGen) rangeOp(mode txnMode) *kv.RangeOp {
 // readRev picks a revision to read at. Unless ranges may fail, it is one
 // the store can serve (even inside a txn that writes: ranges are checked
 // against the state before it).
-func (g *diffGen) readRev(mode txnMode) int64 {
+func (g *Gen) readRev(mode txnMode) int64 {
 	compacted := g.s.CompactRev()
 	lo := max(compacted, 1)
 	p := g.rng.Float64()
@@ -169,7 +190,7 @@ func (g *diffGen) readRev(mode txnMode) int64 {
 // txn makes a top-level txn: rarely one sized around the op limit, else a
 // random one whose puts either may collide with each other and with its
 // deletes, or use distinct keys and single-key deletes.
-func (g *diffGen) txn() *kv.TxnRequest {
+func (g *Gen) txn() *kv.TxnRequest {
 	if g.chance(0.04) {
 		return g.bigTxn()
 	}
@@ -190,7 +211,7 @@ func (g *diffGen) txn() *kv.TxnRequest {
 // randomTxn makes a txn at nesting depth. With free set, the keys its puts
 // and deletes write are drawn without replacement from the indexes in free,
 // so no key is written twice on any path.
-func (g *diffGen) randomTxn(mode txnMode, depth int, free *[]int) *kv.TxnRequest {
+func (g *Gen) randomTxn(mode txnMode, depth int, free *[]int) *kv.TxnRequest {
 	r := &kv.TxnRequest{}
 	for range g.rng.IntN(4) {
 		r.Compare = append(r.Compare, g.compare())
@@ -200,7 +221,7 @@ func (g *diffGen) randomTxn(mode txnMode, depth int, free *[]int) *kv.TxnRequest
 	return r
 }
 
-func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []kv.Op {
+func (g *Gen) ops(mode txnMode, depth int, free *[]int, n int) []kv.Op {
 	var ops []kv.Op
 	for range n {
 		p := g.rng.Float64()
@@ -232,16 +253,13 @@ func (g *diffGen) ops(mode txnMode, depth int, free *[]int, n int) []kv.Op {
 
 // compare makes a compare, aiming half the time at the key's current value
 // so that both branches are taken.
-func (g *diffGen) compare() kv.Compare {
+func (g *Gen) compare() kv.Compare {
 	key, end := g.bounds()
 	if len(end) > 0 && g.chance(0.5) {
 		end = nil
 	}
 	c := kv.Compare{Key: key, End: end, Result: kv.CompareResult(g.rng.IntN(4))}
-	var cur kv.KeyValue
-	if rr, err := g.s.Range(key, nil, kv.RangeOptions{}); err == nil && len(rr.KVs) == 1 {
-		cur = rr.KVs[0]
-	}
+	cur, _ := g.s.Get(key)
 	aim := g.chance(0.5)
 	switch p := g.rng.Float64(); {
 	case p < 0.25:
@@ -272,7 +290,7 @@ func (g *diffGen) compare() kv.Compare {
 
 // bigTxn makes a txn of range ops sized at or one past the op limit: in
 // its compares, a branch, or a nested txn that gets what its parent leaves.
-func (g *diffGen) bigTxn() *kv.TxnRequest {
+func (g *Gen) bigTxn() *kv.TxnRequest {
 	ranges := func(n int) []kv.Op {
 		ops := make([]kv.Op, n)
 		for i := range ops {
@@ -280,7 +298,7 @@ func (g *diffGen) bigTxn() *kv.TxnRequest {
 		}
 		return ops
 	}
-	n := DefaultMaxTxnOps + g.rng.IntN(2)
+	n := g.maxTxnOps + g.rng.IntN(2)
 	r := &kv.TxnRequest{}
 	switch g.rng.IntN(4) {
 	case 0:
@@ -292,9 +310,10 @@ func (g *diffGen) bigTxn() *kv.TxnRequest {
 	case 2:
 		r.Failure = ranges(n)
 	default:
-		// The parent uses k+1 ops, which leaves 127-k to the nested txn.
-		k := 1 + g.rng.IntN(DefaultMaxTxnOps-2)
-		m := DefaultMaxTxnOps - 1 - k + g.rng.IntN(2)
+		// The parent uses k+1 ops, which leaves maxTxnOps-1-k to the
+		// nested txn.
+		k := 1 + g.rng.IntN(g.maxTxnOps-2)
+		m := g.maxTxnOps - 1 - k + g.rng.IntN(2)
 		r.Success = append(ranges(k), kv.Op{Txn: &kv.TxnRequest{Success: ranges(m)}})
 	}
 	return r
@@ -313,7 +332,7 @@ func hasPut(r *kv.TxnRequest) bool {
 }
 
 // dropOpenDeletes turns deletes with range end "\x00" into single-key
-// deletes (see TestEtcdDiff on etcd's duplicate-key check).
+// deletes (see the package doc on etcd's duplicate-key check).
 func dropOpenDeletes(r *kv.TxnRequest) {
 	for _, branch := range [][]kv.Op{r.Success, r.Failure} {
 		for _, op := range branch {

@@ -1,0 +1,79 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/kv"
+)
+
+// waitServing waits until the gateway's prober says etcd serves (want
+// true) or does not, and returns why not.
+func waitServing(tb testing.TB, b *Backend, want bool) error {
+	tb.Helper()
+	for deadline := time.Now().Add(recvTimeout); ; time.Sleep(20 * time.Millisecond) {
+		_, err := b.avail.serving()
+		if (err == nil) == want {
+			return err
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the prober still says %v, want serving %v", err, want)
+		}
+	}
+}
+
+// TestProberStopsWaits: with its cluster gone, a gateway stops waiting on
+// etcd: a request in flight when the members die ends with why, and the
+// next ones fail at once with it; once a member answers again, requests
+// are served. The request timeout is a minute, so that an answer that
+// came from it would say so, not the prober's reason.
+func TestProberStopsWaits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		kill []int // members to kill, of 3
+		want string
+	}{
+		{"every member", []int{0, 1, 2}, "3 unreachable"},
+		{"a quorum", []int{0, 1}, "2 unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := etcdtest.StartCluster(t, 3)
+			b := openGateway(t, c, "/probe/", func(o *Options) { o.RequestTimeout = time.Minute })
+			put(t, b, "k", "before")
+			waitServing(t, b, true)
+			ctx := context.Background()
+			for _, i := range tc.kill {
+				c.Kill(i)
+			}
+			// A put sent now waits on etcd until the prober tells, unless
+			// its member's connection broke under it first: either way,
+			// not for the request timeout.
+			_, err := b.Put(ctx, kv.PutRequest{Key: []byte("k"), Value: []byte("during")}, nil)
+			if !errors.Is(err, kv.ErrUnavailable) || !strings.HasPrefix(err.Error(), "etcd cannot serve: ") {
+				t.Fatalf("Put while %s died = %v, want unavailable saying why etcd cannot serve", tc.name, err)
+			}
+			why := waitServing(t, b, false)
+			if !strings.Contains(why.Error(), tc.want) {
+				t.Errorf("the prober says %q, want it to say %q", why, tc.want)
+			}
+			_, err = b.Range(ctx, kv.RangeRequest{Key: []byte("k")})
+			if !errors.Is(err, kv.ErrUnavailable) || err.Error() != why.Error() {
+				t.Errorf("Range while etcd cannot serve = %v, want %v", err, why)
+			}
+			if _, err := b.Alarms(ctx); err == nil || err.Error() != why.Error() {
+				t.Errorf("Alarms (what /health reads) while etcd cannot serve = %v, want %v", err, why)
+			}
+			c.RestartAll(tc.kill...)
+			waitServing(t, b, true)
+			if res, err := b.Range(ctx, kv.RangeRequest{Key: []byte("k")}); err != nil || len(res.KVs) != 1 {
+				t.Fatalf("Range once etcd serves again = %+v, %v", res, err)
+			}
+		})
+	}
+}

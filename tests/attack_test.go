@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The attacks of the third hardening round on watch streams, at the
+// scale they were made, against the binary: what the server holds stays
+// within its bounds, whatever the number of streams, users and addresses.
+// Each logs its figures (docs/reliability.md).
+
+// attackValue is the value of the attacks' puts: 1.4 MB of 0x01, which
+// JSON escapes in six (\u0001), 8.4 MB once encoded.
+var attackValue = strings.Repeat("\x01", 1400_000)
+
+// stalledReader opens GET path on a connection from ip ("" for any)
+// whose receive buffer is 4 KiB, sends the request with header (name,
+// value pairs), and reads nothing: a client that stopped reading.
+func stalledReader(tb testing.TB, s *server, ip, path string, header ...string) net.Conn {
+	tb.Helper()
+	d := net.Dialer{Timeout: requestTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	if ip != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	c, err := d.Dial("tcp", s.addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	var h strings.Builder
+	for i := 0; i+1 < len(header); i += 2 {
+		fmt.Fprintf(&h, "%s: %s\r\n", header[i], header[i+1])
+	}
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", path, h.String())
+	return c
+}
+
+// attackFigures samples the server's resident memory and what it counts
+// against its bounds on watch buffers, every 100 ms for d.
+type attackFigures struct {
+	rss, buffered, pending float64 // the most seen
+}
+
+func (s *server) sampleFor(tb testing.TB, d time.Duration) attackFigures {
+	tb.Helper()
+	var f attackFigures
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		m := parseMetrics(s.do(tb, "GET", "/metrics", nil).want(tb, http.StatusOK).body)
+		f.rss = max(f.rss, float64(s.rss(tb)))
+		f.buffered = max(f.buffered, m["httpkv_watch_stream_buffered_bytes"])
+		f.pending = max(f.pending, m["httpkv_watch_pending_bytes"])
+	}
+	return f
+}
+
+// waitStreams waits until the server counts n streams open.
+func (s *server) waitStreams(tb testing.TB, n int) {
+	tb.Helper()
+	deadline := time.Now().Add(watchTimeout)
+	for s.metric(tb, "httpkv_stream_connections") != float64(n) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%v streams open, want %d", s.metric(tb, "httpkv_stream_connections"), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAttackUserStreamsLargeValue: with auth on, one user's 32 streams
+// (the per-user cap), one watcher each, readers stalled with a 4 KiB
+// receive buffer, and one put of 1.4 MB of 0x01. The streams share one
+// encoding of it, counted once against --watch-stream-buffer-total-bytes
+// (before, each stream held three copies, counted raw or not at all:
+// resident memory went from 7 MB to 1.06 GB, and the streams counted
+// 2.69e8 bytes).
+func TestAttackUserStreamsLargeValue(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, authBcryptCost)
+	enableAuth(t, s, "root-pw")
+	auth := []string{"Authorization", "Bearer " + authLogin(t, s, "root", "root-pw")}
+	for range 32 {
+		id, _ := s.createStream(t, `{"watches":[{"key":"big"}]}`, auth...)
+		stalledReader(t, s, "", "/v1/watch/streams/"+id, auth...)
+	}
+	s.waitStreams(t, 32)
+	before := s.rss(t)
+	s.do(t, "PUT", "/v1/kv/big", []byte(attackValue), auth...).want(t, http.StatusOK)
+	f := s.sampleFor(t, 3*time.Second)
+	t.Logf("32 stalled streams of one user, a put of %d bytes of 0x01: resident memory %d MB, at most %.0f MB; the streams counted at most %.0f bytes, the store %.0f",
+		len(attackValue), before>>20, f.rss/(1<<20), f.buffered, f.pending)
+	if grown := f.rss - float64(before); grown > 128<<20 {
+		t.Fatalf("resident memory grew %.0f MB, want under 128 MB: the streams copy the put", grown/(1<<20))
+	}
+	if f.buffered > 4*6*float64(len(attackValue)) {
+		t.Fatalf("the streams counted %.0f bytes, want about one encoding of the put", f.buffered)
+	}
+}
+
+// TestAttackStreamsFromAddresses: with auth off, 4 client addresses of 32
+// streams (the per-address cap), 10 watchers each, readers stalled with a
+// 4 KiB receive buffer, and three puts of 1.4 MB of 0x01. The streams
+// hold within --watch-stream-buffer-total-bytes, counted as encoded
+// (before: resident memory 3.99 GB, and the streams counted 1.08e9
+// bytes, four times that bound).
+func TestAttackStreamsFromAddresses(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		from := s.from(ip)
+		watches := `{"watches":[` + strings.TrimSuffix(strings.Repeat(`{"key":"big"},`, 10), ",") + `]}`
+		for range 32 {
+			id, _ := from.createStream(t, watches)
+			stalledReader(t, s, ip, "/v1/watch/streams/"+id)
+		}
+	}
+	s.waitStreams(t, 128)
+	before := s.rss(t)
+	for range 3 {
+		s.do(t, "PUT", "/v1/kv/big", []byte(attackValue)).want(t, http.StatusOK)
+	}
+	f := s.sampleFor(t, 3*time.Second)
+	t.Logf("4 addresses of 32 stalled streams of 10 watchers, 3 puts of %d bytes of 0x01: resident memory %d MB, at most %.0f MB; the streams counted at most %.0f bytes, the store %.0f",
+		len(attackValue), before>>20, f.rss/(1<<20), f.buffered, f.pending)
+	if grown := f.rss - float64(before); grown > 256<<20 {
+		t.Fatalf("resident memory grew %.0f MB, want under 256 MB", grown/(1<<20))
+	}
+	if f.buffered > 256<<20 || f.pending > 256<<20 {
+		t.Fatalf("the streams counted %.0f bytes and the store %.0f, want each within its bound of 256 MiB", f.buffered, f.pending)
+	}
+}
+
+// TestAttackWatchersFromAddresses: 4 client addresses add watchers to
+// streams of their own, 1,000 at a time, until refused. The server holds
+// --max-watchers (100,000) at most, 25,000 per address, whatever the
+// number of streams (before, the bound was 10,000 per stream and 32
+// streams per address: four addresses held 1.28 M watchers and 1.35 GB
+// in 18 s).
+func TestAttackWatchersFromAddresses(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	before := s.rss(t)
+	var batch strings.Builder
+	batch.WriteString(`{"watches":[`)
+	for i := range 1000 {
+		if i > 0 {
+			batch.WriteByte(',')
+		}
+		fmt.Fprintf(&batch, `{"key":"w/%04d"}`, i)
+	}
+	batch.WriteString(`]}`)
+	added := 0
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		from := s.from(ip)
+		for {
+			r := from.do(t, "POST", "/v1/watch/streams", []byte(batch.String()), "Content-Type", "application/json")
+			if r.status == http.StatusTooManyRequests {
+				break
+			}
+			r.want(t, http.StatusCreated)
+			added += 1000
+		}
+	}
+	admitted := s.metric(t, "httpkv_watchers_admitted")
+	grown := s.rss(t) - before
+	t.Logf("4 addresses added %d watchers before being refused (%v admitted); resident memory grew %d MB", added, admitted, grown>>20)
+	if added != 100000 || admitted != 100000 {
+		t.Fatalf("4 addresses added %d watchers (%v admitted), want the server's 100,000", added, admitted)
+	}
+	if grown > 512<<20 {
+		t.Fatalf("resident memory grew %d MB for 100,000 watchers, want under 512 MB", grown>>20)
+	}
+}
