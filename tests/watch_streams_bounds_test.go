@@ -111,7 +111,9 @@ func TestWatchStreamLimits(t *testing.T) {
 // history.
 func TestWatchStreamStalledReader(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--watch-stream-buffer-bytes=65536")
+	// The reader stalls while the writes go on until watchers are
+	// parked: longer than 30 s on a loaded machine.
+	s := startServer(t, "--watch-stream-buffer-bytes=65536", fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
 	var bodies []string
 	for range 10 {
 		bodies = append(bodies, `{"key":"s/","prefix":true}`)
