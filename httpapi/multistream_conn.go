@@ -54,6 +54,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 	}
 	c := &streamConn{ready: make(chan struct{}, 1), kicked: make(chan struct{})}
 	ms.conn = c
+	ms.touchRecord()
 	ms.idleGen++
 	if ms.idle != nil {
 		ms.idle.Stop()
@@ -86,6 +87,7 @@ func (ms *multiStream) detach(c *streamConn) {
 	}
 	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
+	ms.touchRecord() // the record's idle timeout starts now
 	ms.account()
 }
 

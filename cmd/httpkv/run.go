@@ -13,6 +13,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/backend/etcd"
 	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/compactor"
 	"github.com/httpkv/httpkv/httpapi"
@@ -197,6 +198,10 @@ type backend interface {
 // --data-dir, or a gateway to an etcd cluster. crash, nil unless a test
 // sets a crash point (crashpoint.go), commits the embedded store's
 // batches.
+// A gateway's streams of many watchers are the deployment's: the etcd
+// backend keeps their records.
+var _ httpapi.StreamStore = (*etcd.Backend)(nil)
+
 func openBackend(ctx context.Context, cfg config, compaction compactor.Config, crash mvcc.Committer, log zerolog.Logger) (backend, error) {
 	if cfg.backend == "etcd" {
 		b, err := openEtcd(ctx, cfg, log)
