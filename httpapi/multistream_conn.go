@@ -112,6 +112,14 @@ func (ms *multiStream) expire(gen uint64) {
 	if ms.gone || ms.conn != nil || ms.idleGen != gen {
 		return
 	}
+	if ms.shared != nil {
+		// Its record's goroutine decides, after asking the record.
+		select {
+		case ms.shared.expire <- gen:
+		default:
+		}
+		return
+	}
 	ms.markGone()
 	ms.reg.forget(ms)
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"time"
@@ -40,8 +41,9 @@ type StreamStore interface {
 	StreamRecord(ctx context.Context, id string) (data []byte, version int64, err error)
 	// UpdateStreamRecord replaces a record still at version.
 	UpdateStreamRecord(ctx context.Context, id string, data []byte, version int64) (newVersion int64, ok bool, err error)
-	// DeleteStreamRecord deletes a record; false if there was none.
-	DeleteStreamRecord(ctx context.Context, id string) (bool, error)
+	// DeleteStreamRecord deletes a record still at version (any when
+	// 0); false if there was none, or another version.
+	DeleteStreamRecord(ctx context.Context, id string, version int64) (bool, error)
 	// TouchStreamRecord renews a record's lease; false if it is gone.
 	TouchStreamRecord(ctx context.Context, id string) (bool, error)
 	// CountStreamRecords counts the records, and those of group.
@@ -62,7 +64,7 @@ const changeRetries = 32
 // streamDef is a stream's record.
 type streamDef struct {
 	User   string `json:"user,omitempty"`
-	UserID string `json:"user_id,omitempty"`
+	UserID []byte `json:"user_id,omitempty"` // bytes, not text: JSON would mangle them
 	AuthOn bool   `json:"auth_on,omitempty"`
 	// Limit is what the stream counts against (streamRegistry.perKey).
 	Limit string `json:"limit"`
@@ -70,7 +72,9 @@ type streamDef struct {
 	Next int64 `json:"next"`
 	// Read is set once a connection read the stream: a GET without a
 	// cursor is refused from then on.
-	Read    bool       `json:"read,omitempty"`
+	Read bool `json:"read,omitempty"`
+	// Reader names the instance that last took the stream (sharedStream.name).
+	Reader  string     `json:"reader,omitempty"`
 	Watches []watchDef `json:"watches"`
 }
 
@@ -94,7 +98,7 @@ type watchDef struct {
 }
 
 func (d *streamDef) owner() streamOwner {
-	return streamOwner{user: d.User, id: d.UserID, authOn: d.AuthOn}
+	return streamOwner{user: d.User, id: string(d.UserID), authOn: d.AuthOn}
 }
 
 func (wd *watchDef) request() kv.WatchRequest {
@@ -166,10 +170,12 @@ type sharedStream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	touch  chan struct{} // asks keepRecord to renew the lease now
+	expire chan uint64   // asks keepRecord to drop the stream: idle since the arm of this generation
 
-	startVersion int64 // the record's version it was made from
-	version      int64 // the last version applied
-	known        int64 // every watch ID up to it is known: absent ones are gone
+	startVersion int64  // the record's version it was made from
+	version      int64  // the last version applied
+	known        int64  // every watch ID up to it is known: absent ones are gone
+	reader       string // the record's Reader
 	order        []*streamWatcher
 	suffix, raw  []byte // the last cursor, reused
 }
@@ -208,7 +214,7 @@ func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, li
 	case mine >= int64(g.cfg.MaxStreamsPerUser):
 		return "", nil, tooManyStreamsPerUser(g.cfg.MaxStreamsPerUser)
 	}
-	d := &streamDef{User: owner.user, UserID: owner.id, AuthOn: owner.authOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
+	d := &streamDef{User: owner.user, UserID: []byte(owner.id), AuthOn: owner.authOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
 	ids := make([]int64, len(reqs))
 	for i, req := range reqs {
 		wd, err := g.defOf(ctx, int64(i)+1, req)
@@ -325,7 +331,7 @@ func (g *streamRegistry) sharedDelete(ctx context.Context, id string, owner stre
 	if _, _, err := g.loadDef(ctx, id, owner); err != nil {
 		return err
 	}
-	ok, err := g.store.DeleteStreamRecord(ctx, id)
+	ok, err := g.store.DeleteStreamRecord(ctx, id, 0)
 	if err != nil {
 		return err
 	}
@@ -340,10 +346,39 @@ func (g *streamRegistry) sharedDelete(ctx context.Context, id string, owner stre
 
 // sharedAttach makes a connection the reader of stream id, whose record
 // d at version was read for its owner, resuming after cursor c (nil:
-// none). A cursor of this gateway's instance resumes from its log; one of
-// another instance, or of a gateway gone, makes a new instance where the
-// cursor says each watcher stands.
+// none), and claims the stream for this instance in the record: an
+// instance reading it on another gateway ends its connection, as a newer
+// connection takes a stream over on one gateway.
 func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamDef, version int64, c *sharedCursor, authChanged <-chan struct{}) (*multiStream, *streamConn, error) {
+	ms, conn, err := g.sharedOpen(ctx, id, d, version, c, authChanged)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ms.isGone() {
+		// Ended as it was attached (a cursor too old): the record goes too.
+		_, _ = g.store.DeleteStreamRecord(ctx, id, 0)
+		return ms, conn, nil
+	}
+	name := ms.shared.name()
+	if d.Read && d.Reader == name {
+		return ms, conn, nil
+	}
+	err = g.changeDef(ctx, id, d.owner(), func(d *streamDef) error {
+		d.Read, d.Reader = true, name
+		return nil
+	})
+	if err != nil {
+		ms.detach(conn)
+		return nil, nil, err
+	}
+	return ms, conn, nil
+}
+
+// sharedOpen attaches the connection: a cursor of this gateway's
+// instance resumes from its log; one of another instance, or of a
+// gateway gone, makes a new instance where the cursor says each watcher
+// stands.
+func (g *streamRegistry) sharedOpen(ctx context.Context, id string, d *streamDef, version int64, c *sharedCursor, authChanged <-chan struct{}) (*multiStream, *streamConn, error) {
 	g.openMu.Lock()
 	defer g.openMu.Unlock()
 	ms := g.get(id)
@@ -372,23 +407,20 @@ func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamD
 		// Another instance's cursor: the client has what it says, not
 		// what this instance's log says.
 		ms.mu.Lock()
-		if ms.conn != nil {
-			close(ms.conn.kicked)
-			ms.conn = nil
-		}
+		ms.kickConn()
 		ms.markGone()
 		ms.mu.Unlock()
 		g.forget(ms)
 	}
 	ms = newMultiStream(g, id, d.owner(), d.Limit)
 	sctx, cancel := context.WithCancel(context.Background())
-	ms.shared = &sharedStream{store: g.store, ctx: sctx, cancel: cancel, touch: make(chan struct{}, 1), startVersion: version}
+	ms.shared = &sharedStream{store: g.store, ctx: sctx, cancel: cancel, touch: make(chan struct{}, 1),
+		expire: make(chan uint64, 1), startVersion: version}
 	_, _ = rand.Read(ms.shared.inst[:])
 	if err := g.register(ms, authChanged); err != nil {
 		cancel()
 		return nil, nil, err
 	}
-	tooOld := c != nil && !c.hasPos
 	ms.mu.Lock()
 	ms.load(d, version, c)
 	ms.mu.Unlock()
@@ -396,7 +428,7 @@ func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamD
 	if err != nil {
 		return nil, nil, err
 	}
-	if tooOld {
+	if c != nil && !c.hasPos {
 		// Its gateway's log is not here, and the cursor does not say
 		// where the watchers stand: end them all rather than resume one
 		// with a gap or a duplicate.
@@ -404,27 +436,39 @@ func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamD
 		ms.dropPending()
 		ms.end("cursor too old", true)
 		ms.mu.Unlock()
-		_, _ = g.store.DeleteStreamRecord(ctx, id)
-		return ms, conn, nil
-	}
-	if !d.Read {
-		err := g.changeDef(ctx, id, d.owner(), func(d *streamDef) error {
-			d.Read = true
-			return nil
-		})
-		if err != nil {
-			ms.detach(conn)
-			return nil, nil, err
-		}
 	}
 	return ms, conn, nil
 }
+
+// isGone reports whether the stream is gone.
+func (ms *multiStream) isGone() bool {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.gone
+}
+
+// kickConn ends the stream's connection, if any, as detach would: the
+// stream is read elsewhere. The caller holds mu.
+func (ms *multiStream) kickConn() {
+	c := ms.conn
+	if c == nil {
+		return
+	}
+	ms.conn = nil
+	close(c.kicked)
+	ms.parkDeferred()
+	ms.armIdle()
+	ms.account()
+}
+
+// name is how the record names the instance reading the stream.
+func (sh *sharedStream) name() string { return base64.RawURLEncoding.EncodeToString(sh.inst[:]) }
 
 // load starts the watchers of record d at version, each where cursor c
 // says (nil: from its start). The caller holds mu.
 func (ms *multiStream) load(d *streamDef, version int64, c *sharedCursor) {
 	sh := ms.shared
-	sh.version = version
+	sh.version, sh.reader = version, d.Reader
 	for i := range d.Watches {
 		wd := &d.Watches[i]
 		state := uint64(posUncreated)
@@ -447,7 +491,10 @@ func (ms *multiStream) applyDef(d *streamDef, version int64) {
 	if ms.gone || version <= sh.version {
 		return
 	}
-	sh.version = version
+	sh.version, sh.reader = version, d.Reader
+	if d.Reader != "" && d.Reader != sh.name() {
+		ms.kickConn() // another gateway's connection took the stream over
+	}
 	for i := range d.Watches {
 		wd := &d.Watches[i]
 		switch w := ms.watchers[wd.ID]; {
@@ -537,13 +584,16 @@ func (ms *multiStream) followRecord() {
 func (ms *multiStream) keepRecord() {
 	defer ms.reg.wg.Done()
 	sh := ms.shared
-	t := time.NewTicker(max(ms.reg.cfg.IdleTimeout/4, 50*time.Millisecond))
+	t := time.NewTicker(max(ms.reg.cfg.IdleTimeout/6, 50*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-sh.ctx.Done():
 			return
 		case <-sh.touch:
+		case gen := <-sh.expire:
+			ms.dropIdle(gen)
+			continue
 		case <-t.C:
 			ms.mu.Lock()
 			reading := ms.conn != nil
@@ -559,6 +609,30 @@ func (ms *multiStream) keepRecord() {
 			ms.mu.Unlock()
 			return
 		}
+	}
+}
+
+// dropIdle drops the stream, idle since the arm of generation gen: its
+// record too if this instance was the last to read it and nothing changed
+// it since (else the record's lease, or the instance now reading it,
+// decides).
+func (ms *multiStream) dropIdle(gen uint64) {
+	sh := ms.shared
+	ms.mu.Lock()
+	idle := !ms.gone && ms.conn == nil && ms.idleGen == gen
+	mine, version := sh.reader == sh.name(), sh.version
+	ms.mu.Unlock()
+	if !idle {
+		return
+	}
+	if mine {
+		_, _ = sh.store.DeleteStreamRecord(sh.ctx, ms.id, version)
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if !ms.gone && ms.conn == nil && ms.idleGen == gen {
+		ms.markGone()
+		ms.reg.forget(ms)
 	}
 }
 

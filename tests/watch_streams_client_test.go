@@ -174,7 +174,11 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if p.WatchID <= 0 {
 		fail("no watch_id")
 	}
-	id, err := strconv.ParseInt(m.ID, 10, 64)
+	// Over etcd the id goes on after its sequence number with where
+	// the watchers stand (for another gateway); on the gateway that
+	// wrote it, the sequence number alone resumes it.
+	seq, _, _ := strings.Cut(m.ID, ".")
+	id, err := strconv.ParseInt(seq, 10, 64)
 	if !m.HasID || err != nil || id <= r.lastID {
 		fail("id %q after %d: every message needs an id above the one before", m.ID, r.lastID)
 	}

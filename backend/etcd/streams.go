@@ -23,10 +23,10 @@ import (
 //	                                      bound
 //
 // both attached to a lease of their own whose TTL is the stream's idle
-// timeout: the gateway serving a connection of the stream keeps it alive,
-// so that a stream nobody reads is deleted by etcd itself once the TTL
-// has passed since its last connection ended, whichever gateways died in
-// between. These leases have no record under N+"lease/": the API never
+// timeout and a second (leaseTTL): the gateway serving a connection of
+// the stream keeps it alive, so that a stream nobody reads is deleted by
+// etcd itself once the TTL has passed since its last connection ended,
+// whichever gateways died in between. These leases have no record under N+"lease/": the API never
 // lists, reads or revokes them. Records are changed by compare-and-swap
 // on their mod revision, so that watch IDs given by two gateways at once
 // never collide.
@@ -52,10 +52,14 @@ func (b *Backend) streamOwnersOf(group string) string {
 	return b.opts.Namespace + streamOwnersPrefix + hex.EncodeToString(h[:16]) + "/"
 }
 
-// leaseTTL is the TTL in whole seconds, at least one, of a lease that
-// must live d.
+// leaseTTL is the TTL in whole seconds of a stream's lease, whose idle
+// timeout is d: a second more than d, so that renewals every fraction of
+// d keep it however loaded etcd or the gateway are. The gateway that
+// served the stream last drops it at d itself (the API's
+// DeleteStreamRecord); the lease is for streams never read and gateways
+// gone.
 func leaseTTL(d time.Duration) int64 {
-	return max(1, int64(math.Ceil(d.Seconds())))
+	return int64(math.Ceil(d.Seconds())) + 1
 }
 
 // CreateStreamRecord stores a new stream's record, counted against group,
@@ -124,32 +128,38 @@ func (b *Backend) UpdateStreamRecord(ctx context.Context, id string, data []byte
 	return newVersion, ok, err
 }
 
-// DeleteStreamRecord deletes stream id's record and its owner key (its
-// lease, which holds both); false if it had none.
-func (b *Backend) DeleteStreamRecord(ctx context.Context, id string) (bool, error) {
+// DeleteStreamRecord deletes stream id's record, if it is still at
+// version (any version when 0), then its lease, which takes its owner
+// key with it; false if it had none, or another version.
+func (b *Backend) DeleteStreamRecord(ctx context.Context, id string, version int64) (bool, error) {
 	var deleted bool
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.cli.Get(ctx, b.streamKey(id))
+		key := b.streamKey(id)
+		resp, err := b.cli.Get(ctx, key, clientv3.WithKeysOnly())
 		if err != nil {
 			return err
 		}
 		b.saw(resp.Header.Revision)
-		if len(resp.Kvs) == 0 {
+		if len(resp.Kvs) == 0 || version != 0 && resp.Kvs[0].ModRevision != version {
 			return nil
 		}
-		if lease := clientv3.LeaseID(resp.Kvs[0].Lease); lease != clientv3.NoLease {
-			if _, err := b.cli.Revoke(ctx, lease); err == nil {
-				deleted = true
-				return nil
-			}
-		}
-		// No lease (or it went meanwhile): delete the record itself.
-		del, err := b.cli.Delete(ctx, b.streamKey(id))
+		rec := resp.Kvs[0]
+		del, err := b.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", rec.ModRevision)).
+			Then(clientv3.OpDelete(key)).
+			Commit()
 		if err != nil {
 			return err
 		}
 		b.saw(del.Header.Revision)
-		deleted = del.Deleted > 0
+		if !del.Succeeded {
+			return nil // changed meanwhile
+		}
+		deleted = true
+		if lease := clientv3.LeaseID(rec.Lease); lease != clientv3.NoLease {
+			// The owner key goes with it; a lease gone already took it.
+			_, _ = b.cli.Revoke(ctx, lease)
+		}
 		return nil
 	})
 	return deleted, err
