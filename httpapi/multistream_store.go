@@ -469,6 +469,7 @@ func (sh *sharedStream) name() string { return base64.RawURLEncoding.EncodeToStr
 func (ms *multiStream) load(d *streamDef, version int64, c *sharedCursor) {
 	sh := ms.shared
 	sh.version, sh.reader = version, d.Reader
+	sh.known = d.Next - 1
 	for i := range d.Watches {
 		wd := &d.Watches[i]
 		state := uint64(posUncreated)
@@ -480,7 +481,6 @@ func (ms *multiStream) load(d *streamDef, version int64, c *sharedCursor) {
 		}
 		ms.startDef(wd, state)
 	}
-	sh.known = d.Next - 1
 	ms.signalConn()
 }
 
@@ -495,16 +495,17 @@ func (ms *multiStream) applyDef(d *streamDef, version int64) {
 	if d.Reader != "" && d.Reader != sh.name() {
 		ms.kickConn() // another gateway's connection took the stream over
 	}
+	known := sh.known
+	sh.known = max(known, d.Next-1) // before the created messages: their cursors name them
 	for i := range d.Watches {
 		wd := &d.Watches[i]
 		switch w := ms.watchers[wd.ID]; {
-		case wd.ID > sh.known && !wd.Deleted:
+		case wd.ID > known && !wd.Deleted:
 			ms.startDef(wd, posUncreated)
 		case wd.Deleted && w != nil && w.final == nil:
 			ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, "watch deleted"))
 		}
 	}
-	sh.known = max(sh.known, d.Next-1)
 	ms.signalConn()
 }
 

@@ -389,3 +389,35 @@ func TestSharedStreamDeleteExpireIsolate(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedStreamTakeOverAndBounds: a connection on one gateway takes
+// a stream over from one on another, which ends; the bounds of watchers
+// per stream and streams per client hold across gateways, counted in
+// etcd.
+func TestSharedStreamTakeOverAndBounds(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	bounds := []string{"--max-watchers-per-stream", "2", "--max-watch-streams-per-user", "2"}
+	a, b := startGateway(t, c, "/gw/", bounds...), startGateway(t, c, "/gw/", bounds...)
+
+	stream, _ := createShared(t, a, `{"key":"t/1"}`)
+	onA := readShared(t, a, stream, "")
+	msgs := onA.until(t, "created", func(m []sharedMsg, _ bool) bool { return hasCreated(m, 1) })
+	onB := readShared(t, b, stream, lastID(msgs))
+	onA.until(t, "a's connection to end once b's took the stream over", func(_ []sharedMsg, ended bool) bool { return ended })
+	rev := b.put(t, "t/1", "v")
+	onB.until(t, "the put on b's connection", func(m []sharedMsg, _ bool) bool { return reachedRev(m, 1, rev) })
+
+	// Watchers: one more through b, then none through a.
+	if r := b.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/2"}`)); r.status != http.StatusCreated {
+		t.Fatalf("second watcher through b = %d %s", r.status, r.body)
+	}
+	if r := a.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/3"}`)); r.status != http.StatusTooManyRequests {
+		t.Fatalf("third watcher through a = %d %s, want 429", r.status, r.body)
+	}
+	// Streams: a second through b, then none through a.
+	createShared(t, b, `{"key":"t/4"}`)
+	if r := a.do(t, "POST", "/v1/watch/streams", []byte(`{"watches":[]}`)); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a third stream of one client through a = %d %s, want 429", r.status, r.body)
+	}
+}
