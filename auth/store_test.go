@@ -24,6 +24,8 @@ func TestUsers(t *testing.T) {
 		{"AddUser empty name", s.AddUser("", "pw"), auth.ErrInvalid},
 		{"AddUser long name", s.AddUser(strings.Repeat("x", 257), "pw"), auth.ErrInvalid},
 		{"AddUser invalid UTF-8", s.AddUser("\xff", "pw"), auth.ErrInvalid},
+		{"AddUser dot", s.AddUser(".", "pw"), auth.ErrInvalid},
+		{"AddUser dot dot", s.AddUser("..", "pw"), auth.ErrInvalid},
 		{"AddUser empty password", s.AddUser("carol", ""), auth.ErrInvalid},
 		{"AddUser long password", s.AddUser("carol", strings.Repeat("p", 73)), auth.ErrInvalid},
 		{"DeleteUser unknown", s.DeleteUser("carol"), auth.ErrUserNotFound},
@@ -113,6 +115,7 @@ func TestRoles(t *testing.T) {
 	}{
 		{"AddRole duplicate", s.AddRole("r"), auth.ErrRoleExists},
 		{"AddRole empty name", s.AddRole(""), auth.ErrInvalid},
+		{"AddRole dot dot", s.AddRole(".."), auth.ErrInvalid},
 		{"DeleteRole unknown", s.DeleteRole("nope"), auth.ErrRoleNotFound},
 		{"GrantPermission unknown role", s.GrantPermission("nope", auth.Permission{Key: []byte("a"), Access: auth.Read}), auth.ErrRoleNotFound},
 		{"GrantPermission no key", s.GrantPermission("r", auth.Permission{Access: auth.Read}), auth.ErrInvalid},

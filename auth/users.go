@@ -9,9 +9,17 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
+// validName checks a new user's or role's name. "." and ".." are
+// refused: as a segment of the path that names the user or role
+// (/v1/auth/users/{name}), browsers and most HTTP clients take them, even
+// percent-encoded, for the current or the parent directory, and request
+// another path, so such a user could never be read, changed or deleted.
 func validName(kind, name string) error {
 	if name == "" || len(name) > 256 || !utf8.ValidString(name) {
 		return invalidf("a %s name is 1 to 256 bytes of UTF-8", kind)
+	}
+	if name == "." || name == ".." {
+		return invalidf("a %s name cannot be %q: in the path of the %s, clients take it for a directory", kind, name, kind)
 	}
 	return nil
 }

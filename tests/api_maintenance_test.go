@@ -113,7 +113,7 @@ func TestServiceRoutes(t *testing.T) {
 		{"GET", "/v2/kv/a", 404},
 		{"GET", "/v1", 404},
 		{"POST", "/v1/leases/1/renew", 404},
-		{"PATCH", "/v1/kv/a", 405},
+		{"PATCH", "/v1/leases/1", 405},
 		{"POST", "/v1/kv/a", 405},
 		{"GET", "/v1/txn", 405},
 		{"PUT", "/v1/compact", 405},

@@ -21,7 +21,7 @@ func TestRewriteConformance(t *testing.T) {
 	n := 0
 	reconciletest.Run(t, func(t *testing.T) reconciletest.Backend {
 		n++
-		return openGateway(t, c, fmt.Sprintf("/conf%d/", n), func(o *Options) { o.MaxTxnOps = 4000 })
+		return openGateway(t, c, fmt.Sprintf("/conf%d/", n), func(o *Options) { o.MaxTxnOps, o.ClusterMaintenance = 4000, true })
 	})
 }
 
