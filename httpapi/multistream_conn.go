@@ -235,6 +235,12 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 		case <-mc.c.kicked:
 			return
 		case <-h.streams.stop:
+			if mc.ms.shared != nil {
+				// The stream is the deployment's and goes on: the client
+				// resumes it on another gateway with its Last-Event-ID.
+				sink.send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
+				return
+			}
 			if sb := mc.ms.shutdownConn(mc.c); sb != nil {
 				sendBuffer(sink, sb)
 				mc.ms.reg.dropBuffer(sb)

@@ -61,8 +61,9 @@ type streamMessage struct {
 // streamReader is an open GET /v1/watch/streams/{stream}.
 type streamReader struct {
 	*sseConn
-	lastID int64
-	ended  bool
+	lastID   int64
+	lastText string // the last id as sent: over etcd, with the watchers' positions
+	ended    bool
 }
 
 // noCursor opens a stream without Last-Event-ID.
@@ -182,7 +183,7 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if !m.HasID || err != nil || id <= r.lastID {
 		fail("id %q after %d: every message needs an id above the one before", m.ID, r.lastID)
 	}
-	out.ID, r.lastID = id, id
+	out.ID, r.lastID, r.lastText = id, id, m.ID
 	switch out.Kind {
 	case "events":
 		if len(out.Events) == 0 {

@@ -213,7 +213,9 @@ func (b *Backend) FollowStreamRecord(ctx context.Context, id string, version int
 	key := b.streamKey(id)
 	backoff := upstreamMinBackoff
 	for ctx.Err() == nil {
-		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(b.ownStream(ctx)))
+		// The watches of every stream a gateway follows share one gRPC
+		// stream to etcd: their contexts carry the same metadata.
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		for resp := range b.cli.Watch(wctx, key, clientv3.WithRev(version+1)) {
 			if err := b.watchFailure(&resp); err != nil {
 				break
