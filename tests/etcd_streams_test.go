@@ -421,3 +421,38 @@ func TestSharedStreamTakeOverAndBounds(t *testing.T) {
 		t.Fatalf("a third stream of one client through a = %d %s, want 429", r.status, r.body)
 	}
 }
+
+// TestSharedStreamWatchIDs: watchers added at once through two gateways
+// get watch IDs that are all distinct, one after another.
+func TestSharedStreamWatchIDs(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	a, b := startGateway(t, c, "/gw/"), startGateway(t, c, "/gw/")
+	stream, _ := createShared(t, a, `{"key":"w/0"}`)
+	const n = 20
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := []*server{a, b}[i%2]
+			ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+			defer cancel()
+			r, err := s.send(ctx, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"w/`+strconv.Itoa(i+1)+`"}`))
+			var added client.WatchAdded
+			if err != nil || r.status != http.StatusCreated || json.Unmarshal(r.body, &added) != nil {
+				t.Errorf("POST watches = %v, %v", r, err)
+				return
+			}
+			ids[i] = added.WatchId
+		}()
+	}
+	wg.Wait()
+	slices.Sort(ids)
+	for i, id := range ids {
+		if id != int64(i)+2 {
+			t.Fatalf("watch ids %v, want 2 to %d each once", ids, n+1)
+		}
+	}
+}
