@@ -501,6 +501,9 @@ func (ms *multiStream) applyDef(d *streamDef, version int64) {
 		wd := &d.Watches[i]
 		switch w := ms.watchers[wd.ID]; {
 		case wd.ID > known && !wd.Deleted:
+			// Ended watchers are kept until their final message is
+			// confirmed, as many as there may be live ones (addWatch).
+			ms.foldEnded(ms.reg.cfg.MaxWatchers)
 			ms.startDef(wd, posUncreated)
 		case wd.Deleted && w != nil && w.final == nil:
 			ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, "watch deleted"))
