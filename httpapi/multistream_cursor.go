@@ -170,17 +170,20 @@ func (ms *multiStream) cursorSuffix() []byte {
 		count, value = n, v
 	}
 	// Watchers whose final message is folded are gone from the stream:
-	// they leave the order too (a gap reads as gone), so that it holds
-	// what the stream holds, however many watchers came and went.
-	kept := sh.order[:0]
-	for _, w := range sh.order {
-		if w.sent.ended && ms.watchers[w.id] != w {
-			continue
+	// they leave the order too (a gap reads as gone) once they are half
+	// of it, so that it holds at most twice what the stream holds,
+	// however many watchers came and went.
+	if len(sh.order) > 2*len(ms.watchers)+16 {
+		kept := sh.order[:0]
+		for _, w := range sh.order {
+			if w.sent.ended && ms.watchers[w.id] != w {
+				continue
+			}
+			kept = append(kept, w)
 		}
-		kept = append(kept, w)
+		clear(sh.order[len(kept):])
+		sh.order = kept
 	}
-	clear(sh.order[len(kept):])
-	sh.order = kept
 	for _, w := range sh.order {
 		if w.id > at+1 {
 			add(uint64(w.id-at-1), posGone)
