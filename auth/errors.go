@@ -4,11 +4,12 @@ import "github.com/httpkv/httpkv/kv"
 
 // Sentinel errors. Callers tell failures apart with errors.Is; each
 // carries the code the API answers it with. Their messages never name
-// keys or other users' permissions.
+// keys or other users' permissions, nor the routes that help: the API
+// adds those (httpapi/error_hints.go).
 var (
 	// ErrUnauthenticated: no token, or one that is unknown, expired or
 	// revoked, while auth is enabled.
-	ErrUnauthenticated = kv.NewError(kv.CodeUnauthenticated, "the token is missing, invalid or expired: get one with POST /v1/auth/token and send it as \"Authorization: Bearer <token>\"")
+	ErrUnauthenticated = kv.NewError(kv.CodeUnauthenticated, "the token is missing, invalid or expired")
 	// ErrBadCredentials: wrong user name or password.
 	ErrBadCredentials = kv.NewError(kv.CodeUnauthenticated, "wrong user name or password")
 	// ErrPermissionDenied: the user's roles do not allow the operation.
@@ -25,7 +26,7 @@ var (
 	// ErrRootMissing: enabling auth needs a root user holding the root role.
 	ErrRootMissing = kv.Errorf(kv.ErrInvalidArgument, "enabling auth needs a user \"root\" with the role \"root\": create them first")
 	// ErrNotEnabled: tokens are issued only while auth is enabled.
-	ErrNotEnabled = kv.Errorf(kv.ErrInvalidArgument, "auth is not enabled: tokens are issued only once POST /v1/auth/enable has run")
+	ErrNotEnabled = kv.Errorf(kv.ErrInvalidArgument, "auth is not enabled: tokens are issued only once it is")
 	// ErrInvalid: a malformed name, password or permission.
 	ErrInvalid = kv.Errorf(kv.ErrInvalidArgument, "invalid user, role or permission")
 	// ErrCorrupt: a stored record cannot be read.

@@ -109,7 +109,7 @@ const testTTL = time.Minute
 func newStore(tb testing.TB) (*auth.Store, *clock, *memBackend) {
 	tb.Helper()
 	c, m := newClock(), newMemBackend()
-	s := auth.New(auth.Config{Write: m.write, TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost})
+	s := auth.New(auth.WriteFunc(m.write), nil, auth.Config{TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost})
 	return s, c, m
 }
 

@@ -32,19 +32,15 @@ func openPersistent(tb testing.TB, path string) (*auth.Store, *mvcc.Store) {
 // through c.
 func openPersistentWith(tb testing.TB, path string, c mvcc.Committer) (*auth.Store, *mvcc.Store) {
 	tb.Helper()
-	kv, err := mvcc.Open(path, mvcc.Options{NoFsync: true, Committer: c})
+	kv, err := mvcc.Open(path, nil, c, mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatalf("mvcc.Open(%q) = %v", path, err)
 	}
 	tb.Cleanup(func() { _ = kv.Close() })
-	s := auth.New(auth.Config{
-		BcryptCost: bcrypt.MinCost,
-		TokenTTL:   testTTL,
-		Write: func(fn func(auth.Bucket) error) error {
-			_, err := kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-			return err
-		},
-	})
+	s := auth.New(auth.WriteFunc(func(fn func(auth.Bucket) error) error {
+		_, err := kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+		return err
+	}), nil, auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: testTTL})
 	rt, err := kv.Read()
 	if err != nil {
 		tb.Fatalf("Read() = %v", err)
@@ -146,7 +142,7 @@ func TestRestoreCorrupt(t *testing.T) {
 		t.Fatalf("Read() = %v", err)
 	}
 	defer rt.End()
-	s := auth.New(auth.Config{})
+	s := auth.New(nil, nil, auth.Config{})
 	if err := s.Restore(rt.UnsafeForEach); !errors.Is(err, auth.ErrCorrupt) {
 		t.Fatalf("Restore() of a corrupt user = %v, want ErrCorrupt", err)
 	}

@@ -52,12 +52,13 @@ func sharedStores(tb testing.TB) (a, b *auth.Store, c *clock, m *memBackend) {
 			m.mu.Unlock()
 			return nil
 		}
-		cfg := auth.Config{Write: write, TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost, TokenKey: key}
+		cfg := auth.Config{TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost}
+		sh := shared{key: key, sync: func() error { return nil }}
 		if i == 1 {
 			// b syncs before a change; a finds out on writing.
-			cfg.Sync = func() error { _, err := sync(); return err }
+			sh.sync = func() error { _, err := sync(); return err }
 		}
-		s = auth.New(cfg)
+		s = auth.New(auth.WriteFunc(write), sh, cfg)
 		stores[i] = s
 	}
 	return stores[0], stores[1], c, m
@@ -87,7 +88,7 @@ func TestSignedTokensAcrossStores(t *testing.T) {
 		}
 		wantNoUser(t, b, tc, "of a token "+name)
 	}
-	other := auth.New(auth.Config{Now: c.Now, TokenKey: func() ([]byte, error) { return []byte("another key"), nil }})
+	other := auth.New(nil, shared{key: func() ([]byte, error) { return []byte("another key"), nil }}, auth.Config{Now: c.Now})
 	mustDo(t, "Reload", other.Reload(m.forEach))
 	wantNoUser(t, other, tok, "under another key")
 
@@ -170,6 +171,15 @@ func TestReloadSignalsChange(t *testing.T) {
 	}
 }
 
+// shared is an auth.Shared made of functions.
+type shared struct {
+	key  func() ([]byte, error)
+	sync func() error
+}
+
+func (s shared) TokenKey() ([]byte, error) { return s.key() }
+func (s shared) Sync() error               { return s.sync() }
+
 // TestTokenLongerThanTTLRefused: a token whose expiry lies further ahead
 // than the store's TTL (and the clock skew allowed) is refused, though
 // its seal is good: one issued under a longer --auth-token-ttl, or forged
@@ -181,15 +191,18 @@ func TestTokenLongerThanTTLRefused(t *testing.T) {
 	mustDo(t, `AddUser("alice")`, a.AddUser("alice", "pw"))
 	mustDo(t, "Reload", b.Reload(m.forEach))
 	key := func() ([]byte, error) { return []byte("a key both stores share"), nil }
-	forger := auth.New(auth.Config{Now: c.Now, TokenTTL: 365 * 24 * time.Hour, TokenKey: key, BcryptCost: bcrypt.MinCost})
+	forger := auth.New(nil, shared{key, noSync}, auth.Config{Now: c.Now, TokenTTL: 365 * 24 * time.Hour, BcryptCost: bcrypt.MinCost})
 	mustDo(t, "Reload", forger.Reload(m.forEach))
 	long, _, err := forger.Authenticate("alice", "pw", "127.0.0.1")
 	mustDo(t, "Authenticate through the store of a year", err)
 	wantNoUser(t, b, long, "of a year")
-	ahead := auth.New(auth.Config{Now: func() time.Time { return c.Now().Add(auth.TokenClockSkew / 2) }, TokenTTL: testTTL, TokenKey: key, BcryptCost: bcrypt.MinCost})
+	ahead := auth.New(nil, shared{key, noSync}, auth.Config{Now: func() time.Time { return c.Now().Add(auth.TokenClockSkew / 2) }, TokenTTL: testTTL, BcryptCost: bcrypt.MinCost})
 	mustDo(t, "Reload", ahead.Reload(m.forEach))
 	wantUser(t, b, login(t, ahead, "alice", "pw"), "alice")
-	farAhead := auth.New(auth.Config{Now: func() time.Time { return c.Now().Add(2 * auth.TokenClockSkew) }, TokenTTL: testTTL, TokenKey: key, BcryptCost: bcrypt.MinCost})
+	farAhead := auth.New(nil, shared{key, noSync}, auth.Config{Now: func() time.Time { return c.Now().Add(2 * auth.TokenClockSkew) }, TokenTTL: testTTL, BcryptCost: bcrypt.MinCost})
 	mustDo(t, "Reload", farAhead.Reload(m.forEach))
 	wantNoUser(t, b, login(t, farAhead, "alice", "pw"), "from a store whose clock is far ahead")
 }
+
+// noSync is the Sync of a store that only reads.
+func noSync() error { return nil }

@@ -11,7 +11,7 @@ import (
 
 // signedTokens are tokens that carry their claims and their expiry,
 // sealed with HMAC-SHA256 under a key every store of a deployment shares
-// (Config.TokenKey): gateways in front of one cluster each read the
+// (Shared.TokenKey): gateways in front of one cluster each read the
 // tokens the others issued, and none holds tokens. What a held token's
 // revocation does, the claims do instead: a token names its user's ID
 // and password revision and auth's generation, and Store.Session refuses

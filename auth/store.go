@@ -44,16 +44,39 @@ type Bucket interface {
 // ForEachFunc reads a bucket, as mvcc.ReadTxn.UnsafeForEach does.
 type ForEachFunc func(bucket []byte, fn func(k, v []byte) error) error
 
+// Writer keeps a Store's state: the store's write transaction.
+type Writer interface {
+	// Write runs fn in one durable write transaction of the store.
+	Write(fn func(Bucket) error) error
+}
+
+// WriteFunc is a function that is a Writer.
+type WriteFunc func(fn func(Bucket) error) error
+
+// Write calls f.
+func (f WriteFunc) Write(fn func(Bucket) error) error { return f(fn) }
+
+// Shared is what a Store needs when other stores share its state
+// (gateways in front of one etcd cluster).
+type Shared interface {
+	// Sync brings the state up to date (Reload) before a change is
+	// checked, since it may be behind the others': a change is then
+	// checked against what they wrote.
+	Sync() error
+	// TokenKey returns the key that signs tokens, the same for every
+	// store of the deployment: tokens are then signed and held nowhere,
+	// and any of the stores reads them (see signedTokens).
+	TokenKey() ([]byte, error)
+}
+
 // TokenClockSkew is how far a token's expiry may lie beyond the store's
 // own TokenTTL from now: what the clocks of the stores of one deployment
 // (gateways over one cluster) may differ by. A token that expires later
 // is refused.
 const TokenClockSkew = 30 * time.Second
 
-// Config configures a Store.
+// Config tunes a Store.
 type Config struct {
-	// Write runs fn in one durable write transaction of the store.
-	Write func(fn func(Bucket) error) error
 	// TokenTTL is the lifetime of a token. Zero means 5 minutes. A
 	// token that has longer left (plus TokenClockSkew) is refused: the
 	// stores of one deployment share it.
@@ -63,16 +86,6 @@ type Config struct {
 	// BcryptCost is the cost of new password hashes; zero means
 	// bcrypt.DefaultCost.
 	BcryptCost int
-	// TokenKey, if not nil, returns the key that signs tokens, shared by
-	// every store of the deployment (gateways in front of one cluster):
-	// tokens are then signed and held nowhere, and any of the stores
-	// reads them (see signedTokens). Nil: tokens are random, held in
-	// memory by the store that issued them.
-	TokenKey func() ([]byte, error)
-	// Sync, if not nil, brings the state up to date (Reload) before a
-	// change is checked, when it is shared with other stores and may be
-	// behind theirs: a change is then checked against what they wrote.
-	Sync func() error
 }
 
 // User is a user as reported to administrators: never the password.
@@ -123,7 +136,9 @@ type roleRecord struct {
 
 // Store holds the auth state. All methods are safe for concurrent use.
 type Store struct {
-	cfg Config
+	cfg    Config
+	w      Writer
+	shared Shared // nil for a state of its own
 
 	// writeMu serialises changes so each is validated against the state
 	// it replaces. Lock order: writeMu, then mu.
@@ -154,7 +169,10 @@ type grants struct {
 }
 
 // New returns an empty Store; call Restore to load the persisted state.
-func New(cfg Config) *Store {
+// Changes are written through w (nil for a store that is only read). sh,
+// if not nil, is the state's share with other stores; without it tokens
+// are random, held in memory by the store that issued them.
+func New(w Writer, sh Shared, cfg Config) *Store {
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 5 * time.Minute
 	}
@@ -165,11 +183,13 @@ func New(cfg Config) *Store {
 		cfg.BcryptCost = bcrypt.DefaultCost
 	}
 	var issuer tokenIssuer = newTokens(cfg.Now)
-	if cfg.TokenKey != nil {
-		issuer = signedTokens{now: cfg.Now, key: cfg.TokenKey}
+	if sh != nil {
+		issuer = signedTokens{now: cfg.Now, key: sh.TokenKey}
 	}
 	return &Store{
 		cfg:     cfg,
+		w:       w,
+		shared:  sh,
 		users:   make(map[string]*userRecord),
 		roles:   make(map[string]*roleRecord),
 		grants:  make(map[string]*grants),
@@ -247,8 +267,8 @@ func (s *Store) Enabled() bool {
 func (s *Store) change(check func() error, write func(b Bucket) error, apply func()) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.cfg.Sync != nil {
-		if err := s.cfg.Sync(); err != nil {
+	if s.shared != nil {
+		if err := s.shared.Sync(); err != nil {
 			return err
 		}
 	}
@@ -267,7 +287,7 @@ func (s *Store) change(check func() error, write func(b Bucket) error, apply fun
 
 // write writes one change and stages its apply.
 func (s *Store) write(write func(b Bucket) error, apply func()) error {
-	return s.cfg.Write(func(b Bucket) error {
+	return s.w.Write(func(b Bucket) error {
 		if err := write(b); err != nil {
 			return err
 		}

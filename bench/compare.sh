@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compare.sh measures httpkv beside etcd (the release internal/etcdtest
-# pins) and a null HTTP server on this machine with `httpkv bench`,
+# pins) and a null HTTP server on this machine with `httpkv-bench`,
 # loopback only, and prints the tables of docs/performance.md ("Beside
 # etcd's gRPC API, its gateway and a null server"). Four targets, each
 # case in the same run:
@@ -10,7 +10,7 @@
 #               stream of many watchers (/v1/watch/streams), one connection
 #   etcd-grpc   etcd's gRPC API through clientv3, on one connection
 #   etcd-gw     etcd's HTTP/JSON gateway (/v3/...)
-#   null        `httpkv bench null`: httpkv's routes with fixed answers,
+#   null        `httpkv-bench null`: httpkv's routes with fixed answers,
 #               nothing stored, the ceiling of an HTTP server here
 #
 #   bench/compare.sh [kv|watch|catchup|restart|all]
@@ -69,6 +69,7 @@ etcd_pid=
 null_pid=
 
 go build -o "$work/httpkv" ./cmd/httpkv
+go build -o "$work/httpkv-bench" ./cmd/httpkv-bench
 echo "etcd: $("$etcd_bin" --version | sed -n 1p)"
 
 stop_servers() {
@@ -81,7 +82,7 @@ stop_servers() {
 }
 cleanup() {
 	stop_servers
-	rm -rf "$work/hk" "$work/etcd" "$work/httpkv"
+	rm -rf "$work/hk" "$work/etcd" "$work/httpkv" "$work/httpkv-bench"
 }
 trap cleanup EXIT
 
@@ -107,7 +108,7 @@ start_servers() {
 	[ "$1" = nofsync ] && flag=(--unsafe-no-fsync)
 	start_httpkv "${flag[@]}"
 	start_etcd "${flag[@]}"
-	"$work/httpkv" bench null --listen "$null_addr" >"$work/null.log" 2>&1 &
+	"$work/httpkv-bench" null --listen "$null_addr" >"$work/null.log" 2>&1 &
 	null_pid=$!
 	wait_healthy "http://$hk_addr"
 	wait_healthy "http://$etcd_addr"
@@ -135,7 +136,7 @@ run() {
 	null) kind=httpkv url=http://$null_addr pid=$null_pid ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
-	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" $extra "$@" >>"$out/$name.$target.txt" 2>&1 || true
+	"$work/httpkv-bench" --kind "$kind" --target "$url" --server-pid "$pid" $extra "$@" >>"$out/$name.$target.txt" 2>&1 || true
 }
 
 # cpu FILE prints the server CPU per operation of a report.

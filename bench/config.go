@@ -65,10 +65,10 @@ type config struct {
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("httpkv bench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("httpkv-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: httpkv bench [flags]\n       httpkv bench null [--listen ADDR]\n\nLoads an httpkv, or an etcd through its gRPC API or its HTTP/JSON gateway,\nand prints throughput and latency percentiles. \"bench null\" serves httpkv's\nroutes with fixed answers and stores nothing: the ceiling of an HTTP server.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: httpkv-bench [flags]\n       httpkv-bench null [--listen ADDR]\n\nLoads an httpkv, or an etcd through its gRPC API or its HTTP/JSON gateway,\nand prints throughput and latency percentiles. \"null\" serves httpkv's\nroutes with fixed answers and stores nothing: the ceiling of an HTTP server.\n\"httpkv bench ...\" runs this tool with the same arguments.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.target, "target", "", "base URL of the server (default http://127.0.0.1:2378 for httpkv, http://127.0.0.1:2379 for etcd); for watch, a comma-separated list of servers of one store (gateways, members) spreads the watchers over them in turn, the writers using the first")

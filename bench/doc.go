@@ -1,4 +1,7 @@
-// Package bench is httpkv's load tool, run as `httpkv bench [flags]`.
+// Package bench is httpkv's load tool, the binary httpkv-bench
+// (cmd/httpkv-bench; `httpkv bench [flags]` runs it too). It is a program
+// of its own so that the server's binary carries none of it: not its
+// clients of etcd, not its null server.
 //
 // It drives one server with the same workloads, so that servers can be
 // measured in the same run and compared. --kind says how it talks:
@@ -11,7 +14,7 @@
 //   - etcd: etcd's HTTP/JSON gateway (/v3/kv/* and the streaming POST
 //     /v3/watch), one connection per client and per watcher.
 //
-// `httpkv bench null` serves httpkv's routes with fixed answers of the
+// `httpkv-bench null` serves httpkv's routes with fixed answers of the
 // same shape and stores nothing (a put only goes out to the watchers of
 // its key): the ceiling of an HTTP server on the machine, measured with
 // --kind httpkv. bench/compare.sh runs all four side by side.
@@ -31,5 +34,5 @@
 //     reports the server's resident memory per idle watcher.
 //
 // Throughput and latency percentiles (p50, p90, p99, max) are printed as a
-// small table. Run `httpkv bench -h` for every flag.
+// small table. Run `httpkv-bench -h` for every flag.
 package bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gateway.sh measures httpkv as a gateway to a three-member etcd cluster
-# (--backend etcd) beside etcd's own gRPC API, with `httpkv bench`, on
+# (--backend etcd) beside etcd's own gRPC API, with `httpkv-bench`, on
 # loopback, and prints the tables of docs/performance.md ("Gateways over
 # etcd"). In the same run, against the same cluster:
 #
@@ -46,6 +46,7 @@ gw_pid=
 gw2_pid=
 
 go build -o "$work/httpkv" ./cmd/httpkv
+go build -o "$work/httpkv-bench" ./cmd/httpkv-bench
 echo "etcd: $("$etcd_bin" --version | sed -n 1p)"
 
 stop_all() {
@@ -56,7 +57,7 @@ stop_all() {
 	done
 	pids=() gw_pid= gw2_pid=
 }
-trap 'stop_all; rm -rf "$work/etcd" "$work/httpkv"' EXIT
+trap 'stop_all; rm -rf "$work/etcd" "$work/httpkv" "$work/httpkv-bench"' EXIT
 
 endpoints() {
 	local i eps=()
@@ -100,7 +101,7 @@ run() {
 	etcd-http) kind=etcd url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
-	"$work/httpkv" bench --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
+	"$work/httpkv-bench" --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
 }
 
 # etcd_watches prints the watches the cluster holds, summed over members.

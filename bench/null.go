@@ -36,10 +36,10 @@ const (
 	nullMaxLimit    = 10000
 )
 
-// runNull is `httpkv bench null`: it serves the null server until ctx is
+// runNull is `httpkv-bench null`: it serves the null server until ctx is
 // done.
 func runNull(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("httpkv bench null", flag.ContinueOnError)
+	fs := flag.NewFlagSet("httpkv-bench null", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:2377", "address to serve on")
 	if err := fs.Parse(args); err != nil {
@@ -52,7 +52,7 @@ func runNull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if got, err := raiseOpenFiles(1 << 16); err != nil || got < 1<<16 {
-		fmt.Fprintf(stderr, "httpkv bench null: open files limit %d (%v): many watchers may fail\n", got, err)
+		fmt.Fprintf(stderr, "httpkv-bench null: open files limit %d (%v): many watchers may fail\n", got, err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Run is `httpkv bench`: it parses args (the flags after "bench"), runs
+// Run is the load tool, `httpkv-bench`: it parses args (its flags), runs
 // the workload against the target and prints the report to stdout; or,
-// as `httpkv bench null`, serves the null server until ctx is done. A run
+// as `httpkv-bench null`, serves the null server until ctx is done. A run
 // in which some requests failed still prints its report, then returns an
 // error saying what failed.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -30,7 +30,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		need += uint64(cfg.watchers)
 	}
 	if got, err := raiseOpenFiles(need); err != nil || got < need {
-		fmt.Fprintf(stderr, "httpkv bench: could not raise the open files limit to %d (have %d, %v): connections may fail\n", need, got, err)
+		fmt.Fprintf(stderr, "httpkv-bench: could not raise the open files limit to %d (have %d, %v): connections may fail\n", need, got, err)
 	}
 	// One client per target, each with the connections of all the
 	// watchers: they go to each in turn.

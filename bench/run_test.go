@@ -32,14 +32,14 @@ func startHTTPKV(t testing.TB) string {
 // with the index of the server and the path of every request.
 func startHTTPKVs(t testing.TB, n int, seen func(i int, path string)) []string {
 	t.Helper()
-	b, err := embedded.Open(t.TempDir(), embedded.Options{Store: mvcc.Options{NoFsync: true}})
+	b, err := embedded.Open(t.TempDir(), nil, nil, embedded.Options{Store: mvcc.Options{NoFsync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
 	var urls []string
 	for i := range n {
-		h := httpapi.NewHandler(httpapi.Config{Backend: b, Logger: zerolog.Nop()})
+		h := httpapi.NewHandler(b, nil, zerolog.Nop(), httpapi.Config{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if seen != nil {
 				seen(i, r.URL.Path)

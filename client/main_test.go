@@ -34,7 +34,7 @@ type testServer struct {
 
 func startServer(tb testing.TB) *testServer {
 	tb.Helper()
-	b, err := embedded.Open(tb.TempDir(), embedded.Options{
+	b, err := embedded.Open(tb.TempDir(), nil, nil, embedded.Options{
 		Store: mvcc.Options{NoFsync: true},
 		Auth:  auth.Config{BcryptCost: 4, TokenTTL: time.Minute},
 	})
@@ -58,7 +58,7 @@ func startServer(tb testing.TB) *testServer {
 }
 
 func (s *testServer) newHandler() *httpapi.Handler {
-	return httpapi.NewHandler(httpapi.Config{Backend: s.backend, Auth: s.backend.Auth(), Logger: zerolog.Nop()})
+	return httpapi.NewHandler(s.backend, s.backend.Auth(), zerolog.Nop(), httpapi.Config{})
 }
 
 // cut closes every client connection: streams break mid-way.

@@ -36,7 +36,7 @@ var _ concurrency.Backend = (*backend)(nil)
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	b, err := embedded.Open(tb.TempDir(), embedded.Options{Lease: lease.Config{CheckInterval: checkInterval}})
+	b, err := embedded.Open(tb.TempDir(), nil, nil, embedded.Options{Lease: lease.Config{CheckInterval: checkInterval}})
 	if err != nil {
 		tb.Fatalf("embedded.Open: %v", err)
 	}

@@ -25,9 +25,8 @@ import (
 func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	b.Helper()
 	backend := openTestBackend(b, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour}})
-	cfg := Config{Backend: backend, Logger: zerolog.Nop()}
 	if !withAuth {
-		return NewHandler(cfg), ""
+		return NewHandler(backend, nil, zerolog.Nop(), Config{}), ""
 	}
 	a := backend.Auth()
 	must := func(err error) {
@@ -52,8 +51,7 @@ func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	must(a.SetEnabled(true))
 	tok, _, err := a.Authenticate("u", "pw", "bench")
 	must(err)
-	cfg.Auth = a
-	return NewHandler(cfg), tok
+	return NewHandler(backend, a, zerolog.Nop(), Config{}), tok
 }
 
 // authBenchOp is a request of the benchmarks: a get or a put of an

@@ -294,7 +294,7 @@ func (s *fakeStream) Close() {
 }
 
 func fakeHandler(f *fakeBackend) *Handler {
-	return NewHandler(Config{Backend: f, Logger: zerolog.Nop()})
+	return NewHandler(f, nil, zerolog.Nop(), Config{})
 }
 
 // TestHandlersOverFakeBackend drives every kind of handler over a fake

@@ -83,7 +83,7 @@ func (e *apiError) with(name string, v any) *apiError {
 }
 
 // toAPIError turns err into what the client is told: its code, its
-// message and extra fields. An error without a code is the server's own
+// message with the API's hint (errorHints) and extra fields. An error without a code is the server's own
 // trouble and answers 500 with no internals; so does the text of any 5xx
 // but those whose messages are written for clients.
 func toAPIError(err error) *apiError {
@@ -99,7 +99,7 @@ func toAPIError(err error) *apiError {
 	if !ok {
 		return errorf(kv.CodeInternal, "internal error")
 	}
-	out := &apiError{code: code, message: msg}
+	out := &apiError{code: code, message: msg + errorHintOf(err)}
 	var ce *kv.CompactedError
 	if errors.As(err, &ce) {
 		out.with("compact_revision", ce.CompactRevision)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -109,7 +111,7 @@ func (b *compactingBackend) Each(ctx context.Context, key, end []byte, rev int64
 // its first page ends with an error line, which an import refuses.
 func TestExportCompactedMidway(t *testing.T) {
 	b := openTestBackend(t, embedded.Options{})
-	h := NewHandler(Config{Backend: &compactingBackend{Backend: b}})
+	h := NewHandler(&compactingBackend{Backend: b}, nil, zerolog.Nop(), Config{})
 	for i := range 1500 {
 		if _, err := b.Put(context.Background(), kv.PutRequest{Key: fmt.Appendf(nil, "k%04d", i), Value: []byte("v")}, nil); err != nil {
 			t.Fatal(err)

@@ -39,17 +39,9 @@ const (
 	DefaultMaxImportBytes     = 64 << 20
 )
 
-// Config wires a Handler to the backend it serves.
+// Config tunes a Handler: bounds, timeouts and what it reports. What it
+// serves is given to NewHandler.
 type Config struct {
-	// Backend is the store the API serves.
-	Backend Backend
-	// Auth serves the auth endpoints and, once enabled, authorizes every
-	// request; nil serves no auth and allows everything.
-	Auth *auth.Store
-	// Authorizer, if set, replaces the authorizer made from Auth.
-	Authorizer Authorizer
-	// Logger receives one line per request and every unexpected error.
-	Logger zerolog.Logger
 	// Version is reported by /v1/status.
 	Version string
 	// CORSAllowedOrigins lists the origins whose pages may call the API
@@ -100,7 +92,7 @@ type Config struct {
 
 // Handler serves the API. Create it with NewHandler.
 type Handler struct {
-	cfg      Config
+	cfg      wiring
 	router   chi.Router
 	methods  methodIndex // the Allow header of a 405
 	metrics  *metrics
@@ -128,8 +120,36 @@ type Handler struct {
 	openAPIValid func() error
 }
 
-// NewHandler returns the API's handler.
-func NewHandler(cfg Config) *Handler {
+// wiring is what a Handler works with, given to NewHandler, beside its
+// tunables.
+type wiring struct {
+	Config
+	// Backend is the store the API serves.
+	Backend Backend
+	// Auth serves the auth endpoints; nil serves none.
+	Auth *auth.Store
+	// Authorizer decides every request: Auth's policy, or allowAll
+	// without it.
+	Authorizer Authorizer
+	// Logger receives one line per request and every unexpected error.
+	Logger zerolog.Logger
+}
+
+// NewHandler returns the API's handler, serving b. a serves the auth
+// endpoints and, once auth is enabled, authorizes every request; nil
+// serves no auth and allows everything. log receives one line per
+// request and every unexpected error.
+func NewHandler(b Backend, a *auth.Store, log zerolog.Logger, cfg Config) *Handler {
+	var authz Authorizer = allowAll{}
+	if a != nil {
+		authz = authAuthorizer{a: a}
+	}
+	return newHandler(wiring{Config: cfg, Backend: b, Auth: a, Authorizer: authz, Logger: log})
+}
+
+// newHandler returns the handler of cfg, its zero tunables defaulted.
+// Tests give it an Authorizer of their own.
+func newHandler(cfg wiring) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -155,13 +175,6 @@ func NewHandler(cfg Config) *Handler {
 	orDefault(&cfg.MaxStreamConnectionsPerUser, DefaultMaxStreamConnectionsPerUser)
 	orDefault(&cfg.MaxWatchers, DefaultMaxWatchers)
 	orDefault(&cfg.MaxWatchersPerUser, DefaultMaxWatchersPerUser)
-	switch {
-	case cfg.Authorizer != nil:
-	case cfg.Auth != nil:
-		cfg.Authorizer = authAuthorizer{a: cfg.Auth}
-	default:
-		cfg.Authorizer = allowAll{}
-	}
 	h := &Handler{
 		cfg:      cfg,
 		streams:  newStreamSet(),

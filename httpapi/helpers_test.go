@@ -22,7 +22,7 @@ import (
 func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
 	tb.Helper()
 	opts.Store.NoFsync = true
-	b, err := embedded.Open(tb.TempDir(), opts)
+	b, err := embedded.Open(tb.TempDir(), nil, nil, opts)
 	if err != nil {
 		tb.Fatalf("embedded.Open: %v", err)
 	}
@@ -40,9 +40,7 @@ func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
 func newTestHandler(tb testing.TB, cfg Config) (*Handler, *embedded.Backend) {
 	tb.Helper()
 	b := openTestBackend(tb, embedded.Options{})
-	cfg.Backend = b
-	cfg.Logger = zerolog.Nop()
-	return NewHandler(cfg), b
+	return NewHandler(b, nil, zerolog.Nop(), cfg), b
 }
 
 // serve runs one request through h and returns the recorded answer.

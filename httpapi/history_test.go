@@ -58,7 +58,7 @@ func getHistory(tb testing.TB, h http.Handler, query string) historyResponseDoc 
 func historyHandler(t *testing.T, pageTokenKey []byte) http.Handler {
 	t.Helper()
 	b := openTestBackend(t, embedded.Options{PageTokenKey: pageTokenKey})
-	h := NewHandler(Config{Backend: b, Logger: zerolog.Nop()})
+	h := NewHandler(b, nil, zerolog.Nop(), Config{})
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/b", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "2")
@@ -264,7 +264,7 @@ func (a *recordingAuthorizer) Authorize(_ *http.Request, acc Access) error {
 // range, and is refused with the authorizer's answer.
 func TestHistoryAuthorization(t *testing.T) {
 	authz := &recordingAuthorizer{}
-	h, _ := newTestHandler(t, Config{Authorizer: authz})
+	h := newHandler(wiring{Backend: openTestBackend(t, embedded.Options{}), Authorizer: authz, Logger: zerolog.Nop()})
 	tests := []struct {
 		query string
 		want  keyrange.Range

@@ -22,7 +22,7 @@ import (
 // handler returns.
 func TestHeldAnswers(t *testing.T) {
 	const bound = 3 * answerChunk
-	h := &Handler{cfg: Config{MaxHeldAnswerBytes: bound}, held: semaphore.NewWeighted(bound)}
+	h := &Handler{cfg: wiring{Config: Config{MaxHeldAnswerBytes: bound}}, held: semaphore.NewWeighted(bound)}
 	large := bytes.Repeat([]byte("x"), 2*answerChunk)
 	answer := func(body []byte) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +78,7 @@ func TestHeldAnswers(t *testing.T) {
 // the answer is sent, and the answer tops the hold up to its size.
 func TestHeldWhileBuilding(t *testing.T) {
 	const bound = 4 * answerChunk
-	h := &Handler{cfg: Config{MaxHeldAnswerBytes: bound}, held: semaphore.NewWeighted(bound)}
+	h := &Handler{cfg: wiring{Config: Config{MaxHeldAnswerBytes: bound}}, held: semaphore.NewWeighted(bound)}
 	build := func(keys int64, answer int) (*httptest.ResponseRecorder, error) {
 		var err error
 		rec := httptest.NewRecorder()
@@ -151,7 +151,7 @@ func (s *holdSpy) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 func TestHeldThroughRoutes(t *testing.T) {
 	const bound = 4 * answerChunk
 	spy := &holdSpy{Backend: openTestBackend(t, embedded.Options{})}
-	h := NewHandler(Config{Backend: spy, Logger: zerolog.Nop(), MaxHeldAnswerBytes: bound})
+	h := NewHandler(spy, nil, zerolog.Nop(), Config{MaxHeldAnswerBytes: bound})
 	t.Cleanup(h.Close)
 	value := strings.Repeat("v", answerChunk/4)
 	for i := range 8 { // 2 chunks of keys in all

@@ -29,7 +29,7 @@ func BenchmarkWatchStreamFanout(b *testing.B) {
 
 func benchmarkFanout(b *testing.B, watchers int) {
 	be := openTestBackend(b, embedded.Options{})
-	h := NewHandler(Config{Backend: be, Logger: zerolog.Nop(), KeepAliveInterval: time.Hour,
+	h := NewHandler(be, nil, zerolog.Nop(), Config{KeepAliveInterval: time.Hour,
 		WatchStreams: WatchStreamConfig{MaxWatchers: watchers}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()

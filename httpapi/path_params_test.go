@@ -17,7 +17,7 @@ import (
 // user "a:b"; x%252Fy is the user "x%2Fy", which does not exist.
 func TestPathParamsDecoded(t *testing.T) {
 	b := openTestBackend(t, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
-	h := NewHandler(Config{Backend: b, Auth: b.Auth(), Logger: zerolog.Nop()})
+	h := NewHandler(b, b.Auth(), zerolog.Nop(), Config{})
 	for _, name := range []string{"x/y", "a:b"} {
 		body, _ := json.Marshal(map[string]string{"name": name, "password": "pw"})
 		mustServe(t, h, http.StatusCreated, "POST", "/v1/auth/users", string(body))

@@ -18,7 +18,7 @@ import (
 //
 //	go test -run '^$' -bench ServeRead -benchmem ./httpapi/
 func BenchmarkServeRead(b *testing.B) {
-	h := NewHandler(Config{Backend: openTestBackend(b, embedded.Options{}), Logger: zerolog.Nop()})
+	h := NewHandler(openTestBackend(b, embedded.Options{}), nil, zerolog.Nop(), Config{})
 	value := strings.Repeat("v", 128)
 	for i := range 1000 {
 		mustServe(b, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/bench/%010d", i), value)

@@ -86,7 +86,7 @@ func TestSnapshotOtherBackend(t *testing.T) {
 	sum := sha256.Sum256(file)
 	fake := &fakeSnapshot{data: append(bytes.Clone(file), sum[:]...)}
 	b := openTestBackend(t, embedded.Options{})
-	h := NewHandler(Config{Backend: snapshotBackend{b, fake}, Logger: zerolog.Nop()})
+	h := NewHandler(snapshotBackend{b, fake}, nil, zerolog.Nop(), Config{})
 	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/snapshot", "")
 	if !bytes.Equal(rec.Body.Bytes(), fake.data) {
 		t.Errorf("GET /v1/snapshot = %q, want the backend's stream %q", rec.Body, fake.data)

@@ -30,7 +30,7 @@ func TestWatchStalledStreamsBounded(t *testing.T) {
 		total   = 2 << 20
 	)
 	b := openTestBackend(t, embedded.Options{Watch: watch.Options{MaxPendingBytes: total}})
-	h := NewHandler(Config{Backend: b, Logger: zerolog.Nop(), KeepAliveInterval: time.Hour})
+	h := NewHandler(b, nil, zerolog.Nop(), Config{KeepAliveInterval: time.Hour})
 	srv := httptest.NewServer(h)
 	tr := &http.Transport{}
 	t.Cleanup(func() {

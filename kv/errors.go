@@ -91,7 +91,9 @@ func CodeOf(err error) (code Code, message string, ok bool) {
 }
 
 // Sentinel errors. Callers tell failures apart with errors.Is; httpapi
-// answers each with its code.
+// answers each with its code. Their messages say what failed and what
+// to do in the store's terms; the routes and flags that help are the
+// API's to add (httpapi/error_hints.go).
 var (
 	// ErrCompacted: the requested revision is below the compact revision.
 	// The concrete error is a *CompactedError naming that revision.
@@ -111,18 +113,26 @@ var (
 	// which.
 	ErrInvalidArgument = NewError(CodeInvalidArgument, "invalid argument")
 	// ErrTooManyOps: a txn has more compares or ops than allowed.
-	ErrTooManyOps = Errorf(ErrInvalidArgument, "too many operations in the txn: see --max-txn-ops")
+	ErrTooManyOps = Errorf(ErrInvalidArgument, "too many operations in the txn")
 	// ErrDuplicateKey: a txn writes the same key twice.
 	ErrDuplicateKey = Errorf(ErrInvalidArgument, "the txn writes one key twice: give each key at most one put or delete")
 	// ErrNoSpace: the backend quota is exceeded; the NOSPACE alarm is active.
-	ErrNoSpace = NewError(CodeNoSpace, "the backend quota is exceeded (NOSPACE alarm): compact, defrag, then DELETE /v1/alarms")
+	ErrNoSpace = NewError(CodeNoSpace, "the backend quota is exceeded (NOSPACE alarm)")
 	// ErrTooManyLeases: a grant would pass the bound on the leases alive at
-	// once (--max-leases).
-	ErrTooManyLeases = NewError(CodeTooManyRequests, "too many leases are alive (--max-leases): revoke some, or wait for some to expire")
+	// once.
+	ErrTooManyLeases = NewError(CodeTooManyRequests, "too many leases are alive: revoke some, or wait for some to expire")
 	// ErrNotSupported: the backend cannot do this at all, as it is set up
 	// (a whole-store snapshot of one namespace of a shared etcd cluster).
 	// The concrete error says what to use instead.
 	ErrNotSupported = NewError(CodeNotSupported, "the backend does not support this")
+	// ErrSnapshotUnsupported: a snapshot, which holds a whole store, of a
+	// backend that serves part of one (a gateway of one namespace of a
+	// shared etcd cluster).
+	ErrSnapshotUnsupported = Errorf(ErrNotSupported, "a snapshot holds the whole store, and this backend serves part of it")
+	// ErrClusterWide: an operation of a whole shared store (compaction,
+	// defragmentation, alarms of an etcd cluster) through a backend that
+	// serves one deployment of it, and is not the one that administers it.
+	ErrClusterWide = Errorf(ErrNotSupported, "this operation is the whole store's, every deployment's on it, and this backend serves one of them")
 	// ErrUnavailable: the backend cannot serve the request now. ErrClosed
 	// and ErrBackendFailed say why when it is known.
 	ErrUnavailable = NewError(CodeUnavailable, "the server cannot serve this now: it is shutting down, or its backend failed")
@@ -136,7 +146,7 @@ var (
 
 // LeaseNotFound is ErrLeaseNotFound for the lease id.
 func LeaseNotFound(id int64) error {
-	return Errorf(ErrLeaseNotFound, "lease %d does not exist (it expired or was revoked): grant a new one with POST /v1/leases", id)
+	return Errorf(ErrLeaseNotFound, "lease %d does not exist (it expired or was revoked)", id)
 }
 
 // FutureRevision is ErrFutureRevision for a request's revision rev (what

@@ -106,7 +106,7 @@ func TestTxnNestingMessage(t *testing.T) {
 		txn = TxnRequest{Success: []Op{{Txn: &inner}}}
 	}
 	err := txn.Validate(4)
-	want := "a txn at nesting level 5 (the outermost is 1) has 1 operations in one list, and 0 are left for it of --max-txn-ops (4): nested txns share the bound with the txns around them, so txns of one operation each nest at most 4 levels"
+	want := "a txn at nesting level 5 (the outermost is 1) has 1 operations in one list, and 0 are left for it of the bound (4): nested txns share the bound with the txns around them, so txns of one operation each nest at most 4 levels"
 	if !errors.Is(err, ErrTooManyOps) || err.Error() != want {
 		t.Errorf("Validate of 5 levels of txns, bound 4 = %v, want %q", err, want)
 	}

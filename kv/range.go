@@ -110,7 +110,7 @@ func (e *TooLargeError) Error() string {
 	if e.MaxKeys > 0 {
 		return fmt.Sprintf("a range without a limit matched more than %d keys: give it a limit of at most %d and page through the rest", e.MaxKeys, e.MaxKeys)
 	}
-	return fmt.Sprintf("the answer would hold more than %d bytes of keys and values (--max-response-bytes): ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes)
+	return fmt.Sprintf("the answer would hold more than %d bytes of keys and values: ask for fewer keys with limit, or for keys_only or count_only", e.MaxBytes)
 }
 
 // ErrorCode returns CodeInvalidArgument.

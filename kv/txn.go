@@ -95,7 +95,7 @@ func (r *TxnRequest) Validate(maxOps int) error {
 	return err
 }
 
-// txnBudget is what a txn's lists may hold: max, the bound (--max-txn-ops),
+// txnBudget is what a txn's lists may hold: max, the bound,
 // less what the lists of the txns it is nested in took (left), depth
 // levels down.
 type txnBudget struct {
@@ -106,9 +106,9 @@ func (r *TxnRequest) validateShape(b txnBudget) error {
 	n := max(len(r.Compare), len(r.Success), len(r.Failure))
 	switch {
 	case n > b.left && b.depth == 0:
-		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed (--max-txn-ops)", n, b.max)
+		return Errorf(ErrTooManyOps, "the txn has %d operations in one list; at most %d are allowed", n, b.max)
 	case n > b.left:
-		return Errorf(ErrTooManyOps, "a txn at nesting level %d (the outermost is 1) has %d operations in one list, and %d are left for it of --max-txn-ops (%d): nested txns share the bound with the txns around them, so txns of one operation each nest at most %d levels", b.depth+1, n, b.left, b.max, b.max)
+		return Errorf(ErrTooManyOps, "a txn at nesting level %d (the outermost is 1) has %d operations in one list, and %d are left for it of the bound (%d): nested txns share the bound with the txns around them, so txns of one operation each nest at most %d levels", b.depth+1, n, b.left, b.max, b.max)
 	}
 	for _, c := range r.Compare {
 		if len(c.Key) == 0 {

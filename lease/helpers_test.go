@@ -54,7 +54,7 @@ func openEnv(tb testing.TB, path string, cfg lease.Config) *env {
 func openEnvWith(tb testing.TB, path string, cfg lease.Config, c mvcc.Committer) *env {
 	tb.Helper()
 	l := lease.New(cfg)
-	s, err := mvcc.Open(path, mvcc.Options{NoFsync: true, Lessor: l, Committer: c})
+	s, err := mvcc.Open(path, l, c, mvcc.Options{NoFsync: true})
 	if err != nil {
 		l.Close()
 		tb.Fatalf("mvcc.Open(%q) = %v", path, err)

@@ -239,7 +239,7 @@ func (l *Lessor) Grant(tx Txn, id, ttl int64) (Lease, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.max > 0 && len(l.leases)+l.stagedGrants >= l.max {
-		return Lease{}, kv.Errorf(kv.ErrTooManyLeases, "%d leases are alive, as many as --max-leases allows: revoke some, or wait for some to expire", l.max)
+		return Lease{}, kv.Errorf(kv.ErrTooManyLeases, "%d leases are alive, as many as the server allows: revoke some, or wait for some to expire", l.max)
 	}
 	if id == 0 {
 		id = l.unusedID()

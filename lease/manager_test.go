@@ -46,7 +46,7 @@ func TestRevokeRefusedChangesNothing(t *testing.T) {
 func TestGrantUnderNoSpace(t *testing.T) {
 	l := lease.New(lease.Config{})
 	defer l.Close()
-	s, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true, Lessor: l, QuotaBytes: 1})
+	s, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), l, nil, mvcc.Options{NoFsync: true, QuotaBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

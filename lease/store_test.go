@@ -251,7 +251,7 @@ func TestRestoreRefusesKeysOfMissingLease(t *testing.T) {
 
 	l := lease.New(lease.Config{})
 	defer l.Close()
-	s, err := mvcc.Open(e.path, mvcc.Options{NoFsync: true, Lessor: l})
+	s, err := mvcc.Open(e.path, l, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("mvcc.Open(%q) = %v", e.path, err)
 	}

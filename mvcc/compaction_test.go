@@ -11,8 +11,14 @@ import (
 // test ends.
 func openTestStore(tb testing.TB, opts Options) *Store {
 	tb.Helper()
+	return openTestStoreWith(tb, nil, nil, opts)
+}
+
+// openTestStoreWith is openTestStore with a lessor and a committer.
+func openTestStoreWith(tb testing.TB, le Lessor, c Committer, opts Options) *Store {
+	tb.Helper()
 	opts.NoFsync = true
-	s, err := Open(filepath.Join(tb.TempDir(), "db"), opts)
+	s, err := Open(filepath.Join(tb.TempDir(), "db"), le, c, opts)
 	if err != nil {
 		tb.Fatalf("Open() = %v, want nil", err)
 	}
@@ -62,7 +68,7 @@ func TestCompactKeyPutAgainAtCompactRev(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() = %v, want nil", err)
 	}
-	s, err = Open(s.Path(), Options{NoFsync: true})
+	s, err = Open(s.Path(), nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("reopen: Open() = %v, want nil", err)
 	}

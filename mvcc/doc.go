@@ -28,7 +28,7 @@
 // leases and the keys attached to them — changes only once the commit
 // that makes it true has succeeded: a write stages such a change
 // (WriteTxn.Stage), and the committer applies it after the commit, or
-// undoes it if the write or the commit fails. A Committer in Options
+// undoes it if the write or the commit fails. A Committer given to Open
 // wraps the commit itself, the point where fault tests make it fail.
 //
 // Snapshot copies the whole file as one read transaction sees it, for

@@ -23,7 +23,7 @@ func TestEtcdDiff(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
 			etcd := etcddiff.StartEtcd(t)
-			s, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoFsync: true})
+			s, err := Open(filepath.Join(t.TempDir(), "db"), nil, nil, Options{NoFsync: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 func writtenStore(tb testing.TB) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "db")
-	s, err := Open(path, Options{NoFsync: true})
+	s, err := Open(path, nil, nil, Options{NoFsync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestOpenRefusesBadFile(t *testing.T) {
 			st, _ := os.Stat(path)
 			tc.damage(t, path, st.Size())
 			before, _ := os.ReadFile(path)
-			_, err := Open(path, Options{NoFsync: true})
+			_, err := Open(path, nil, nil, Options{NoFsync: true})
 			if !errors.Is(err, ErrCorrupt) || !regexp.MustCompile(tc.want).MatchString(err.Error()) {
 				t.Fatalf("Open(%s) = %v, want ErrCorrupt matching %q", tc.name, err, tc.want)
 			}
@@ -97,7 +97,7 @@ func TestOpenFirstMetaDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s, err := Open(path, Options{NoFsync: true})
+	s, err := Open(path, nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("Open with meta page 0 damaged = %v, want bbolt's fallback to page 1", err)
 	}
@@ -106,12 +106,12 @@ func TestOpenFirstMetaDamaged(t *testing.T) {
 
 func TestOpenLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	s, err := Open(path, Options{NoFsync: true})
+	s, err := Open(path, nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = Open(path, Options{NoFsync: true})
+	_, err = Open(path, nil, nil, Options{NoFsync: true})
 	want := fmt.Sprintf("(pid %d)", os.Getpid())
 	if runtime.GOOS != "linux" {
 		want = "" // the holder is found through /proc/locks

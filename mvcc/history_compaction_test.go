@@ -104,7 +104,7 @@ func TestHistoryPageCompaction(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() = %v", err)
 	}
-	reopened, err := Open(s.Path(), Options{NoFsync: true})
+	reopened, err := Open(s.Path(), nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}

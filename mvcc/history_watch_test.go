@@ -20,7 +20,7 @@ import (
 // start revision delivers up to the current revision: same events, same
 // order, same previous versions, at the compact revision too.
 func TestHistoryPageMatchesWatch(t *testing.T) {
-	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), nil, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("mvcc.Open: %v", err)
 	}

@@ -18,7 +18,7 @@ type leaseMove struct {
 // telling the Lessor, once the write is durable.
 func (t *WriteTxn) moveLease(key []byte, from, to int64) {
 	t.leases = append(t.leases, leaseMove{key: key, from: from, to: to})
-	l := t.s.opts.Lessor
+	l := t.s.lessor
 	if l == nil {
 		return
 	}
@@ -40,7 +40,7 @@ func (t *WriteTxn) moveLease(key []byte, from, to int64) {
 // must be allowed to write them — calls it inside that write. It fails
 // with ErrLeaseNotFound when the lease does not exist.
 func (t *WriteTxn) LeaseKeys(id int64) ([][]byte, error) {
-	l := t.s.opts.Lessor
+	l := t.s.lessor
 	if l == nil || !l.Lookup(id) {
 		return nil, kv.LeaseNotFound(id)
 	}

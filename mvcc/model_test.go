@@ -158,12 +158,13 @@ func (h *modelHarness) expect(call, got, want string) {
 
 func (h *modelHarness) open() {
 	h.t.Helper()
-	h.opts.Lessor, h.lessor = nil, nil
+	h.lessor = nil
+	var le Lessor // nil, not a nil *fakeLessor, when there are no leases
 	if h.leases != nil {
 		h.lessor = newFakeLessor(h.leases...)
-		h.opts.Lessor = h.lessor
+		le = h.lessor
 	}
-	s, err := Open(h.path, h.opts)
+	s, err := Open(h.path, le, nil, h.opts)
 	if err != nil {
 		h.fatalf("Open(%s) = %v, want nil", h.path, err)
 	}

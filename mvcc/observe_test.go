@@ -216,7 +216,7 @@ func TestConcurrentWritesReachObserversInOrder(t *testing.T) {
 // observer, and its writers get the error.
 func TestFailedCommitPublishesNothing(t *testing.T) {
 	var faults mvcctest.Committer
-	s := openTestStore(t, Options{Committer: &faults})
+	s := openTestStoreWith(t, nil, &faults, Options{})
 	r := observeStore(t, s)
 	if _, err := s.Put(kv.PutRequest{Key: []byte("a"), Value: []byte("1")}); err != nil {
 		t.Fatal(err)

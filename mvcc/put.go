@@ -23,7 +23,7 @@ func (t *WriteTxn) checkPut(r *kv.PutRequest, prev *kv.KeyValue) error {
 }
 
 func (t *WriteTxn) leaseExists(id int64) bool {
-	l := t.s.opts.Lessor
+	l := t.s.lessor
 	return l != nil && l.Lookup(id)
 }
 
@@ -107,7 +107,7 @@ func (t *WriteTxn) DeleteRange(r kv.DeleteRequest) (kv.DeleteResult, error) {
 	v.rev = t.rev
 	krs, _ := v.keysIn(r.Key, r.End, t.rev, 0)
 	res := kv.DeleteResult{Deleted: int64(len(krs))}
-	needKV := r.PrevKV || t.s.opts.Lessor != nil
+	needKV := r.PrevKV || t.s.lessor != nil
 	for _, kr := range krs {
 		var prev kv.KeyValue
 		if needKV {

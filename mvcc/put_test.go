@@ -25,7 +25,7 @@ func TestPutCheckOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := openTestStore(t, Options{Lessor: newFakeLessor(1)})
+			s := openTestStoreWith(t, newFakeLessor(1), nil, Options{})
 			var err error
 			if tt.inTxn {
 				_, err = s.Txn(kv.TxnRequest{Success: []kv.Op{{Put: &tt.put}}})

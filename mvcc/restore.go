@@ -37,7 +37,7 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 			return err
 		}
 		s.index.insertRestored(b.sorted())
-		if s.opts.Lessor == nil {
+		if s.lessor == nil {
 			return nil
 		}
 		// Attach every live leased key to its lease.
@@ -52,7 +52,7 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		return 0, fmt.Errorf("mvcc: recover %s: %w", s.path, err)
 	}
 	for _, rec := range leased {
-		s.opts.Lessor.Attach(rec.Lease, rec.Key)
+		s.lessor.Attach(rec.Lease, rec.Key)
 	}
 	s.committedRev.Store(s.currentRev)
 	return unfinishedCompact, nil

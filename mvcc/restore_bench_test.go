@@ -29,7 +29,7 @@ func BenchmarkRestore(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		s, err := Open(path, Options{ReadOnly: true})
+		s, err := Open(path, nil, nil, Options{ReadOnly: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func BenchmarkRestore(b *testing.B) {
 // writers.
 func writeRestoreFile(b *testing.B, path string) {
 	b.Helper()
-	s, err := Open(path, Options{NoFsync: true})
+	s, err := Open(path, nil, nil, Options{NoFsync: true})
 	if err != nil {
 		b.Fatal(err)
 	}

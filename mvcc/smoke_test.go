@@ -8,7 +8,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoFsync: true})
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("txn = %+v, %v", tr, err)
 	}
 	s.Close()
-	s, err = Open(s.Path(), Options{NoFsync: true})
+	s, err = Open(s.Path(), nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func TestSnapshotUnderWrites(t *testing.T) {
 	if err := CheckFile(copyPath); err != nil {
 		t.Fatalf("CheckFile(copy) = %v, want nil", err)
 	}
-	c, err := Open(copyPath, Options{ReadOnly: true})
+	c, err := Open(copyPath, nil, nil, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("Open(copy, ReadOnly) = %v", err)
 	}
@@ -252,7 +252,7 @@ func checkStoreHolds(tb testing.TB, s *Store, rev int64, want map[string][]byte)
 // snapshot fails with ErrClosed at its next chunk, and Close returns once
 // its owner has closed it.
 func TestSnapshotStopsOnClose(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoFsync: true})
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil, nil, Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

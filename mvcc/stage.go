@@ -67,7 +67,7 @@ func applyStages(stages []stage) {
 // It is the seam around the commit for fault tests: a Committer that
 // fails without calling commit is a write error (nothing reaches the
 // file); one that calls commit and then fails anyway is an fsync error
-// after the data may have reached the disk. Nil in Options commits
+// after the data may have reached the disk. Open takes it; nil commits
 // directly.
 type Committer interface {
 	Commit(commit func() error) error
@@ -76,10 +76,10 @@ type Committer interface {
 // commitBatch commits tx through the configured Committer. A Committer
 // that failed without committing leaves tx open: roll it back.
 func (s *Store) commitBatch(commit, rollback func() error) error {
-	if s.opts.Committer == nil {
+	if s.committer == nil {
 		return commit()
 	}
-	err := s.opts.Committer.Commit(commit)
+	err := s.committer.Commit(commit)
 	if err != nil {
 		_ = rollback() // bbolt's ErrTxClosed if commit ran
 	}

@@ -18,7 +18,7 @@ func TestCommitFailureKeepsCompactRev(t *testing.T) {
 	for _, mode := range []int32{mvcctest.Before, mvcctest.After} {
 		path := filepath.Join(t.TempDir(), "db")
 		var faults mvcctest.Committer
-		s, err := Open(path, Options{NoFsync: true, Committer: &faults})
+		s, err := Open(path, nil, &faults, Options{NoFsync: true})
 		if err != nil {
 			t.Fatalf("Open() = %v", err)
 		}
@@ -40,7 +40,7 @@ func TestCommitFailureKeepsCompactRev(t *testing.T) {
 		}
 		s.Close()
 
-		s, err = Open(path, Options{NoFsync: true})
+		s, err = Open(path, nil, nil, Options{NoFsync: true})
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}
@@ -106,7 +106,7 @@ func batch(tb testing.TB, s *Store, g *gate, writes ...func(*WriteTxn) error) []
 func TestBatchSeesEarlierRequestsStagedState(t *testing.T) {
 	g := newGate()
 	l := newFakeLessor(1)
-	s := openTestStore(t, Options{Lessor: l, Committer: g})
+	s := openTestStoreWith(t, l, g, Options{})
 	var seen [][]byte
 	errs := batch(t, s, g,
 		func(tx *WriteTxn) error { _, err := tx.Put(kv.PutRequest{Key: []byte("a"), Lease: 1}); return err },

@@ -39,7 +39,8 @@ type Lessor interface {
 	Detach(id int64, key []byte)
 }
 
-// Options configure a Store.
+// Options tune a Store: numbers and switches only. What the store works
+// with (its lessor, its committer) is given to Open.
 type Options struct {
 	// NoFsync skips fsync on commit. Acknowledged writes can be lost on a
 	// crash: for tests and benchmarks only.
@@ -53,13 +54,6 @@ type Options struct {
 	// CompactionBatchLimit bounds how many revisions one backend commit of
 	// a compaction deletes. Zero means DefaultCompactionBatchLimit.
 	CompactionBatchLimit int
-	// Lessor, if set, validates and tracks the leases keys are put with.
-	// Without one, a put with a lease fails with ErrLeaseNotFound.
-	Lessor Lessor
-	// Committer, if set, commits each batch: the fault-injection point
-	// around the data file's commit and fsync (see Committer). Nil
-	// commits directly.
-	Committer Committer
 	// ReadOnly opens an existing file without changing it (not even to
 	// finish a compaction a crash cut short): reads, Check and Snapshot
 	// work, every write fails with ErrReadOnly. Tools inspecting a file
@@ -72,6 +66,10 @@ type Options struct {
 type Store struct {
 	opts Options
 	path string
+	// lessor validates and tracks the leases of puts; nil for none.
+	lessor Lessor
+	// committer commits each batch; nil commits directly.
+	committer Committer
 
 	index *treeIndex
 
@@ -137,7 +135,12 @@ type Store struct {
 
 // Open opens (creating if needed) the store in the bbolt file at path,
 // rebuilds the index from it and finishes a compaction a crash cut short.
-func Open(path string, opts Options) (*Store, error) {
+//
+// le validates and tracks the leases keys are put with, and is given the
+// leased keys the file holds; with none (nil) a put with a lease fails
+// with kv.ErrLeaseNotFound. c commits each batch (see Committer): the
+// fault tests' seam around the commit; nil commits directly.
+func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 	if opts.QuotaBytes <= 0 {
 		opts.QuotaBytes = DefaultQuotaBytes
 	}
@@ -162,6 +165,8 @@ func Open(path string, opts Options) (*Store, error) {
 	s := &Store{
 		opts:          opts,
 		path:          path,
+		lessor:        le,
+		committer:     c,
 		index:         newTreeIndex(),
 		db:            db,
 		pinned:        make(map[*bolt.DB]int),

@@ -34,7 +34,7 @@ func benchKey(prefix string, i uint64) []byte {
 
 func benchOpen(b *testing.B, opts Options) *Store {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "db"), opts)
+	s, err := Open(filepath.Join(b.TempDir(), "db"), nil, nil, opts)
 	if err != nil {
 		b.Fatalf("Open: %v", err)
 	}

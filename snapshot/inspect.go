@@ -77,12 +77,12 @@ type store struct {
 // they are read. A record a server would refuse is an ErrCorrupt.
 func open(path string, record func(bucket, key, value []byte)) (*store, error) {
 	lessor := lease.New(lease.Config{})
-	kv, err := mvcc.Open(path, mvcc.Options{ReadOnly: true, Lessor: lessor})
+	kv, err := mvcc.Open(path, lessor, nil, mvcc.Options{ReadOnly: true})
 	if err != nil {
 		lessor.Close()
 		return nil, corrupt(err)
 	}
-	s := &store{kv: kv, lessor: lessor, auth: auth.New(auth.Config{})}
+	s := &store{kv: kv, lessor: lessor, auth: auth.New(nil, nil, auth.Config{})}
 	if err := s.load(record); err != nil {
 		s.close()
 		return nil, err

@@ -30,7 +30,7 @@ func newSource(tb testing.TB) *source {
 	tb.Helper()
 	lessor := lease.New(lease.Config{})
 	tb.Cleanup(lessor.Close)
-	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true, Lessor: lessor})
+	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), lessor, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -61,10 +61,10 @@ func newSource(tb testing.TB) *source {
 	done, err := kval.Compact(kval.Rev() - 1)
 	must(err)
 	must(<-done)
-	a := auth.New(auth.Config{BcryptCost: 4, Write: func(fn func(auth.Bucket) error) error {
+	a := auth.New(auth.WriteFunc(func(fn func(auth.Bucket) error) error {
 		_, err := kval.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
 		return err
-	}})
+	}), nil, auth.Config{BcryptCost: 4})
 	for _, u := range []string{auth.RootUser, "alice", "bob"} {
 		must(a.AddUser(u, u+"-secret"))
 	}
@@ -187,7 +187,7 @@ func TestRestore(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("restored directory holds %d entries, want the store's file alone", len(entries))
 	}
-	kval, err := mvcc.Open(path, mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(path, nil, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatalf("opening the restored store: %v", err)
 	}

@@ -68,12 +68,14 @@ func TestConsoleRestoreDeleted(t *testing.T) {
 	p.click(fmt.Sprintf(`.history tr[data-revision="%d"] button`, v1+1), "Changes")
 	p.waitText(".diff-area caption", fmt.Sprintf("app/a: revision %d → revision %d", v1, v1+1))
 
-	// Restore the first version: a new put, checked against the current one.
+	// Restore the first version (POST /v1/restore of the key as of its
+	// revision), after its dry run.
 	p.forgetNotice()
-	p.click(fmt.Sprintf(`.history tr[data-revision="%d"] button`, v1), "Restore")
-	p.waitText("dialog[open]", fmt.Sprintf("replacing its current revision %d", kv.ModRevision))
+	p.click(fmt.Sprintf(`.history tr[data-revision="%d"] button`, v1), "Restore this version")
+	p.waitText("dialog[open] h2", fmt.Sprintf("Restore the key app/a as of revision %d?", v1))
+	p.waitText(`dialog[open] li[data-kind="updated"]`, "1 would be changed")
 	p.confirm("Restore")
-	p.waitText("#notice", "Restored app/a as revision")
+	p.waitText("#notice", fmt.Sprintf("Restored the key app/a as of revision %d at revision", v1))
 	if got := s.get(t, "app/a"); valueOf(&got) != "first value" || got.ModRevision <= kv.ModRevision {
 		t.Errorf("after restoring revision %d app/a = %s, want %q as a new version", v1, kvString(&got), "first value")
 	}

@@ -41,6 +41,10 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 	t.Parallel()
 	embeddedOnly(t, "it crashes the embedded store inside its lease expiry; etcd expires a gateway's leases")
 	rng := testRand(t, "HTTPKV_CRASH_LEASE_SEED")
+	// The binary with crash points, built now: built at the first
+	// restart, on a loaded machine, it took longer than the leases' TTL,
+	// and they expired before the restart that should revoke them.
+	crashBinary(t)
 	s := startServer(t, "--unsafe-no-fsync=false")
 	arm := filepath.Join(t.TempDir(), "arm")
 	// Revokes run 64 at a time at most: 2,000 make 31 commits or more,

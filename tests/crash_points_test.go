@@ -15,8 +15,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The server's test crash point (cmd/httpkv/crashpoint.go): it kills
-// itself with SIGKILL at the N-th commit made while the arm file exists.
+// The test crash point of the server built with -tags crashpoints
+// (crashBinary, cmd/httpkv/crashpoint.go): it kills itself with SIGKILL
+// at the N-th commit made while the arm file exists.
 const (
 	envCrashAt  = "HTTPKV_TEST_CRASH_AT"
 	envCrashArm = "HTTPKV_TEST_CRASH_ARM"
@@ -47,13 +48,15 @@ func randomCrashPoints(rng *rand.Rand, n, most int) []crashPoint {
 }
 
 // restartAt restarts the server (SIGTERM) with its crash point at p,
-// counting the commits made while arm exists; a zero p restarts it
-// without one.
+// counting the commits made while arm exists: the binary with crash
+// points built in. A zero p restarts the server's own binary, without
+// one.
 func (s *server) restartAt(p crashPoint, arm string) {
 	s.tb.Helper()
-	s.env = nil
+	s.env, s.bin = nil, ""
 	if p.commit != 0 {
 		s.env = []string{envCrashAt + "=" + p.String(), envCrashArm + "=" + arm}
+		s.bin = crashBinary(s.tb)
 	}
 	s.Restart()
 }

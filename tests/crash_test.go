@@ -132,7 +132,7 @@ func maxRev(acks []crashAck) int64 {
 // each writer's acknowledged revisions increase.
 func checkRecovered(t *testing.T, path string, acks []crashAck) {
 	t.Helper()
-	s, err := mvcc.Open(path, mvcc.Options{})
+	s, err := mvcc.Open(path, nil, nil, mvcc.Options{})
 	if err != nil {
 		t.Fatalf("Open(%q) after the kill: %v", path, err)
 	}

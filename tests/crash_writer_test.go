@@ -40,7 +40,7 @@ const (
 // The events of an ack line are, in order, every event its revision holds.
 // It returns the process exit code.
 func runCrashChild(path, prefix string, stdout, stderr io.Writer) int {
-	s, err := mvcc.Open(path, mvcc.Options{})
+	s, err := mvcc.Open(path, nil, nil, mvcc.Options{})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

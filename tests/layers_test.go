@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,9 +53,66 @@ func TestLayers(t *testing.T) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
+	// The backends stand behind the API's interface, which they do not
+	// import.
+	for _, b := range []string{"backend/embedded", "backend/etcd"} {
+		if slices.Contains(deps(t, b), module+"httpapi") {
+			t.Errorf("%s imports httpapi: a backend knows nothing of the API it serves", b)
+		}
+	}
+	// The load tool is a binary of its own: the server's carries none of
+	// it (its clients of etcd, its null server).
+	for _, server := range []string{"cmd/httpkv", "internal/daemon"} {
+		if slices.Contains(deps(t, server), module+"bench") {
+			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
+		}
+	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}
 	}
+}
+
+// apiWords are the API's words for people: a route (/v1/...) or a
+// flag of the command (--max-leases).
+var apiWords = regexp.MustCompile(`/v1/|(^|[\s(])--[a-z]`)
+
+// TestDomainMessages: the packages below the API say what failed in
+// their own terms; the routes and flags that help are added where the
+// API answers (httpapi/error_hints.go) or the command reports. No string
+// of theirs names one. (A gateway may name etcd's own flags, which are
+// etcd's terms: only routes are checked in backend/etcd.)
+func TestDomainMessages(t *testing.T) {
+	t.Parallel()
+	check := func(dir string, words *regexp.Regexp) {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				if s, err := strconv.Unquote(lit.Value); err == nil && words.MatchString(s) {
+					t.Errorf("%s: %q names a route or a flag: give it as the API's hint (httpapi/error_hints.go) or the command's", fset.Position(lit.Pos()), s)
+				}
+				return true
+			})
+		}
+	}
+	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "backend/embedded"} {
+		check(dir, apiWords)
+	}
+	check("backend/etcd", regexp.MustCompile(`/v1/`))
 }

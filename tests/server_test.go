@@ -33,45 +33,77 @@ const (
 	requestTimeout     = 30 * time.Second
 )
 
-// serverBuild is the httpkv binary, built once per test process.
-var serverBuild struct {
+// A binary of this checkout, built once per test process.
+type binaryBuild struct {
 	once sync.Once
 	path string
 	err  error
 }
+
+// serverBuild is the httpkv binary; crashBuild the same with the crash
+// points of the crash tests built in; benchBuild the load tool, beside
+// the first.
+var serverBuild, crashBuild, benchBuild binaryBuild
 
 // serverBinary returns the path of the httpkv binary built from this
 // checkout, building it on first use. It is built with -race when this
 // test binary is, so that the end-to-end tests check the server too.
 func serverBinary(tb testing.TB) string {
 	tb.Helper()
-	serverBuild.once.Do(func() { serverBuild.path, serverBuild.err = buildServer() })
-	if serverBuild.err != nil {
-		tb.Fatalf("building cmd/httpkv: %v", serverBuild.err)
-	}
-	return serverBuild.path
+	return serverBuild.get(tb, "cmd/httpkv", "")
 }
 
-// buildServer builds cmd/httpkv into <tmp>/httpkv-e2e-<uid>/<pid>/httpkv.
-// Without a TestMain of its own the test process cannot remove the binary
-// when it ends, so each build removes those left by processes that have
-// ended instead.
-func buildServer() (string, error) {
+// crashBinary is serverBinary built with -tags crashpoints: a server of
+// that build kills itself where HTTPKV_TEST_CRASH_AT says
+// (cmd/httpkv/crashpoint.go). It is built into a directory of its own.
+func crashBinary(tb testing.TB) string {
+	tb.Helper()
+	return crashBuild.get(tb, "cmd/httpkv", "crashpoints")
+}
+
+// benchBinary returns the path of the load tool, httpkv-bench, built from
+// this checkout into the directory of serverBinary, where `httpkv bench`
+// finds it.
+func benchBinary(tb testing.TB) string {
+	tb.Helper()
+	return benchBuild.get(tb, "cmd/httpkv-bench", "")
+}
+
+// get builds the command pkg with the build tags on first use and returns
+// its path.
+func (b *binaryBuild) get(tb testing.TB, pkg, tags string) string {
+	tb.Helper()
+	b.once.Do(func() { b.path, b.err = buildCommand(pkg, tags) })
+	if b.err != nil {
+		tb.Fatalf("building %s: %v", pkg, b.err)
+	}
+	return b.path
+}
+
+// buildCommand builds the command pkg with the build tags into
+// <tmp>/httpkv-e2e-<uid>/<pid>/[tags/], named as its directory. Without a
+// TestMain of its own the test process cannot remove the binaries when it
+// ends, so each build removes those left by processes that have ended
+// instead.
+func buildCommand(pkg, tags string) (string, error) {
 	root := filepath.Join(os.TempDir(), fmt.Sprintf("httpkv-e2e-%d", os.Getuid()))
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", err
 	}
 	removeStaleBuilds(root)
-	dir := filepath.Join(root, strconv.Itoa(os.Getpid()))
+	dir := filepath.Join(root, strconv.Itoa(os.Getpid()), tags)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "httpkv")
+	bin := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-o", bin}
 	if raceEnabled() {
 		args = append(args, "-race")
 	}
-	args = append(args, "github.com/httpkv/httpkv/cmd/httpkv")
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, module+pkg)
 	// go test puts the go command of its toolchain first in PATH.
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
@@ -120,6 +152,7 @@ type server struct {
 	DataDir string
 
 	tb      testing.TB
+	bin     string   // the binary of the next start; empty for serverBinary
 	gateway bool     // a gateway to etcd: no --data-dir
 	args    []string // flags after --listen and --data-dir
 	env     []string // added to the environment of each start
@@ -222,9 +255,13 @@ func (s *server) start(listen string) {
 	if !s.gateway {
 		args = append([]string{"--listen", listen, "--data-dir", s.DataDir}, s.args...)
 	}
-	cmd := exec.Command(serverBinary(s.tb), args...)
+	bin := s.bin
+	if bin == "" {
+		bin = serverBinary(s.tb)
+	}
+	cmd := exec.Command(bin, args...)
 	if len(s.launcher) > 0 {
-		cmd = exec.Command(s.launcher[0], append(append(s.launcher[1:], serverBinary(s.tb)), args...)...)
+		cmd = exec.Command(s.launcher[0], append(append(s.launcher[1:], bin), args...)...)
 	}
 	// A binary built with -race sleeps a second before exiting unless told
 	// not to; the tests stop servers often.

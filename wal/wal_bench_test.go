@@ -10,7 +10,7 @@ import (
 
 // groupPuts and groupValueLen shape one write group as the store's
 // committer sees it under 64 clients: about 28 puts of 128-byte values
-// (docs/performance.md, "Where a put's time goes").
+// (docs/performance.md, "What bounds each row").
 const (
 	groupPuts     = 28
 	groupValueLen = 128

@@ -109,7 +109,7 @@ func watchVictim(t *testing.T, s *testStore, h *history, req kv.WatchRequest) *S
 // down" after the events queued before; it is safe to call twice, and
 // watching afterwards fails.
 func TestCloseEndsEveryStream(t *testing.T) {
-	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), nil, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

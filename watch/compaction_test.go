@@ -128,7 +128,7 @@ func TestWatchAtCompactRevision(t *testing.T) {
 			// Deleting one revision per commit makes the removal slow
 			// enough for Close to cut it short.
 			kvOpts := mvcc.Options{NoFsync: true, CompactionBatchLimit: 1}
-			kval, err := mvcc.Open(path, kvOpts)
+			kval, err := mvcc.Open(path, nil, nil, kvOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestWatchAtCompactRevision(t *testing.T) {
 				if !tc.wait {
 					t.Logf("compaction before Close: %v (ErrClosed means cut short)", <-done)
 				}
-				if kval, err = mvcc.Open(path, kvOpts); err != nil {
+				if kval, err = mvcc.Open(path, nil, nil, kvOpts); err != nil {
 					t.Fatalf("reopen: %v", err)
 				}
 				s = observe(t, kval, Options{})

@@ -34,7 +34,7 @@ func testSeed(tb testing.TB) uint64 {
 // store over it; both are closed at cleanup, the watch store first.
 func newTestStore(tb testing.TB, opts Options) *testStore {
 	tb.Helper()
-	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(tb.TempDir(), "db"), nil, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		tb.Fatalf("mvcc.Open: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func TestSmokeWatch(t *testing.T) {
-	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), mvcc.Options{NoFsync: true})
+	kval, err := mvcc.Open(filepath.Join(t.TempDir(), "db"), nil, nil, mvcc.Options{NoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,27 +20,23 @@ const FileName = "httpkv.db"
 // configured.
 const pageTokenKeyBytes = 32
 
-// Options configure the embedded backend. The zero Options is ready to
-// use.
+// Options tune the embedded backend, each part the package it goes to.
+// The zero Options is ready to use.
 type Options struct {
-	// Store configures the storage engine. Its Lessor is the backend's own:
-	// one set here is replaced.
+	// Store tunes the storage engine.
 	Store mvcc.Options
-	// Watch configures the watch scheduler.
+	// Watch tunes the watch scheduler.
 	Watch watch.Options
-	// Lease configures the lessor (its clock, its expiry rate).
+	// Lease tunes the lessor (its expiry rate, its bound; its clock in
+	// tests).
 	Lease lease.Config
-	// Auth configures the auth store (token TTL, bcrypt cost); its Write
-	// is the backend's own.
+	// Auth tunes the auth store (token TTL, bcrypt cost).
 	Auth auth.Config
 	// Compaction is the auto-compaction schedule; the zero value is off.
 	Compaction compactor.Config
 	// PageTokenKey seals page tokens; empty draws a random one, so tokens
-	// do not outlive the process.
+	// do not outlive the process. Tests set it.
 	PageTokenKey []byte
-	// OnError, if not nil, receives what fails in the background: the
-	// revoke of an expired lease, an auto-compaction.
-	OnError func(error)
 }
 
 // Backend is the embedded store. All methods are safe for concurrent use.
@@ -58,21 +54,21 @@ type Backend struct {
 }
 
 // Open opens (creating it if needed) the store in the data directory dir
-// and starts what serves it.
-func Open(dir string, opts Options) (*Backend, error) {
+// and starts what serves it. onError, if not nil, receives what fails in
+// the background: the revoke of an expired lease, an auto-compaction.
+// commit, if not nil, commits the store's batches: the fault tests' seam
+// (mvcc.Committer).
+func Open(dir string, onError func(error), commit mvcc.Committer, opts Options) (*Backend, error) {
 	b := &Backend{tokenKey: opts.PageTokenKey}
 	if len(b.tokenKey) == 0 {
 		b.tokenKey = make([]byte, pageTokenKeyBytes)
 		_, _ = rand.Read(b.tokenKey) // never fails: it crashes the process instead
 	}
-	onError := opts.OnError
 	if onError == nil {
 		onError = func(error) {}
 	}
 	b.lessor = lease.New(opts.Lease)
-	storeOpts := opts.Store
-	storeOpts.Lessor = b.lessor
-	kvs, err := mvcc.Open(filepath.Join(dir, FileName), storeOpts)
+	kvs, err := mvcc.Open(filepath.Join(dir, FileName), b.lessor, commit, opts.Store)
 	if err != nil {
 		b.lessor.Close()
 		return nil, err
@@ -92,12 +88,7 @@ func (b *Backend) start(opts Options, onError func(error)) error {
 	if err := restore(b.kv, b.lessor.Restore); err != nil {
 		return err
 	}
-	authCfg := opts.Auth
-	authCfg.Write = func(fn func(auth.Bucket) error) error {
-		_, err := b.kv.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
-		return err
-	}
-	b.auth = auth.New(authCfg)
+	b.auth = auth.New(authWriter{b.kv}, nil, opts.Auth)
 	if err := restore(b.kv, b.auth.Restore); err != nil {
 		return err
 	}
@@ -150,6 +141,14 @@ func (b *Backend) Auth() *auth.Store { return b.auth }
 // Store returns the storage engine, for tools and tests: its every write
 // reaches the watchers too.
 func (b *Backend) Store() *mvcc.Store { return b.kv }
+
+// authWriter is the store's write path as the auth store takes it.
+type authWriter struct{ s *mvcc.Store }
+
+func (w authWriter) Write(fn func(auth.Bucket) error) error {
+	_, err := w.s.Write(func(tx *mvcc.WriteTxn) error { return fn(tx) })
+	return err
+}
 
 // leaseWriter is the store's write path as the lease manager takes it.
 type leaseWriter struct{ s *mvcc.Store }

@@ -20,7 +20,7 @@ func openBackend(tb testing.TB, dir string, opts Options) *Backend {
 	tb.Helper()
 	opts.Store.NoFsync = true
 	opts.Auth.BcryptCost = bcrypt.MinCost
-	b, err := Open(dir, opts)
+	b, err := Open(dir, nil, nil, opts)
 	if err != nil {
 		tb.Fatalf("Open(%s) = %v", dir, err)
 	}
@@ -155,7 +155,7 @@ func TestLeaseGuardSeesLeaseKeys(t *testing.T) {
 func TestOpenTwiceAndClose(t *testing.T) {
 	dir := t.TempDir()
 	b := openBackend(t, dir, Options{})
-	if _, err := Open(dir, Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}}); !errors.Is(err, mvcc.ErrLocked) {
+	if _, err := Open(dir, nil, nil, Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}}); !errors.Is(err, mvcc.ErrLocked) {
 		t.Fatalf("a second Open of %s = %v, want mvcc.ErrLocked", dir, err)
 	}
 	if _, err := b.Put(context.Background(), kv.PutRequest{Key: []byte("k")}, nil); err != nil {

@@ -57,7 +57,7 @@ func TestOpenRefusesTamperedStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Open(dir, Options{Store: mvcc.Options{NoFsync: true}})
+			b, err := Open(dir, nil, nil, Options{Store: mvcc.Options{NoFsync: true}})
 			if err == nil {
 				b.Close()
 				t.Fatalf("Open of a store with %s succeeded, want it refused", tc.Name)

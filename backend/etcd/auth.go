@@ -75,11 +75,7 @@ func (b *Backend) authKey(bucket, key []byte) string {
 
 // openAuth makes the auth store, loads its state and starts following it.
 func (b *Backend) openAuth(ctx context.Context) error {
-	cfg := b.opts.Auth
-	cfg.Write = b.writeAuth
-	cfg.Sync = b.syncAuth
-	cfg.TokenKey = b.tokenKey
-	b.auth = auth.New(cfg)
+	b.auth = auth.New(authShare{b}, authShare{b}, b.opts.Auth)
 	if err := b.loadAuth(ctx); err != nil {
 		return err
 	}
@@ -227,7 +223,7 @@ func (b *Backend) writeAuth(fn func(auth.Bucket) error) error {
 		return err
 	}
 	if lerr := b.loadAuth(b.ctx); lerr != nil {
-		b.opts.OnError(lerr) // the watch loads it again
+		b.onError(lerr) // the watch loads it again
 	}
 	if !committed {
 		return auth.ErrStale
@@ -269,3 +265,11 @@ func (t *authTxn) finish(committed bool) {
 		}
 	}
 }
+
+// authShare is the gateway as the auth store takes it: where its state is
+// written, and what the gateways of the deployment share.
+type authShare struct{ b *Backend }
+
+func (a authShare) Write(fn func(auth.Bucket) error) error { return a.b.writeAuth(fn) }
+func (a authShare) Sync() error                            { return a.b.syncAuth() }
+func (a authShare) TokenKey() ([]byte, error)              { return a.b.tokenKey() }

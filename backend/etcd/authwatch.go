@@ -19,7 +19,7 @@ func (b *Backend) followAuth() {
 		if b.ctx.Err() != nil {
 			return
 		}
-		b.opts.OnError(fmt.Errorf("etcd: the watch of the auth state broke, resuming: %w", err))
+		b.onError(fmt.Errorf("etcd: the watch of the auth state broke, resuming: %w", err))
 		select {
 		case <-b.ctx.Done():
 			return
@@ -27,7 +27,7 @@ func (b *Backend) followAuth() {
 		}
 		backoff = min(2*backoff, upstreamMaxBackoff)
 		if err := b.loadAuth(b.ctx); err != nil {
-			b.opts.OnError(err)
+			b.onError(err)
 		}
 	}
 }

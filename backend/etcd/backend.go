@@ -102,13 +102,10 @@ type Options struct {
 	// Past it such a request fails with too_many_requests. Zero means
 	// DefaultMaxHistoryWatches.
 	MaxHistoryWatches int
-	// Watch configures the watch scheduler.
+	// Watch tunes the watch scheduler.
 	Watch watch.Options
-	// Auth configures the auth store; its Write is the gateway's own.
+	// Auth tunes the auth store (token TTL, bcrypt cost).
 	Auth auth.Config
-	// OnError, if not nil, receives what fails in the background: the
-	// upstream watch breaking, an auth refresh failing.
-	OnError func(error)
 }
 
 func (o *Options) setDefaults() {
@@ -133,16 +130,15 @@ func (o *Options) setDefaults() {
 	if o.MaxHistoryWatches <= 0 {
 		o.MaxHistoryWatches = DefaultMaxHistoryWatches
 	}
-	if o.OnError == nil {
-		o.OnError = func(error) {}
-	}
 }
 
 // Backend is a gateway to an etcd cluster. All methods are safe for
 // concurrent use.
 type Backend struct {
 	opts Options
-	cli  *clientv3.Client
+	// onError receives what fails in the background.
+	onError func(error)
+	cli     *clientv3.Client
 	// readCli is the client of ranges and txns: its receive limit bounds
 	// their answers (MaxResponseBytes). It is cli when there is no bound.
 	readCli *clientv3.Client
@@ -185,9 +181,14 @@ type Backend struct {
 
 // Open connects to the cluster, reads the namespace's revision, and starts
 // the upstream watch from there. It fails if the cluster does not answer
-// within Options.StartTimeout.
-func Open(ctx context.Context, opts Options) (*Backend, error) {
+// within Options.StartTimeout. onError, if not nil, receives what fails
+// in the background: the upstream watch breaking, an auth refresh
+// failing.
+func Open(ctx context.Context, onError func(error), opts Options) (*Backend, error) {
 	opts.setDefaults()
+	if onError == nil {
+		onError = func(error) {}
+	}
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcd: no endpoints")
 	}
@@ -206,6 +207,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	prefix := opts.Namespace + keysPrefix
 	b := &Backend{
 		opts:    opts,
+		onError: onError,
 		cli:     cli,
 		readCli: readCli,
 		kv:      namespace.NewKV(cli.KV, prefix),

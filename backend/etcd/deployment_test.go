@@ -15,7 +15,7 @@ import (
 // error; a gateway that opens is closed when the test ends.
 func openErr(tb testing.TB, c *etcdtest.Cluster, ns string) error {
 	tb.Helper()
-	b, err := Open(context.Background(), Options{Endpoints: c.Endpoints(), Namespace: ns, Auth: authConfig()})
+	b, err := Open(context.Background(), nil, Options{Endpoints: c.Endpoints(), Namespace: ns, Auth: authConfig()})
 	if err == nil {
 		tb.Cleanup(func() { b.Close() })
 	}

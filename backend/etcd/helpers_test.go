@@ -29,12 +29,11 @@ func openGateway(tb testing.TB, c *etcdtest.Cluster, ns string, opts ...func(*Op
 		Endpoints: c.Endpoints(),
 		Namespace: ns,
 		Auth:      authConfig(),
-		OnError:   func(err error) { tb.Logf("gateway: %v", err) },
 	}
 	for _, f := range opts {
 		f(&o)
 	}
-	b, err := Open(context.Background(), o)
+	b, err := Open(context.Background(), func(err error) { tb.Logf("gateway: %v", err) }, o)
 	if err != nil {
 		tb.Fatalf("Open(%v, %q) = %v", c.Endpoints(), ns, err)
 	}

@@ -46,7 +46,7 @@ var ErrNotEmpty = errors.New("the etcd namespace is not empty")
 // again. Revisions, versions and history are etcd's own afterwards: the
 // import writes the current state, not the history that led to it.
 func Import(ctx context.Context, opts Options, src Source) (Imported, error) {
-	b, err := Open(ctx, opts)
+	b, err := Open(ctx, nil, opts)
 	if err != nil {
 		return Imported{}, err
 	}
@@ -127,14 +127,13 @@ func (b *Backend) checkEmpty(ctx context.Context) error {
 	if len(found) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds %s; migrate into an empty namespace (--etcd-namespace)",
-		ErrNotEmpty, b.namespaceName(), strings.Join(found, ", "))
+	return fmt.Errorf("%w: %s holds %s", ErrNotEmpty, b.namespaceName(), strings.Join(found, ", "))
 }
 
 // namespaceName names the namespace for people.
 func (b *Backend) namespaceName() string {
 	if b.opts.Namespace == "" {
-		return "the whole key space (no --etcd-namespace)"
+		return "the whole key space (no namespace)"
 	}
 	return fmt.Sprintf("the namespace %q", b.opts.Namespace)
 }

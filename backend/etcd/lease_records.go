@@ -174,7 +174,7 @@ func (c *leaseCounter) admit(ctx context.Context, b *Backend) error {
 		c.countMu.Unlock()
 	}
 	if !admitted {
-		return kv.Errorf(kv.ErrTooManyLeases, "this deployment holds %d leases, as many as --max-leases (%d) allows: revoke some, or wait for some to expire", n, c.max)
+		return kv.Errorf(kv.ErrTooManyLeases, "this deployment holds %d leases, as many as it may (%d): revoke some, or wait for some to expire", n, c.max)
 	}
 	return nil
 }

@@ -198,7 +198,7 @@ func (b *Backend) unclaimRevoke(id int64, nonce string) {
 		Then(clientv3.OpDelete(claim), clientv3.OpPut(record, "", clientv3.WithLease(clientv3.LeaseID(id)))).
 		Commit()
 	if err != nil {
-		b.opts.OnError(fmt.Errorf("etcd: the revoke of lease %d failed, and so did giving it back to the deployment; it expires after its TTL: %w", id, err))
+		b.onError(fmt.Errorf("etcd: the revoke of lease %d failed, and so did giving it back to the deployment; it expires after its TTL: %w", id, err))
 	}
 }
 

@@ -116,7 +116,7 @@ func (b *Backend) grant(ctx context.Context, id, ttl int64) (kv.Lease, error) {
 		_, rerr := b.revokeBefore(rctx, id, deadline)
 		cancel()
 		if rerr != nil {
-			b.opts.OnError(fmt.Errorf("etcd: lease %d was granted without its record, and is left to expire within %d s: its revoke failed: %w", id, granted.TTL, rerr))
+			b.onError(fmt.Errorf("etcd: lease %d was granted without its record, and is left to expire within %d s: its revoke failed: %w", id, granted.TTL, rerr))
 		}
 		return kv.Lease{}, err
 	}

@@ -20,7 +20,7 @@ import (
 // its whole file.
 const defragTimeout = 5 * time.Minute
 
-// clusterWide fails with kv.ErrNotSupported unless the gateway may run
+// clusterWide fails with kv.ErrClusterWide unless the gateway may run
 // an operation of the whole cluster (Options.ClusterMaintenance): what,
 // done through one namespace, every other deployment of the cluster
 // undergoes, and where it is done instead.
@@ -28,7 +28,7 @@ func (b *Backend) clusterWide(what, instead string) error {
 	if b.opts.Namespace == "" || b.opts.ClusterMaintenance {
 		return nil
 	}
-	return kv.Errorf(kv.ErrNotSupported, "%s is the whole etcd cluster's, every deployment's on it, and this gateway serves one namespace (--etcd-namespace %q): %s, or start the gateways of the deployment that administers the cluster with --etcd-cluster-maintenance", what, b.opts.Namespace, instead)
+	return kv.Errorf(kv.ErrClusterWide, "%s is the whole etcd cluster's, every deployment's on it, and this gateway serves one namespace (%q): %s", what, b.opts.Namespace, instead)
 }
 
 // Defrag defragments every member, one at a time (etcd defragments one
@@ -151,7 +151,7 @@ func (b *Backend) DisarmAlarms(ctx context.Context) ([]kv.Alarm, error) {
 // A snapshot holds the whole cluster: every namespace's keys, leases and
 // auth records (password hashes, the keys that sign tokens), and etcd's
 // own users. So a gateway of one namespace refuses it
-// (kv.ErrNotSupported); only a deployment that has the cluster to itself
+// (kv.ErrSnapshotUnsupported); only a deployment that has the cluster to itself
 // (no --etcd-namespace) takes one, and only while the cluster holds
 // nothing but its records (snapshotAllowed).
 func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
@@ -172,15 +172,15 @@ func (b *Backend) Snapshot(ctx context.Context) (kv.Snapshot, error) {
 	return nil, errors.Join(errs...)
 }
 
-// snapshotAllowed fails with kv.ErrNotSupported unless a snapshot of the
+// snapshotAllowed fails with kv.ErrSnapshotUnsupported unless a snapshot of the
 // cluster would hold this deployment's records alone: the gateway has
 // no namespace, the cluster holds no key outside the deployment's own
 // areas (another deployment's, or a client of etcd's own), and etcd's
 // own auth is off (its users' password hashes are in the snapshot).
 func (b *Backend) snapshotAllowed(ctx context.Context) error {
-	const instead = "copy this deployment's keys with GET /v1/export, and let the cluster's operator back the cluster up with etcdctl snapshot save"
+	const instead = "let the cluster's operator back the cluster up with etcdctl snapshot save"
 	if b.opts.Namespace != "" {
-		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (--etcd-namespace %q): %s", b.opts.Namespace, instead)
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and this gateway serves one namespace of it (%q): %s", b.opts.Namespace, instead)
 	}
 	gaps := foreignRanges("")
 	ops := make([]clientv3.Op, len(gaps))
@@ -212,9 +212,9 @@ func (b *Backend) snapshotAllowed(ctx context.Context) error {
 	case err != nil:
 		return err
 	case found != nil:
-		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and the cluster holds %q, which is none of this deployment's keys (another deployment's, or a client of etcd's own): %s", found, instead)
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and the cluster holds %q, which is none of this deployment's keys (another deployment's, or a client of etcd's own): %s", found, instead)
 	case etcdAuth:
-		return kv.Errorf(kv.ErrNotSupported, "a snapshot of etcd holds the whole cluster, and etcd's own auth is on: the snapshot would hold etcd's users and their password hashes: %s", instead)
+		return kv.Errorf(kv.ErrSnapshotUnsupported, "a snapshot of etcd holds the whole cluster, and etcd's own auth is on: the snapshot would hold etcd's users and their password hashes: %s", instead)
 	}
 	return nil
 }

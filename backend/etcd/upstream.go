@@ -46,7 +46,7 @@ func (u *upstream) run() {
 		if u.b.ctx.Err() != nil {
 			return
 		}
-		u.b.opts.OnError(fmt.Errorf("etcd: the upstream watch broke at revision %d, resuming: %w", u.next, err))
+		u.b.onError(fmt.Errorf("etcd: the upstream watch broke at revision %d, resuming: %w", u.next, err))
 		if healthy {
 			backoff = upstreamMinBackoff
 		}
@@ -172,6 +172,6 @@ func (u *upstream) lost(compact int64) {
 	b.saw(compact)
 	b.win.restart(compact)
 	b.sched.Lost(compact)
-	b.opts.OnError(fmt.Errorf("etcd: the upstream watch lost revisions %d to %d to compaction", u.next, compact-1))
+	b.onError(fmt.Errorf("etcd: the upstream watch lost revisions %d to %d to compaction", u.next, compact-1))
 	u.next = compact
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/httpkv/httpkv/bench"
 	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 )
 
@@ -56,9 +55,9 @@ func serverCommands() []command {
 			}},
 		{"snapshot", "save, check and restore backups (snapshot save, status, restore)", runSnapshot},
 		{"migrate", "load a snapshot of the embedded store into an etcd cluster, for --backend etcd", runMigrate},
-		{"bench", "load a server (httpkv or etcd) and report throughput and latency",
+		{"bench", "load a server (httpkv or etcd) and report throughput and latency: runs " + benchTool,
 			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
-				return bench.Run(ctx, args, stdout, stderr)
+				return runBench(ctx, args, stdout, stderr)
 			}},
 		{"help", "print this help, or with a COMMAND its help", func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 			if len(args) > 0 && !isHelp(args[0]) {

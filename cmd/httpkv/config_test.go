@@ -118,12 +118,6 @@ func TestConnectionLimits(t *testing.T) {
 				c.openFiles, c.given, c.givenStream, cfg.maxConnections, cfg.maxStreamConnections, c.want, c.wantStream)
 		}
 	}
-	if n := spareConnections(18750); n != 32 {
-		t.Errorf("spare connections of 18750: %d, want 32", n)
-	}
-	if n := spareConnections(2); n != 1 {
-		t.Errorf("spare connections of 2: %d, want 1", n)
-	}
 }
 
 // TestFlagsPerBackend: a flag set on the command line or in the

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"net"
-
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/httpapi"
@@ -22,11 +18,6 @@ import (
 // and its copies, the listeners, a gateway's etcd clients, and the spare
 // connections that answer /health past --max-connections.
 func openFilesHeadroom(limit uint64) uint64 { return max(128, limit/16) }
-
-// spareConnections is how many connections are accepted past
-// --max-connections, to answer /health and /metrics only: a sixty-fourth
-// of the limit, between 1 and 32.
-func spareConnections(maxConnections int) int { return min(32, max(1, maxConnections/64)) }
 
 // maxStreamConnectionsOf is --max-stream-connections by default: three
 // quarters of --max-connections, leaving the rest for requests, and at
@@ -54,16 +45,4 @@ func (c *config) connectionLimits(openFiles uint64, log zerolog.Logger) {
 	if c.maxStreamConnections == 0 {
 		c.maxStreamConnections = maxStreamConnectionsOf(c.maxConnections)
 	}
-}
-
-// markSpare is the server's ConnContext: a connection accepted past
-// --max-connections serves only /health and /metrics.
-func markSpare(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if lc, ok := c.(*limitConn); ok && lc.spare {
-		return httpapi.OnSpareConnection(ctx)
-	}
-	return ctx
 }

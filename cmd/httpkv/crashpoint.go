@@ -1,3 +1,5 @@
+//go:build crashpoints
+
 package main
 
 import (
@@ -12,8 +14,10 @@ import (
 	"github.com/httpkv/httpkv/mvcc"
 )
 
-// The crash points of the end-to-end crash tests (tests/crash_points_test.go).
-// FOR TESTS ONLY: a server given these variables kills itself.
+// The crash points of the end-to-end crash tests (tests/crash_points_test.go),
+// in the binary built with -tags crashpoints only (the tests build one);
+// the server's binary has none (crashpoint_off.go). A server of that
+// build given these variables kills itself.
 //
 //	HTTPKV_TEST_CRASH_AT=before-commit:N   SIGKILL at the N-th commit of a
 //	                                       write batch, before it writes

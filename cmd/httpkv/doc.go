@@ -9,8 +9,9 @@
 // read from the environment (HTTPKV_ and the flag's name in upper snake
 // case). Subcommands (commands.go, the table the usage lists): "httpkv
 // health" checks a running server, "httpkv snapshot" saves, describes
-// and restores backups, "httpkv bench" is the load tool, and the data
-// commands (get, put, watch, lock...: package internal/cli) are clients
-// of a running server's API. "httpkv --help" and "httpkv COMMAND
-// --help" print the usage and exit 0; a usage error exits 2 (cli.Report).
+// and restores backups, "httpkv bench" runs the load tool,
+// httpkv-bench (bench.go), and the data commands (get, put, watch,
+// lock...: package internal/cli) are clients of a running server's API.
+// "httpkv --help" and "httpkv COMMAND --help" print the usage and exit 0;
+// a usage error exits 2 (cli.Report).
 package main

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -11,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/etcd"
 )
 
@@ -98,28 +94,27 @@ func (c *etcdConfig) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// openEtcd opens a gateway over the etcd cluster of the command line.
-func openEtcd(ctx context.Context, cfg config, log zerolog.Logger) (*etcd.Backend, error) {
-	tlsCfg, err := cfg.etcd.tlsConfig()
+// options returns the gateway's options of the command line cfg.
+func (c *etcdConfig) options(cfg config) (*etcd.Options, error) {
+	tlsCfg, err := c.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
-	return etcd.Open(ctx, etcd.Options{
-		Endpoints:         cfg.etcd.endpointList(),
-		Namespace:         cfg.etcd.namespace,
+	return &etcd.Options{
+		Endpoints:         c.endpointList(),
+		Namespace:         c.namespace,
 		TLS:               tlsCfg,
-		Username:          cfg.etcd.username,
-		Password:          cfg.etcd.password,
-		RequestTimeout:    cfg.etcd.requestTimeout,
+		Username:          c.username,
+		Password:          c.password,
+		RequestTimeout:    c.requestTimeout,
 		MaxTxnOps:         cfg.maxTxnOps,
 		MaxLeases:         cfg.maxLeases,
 		MaxResponseBytes:  cfg.maxResponseBytes,
-		WindowBytes:       cfg.etcd.watchWindowBytes,
-		MaxHistoryWatches: cfg.etcd.maxHistoryWatches,
-		Watch:             cfg.watchOptions(),
+		WindowBytes:       c.watchWindowBytes,
+		MaxHistoryWatches: c.maxHistoryWatches,
 		// The cluster's compaction, defragmentation and alarms.
-		ClusterMaintenance: cfg.etcd.clusterMaintenance,
-		Auth:               auth.Config{TokenTTL: cfg.authTokenTTL, BcryptCost: cfg.bcryptCost},
-		OnError:            func(err error) { log.Warn().Err(err).Msg("etcd") },
-	})
+		ClusterMaintenance: c.clusterMaintenance,
+		Watch:              cfg.watchOptions(),
+		Auth:               cfg.authConfig(),
+	}, nil
 }

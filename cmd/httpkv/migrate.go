@@ -72,6 +72,9 @@ func runMigrate(ctx context.Context, args []string, _ func(string) string, stdou
 		RequestTimeout: ec.requestTimeout,
 		MaxTxnOps:      *maxTxnOps,
 	}, src)
+	if errors.Is(err, etcd.ErrNotEmpty) {
+		return fmt.Errorf("migrate: %w: migrate into an empty namespace (--etcd-namespace)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("migrate: %w (wrote %d leases, %d keys, %d auth records)", err, done.Leases, done.Keys, done.AuthRecords)
 	}

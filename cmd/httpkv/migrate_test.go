@@ -39,7 +39,7 @@ func TestMigrate(t *testing.T) {
 	c := etcdtest.StartCluster(t, 1)
 	endpoints := strings.Join(c.Endpoints(), ",")
 	// Another deployment of the cluster, with keys and leases.
-	other, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Namespace: "other/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	other, err := etcd.Open(ctx, nil, etcd.Options{Endpoints: c.Endpoints(), Namespace: "other/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestMigrate(t *testing.T) {
 		}
 	}
 
-	g, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Namespace: "prod/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	g, err := etcd.Open(ctx, nil, etcd.Options{Endpoints: c.Endpoints(), Namespace: "prod/", Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +107,9 @@ func TestMigrate(t *testing.T) {
 	// The namespace is in use now: nothing more is written.
 	rev := g.Rev()
 	err = runMigrate(ctx, []string{"--from", src, "--etcd-endpoints", endpoints, "--etcd-namespace", "prod/"}, os.Getenv, &out, &errOut)
-	if !errors.Is(err, etcd.ErrNotEmpty) || !strings.Contains(err.Error(), `"prod/" holds 250 keys, 2 leases, 3 users, 2 roles, auth enabled`) {
-		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty saying what prod/ holds", err)
+	if !errors.Is(err, etcd.ErrNotEmpty) || !strings.Contains(err.Error(), `"prod/" holds 250 keys, 2 leases, 3 users, 2 roles, auth enabled`) ||
+		!strings.Contains(err.Error(), "migrate into an empty namespace (--etcd-namespace)") {
+		t.Errorf("a second migrate into the same namespace: %v, want ErrNotEmpty saying what prod/ holds, and to name another --etcd-namespace", err)
 	}
 	if after := status(t, g); after != rev {
 		t.Errorf("the refused migrate moved the revision from %d to %d", rev, after)
@@ -160,7 +161,7 @@ func status(t *testing.T, g *etcd.Backend) int64 {
 func embeddedSource(t *testing.T) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := embedded.Open(t.TempDir(), embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	b, err := embedded.Open(t.TempDir(), nil, nil, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // envPprofListen names the variable that serves Go's profiler on a
 // listener of its own (HTTPKV_PPROF_LISTEN=127.0.0.1:6060), for measuring
-// the server under load (docs/performance.md, "Where a put's time goes").
+// the server under load (docs/performance.md, "What bounds each row").
 // It is not a flag and not on the API's listener: the profiler exposes
 // internals and costs CPU while it samples, so an operator turns it on
 // deliberately, on an address of their choosing.

@@ -4,15 +4,15 @@
 package apitest
 
 import (
+	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"testing"
 
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
-	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/internal/daemon"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -26,16 +26,20 @@ func Main(m *testing.M, url *string) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	b, err := embedded.Open(dir, embedded.Options{Store: mvcc.Options{NoFsync: true}})
+	cfg := daemon.Config{Listen: "127.0.0.1:0", DataDir: dir, Embedded: embedded.Options{Store: mvcc.Options{NoFsync: true}}}
+	srv, err := daemon.Open(context.Background(), cfg, zerolog.Nop(), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer b.Close()
-	handler := httpapi.NewHandler(httpapi.Config{Backend: b, Auth: b.Auth(), Logger: zerolog.Nop()})
-	defer handler.Close()
-	srv := httptest.NewServer(handler)
 	defer srv.Close()
-	*url = srv.URL
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	defer func() {
+		stop()
+		<-served
+	}()
+	*url = srv.URL()
 	return m.Run()
 }

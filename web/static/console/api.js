@@ -46,7 +46,9 @@ export function explain(e) {
  * 401 so that the session can ask for a new sign-in.
  */
 export function createApi({ token, unauthenticated }) {
-  return async function call(method, path, { query, json, body, headers = {}, what } = {}) {
+  // send makes the request and returns the answer when it is a success;
+  // an error answer (the contract's JSON error) is thrown as an ApiError.
+  async function send(method, path, { query, json, body, headers = {}, what } = {}) {
     const hd = { ...headers };
     const t = token();
     if (t) hd.Authorization = "Bearer " + t;
@@ -54,7 +56,7 @@ export function createApi({ token, unauthenticated }) {
     if (json !== undefined) {
       payload = JSON.stringify(json);
       hd["Content-Type"] = "application/json";
-    } else if (body !== undefined) {
+    } else if (body !== undefined && !hd["Content-Type"]) {
       hd["Content-Type"] = "application/octet-stream";
     }
     const qs = query ? String(query) : "";
@@ -64,14 +66,23 @@ export function createApi({ token, unauthenticated }) {
     } catch (e) {
       throw new ApiError(0, "network", "the server did not answer", null, what);
     }
-    const isJSON = (res.headers.get("Content-Type") || "").includes("json");
-    const data = isJSON ? await res.json().catch(() => null) : null;
     if (!res.ok) {
+      const isJSON = (res.headers.get("Content-Type") || "").includes("json");
+      const data = isJSON ? await res.json().catch(() => null) : null;
       const e = data && data.error ? data.error : {};
       const err = new ApiError(res.status, e.code || `http_${res.status}`, e.message || res.statusText, e, what);
       if (res.status === 401) unauthenticated(err);
       throw err;
     }
-    return data;
-  };
+    return res;
+  }
+
+  async function call(method, path, options) {
+    const res = await send(method, path, options);
+    const isJSON = (res.headers.get("Content-Type") || "").includes("json");
+    return isJSON ? res.json().catch(() => null) : null;
+  }
+  /** call.stream is call for an answer read as it comes: it resolves to the Response, its body unread. */
+  call.stream = send;
+  return call;
 }

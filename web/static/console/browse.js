@@ -11,6 +11,7 @@ import { LevelLister } from "./level.js";
 import { prefix } from "./range.js";
 import { href } from "./router.js";
 import { describe, selector } from "./store.js";
+import { exportRange } from "./transfer.js";
 
 const BATCH = 100;
 const COUNTERS = 3; // count requests in flight at once
@@ -195,8 +196,10 @@ export function createBrowse(app, loc) {
       tools.append(h("a", { class: "button", href: href("keys", { ...common, pane: "history" }) }, "History"));
       tools.append(h("a", { class: "button", href: href("keys", { ...common, pane: "deleted" }) }, "Deleted keys"));
     }
+    tools.append(h("button", { type: "button", onclick: () => exportRange(app, range, base, loc.revision || 0) }, "Export"));
     if (loc.revision || !(await perms.canWrite(range)) || disposed) return;
     tools.prepend(h("a", { class: "button primary", href: href("keys", { ...common, pane: "new" }) }, "New key"));
+    tools.append(h("a", { class: "button", href: href("keys", { ...common, q: loc.search, pane: "import" }) }, "Import…"));
     if (base.length) {
       tools.append(h("button", { type: "button", class: "danger", onclick: deleteAll }, flat ? "Delete these keys…" : "Delete folder…"));
     }

@@ -1,8 +1,10 @@
 // The history of a key or of every key under a prefix, newest first, a
 // page at a time (GET /v1/history, order=descend), kept live: every
 // version, deletes included; what each change did as a diff (field by
-// field for JSON, compare.js); any two versions compared; and any version
-// restored as a new one.
+// field for JSON, compare.js); any two versions compared; any version
+// restored as a new one (POST /v1/restore of the key as of its
+// revision); and the whole range restored as of a revision. A restore
+// shows its dry run first.
 //
 // A long history costs the page at most MAX_ROWS rows: loading older
 // changes past it drops the newest rows and stops following live (until
@@ -12,10 +14,10 @@
 import { display, fromWire, preview } from "./bytes.js";
 import { renderCompare } from "./compare.js";
 import { explain } from "./api.js";
-import { h, clear, num, table, uid } from "./dom.js";
+import { h, clear, field, num, table, uid } from "./dom.js";
 import { single } from "./range.js";
 import { href } from "./router.js";
-import { restore } from "./restore.js";
+import { restoreAt } from "./restore.js";
 import { describe } from "./store.js";
 
 const PAGE = 50;
@@ -38,10 +40,19 @@ export function createHistory(app, ctx) {
   const back = oneKey
     ? h("a", { class: "button", href: href("keys", { f: ctx.folder, q: ctx.search, k: r.key, ...ctx.common }) }, "Back to the key")
     : h("a", { class: "button", href: href("keys", { f: ctx.folder, ...ctx.common }) }, "Close");
+  // The whole range as of a revision: offered once the user may write it.
+  const asOf = h("input", { type: "number", min: "1", step: "1", inputmode: "numeric", required: true, name: "restore-rev" });
+  const rangeRestore = h("form", { class: "range-restore", hidden: true, onsubmit: (e) => {
+    e.preventDefault();
+    restoreAt(app, r, Number(asOf.value));
+  } },
+  field(`Restore ${oneKey ? "the key" : "all of it"} as of revision`, asOf, `Makes ${describe(r)} hold what it held then, in one new revision, after a preview.`),
+  h("button", { type: "submit" }, "Restore as of…"));
   const el = h("section", { class: "history", "aria-labelledby": headingId },
     h("h2", { id: headingId }, oneKey ? ["History of ", h("code", {}, display(r.key))] : `History of ${describe(r)}`),
     summary,
     h("div", { class: "toolbar" }, back, compareBtn),
+    rangeRestore,
     problem,
     newest,
     diffArea,
@@ -73,7 +84,9 @@ export function createHistory(app, ctx) {
         updateCompare();
       } })
       : null;
-    const restoreValue = put ? value : before;
+    // A put's version is the key as of its revision; a delete's "as
+    // before" is the key as of the revision before it.
+    const restoreRev = put ? rev : before ? rev - 1 : 0;
     const tr = h("tr", { class: `${ev.type}${live ? " changed" : ""}`, "data-revision": String(rev), "data-row": rid },
       h("td", {}, pick),
       h("th", { scope: "row" }, String(rev)),
@@ -83,9 +96,9 @@ export function createHistory(app, ctx) {
       h("td", { class: "code" }, put ? preview(value) : before ? `(deleted; was ${preview(before)})` : "(deleted)"),
       h("td", { class: "row-actions" },
         h("button", { type: "button", onclick: () => showChange(key, rev, ev) }, "Changes"),
-        writable && restoreValue
-          ? h("button", { type: "button", onclick: () => restore(app, key, restoreValue, put ? `of revision ${rev}` : `it had before it was deleted at revision ${rev}`) },
-            put ? "Restore" : "Restore as before")
+        writable && restoreRev
+          ? h("button", { type: "button", onclick: () => restoreAt(app, single(key), restoreRev) },
+            put ? "Restore this version" : "Restore as before")
           : null));
     return tr;
   }
@@ -221,6 +234,7 @@ export function createHistory(app, ctx) {
 
   (async () => {
     writable = ctx.revision ? false : await perms.canWrite(r);
+    rangeRestore.hidden = !writable;
     if (!disposed) restart();
   })();
 

@@ -10,6 +10,9 @@ import { createHistory } from "./history.js";
 import { createKeyPane } from "./keyview.js";
 import { prefix, single } from "./range.js";
 import { getKey, go, href } from "./router.js";
+import { restoreAt } from "./restore.js";
+import { describe } from "./store.js";
+import { createImport } from "./transfer.js";
 
 function locate(params) {
   const rev = Number(params.get("rev")) || 0;
@@ -84,7 +87,20 @@ export function mountKeys(container, app, params) {
     const options = h("details", { class: "options", open: !!loc.revision || loc.sep !== "/" },
       h("summary", {}, "Time travel and separator"), h("div", { class: "options-body" }, travel, sepForm));
     clear(bar, crumbs(), findForm, options,
-      loc.revision ? h("p", { class: "banner", role: "note" }, `Viewing the store as of revision ${loc.revision}: read-only, not live.`) : null);
+      loc.revision ? h("p", { class: "banner", role: "note" }, `Viewing the store as of revision ${loc.revision}: read-only, not live. `, restoreButton()) : null);
+  }
+
+  // restoreButton offers, as of a past revision, to make what the list
+  // shows hold again what it held then (POST /v1/restore, after its dry
+  // run), to those who may write it.
+  function restoreButton() {
+    const r = prefix(loc.search || loc.folder);
+    const rev = loc.revision;
+    const b = h("button", { type: "button", hidden: true, onclick: async () => {
+      if (await restoreAt(app, r, rev)) go("keys", { f: loc.folder, q: loc.search, k: loc.key, sep: common().sep });
+    } }, `Restore ${describe(r)} as of revision ${rev}…`);
+    app.perms.canWrite(r).then((ok) => { b.hidden = !ok; });
+    return b;
   }
 
   function renderPane(focus) {
@@ -94,6 +110,7 @@ export function mountKeys(container, app, params) {
     if (loc.pane === "new") pane = createKeyPane(app, { ...ctx, create: true });
     else if (loc.pane === "history") pane = createHistory(app, { ...ctx, range: loc.key ? single(loc.key) : prefix(loc.search || loc.folder) });
     else if (loc.pane === "deleted") pane = createDeleted(app, ctx);
+    else if (loc.pane === "import") pane = createImport(app, ctx, prefix(loc.search || loc.folder));
     else if (loc.key) pane = createKeyPane(app, ctx);
     if (pane) clear(right, pane.el);
     else {

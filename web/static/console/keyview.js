@@ -25,6 +25,7 @@ function createNew(app, ctx) {
   const headingId = uid("new");
   const keyInput = h("input", { type: "text", required: true, autocomplete: "off", spellcheck: "false", value: display(ctx.folder) });
   const lease = h("input", { type: "number", min: "0", step: "1", inputmode: "numeric", placeholder: "none" });
+  const ttl = ttlInput();
   const editor = createEditor(EMPTY);
   const problem = h("p", { class: "problem", role: "alert", hidden: true });
   const form = h("form", { class: "new-key", onsubmit: async (e) => {
@@ -33,7 +34,7 @@ function createNew(app, ctx) {
     if (!key.length) return;
     if (editor.problem() && !(await confirm({ title: "Save a value that does not check?", body: `The value is ${editor.problem()}.`, action: "Create anyway" }))) return;
     try {
-      const res = await store.put(key, editor.bytes(), { ifNoneMatch: true, lease: Number(lease.value) || 0, verb: "create" });
+      const res = await store.put(key, editor.bytes(), { ifNoneMatch: true, lease: Number(lease.value) || 0, ttl: ttlOf(ttl), verb: "create" });
       notify(`Created ${display(key)} at revision ${res.header.revision}.`);
       go("keys", { f: ctx.folder, k: key, ...ctx.common });
     } catch (err) {
@@ -45,6 +46,7 @@ function createNew(app, ctx) {
   } },
   field("Key", keyInput, "Created only if no key by this name exists."),
   field("Lease ID", lease, "Optional: the key is deleted when the lease expires."),
+  field("Expires after (seconds)", ttl, "Optional, instead of a lease ID: the key gets a lease of its own, granted for this long, and is deleted when it expires."),
   editor.el,
   problem,
   h("div", { class: "actions" },
@@ -53,6 +55,19 @@ function createNew(app, ctx) {
   const el = h("section", { class: "key-pane", "aria-labelledby": headingId }, h("h2", { id: headingId }, "New key"), form);
   queueMicrotask(() => keyInput.focus());
   return { el, dispose() {} };
+}
+
+// ttlInput is the field of a put's ttl: whole seconds, empty for none.
+function ttlInput() {
+  return h("input", { type: "number", min: "1", step: "1", inputmode: "numeric", placeholder: "never", class: "ttl-input" });
+}
+
+// ttlOf reads a ttl field: the seconds, or undefined when empty. What is
+// not a whole number of seconds, at least 1, goes to the server as typed,
+// which refuses it in its own words.
+function ttlOf(input) {
+  const v = input.value.trim();
+  return v === "" ? undefined : v;
 }
 
 function createView(app, ctx) {
@@ -72,6 +87,8 @@ function createView(app, ctx) {
   let restorable = false;
   let editor = null;
   let base = 0; // mod revision the edit is based on (0: the key did not exist)
+  let baseLease = 0; // the lease of that version
+  let ttl = null; // the edit's ttl field
   let conflict = null;
   let view = "auto";
   let sub = null;
@@ -213,6 +230,8 @@ function createView(app, ctx) {
 
   function startEdit() {
     base = kv ? kv.mod_revision : 0;
+    baseLease = kv ? kv.lease : 0;
+    ttl = ttlInput();
     editor = createEditor(kv ? fromWire(kv, "value") : EMPTY);
     conflict = null;
     notice.textContent = "";
@@ -227,6 +246,9 @@ function createView(app, ctx) {
       save(false);
     } },
     editor.el,
+    field("Expires after (seconds)", ttl, baseLease && base
+      ? `Optional: the key gets a new lease of its own, granted for this long. Empty: it keeps lease ${baseLease}.`
+      : "Optional: the key gets a lease of its own, granted for this long, and is deleted when it expires. Empty: it never expires."),
     h("p", { class: "hint" }, base ? `Saving replaces revision ${base} only if nobody changed the key since.` : "Saving creates the key only if nobody did meanwhile."),
     h("div", { class: "actions" },
       h("button", { type: "submit", class: "primary" }, "Save"),
@@ -250,8 +272,11 @@ function createView(app, ctx) {
     }
     if (!force && editor.problem() && !(await confirm({ title: "Save a value that does not check?", body: `The value is ${editor.problem()}.`, action: "Save anyway" }))) return;
     const cas = over === undefined ? base : over;
+    // Without a ttl, a key that exists keeps its lease (ignore_lease):
+    // editing a value does not take its expiry away.
+    const t = ttlOf(ttl);
     try {
-      const res = await store.put(key, bytes, cas ? { ifMatch: cas } : { ifNoneMatch: true });
+      const res = await store.put(key, bytes, cas ? { ifMatch: cas, ttl: t, ignoreLease: t === undefined } : { ifNoneMatch: true, ttl: t });
       notify(`Saved ${display(key)} at revision ${res.header.revision}.`);
       editor = null;
       conflict = null;
@@ -281,6 +306,7 @@ function createView(app, ctx) {
       onKeep: () => {
         // Go on editing on top of theirs: the next save checks against it.
         base = theirs ? theirs.mod_revision : 0;
+        baseLease = theirs ? theirs.lease : 0;
         editor.setOriginal(theirs ? fromWire(theirs, "value") : EMPTY);
         notice.textContent = theirs
           ? `Editing on top of revision ${theirs.mod_revision}. Their value is shown above.`

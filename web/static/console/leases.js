@@ -1,6 +1,12 @@
-// The Leases section: every lease with the time it has left, counted down
-// in the page and read again from the server every few seconds; its keys;
-// grant, keep-alive and revoke.
+// The Leases section: the leases a page at a time (GET /v1/leases is
+// paged: a store may hold a million), each with the time it has left,
+// counted down in the page and read again from the server every few
+// seconds; its keys; grant, keep-alive and revoke.
+//
+// The page holds one page of PAGE leases, the page tokens that lead back
+// to the pages before it (at most MAX_BACK), and the lease opened by the
+// URL when it is not on the page: the cost of the view is bounded
+// however many leases there are.
 
 import { display } from "./bytes.js";
 import { confirm, notify } from "./dialog.js";
@@ -9,7 +15,8 @@ import { remaining } from "./leasebadge.js";
 import { href } from "./router.js";
 import { leaseKeys } from "./store.js";
 
-const SHOWN = 200; // leases shown at once; each is read on its own
+const PAGE = 100; // leases shown at once; each is read on its own
+const MAX_BACK = 1000; // pages "Previous" can go back
 const KEYS_SHOWN = 200; // keys of a lease listed; the rest are counted
 const REFRESH = 10000;
 
@@ -37,15 +44,30 @@ export function mountLeases(container, app, params) {
   const summary = h("p", { class: "summary", "aria-live": "polite" });
   const rows = h("tbody");
   const problem = h("p", { class: "problem", role: "alert", hidden: true });
+  const first = h("button", { type: "button", onclick: () => turn(() => { back.length = 0; return ""; }) }, "First page");
+  const prev = h("button", { type: "button", onclick: () => turn(() => back.pop()) }, "Previous page");
+  const next = h("button", { type: "button", onclick: () => turn(() => {
+    back.push(token);
+    if (back.length > MAX_BACK) back.shift();
+    return nextToken;
+  }) }, "Next page");
+  const pager = h("div", { class: "toolbar pager", role: "group", "aria-label": "Pages of leases" }, first, prev, next);
   clear(container, h("section", { class: "leases", "aria-labelledby": "leases-h" },
     h("h2", { id: "leases-h" }, "Leases"),
     grant, summary, problem,
-    table("Leases and the time they have left", ["Lease ID", "Time left", "Granted TTL", "(Actions)"], rows)));
+    table("Leases and the time they have left", ["Lease ID", "Time left", "Granted TTL", "(Actions)"], rows),
+    pager));
   focusHeading(container);
 
   const leases = new Map(); // id -> {ttl, granted, at, tr, left, meter, keys}
-  const open = new Set(params.get("id") ? [Number(params.get("id"))] : []);
+  const pinned = Number(params.get("id")) || 0; // the lease the URL opens, shown even when not on the page
+  const open = new Set(pinned ? [pinned] : []);
+  let token = ""; // the page shown: "" is the first
+  let nextToken = ""; // the page after it, if any
+  const back = []; // the tokens of the pages before it
+  let pageNo = 1;
   let disposed = false;
+  let reads = 0; // the latest refresh: an earlier one, overtaken, shows nothing
 
   function tick() {
     for (const l of leases.values()) {
@@ -139,22 +161,36 @@ export function mountLeases(container, app, params) {
     }
   }
 
+  // turn shows another page: move() updates the tokens and returns the
+  // token of the page to show.
+  function turn(move) {
+    const to = move() || "";
+    pageNo = to === "" ? 1 : pageNo + (to === nextToken ? 1 : -1);
+    token = to;
+    nextToken = ""; // known once the page is read
+    for (const b of [first, prev, next]) b.disabled = true;
+    refresh();
+  }
+
   async function refresh() {
+    const my = ++reads;
     try {
-      const list = await store.leases();
-      const ids = list.leases.map((l) => l.id).sort((a, b) => a - b);
-      const shownIds = ids.slice(0, SHOWN);
+      const list = await store.leases({ limit: PAGE, pageToken: token });
+      if (disposed || my !== reads) return;
+      const ids = list.leases.map((l) => l.id);
+      const shownIds = pinned && !ids.includes(pinned) ? [pinned, ...ids] : ids;
       const got = await Promise.all(shownIds.map((id) => store.lease(id).catch(() => null)));
-      if (disposed) return;
+      if (disposed || my !== reads) return;
+      nextToken = list.more ? list.next_page_token || "" : "";
       const at = Date.now();
-      const next = new Map();
+      const kept = new Map();
       const trs = [];
       shownIds.forEach((id, i) => {
         if (!got[i]) return;
         const old = leases.get(id);
         const l = old || {};
         Object.assign(l, { ttl: got[i].ttl, granted: got[i].granted_ttl, at });
-        next.set(id, l);
+        kept.set(id, l);
         if (old) {
           l.meter.max = l.granted || 1;
           trs.push(l.tr, l.keysRow);
@@ -162,17 +198,28 @@ export function mountLeases(container, app, params) {
           leases.set(id, l);
           trs.push(...render(id, l));
         }
+        l.tr.classList.toggle("pinned", !ids.includes(id));
       });
       leases.clear();
-      for (const [id, l] of next) leases.set(id, l);
+      for (const [id, l] of kept) leases.set(id, l);
       rows.replaceChildren(...trs);
-      if (!trs.length) rows.append(h("tr", {}, h("td", { colspan: "4" }, "No leases.")));
-      summary.textContent = `${num(ids.length)} lease${ids.length === 1 ? "" : "s"}${ids.length > SHOWN ? `, the first ${SHOWN} shown` : ""}.`;
+      if (!trs.length) rows.append(h("tr", {}, h("td", { colspan: "4" }, pageNo === 1 ? "No leases." : "No leases on this page.")));
+      const from = (pageNo - 1) * PAGE;
+      summary.textContent = ids.length
+        ? `Leases ${num(from + 1)} to ${num(from + ids.length)}, by ID${nextToken ? "; more follow" : ""}.`
+        : pageNo === 1 ? "No leases." : "No more leases.";
       problem.hidden = true;
       tick();
     } catch (e) {
+      if (my !== reads) return;
       problem.hidden = false;
       problem.textContent = e.explain();
+    } finally {
+      if (my === reads) {
+        first.disabled = prev.disabled = token === "";
+        next.disabled = !nextToken;
+        pager.hidden = !nextToken && token === "";
+      }
     }
   }
 

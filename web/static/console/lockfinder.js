@@ -43,7 +43,8 @@ export class LockFinder {
     this.app = app;
     this.onChange = onChange;
     this.names = new Map(); // id(name) -> {name, keys: Set of id(key)}
-    this.leases = 0; // leases there were at the last scan
+    this.leases = 0; // leases read at the last scan
+    this.more = false; // whether there were more
     this.read = 0; // leases whose keys were read
     this.live = false; // new names appear by themselves
     this.scanning = false;
@@ -92,8 +93,9 @@ export class LockFinder {
     }
     const found = new Map();
     try {
-      const ids = (await store.leases()).leases.map((l) => l.id).sort((a, b) => a - b);
-      const todo = ids.slice(0, MAX_LEASES);
+      // The first page of MAX_LEASES (GET /v1/leases is paged, by ID).
+      const page = await store.leases({ limit: MAX_LEASES });
+      const todo = page.leases.map((l) => l.id);
       let next = 0;
       const reader = async () => {
         while (next < todo.length && my === this.scans) {
@@ -104,7 +106,8 @@ export class LockFinder {
       };
       await Promise.all(Array.from({ length: READERS }, reader));
       if (my !== this.scans) return;
-      this.leases = ids.length;
+      this.leases = todo.length;
+      this.more = !!page.more;
       this.read = todo.length;
     } catch (e) {
       if (my !== this.scans) return;
@@ -149,8 +152,8 @@ export class LockFinder {
   /** describe says what the list is made of, for the page. */
   describe() {
     const n = this.names.size;
-    const what = `${n} name${n === 1 ? "" : "s"} found in the keys of ${this.leases} lease${this.leases === 1 ? "" : "s"}`;
-    const part = this.read < this.leases ? ` (the first ${this.read} read)` : "";
+    const what = `${n} name${n === 1 ? "" : "s"} found in the keys of ${this.more ? "the first " : ""}${this.leases} lease${this.leases === 1 ? "" : "s"}`;
+    const part = this.more ? " (there are more)" : "";
     return `${what}${part}${this.live ? ", kept live" : ""}.`;
   }
 }

@@ -85,11 +85,15 @@ export function createStore(call) {
       });
       return call("GET", "/v1/kv", { query: q, what: what || read(r) });
     },
-    put(key, value, { ifMatch, ifNoneMatch, lease, verb = "save" } = {}) {
+    /**
+     * put writes a key. ttl (seconds) gives it a lease of its own (PUT
+     * ?ttl); ignoreLease keeps the lease it has.
+     */
+    put(key, value, { ifMatch, ifNoneMatch, lease, ttl, ignoreLease, verb = "save" } = {}) {
       const headers = {};
       if (ifMatch) headers["If-Match"] = `"${ifMatch}"`;
       if (ifNoneMatch) headers["If-None-Match"] = "*";
-      const q = options(new URLSearchParams(), { lease });
+      const q = options(new URLSearchParams(), { lease, ttl, ignore_lease: ignoreLease });
       return call("PUT", pathOf(key), { query: q, body: value, headers, what: write({ key, end: null }, verb) });
     },
     del(key, { ifMatch } = {}) {
@@ -105,6 +109,34 @@ export function createStore(call) {
         start_revision: startRevision, end_revision: endRevision,
       });
       return call("GET", "/v1/history", { query: q, what: { action: `read the history of ${describe(r)}`, need: "read", on: describe(r) } });
+    },
+    /** exportURL is the address of GET /v1/export of the range at revision (0: the current one). */
+    exportURL(r, revision) {
+      const q = options(rangeQuery(r), { revision });
+      return `/v1/export?${q}`;
+    },
+    /** exportStream asks for the export of r at revision, and resolves to the Response, its NDJSON body unread. */
+    exportStream(r, revision) {
+      return call.stream("GET", "/v1/export", { query: options(rangeQuery(r), { revision }), what: read(r) });
+    },
+    /**
+     * importFile sends file (a File or Blob, streamed from disk by the
+     * browser) to POST /v1/import for the range r. ifMatch: apply only
+     * if nothing in r changed after that revision.
+     */
+    importFile(r, file, { mode, dryRun, ifMatch } = {}) {
+      const q = options(rangeQuery(r), { mode, dry_run: dryRun });
+      const headers = { "Content-Type": "application/x-ndjson" };
+      if (ifMatch) headers["If-Match"] = `"${ifMatch}"`;
+      const what = dryRun
+        ? { action: `preview an import into ${describe(r)}`, need: "read and write", on: describe(r) }
+        : write(r, "import into");
+      return call("POST", "/v1/import", { query: q, body: file, headers, what });
+    },
+    /** restoreRange makes r hold what it held at revision (POST /v1/restore); dryRun only says what would change. */
+    restoreRange(r, revision, dryRun) {
+      const what = { action: `restore ${describe(r)} as of revision ${revision}`, need: "read and write", on: describe(r) };
+      return call("POST", "/v1/restore", { json: { ...selector(r), revision, dry_run: dryRun || undefined }, what });
     },
     // The page's stream of live updates (live.js): one watcher per range
     // it follows, each from its revision.
@@ -126,7 +158,9 @@ export function createStore(call) {
       return `/v1/watch/streams/${enc(stream)}` + (token ? "?" + q : "");
     },
 
-    leases: () => call("GET", "/v1/leases", { what: { action: "list the leases" } }),
+    /** leases reads one page of the lease IDs, from pageToken (none: the first). */
+    leases: ({ limit, pageToken } = {}) =>
+      call("GET", "/v1/leases", { query: options(new URLSearchParams(), { limit, page_token: pageToken }), what: { action: "list the leases" } }),
     lease: (id, keys = false) =>
       call("GET", `/v1/leases/${id}`, { query: keys ? "keys=true" : "", what: { action: `read lease ${id}` } }),
     grantLease: (ttl, id = 0) =>

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -162,5 +162,15 @@ func TestParseErrorAnswerWholeOnly(t *testing.T) {
 	}
 	if _, ok := httpapi.ParseErrorAnswer([]byte(forged + "and more")); ok {
 		t.Fatalf("ParseErrorAnswer recognised an answer with bytes after its body")
+	}
+}
+
+// TestSpareConnections: a sixty-fourth of the limit answers /health past
+// it, between 1 and 32.
+func TestSpareConnections(t *testing.T) {
+	for _, c := range []struct{ limit, want int }{{18750, 32}, {2, 1}, {640, 10}} {
+		if n := spareConnections(c.limit); n != c.want {
+			t.Errorf("spare connections of %d: %d, want %d", c.limit, n, c.want)
+		}
 	}
 }

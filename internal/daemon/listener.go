@@ -1,11 +1,15 @@
-package main
+package daemon
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/httpkv/httpkv/httpapi"
 )
 
 // limitListener accepts at most n connections at once, as
@@ -98,4 +102,21 @@ func (c *limitConn) SyscallConn() (syscall.RawConn, error) {
 		return nil, errors.ErrUnsupported
 	}
 	return sc.SyscallConn()
+}
+
+// spareConnections is how many connections are accepted past
+// MaxConnections, to answer /health and /metrics only: a sixty-fourth of
+// the limit, between 1 and 32.
+func spareConnections(maxConnections int) int { return min(32, max(1, maxConnections/64)) }
+
+// markSpare is part of the server's ConnContext: a connection accepted
+// past MaxConnections serves only /health and /metrics.
+func markSpare(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*limitConn); ok && lc.spare {
+		return httpapi.OnSpareConnection(ctx)
+	}
+	return ctx
 }

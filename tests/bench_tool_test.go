@@ -1,0 +1,78 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/openapi/client"
+)
+
+// TestBenchCommand: `httpkv bench` runs the load tool built beside the
+// server's binary with the same arguments, its report on httpkv's
+// output; without the tool it fails saying how to build it. The tool
+// itself is a binary of its own: the server's does not carry it
+// (TestLayers).
+func TestBenchCommand(t *testing.T) {
+	t.Parallel()
+	httpkv := serverBinary(t)
+	benchBinary(t) // beside httpkv
+	s := startServer(t)
+
+	run := func(bin string, env []string, args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+
+	out, err := run(httpkv, nil, "bench", "--help")
+	if err != nil || !strings.Contains(out, "usage: httpkv-bench [flags]") {
+		t.Errorf("httpkv bench --help = %v with output %q, want success and the tool's usage", err, out)
+	}
+	out, err = run(httpkv, nil, "bench", "--target", s.URL, "--workload", "put", "--clients", "2", "--requests", "20", "--prefix", "bench/")
+	// The report's row: workload, requests, errors, ...
+	if err != nil || !regexp.MustCompile(`(?m)^\s*put\s+20\s+0\s`).MatchString(out) {
+		t.Errorf("httpkv bench --workload put --requests 20 = %v with output %q, want success and a row of 20 puts without errors", err, out)
+	}
+	var l client.ListResponse
+	s.do(t, "GET", "/v1/kv?key=bench/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
+	if l.Count == 0 {
+		t.Errorf("after httpkv bench, GET /v1/kv?key=bench/&prefix=true counts %d keys, want the tool's", l.Count)
+	}
+	out, err = run(httpkv, nil, "bench", "--workload", "nope")
+	if err == nil || !strings.Contains(out, "httpkv-bench") {
+		t.Errorf("httpkv bench --workload nope = %v with output %q, want the tool's failure", err, out)
+	}
+
+	// The server's binary alone, with nothing on PATH.
+	alone := filepath.Join(t.TempDir(), "httpkv")
+	copyFile(t, httpkv, alone)
+	out, err = run(alone, []string{"PATH=" + t.TempDir()}, "bench", "--workload", "put")
+	if err == nil || !strings.Contains(out, "go build -o") || !strings.Contains(out, "./cmd/httpkv-bench") {
+		t.Errorf("httpkv bench without the tool = %v with output %q, want a failure saying how to build it", err, out)
+	}
+}
+
+// copyFile copies the executable from to to.
+func copyFile(tb testing.TB, from, to string) {
+	tb.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+}
