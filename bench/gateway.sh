@@ -118,7 +118,7 @@ etcd_watches() {
 kv_runs() {
 	local workload clients name t
 	start_all
-	for workload in put get txn; do
+	for workload in put get range txn; do
 		for clients in $clients_list; do
 			name=kv-$workload-$clients
 			for t in gateway etcd-grpc etcd-http; do
@@ -129,7 +129,7 @@ kv_runs() {
 	stop_all
 	echo "| workload | clients | gateway req/s | etcd gRPC req/s | etcd HTTP gateway req/s | gateway ÷ etcd gRPC | gateway ÷ etcd HTTP | gateway p50 / p99 | etcd gRPC p50 / p99 | etcd HTTP p50 / p99 |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-	for workload in put get txn; do
+	for workload in put get range txn; do
 		for clients in $clients_list; do
 			local f=$out/kv-$workload-$clients
 			local gw grpc http

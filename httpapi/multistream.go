@@ -62,6 +62,9 @@ type multiStream struct {
 	plan     takePlan    // what the collector's take holds (see planTake)
 	rewound  []*streamWatcher
 	stopOnce sync.Once
+	// shared is set when the stream is the deployment's, its record in
+	// the backend (multistream_store.go); nil for a gateway's own.
+	shared *sharedStream
 }
 
 // streamWatcher is one watcher of a multiStream. All fields but queued are
@@ -79,6 +82,7 @@ type streamWatcher struct {
 	rewound           bool         // scratch for resume
 	final             *streamFinal // how it ended, once it has
 	base              watcherBase  // its state at the log's fold point
+	sent              watcherBase  // its state after its last message (shared streams: their cursors)
 	queued            bool         // on the ready list; guarded by readyMu
 }
 
@@ -261,6 +265,9 @@ func (ms *multiStream) markGone() {
 		ms.idle.Stop()
 	}
 	ms.stopOnce.Do(func() { close(ms.quit) })
+	if ms.shared != nil {
+		ms.shared.cancel() // its record's goroutines
+	}
 	if ms.conn == nil {
 		ms.dropPending() // nobody will write it
 	}

@@ -54,6 +54,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 	}
 	c := &streamConn{ready: make(chan struct{}, 1), kicked: make(chan struct{})}
 	ms.conn = c
+	ms.touchRecord()
 	ms.idleGen++
 	if ms.idle != nil {
 		ms.idle.Stop()
@@ -86,6 +87,7 @@ func (ms *multiStream) detach(c *streamConn) {
 	}
 	ms.parkDeferred() // nobody takes pending now
 	ms.armIdle()
+	ms.touchRecord() // the record's idle timeout starts now
 	ms.account()
 }
 
@@ -108,6 +110,14 @@ func (ms *multiStream) expire(gen uint64) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone || ms.conn != nil || ms.idleGen != gen {
+		return
+	}
+	if ms.shared != nil {
+		// Its record's goroutine decides, after asking the record.
+		select {
+		case ms.shared.expire <- gen:
+		default:
+		}
 		return
 	}
 	ms.markGone()
@@ -225,6 +235,12 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 		case <-mc.c.kicked:
 			return
 		case <-h.streams.stop:
+			if mc.ms.shared != nil {
+				// The stream is the deployment's and goes on: the client
+				// resumes it on another gateway with its Last-Event-ID.
+				sink.send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
+				return
+			}
 			if sb := mc.ms.shutdownConn(mc.c); sb != nil {
 				sendBuffer(sink, sb)
 				mc.ms.reg.dropBuffer(sb)

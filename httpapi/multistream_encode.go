@@ -20,7 +20,12 @@ func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next
 	ms.pendingBuffer()
 	before := len(ms.pending.out)
 	seq := ms.log.issued + 1
-	ms.pending.out = streamEncoder{}.frameTyped(ms.pending.out, event, cmp.Or(event, defaultType), seq, payload)
+	var suffix []byte
+	if ms.shared != nil {
+		w.sent.advance(kind, next)
+		suffix = ms.cursorSuffix()
+	}
+	ms.pending.out = streamEncoder{}.frameCursor(ms.pending.out, event, cmp.Or(event, defaultType), seq, suffix, payload)
 	ms.log.issue(w, kind, next, len(ms.pending.out)-before)
 }
 
@@ -83,6 +88,10 @@ func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f
 	before := sb.size()
 	b := append(sb.out, "id: "...)
 	b = strconv.AppendInt(b, ms.log.issued+1, 10)
+	if ms.shared != nil {
+		w.sent.advance(entryData, w.next)
+		b = append(b, ms.cursorSuffix()...)
+	}
 	b = append(b, "\ndata: {\"type\":\""+defaultType+"\",\"watch_id\":"...)
 	b = strconv.AppendInt(b, w.id, 10)
 	b = appendHeaderField(b, rev)

@@ -316,7 +316,7 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 	for i := range rs {
 		r := &rs[i]
 		if r.CompactRevision != 0 || r.Canceled || r.Progress || len(r.Events) == 0 {
-			p.own += messageOverhead + 6*int64(len(r.CancelReason))
+			p.own += messageOverhead + ms.cursorBytes() + 6*int64(len(r.CancelReason))
 			continue
 		}
 		for evs := r.Events; len(evs) > 0; {
@@ -325,7 +325,7 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 			if size == 0 {
 				size = eventsFieldSize(evs[:n])
 			}
-			p.own += messageOverhead
+			p.own += messageOverhead + ms.cursorBytes()
 			var f *sharedField
 			if shareable(evs[:n], size) {
 				var ok bool

@@ -61,6 +61,17 @@ type watcherBase struct {
 	ended   bool  // its final message was
 }
 
+// advance moves a watcher's state on by one of its messages.
+func (b *watcherBase) advance(kind entryKind, next int64) {
+	b.next = next
+	switch kind {
+	case entryCreated:
+		b.created = true
+	case entryFinal:
+		b.ended = true
+	}
+}
+
 // deliveryLog records the messages of a stream since its fold point.
 type deliveryLog struct {
 	entries []logEntry // seqs first .. issued, in order, from head
@@ -207,6 +218,7 @@ func (ms *multiStream) resume(c int64) {
 	for i, w := range ms.rewound {
 		ms.rewound[i] = nil
 		w.rewound = false
+		w.sent = w.base
 		if w.base.ended {
 			continue
 		}
@@ -227,6 +239,7 @@ func (ms *multiStream) rewind(w *streamWatcher) {
 		w.bw = nil
 	}
 	w.next = w.base.next
+	w.sent = w.base // what the client has of it: its messages after are sent again
 	if !w.base.created {
 		ms.emitCreated(w)
 	}

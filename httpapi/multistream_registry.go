@@ -91,6 +91,13 @@ type streamRegistry struct {
 	auth    streamAuthorizer // nil when the Authorizer has no stream checks
 	owners  ownerAuthorizer  // nil when it knows no owners
 
+	// store keeps the streams' records where every gateway of the
+	// deployment reads them; nil when streams are this server's own.
+	store StreamStore
+	// openMu serialises the making of instances of shared streams: two
+	// connections of one stream arriving at once make one.
+	openMu sync.Mutex
+
 	mu      sync.Mutex // guards the fields below; never held while taking a stream's
 	streams map[string]*multiStream
 	perKey  map[string]int
@@ -129,6 +136,7 @@ func newStreamRegistry(cfg WatchStreamConfig, b Watcher, a Authorizer) *streamRe
 		watchers: newQuota(DefaultMaxWatchers, DefaultMaxWatchers, "watchers", "--max-watchers", "--max-watchers-per-user")}
 	g.auth, _ = a.(streamAuthorizer)
 	g.owners, _ = a.(ownerAuthorizer)
+	g.store, _ = b.(StreamStore)
 	return g
 }
 
@@ -136,31 +144,55 @@ func newStreamRegistry(cfg WatchStreamConfig, b Watcher, a Authorizer) *streamRe
 // its collector, which rechecks permissions when authChanged (taken
 // before the request was authorized) is signalled.
 func (g *streamRegistry) create(owner streamOwner, limitKey string, authChanged <-chan struct{}) (*multiStream, error) {
+	ms := newMultiStream(g, newStreamID(), owner, limitKey)
+	if err := g.register(ms, authChanged); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// newStreamID draws a stream's id.
+func newStreamID() string {
 	var raw [streamIDBytes]byte
 	_, _ = rand.Read(raw[:]) // never fails: it crashes the process instead
-	id := base64.RawURLEncoding.EncodeToString(raw[:])
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+// register adds ms to the registry, within the bounds of the server's
+// streams and of its owner's, and starts its goroutines.
+func (g *streamRegistry) register(ms *multiStream, authChanged <-chan struct{}) error {
 	g.mu.Lock()
 	switch {
 	case g.closed:
 		g.mu.Unlock()
-		return nil, kv.ErrClosed
+		return kv.ErrClosed
 	case len(g.streams) >= g.cfg.MaxStreams:
 		g.mu.Unlock()
-		return nil, errorf(kv.CodeTooManyRequests, "the server has %d watch streams, its most (--max-watch-streams); retry later", g.cfg.MaxStreams)
-	case g.perKey[limitKey] >= g.cfg.MaxStreamsPerUser:
+		return errorf(kv.CodeTooManyRequests, "the server has %d watch streams, its most (--max-watch-streams); retry later", g.cfg.MaxStreams)
+	case g.perKey[ms.limitKey] >= g.cfg.MaxStreamsPerUser:
 		g.mu.Unlock()
-		return nil, errorf(kv.CodeTooManyRequests, "at most %d watch streams per user, or per client address with auth off (--max-watch-streams-per-user): delete one, or add watches to one", g.cfg.MaxStreamsPerUser)
+		return tooManyStreamsPerUser(g.cfg.MaxStreamsPerUser)
 	}
-	ms := newMultiStream(g, id, owner, limitKey)
-	g.streams[id] = ms
-	g.perKey[limitKey]++
+	g.streams[ms.id] = ms
+	g.perKey[ms.limitKey]++
 	g.wg.Add(1)
+	if ms.shared != nil {
+		g.wg.Add(2)
+	}
 	g.mu.Unlock()
 	go ms.run(authChanged)
+	if ms.shared != nil {
+		go ms.followRecord()
+		go ms.keepRecord()
+	}
 	ms.mu.Lock()
 	ms.armIdle()
 	ms.mu.Unlock()
-	return ms, nil
+	return nil
+}
+
+func tooManyStreamsPerUser(n int) *apiError {
+	return errorf(kv.CodeTooManyRequests, "at most %d watch streams per user, or per client address with auth off (--max-watch-streams-per-user): delete one, or add watches to one", n)
 }
 
 // get returns the stream id names, or nil.

@@ -47,10 +47,18 @@ func (e streamEncoder) frame(b []byte, event string, id int64, payload []byte) [
 // NDJSON reader must and as generated clients that hand over only the
 // data do. id is written unless it is noID.
 func (e streamEncoder) frameTyped(b []byte, event, typ string, id int64, payload []byte) []byte {
+	return e.frameCursor(b, event, typ, id, nil, payload)
+}
+
+// frameCursor is frameTyped with an id of id followed by suffix: a
+// stream shared by gateways appends where its watchers stand (see
+// multistream_cursor.go).
+func (e streamEncoder) frameCursor(b []byte, event, typ string, id int64, suffix, payload []byte) []byte {
 	if !e.ndjson {
 		if id != noID {
 			b = append(b, "id: "...)
 			b = strconv.AppendInt(b, id, 10)
+			b = append(b, suffix...)
 			b = append(b, '\n')
 		}
 		if event != "" {

@@ -112,6 +112,19 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	if h.wstreams.store != nil {
+		id, ids, err := h.wstreams.sharedCreate(r.Context(), owner, clientKey(owner, r), reqs)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		out := make([]watchAddedDoc, len(ids))
+		for i, wid := range ids {
+			out[i].WatchID = wid
+		}
+		writeJSON(w, http.StatusCreated, watchStreamCreatedDoc{Stream: id, Watches: out})
+		return
+	}
 	ms, err := h.wstreams.create(owner, clientKey(owner, r), authChanged)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -149,9 +162,9 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 // readWatchStream serves GET /v1/watch/streams/{stream}.
 //
 //	@Summary		Read a stream of many watchers as Server-Sent Events
-//	@Description	Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, the backend failed, user deleted, auth enabled: a token is needed, auth disabled). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
+//	@Description	Streams the messages of every watcher of the stream as text/event-stream. The stream opens with retry: 1000. Each message's data is a WatchStreamMessage: those of GET /v1/watch with the watcher's watch_id after type, created when a watcher starts, events one revision of its events, progress a bookmark, compacted and canceled its end (they end that watcher only; canceled reasons: watch deleted, stream deleted, permission denied, cursor too old, shutting down, the backend failed, user deleted, auth enabled: a token is needed, auth disabled, and over etcd too many watchers on this gateway (--max-watchers)). Per watcher: ordered, no duplicates, no gaps, atomic per revision. Every revision ready across the watchers goes out in one write.
 //	@Description	Every message has an id, an opaque cursor. Reconnecting with the last one received as Last-Event-ID (a browser's EventSource does it by itself; last_event_id in the query does it for a new EventSource) resumes every watcher right after it, watchers added since included. The server remembers the last --watch-stream-resume-bytes (4 MiB) of what it wrote; a cursor older than that ends every watcher with canceled (cursor too old) and the stream with them. Without a cursor, a stream never read before starts from the first message; one read before answers 400.
-//	@Description	One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404.
+//	@Description	One connection reads a stream at a time: a new GET takes the stream over and the older connection ends. The connection also ends, the stream going on, when its token expires or is revoked: reconnect with a new token and Last-Event-ID. A stream with no connection for --watch-stream-idle-timeout (60 s) is dropped; then this answers 404. Over etcd (--backend etcd) a stream is the deployment's: any gateway reads and resumes it with the id received from another (the id then carries where every watcher stands), a GET through one takes it over from a connection on another, and a gateway shutting down ends its connection without ending the watchers.
 //	@Tags			watch
 //	@ID				readWatchStream
 //	@Produce		event-stream
@@ -171,16 +184,27 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 //	@Security		AccessToken
 //	@Router			/v1/watch/streams/{stream} [get]
 func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
-	ms, ok := h.lookupStream(w, r)
-	if !ok {
-		return
+	var open func() (*multiStream, *streamConn, error)
+	if h.wstreams.store != nil {
+		if open = h.openSharedStream(w, r); open == nil {
+			return
+		}
+	} else {
+		ms, ok := h.lookupStream(w, r)
+		if !ok {
+			return
+		}
+		cursor, has, aerr := streamCursor(r)
+		if aerr != nil {
+			h.writeError(w, r, aerr)
+			return
+		}
+		open = func() (*multiStream, *streamConn, error) {
+			c, err := ms.attach(cursor, has)
+			return ms, c, err
+		}
 	}
-	cursor, has, aerr := streamCursor(r)
-	if aerr != nil {
-		h.writeError(w, r, aerr)
-		return
-	}
-	mc := &multiConn{ms: ms}
+	mc := &multiConn{}
 	mc.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
 	if mc.auth != nil {
 		mc.authChanged = mc.auth.Changed()
@@ -194,13 +218,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c, err := ms.attach(cursor, has)
+	ms, c, err := open()
 	if err != nil {
 		release()
 		h.writeError(w, r, err)
 		return
 	}
-	mc.c = c
+	mc.ms, mc.c = ms, c
 	hd := w.Header()
 	hd.Set("Content-Type", streamEncoder{}.contentType())
 	hd.Set("Cache-Control", "no-cache")
@@ -211,10 +235,7 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 // streamCursor reads the cursor to resume after: Last-Event-ID, or the
 // last_event_id query parameter.
 func streamCursor(r *http.Request) (int64, bool, *apiError) {
-	s := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
-	if s == "" {
-		s = r.URL.Query().Get("last_event_id")
-	}
+	s := cursorText(r)
 	if s == "" {
 		return 0, false, nil
 	}
@@ -223,6 +244,15 @@ func streamCursor(r *http.Request) (int64, bool, *apiError) {
 		return 0, false, badRequest("Last-Event-ID must be the id of a message of this stream, not %q", s)
 	}
 	return n, true, nil
+}
+
+// cursorText is the cursor a request gives: Last-Event-ID, or the
+// last_event_id query parameter.
+func cursorText(r *http.Request) string {
+	if s := strings.TrimSpace(r.Header.Get("Last-Event-ID")); s != "" {
+		return s
+	}
+	return r.URL.Query().Get("last_event_id")
 }
 
 // addStreamWatch serves POST /v1/watch/streams/{stream}/watches.
@@ -248,9 +278,29 @@ func streamCursor(r *http.Request) (int64, bool, *apiError) {
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches [post]
 func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
-	ms, ok := h.lookupStream(w, r)
-	if !ok {
-		return
+	var add func(kv.WatchRequest) (int64, error)
+	if h.wstreams.store != nil {
+		owner, err := h.streamOwner(r)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		stream := pathParam(r, "stream")
+		// The record is read before the body, so that a stream that is
+		// not the caller's answers 404 whatever the body.
+		if _, _, err := h.wstreams.loadDef(r.Context(), stream, owner); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		add = func(req kv.WatchRequest) (int64, error) {
+			return h.wstreams.sharedAddWatch(r.Context(), stream, owner, req)
+		}
+	} else {
+		ms, ok := h.lookupStream(w, r)
+		if !ok {
+			return
+		}
+		add = ms.addWatch
 	}
 	var in watchRequestDoc
 	if err := decodeJSON(r, &in); err != nil {
@@ -265,7 +315,7 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
-	id, err := ms.addWatch(req)
+	id, err := add(req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -291,9 +341,22 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches/{watch_id} [delete]
 func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
-	ms, ok := h.lookupStream(w, r)
-	if !ok {
-		return
+	var cancel func(id int64) error
+	if h.wstreams.store != nil {
+		owner, err := h.streamOwner(r)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		cancel = func(id int64) error {
+			return h.wstreams.sharedCancelWatch(r.Context(), pathParam(r, "stream"), owner, id)
+		}
+	} else {
+		ms, ok := h.lookupStream(w, r)
+		if !ok {
+			return
+		}
+		cancel = func(id int64) error { return ms.cancelWatch(id, "watch deleted") }
 	}
 	s := pathParam(r, "watch_id")
 	id, err := strconv.ParseInt(s, 10, 64)
@@ -301,7 +364,7 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, badRequest("watch_id must be a positive integer, not %q", s))
 		return
 	}
-	if err := ms.cancelWatch(id, "watch deleted"); err != nil {
+	if err := cancel(id); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -324,6 +387,18 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream} [delete]
 func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
+	if h.wstreams.store != nil {
+		owner, err := h.streamOwner(r)
+		if err == nil {
+			err = h.wstreams.sharedDelete(r.Context(), pathParam(r, "stream"), owner)
+		}
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		writeRawJSON(w, http.StatusOK, []byte("{}\n"))
+		return
+	}
 	ms, ok := h.lookupStream(w, r)
 	if !ok {
 		return
@@ -333,4 +408,37 @@ func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeRawJSON(w, http.StatusOK, []byte("{}\n"))
+}
+
+// openSharedStream reads the record of the request's stream for its
+// caller and its cursor, and returns what makes the connection its
+// reader (streamRegistry.sharedAttach); nil once it answered an error.
+func (h *Handler) openSharedStream(w http.ResponseWriter, r *http.Request) func() (*multiStream, *streamConn, error) {
+	g := h.wstreams
+	var authChanged <-chan struct{}
+	if g.auth != nil {
+		authChanged = g.auth.Changed()
+	}
+	owner, err := h.streamOwner(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil
+	}
+	var cur *sharedCursor
+	if s := cursorText(r); s != "" {
+		var aerr *apiError
+		if cur, aerr = parseSharedCursor(s); aerr != nil {
+			h.writeError(w, r, aerr)
+			return nil
+		}
+	}
+	stream := pathParam(r, "stream")
+	d, version, err := g.loadDef(r.Context(), stream, owner)
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil
+	}
+	return func() (*multiStream, *streamConn, error) {
+		return g.sharedAttach(r.Context(), stream, d, version, cur, authChanged)
+	}
 }

@@ -61,8 +61,9 @@ type streamMessage struct {
 // streamReader is an open GET /v1/watch/streams/{stream}.
 type streamReader struct {
 	*sseConn
-	lastID int64
-	ended  bool
+	lastID   int64
+	lastText string // the last id as sent: over etcd, with the watchers' positions
+	ended    bool
 }
 
 // noCursor opens a stream without Last-Event-ID.
@@ -174,11 +175,15 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if p.WatchID <= 0 {
 		fail("no watch_id")
 	}
-	id, err := strconv.ParseInt(m.ID, 10, 64)
+	// Over etcd the id goes on after its sequence number with where
+	// the watchers stand (for another gateway); on the gateway that
+	// wrote it, the sequence number alone resumes it.
+	seq, _, _ := strings.Cut(m.ID, ".")
+	id, err := strconv.ParseInt(seq, 10, 64)
 	if !m.HasID || err != nil || id <= r.lastID {
 		fail("id %q after %d: every message needs an id above the one before", m.ID, r.lastID)
 	}
-	out.ID, r.lastID = id, id
+	out.ID, r.lastID, r.lastText = id, id, m.ID
 	switch out.Kind {
 	case "events":
 		if len(out.Events) == 0 {

@@ -220,7 +220,9 @@ func TestWatchStreamTakeOverAndDelete(t *testing.T) {
 
 // TestWatchStreamShutdown: on SIGTERM the server ends every watcher of a
 // stream being read with canceled (shutting down), then the connection,
-// and exits cleanly.
+// and exits cleanly. Over etcd the stream is the deployment's: the
+// connection ends, the watchers go on, and the client resumes them
+// through a gateway (here the same one, restarted) with its last id.
 func TestWatchStreamShutdown(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -228,6 +230,15 @@ func TestWatchStreamShutdown(t *testing.T) {
 	r := openStream(t, s, stream, noCursor)
 	l := newStreamLedger(t)
 	l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
+	if onEtcd(t) {
+		s.Stop()
+		r.wantEnd(watchTimeout)
+		s.Restart()
+		resumed := openStream(t, s, stream, noCursor, "Last-Event-ID", r.lastText)
+		rev := s.put(t, "y/1", "v")
+		l.readUntil(resumed, watchTimeout, func() bool { return l.watcher(ids[1]).lastRev == rev })
+		return
+	}
 	// What the server writes before it exits waits in the connection.
 	s.Stop()
 	l.readUntil(r, watchTimeout, l.ended(ids...))

@@ -55,7 +55,7 @@ type marker struct {
 // ownAreas are the sub-prefixes (ending in "/") and keys of a namespace
 // that its deployment writes. Every key the gateway writes under its
 // namespace lies in one of them.
-var ownAreas = []string{authPrefix, markerName, keysPrefix, leasesPrefix, probeName, revokeClaimsPrefix}
+var ownAreas = []string{authPrefix, markerName, keysPrefix, leasesPrefix, probeName, revokeClaimsPrefix, streamsPrefix, streamOwnersPrefix}
 
 // markerKey is the key of the marker of the deployment of namespace ns.
 func markerKey(ns string) string { return ns + markerName }

@@ -18,6 +18,9 @@
 //	                    signs tokens (see auth.go)
 //	N + "lease/" + ID   a record of each lease of the deployment, attached
 //	                    to it (see lease_records.go)
+//	N + "streams/" + id, N + "streamowners/" + ...
+//	                    the streams of many watchers of the deployment, on
+//	                    leases of their own (see streams.go)
 //
 // So a range of every key is the range of N+"kv/", and nothing the API
 // can name reaches auth's records or the leases'. Lease IDs are the

@@ -122,6 +122,10 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Commi
 	return s, nil
 }
 
+// A gateway's streams of many watchers are the deployment's: the etcd
+// backend keeps their records.
+var _ httpapi.StreamStore = (*etcd.Backend)(nil)
+
 // openBackend opens the backend cfg names: a gateway to an etcd cluster,
 // or the embedded store in its data directory.
 func openBackend(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Committer) (Backend, error) {
