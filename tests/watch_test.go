@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,11 @@ import (
 func TestWatchEvents(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	s.put(t, "w/a", "0") // revision 2, before the watches
-	cur := s.status(t).Revision
+	// Revision 2 on a fresh store, before the watches; a gateway's
+	// cluster may have taken revisions before (its deployment's marker):
+	// the revisions below are counted from this one (shift).
+	cur := s.put(t, "w/a", "0")
+	off := cur - 2
 
 	watches := []struct {
 		name  string
@@ -59,6 +63,10 @@ func TestWatchEvents(t *testing.T) {
 	}
 	streams := make([]*watchStream, len(watches))
 	for i, wt := range watches {
+		watches[i].want = shiftRevisions(wt.want, off)
+		if wt.name == "from the past" {
+			wt.query = fmt.Sprintf("key=w/a&start_revision=%d", cur)
+		}
 		streams[i] = openWatch(t, s, wt.query)
 		st := streams[i].created.StartRevision
 		if wt.name != "from the past" && (st != cur+1 || streams[i].created.Header.Revision != cur) {
@@ -85,7 +93,7 @@ func TestWatchEvents(t *testing.T) {
 			var got []string
 			for {
 				m := w.nextData(watchTimeout)
-				if m.ID >= 9 {
+				if m.ID >= 9+off {
 					break
 				}
 				var evs []string
@@ -442,29 +450,33 @@ func TestWatchResume(t *testing.T) {
 func TestWatchCompacted(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	s.put(t, "c/a", "1")                                                                              // 2
+	// The revisions are those of a fresh store; a gateway's cluster may
+	// have taken some before (its deployment's marker): at(n) is the
+	// revision counted n on a fresh store.
+	off := s.put(t, "c/a", "1") - 2 // 2
+	at := func(n int64) int64 { return n + off }
 	s.put(t, "c/b", "2")                                                                              // 3
 	s.put(t, "c/a", "3")                                                                              // 4
 	s.txn(t, `{"success":[{"delete":{"key":"c/a"}},{"put":{"key":"c/c","value":"5"}}]}`).want(t, 200) // 5
 	s.put(t, "c/d", "6")                                                                              // 6
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":5}`)).want(t, 200)
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).want(t, 200)
 
 	compacted := []struct {
 		name   string
 		query  string
 		header []string
 	}{
-		{"start_revision below", "key=c/&prefix=true&start_revision=3", nil},
+		{"start_revision below", fmt.Sprintf("key=c/&prefix=true&start_revision=%d", at(3)), nil},
 		{"start_revision 1", "key=c/a&start_revision=1", nil},
-		{"resume below", "key=c/&prefix=true", []string{"Last-Event-ID", "3"}},
-		{"Last-Event-ID over start_revision", "key=c/&prefix=true&start_revision=6", []string{"Last-Event-ID", "0"}},
+		{"resume below", "key=c/&prefix=true", []string{"Last-Event-ID", fmt.Sprint(at(3))}},
+		{"Last-Event-ID over start_revision", fmt.Sprintf("key=c/&prefix=true&start_revision=%d", at(6)), []string{"Last-Event-ID", "0"}},
 	}
 	for _, tt := range compacted {
 		t.Run(tt.name, func(t *testing.T) {
 			w := openWatch(t, s, tt.query, tt.header...)
 			m := w.next(watchTimeout)
-			if m.Kind != "compacted" || m.CompactRevision != 5 || m.Header.Revision != 6 {
-				t.Fatalf("%s: %v, want compacted with compact_revision 5 at revision 6", w.req, m.raw)
+			if m.Kind != "compacted" || m.CompactRevision != at(5) || m.Header.Revision != at(6) {
+				t.Fatalf("%s: %v, want compacted with compact_revision %d at revision %d", w.req, m.raw, at(5), at(6))
 			}
 			w.wantEnd(watchTimeout)
 		})
@@ -475,8 +487,8 @@ func TestWatchCompacted(t *testing.T) {
 		query  string
 		header []string
 	}{
-		{"start_revision at", "key=c/&prefix=true&start_revision=5", nil},
-		{"resume at", "key=c/&prefix=true", []string{"Last-Event-ID", "4"}},
+		{"start_revision at", fmt.Sprintf("key=c/&prefix=true&start_revision=%d", at(5)), nil},
+		{"resume at", "key=c/&prefix=true", []string{"Last-Event-ID", fmt.Sprint(at(4))}},
 	}
 	for _, tt := range exact {
 		t.Run(tt.name, func(t *testing.T) {
@@ -490,7 +502,7 @@ func TestWatchCompacted(t *testing.T) {
 				}
 				got = append(got, strings.Join(evs, "|"))
 			}
-			want := []string{"delete c/a @5|put c/c=5 @5", "put c/d=6 @6"}
+			want := shiftRevisions([]string{"delete c/a @5|put c/c=5 @5", "put c/d=6 @6"}, off)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s received %q, want %q", w.req, got, want)
 			}
@@ -499,10 +511,10 @@ func TestWatchCompacted(t *testing.T) {
 
 	// A watch caught up before the compaction goes on across it.
 	w := openWatch(t, s, "key=c/&prefix=true")
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":6}`)).want(t, 200)
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(6))).want(t, 200)
 	s.put(t, "c/e", "7")
-	if m := w.nextData(watchTimeout); m.ID != 7 {
-		t.Errorf("%s after a compaction: %v, want the put at 7", w.req, m.raw)
+	if m := w.nextData(watchTimeout); m.ID != at(7) {
+		t.Errorf("%s after a compaction: %v, want the put at %d", w.req, m.raw, at(7))
 	}
 }
 
@@ -711,4 +723,21 @@ func TestWatchShutdown(t *testing.T) {
 		}
 		w.wantEnd(watchTimeout)
 	}
+}
+
+// revisionInLine is a revision in an event line of eventLine ("@7").
+var revisionInLine = regexp.MustCompile(`@(\d+)`)
+
+// shiftRevisions returns lines of eventLine with every revision moved
+// by off: the lines a test wrote for a fresh store, for a store whose
+// first revisions were taken before the test began.
+func shiftRevisions(lines []string, off int64) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = revisionInLine.ReplaceAllStringFunc(l, func(m string) string {
+			n, _ := strconv.ParseInt(m[1:], 10, 64)
+			return "@" + strconv.FormatInt(n+off, 10)
+		})
+	}
+	return out
 }
