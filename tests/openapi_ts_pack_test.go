@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -81,6 +82,7 @@ func TestTypeScriptClientPackage(t *testing.T) {
 		t.Fatalf("openapi/ts/README.md: %v", err)
 	}
 	s := startServer(t)
+	first := s.status(t).Revision
 	project := t.TempDir()
 	projectFiles := map[string]string{
 		"package.json": `{"name": "consumer", "private": true, "type": "module"}`,
@@ -103,8 +105,12 @@ func TestTypeScriptClientPackage(t *testing.T) {
 	}
 	run(project, node, tsc, "-p", ".")
 	out := string(run(project, node, filepath.Join("build", "example.js")))
-	want := []string{"put at revision 2", "postgres://db:5432", "404 key_not_found", "config/db/url = postgres://db:5432",
-		"watch: 2 put config/db/url postgres://db:5432", "stream: watch 1 put config/db/url"}
+	// The example's put is the store's first write: revision 2 on a
+	// fresh store, one later on a gateway, whose cluster took one for its
+	// deployment's marker (first).
+	put := first + 1
+	want := []string{fmt.Sprintf("put at revision %d", put), "postgres://db:5432", "404 key_not_found", "config/db/url = postgres://db:5432",
+		fmt.Sprintf("watch: %d put config/db/url postgres://db:5432", put), "stream: watch 1 put config/db/url"}
 	if got := strings.Split(strings.TrimSpace(out), "\n"); !slices.Equal(got, want) {
 		t.Errorf("the README's example printed %q, want %q", got, want)
 	}
