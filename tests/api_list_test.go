@@ -32,10 +32,14 @@ func keysOf(kvs []client.KeyValue) []string {
 func TestListSelectors(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
+	// 1 on a fresh store; a gateway's cluster has taken one more (its
+	// deployment's marker) before the test begins.
+	base := s.status(t).Revision
 	all := []string{"a", "a/1", "a/2", "ab", "b", "c", "c\xff"}
 	for _, k := range all {
 		s.put(t, k, "v")
 	}
+	wantRev := base + int64(len(all))
 	tests := []struct {
 		name  string
 		query string
@@ -63,8 +67,8 @@ func TestListSelectors(t *testing.T) {
 			if got := listKeys(l); !slices.Equal(got, tt.want) || l.Count != int64(len(tt.want)) || l.More {
 				t.Errorf("%s = keys %q count %d more %v, want %q count %d", r.req, got, l.Count, l.More, tt.want, len(tt.want))
 			}
-			if l.Header.Revision != int64(len(all)+1) {
-				t.Errorf("%s: header.revision %d, want %d", r.req, l.Header.Revision, len(all)+1)
+			if l.Header.Revision != wantRev {
+				t.Errorf("%s: header.revision %d, want %d", r.req, l.Header.Revision, wantRev)
 			}
 		})
 	}
@@ -347,15 +351,20 @@ func TestListSortAndFilters(t *testing.T) {
 func TestListRevisions(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
+	// The revisions are those of a fresh store, which begins at 1; a
+	// gateway's cluster has taken some before the test begins (its
+	// deployment's marker): at(R) is the revision R of a fresh store.
+	off := s.status(t).Revision - 1
+	at := func(rev int64) int64 { return rev + off }
 	for i := range 6 {
-		s.put(t, "r", fmt.Sprintf("v%d", i+2)) // value v<R> at revision R
+		s.put(t, "r", fmt.Sprintf("v%d", i+2)) // value v<R> at revision at(R)
 	}
-	s.do(t, "DELETE", "/v1/kv/r", nil).want(t, http.StatusOK) // revision 8
+	s.do(t, "DELETE", "/v1/kv/r", nil).want(t, http.StatusOK) // revision at(8)
 	cur := s.status(t).Revision
-	if cur != 8 {
-		t.Fatalf("revision %d after 7 writes, want 8", cur)
+	if cur != at(8) {
+		t.Fatalf("revision %d after 7 writes, want %d", cur, at(8))
 	}
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":5}`)).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).want(t, http.StatusOK)
 
 	tests := []struct {
 		rev    int64
@@ -364,10 +373,10 @@ func TestListRevisions(t *testing.T) {
 	}{
 		{0, 200, ""},
 		{cur, 200, ""},
-		{7, 200, "v7"},
-		{6, 200, "v6"},
-		{5, 200, "v5"}, // exactly the compact revision
-		{4, 410, ""},
+		{at(7), 200, "v7"},
+		{at(6), 200, "v6"},
+		{at(5), 200, "v5"}, // exactly the compact revision
+		{at(4), 410, ""},
 		{1, 410, ""},
 		{cur + 1, 400, ""},
 		{1 << 40, 400, ""},
@@ -378,8 +387,8 @@ func TestListRevisions(t *testing.T) {
 				r := s.do(t, "GET", path, nil)
 				switch tt.status {
 				case 410:
-					if e := r.wantError(t, 410, "compacted"); deref(e.CompactRevision) != 5 {
-						t.Errorf("%s = %s, want compact_revision 5", r.req, r.body)
+					if e := r.wantError(t, 410, "compacted"); deref(e.CompactRevision) != at(5) {
+						t.Errorf("%s = %s, want compact_revision %d", r.req, r.body, at(5))
 					}
 				case 400:
 					r.wantError(t, 400, "future_revision")

@@ -19,6 +19,11 @@ import (
 func TestStatusAndCompact(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
+	// The revisions are those of a fresh store, which begins at 1; a
+	// gateway's cluster has taken some before the test begins (its
+	// deployment's marker): at(R) is the revision R of a fresh store.
+	off := s.status(t).Revision - 1
+	at := func(rev int64) int64 { return rev + off }
 	for i := range 20 {
 		s.put(t, fmt.Sprintf("k%d", i%5), strings.Repeat("v", 1000))
 	}
@@ -31,27 +36,28 @@ func TestStatusAndCompact(t *testing.T) {
 	}
 	var st client.Status
 	r.decode(t, &st)
-	if st.Version != "0.1.0" || st.Revision != 21 || st.Header.Revision != 21 || st.CompactRevision != 0 ||
+	if st.Version != "0.1.0" || st.Revision != at(21) || st.Header.Revision != at(21) || st.CompactRevision != 0 ||
 		st.Keys != 5 || st.Leases != 0 || st.DbSize <= 0 || st.DbSizeInUse <= 0 || st.DbSizeInUse > st.DbSize ||
 		st.Alarms == nil || len(st.Alarms) != 0 {
-		t.Errorf("GET /v1/status = %s, want version 0.1.0, revision 21, 5 keys, sizes, no alarms", r.body)
+		t.Errorf("GET /v1/status = %s, want version 0.1.0, revision %d, 5 keys, sizes, no alarms", r.body, at(21))
 	}
 
 	compact := func(body string) *reply { return s.do(t, "POST", "/v1/compact", []byte(body)) }
-	if rev := compact(`{"revision":10}`).want(t, http.StatusOK).revision(t); rev != 21 {
-		t.Errorf("POST /v1/compact: header.revision %d, want the current 21", rev)
+	compactAt := func(rev int64) *reply { return compact(fmt.Sprintf(`{"revision":%d}`, rev)) }
+	if rev := compactAt(at(10)).want(t, http.StatusOK).revision(t); rev != at(21) {
+		t.Errorf("POST /v1/compact: header.revision %d, want the current %d", rev, at(21))
 	}
-	if st := s.status(t); st.CompactRevision != 10 || st.Revision != 21 {
-		t.Errorf("after compacting at 10: status compact_revision %d, revision %d; want 10, 21", st.CompactRevision, st.Revision)
+	if st := s.status(t); st.CompactRevision != at(10) || st.Revision != at(21) {
+		t.Errorf("after compacting at %d: status compact_revision %d, revision %d; want %d, %d", at(10), st.CompactRevision, st.Revision, at(10), at(21))
 	}
 	for _, tt := range []struct {
 		body   string
 		status int
 		code   string
 	}{
-		{`{"revision":10}`, 410, "compacted"},
-		{`{"revision":9}`, 410, "compacted"},
-		{`{"revision":22}`, 400, "future_revision"},
+		{fmt.Sprintf(`{"revision":%d}`, at(10)), 410, "compacted"},
+		{fmt.Sprintf(`{"revision":%d}`, at(9)), 410, "compacted"},
+		{fmt.Sprintf(`{"revision":%d}`, at(22)), 400, "future_revision"},
 		{`{"revision":0}`, 400, "invalid_argument"},
 		{`{"revision":-1}`, 400, "invalid_argument"},
 		{`{}`, 400, "invalid_argument"},
@@ -62,18 +68,18 @@ func TestStatusAndCompact(t *testing.T) {
 		{``, 400, "invalid_argument"},
 	} {
 		e := compact(tt.body).wantError(t, tt.status, tt.code)
-		if tt.status == 410 && deref(e.CompactRevision) != 10 {
-			t.Errorf("POST /v1/compact %s: compact_revision %d, want 10", tt.body, deref(e.CompactRevision))
+		if tt.status == 410 && deref(e.CompactRevision) != at(10) {
+			t.Errorf("POST /v1/compact %s: compact_revision %d, want %d", tt.body, deref(e.CompactRevision), at(10))
 		}
 	}
-	compact(`{"revision":21,"physical":true}`).want(t, http.StatusOK)
-	s.do(t, "GET", "/v1/kv?revision=20", nil).wantError(t, http.StatusGone, "compacted")
-	s.do(t, "GET", "/v1/kv?revision=21", nil).want(t, http.StatusOK)
+	compact(fmt.Sprintf(`{"revision":%d,"physical":true}`, at(21))).want(t, http.StatusOK)
+	s.do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", at(20)), nil).wantError(t, http.StatusGone, "compacted")
+	s.do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", at(21)), nil).want(t, http.StatusOK)
 
 	var d client.DefragResponse
 	r = s.do(t, "POST", "/v1/defrag", nil).ok(t, http.StatusOK, &d)
-	if d.DbSize <= 0 || d.Header.Revision != 21 {
-		t.Errorf("%s = %s, want a db_size and header revision 21", r.req, r.body)
+	if d.DbSize <= 0 || d.Header.Revision != at(21) {
+		t.Errorf("%s = %s, want a db_size and header revision %d", r.req, r.body, at(21))
 	}
 	if st := s.status(t); st.DbSize != d.DbSize {
 		t.Errorf("after defrag: status db_size %d, want %d as defrag said", st.DbSize, d.DbSize)
@@ -86,13 +92,13 @@ func TestStatusAndCompact(t *testing.T) {
 
 	// The revision and the compaction outlive a restart.
 	s.Restart()
-	if st := s.status(t); st.Revision != 21 || st.CompactRevision != 21 || st.Keys != 5 {
-		t.Errorf("after a restart: status revision %d, compact_revision %d, keys %d; want 21, 21, 5", st.Revision, st.CompactRevision, st.Keys)
+	if st := s.status(t); st.Revision != at(21) || st.CompactRevision != at(21) || st.Keys != 5 {
+		t.Errorf("after a restart: status revision %d, compact_revision %d, keys %d; want %d, %d, 5", st.Revision, st.CompactRevision, st.Keys, at(21), at(21))
 	}
-	s.do(t, "GET", "/v1/kv?revision=20", nil).wantError(t, http.StatusGone, "compacted")
-	compact(`{"revision":21}`).wantError(t, http.StatusGone, "compacted")
-	if rev := s.put(t, "k0", "after"); rev != 22 {
-		t.Errorf("the first put after a restart at revision 21 made revision %d, want 22", rev)
+	s.do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", at(20)), nil).wantError(t, http.StatusGone, "compacted")
+	compactAt(at(21)).wantError(t, http.StatusGone, "compacted")
+	if rev := s.put(t, "k0", "after"); rev != at(22) {
+		t.Errorf("the first put after a restart at revision %d made revision %d, want %d", at(21), rev, at(22))
 	}
 }
 
