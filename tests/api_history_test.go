@@ -73,7 +73,11 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 	s := startServer(t)
 	// Revisions 2 to 8: put cfg/a, put cfg/b, put cfg/a, delete cfg/a, a
 	// txn putting cfg/a and other, put cfg/\xff, delete the prefix cfg/.
-	s.put(t, "cfg/a", "1")
+	// Those are a fresh store's; a gateway's cluster may have taken
+	// revisions before (its deployment's marker): at(n) is the revision
+	// counted n on a fresh store.
+	off := s.put(t, "cfg/a", "1") - 2
+	at := func(n int64) int64 { return n + off }
 	s.put(t, "cfg/b", "1")
 	s.put(t, "cfg/a", "2")
 	s.do(t, "DELETE", keyPath("cfg/a"), nil).want(t, http.StatusOK)
@@ -88,6 +92,7 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 	}
 	want[""] = slices.Insert(slices.Clone(want["key=cfg/&prefix=true"]), 5, "put other=x@6")
 	for sel, events := range want {
+		events = shiftRevisions(events, off)
 		for _, order := range []string{"ascend", "descend"} {
 			wantOrder := events
 			if order == "descend" {
@@ -95,7 +100,7 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 				slices.Reverse(wantOrder)
 			}
 			for _, limit := range []int{1, 2, 4, 1000} {
-				query := fmt.Sprintf("%s&order=%s&prev_kv=true&end_revision=8&limit=%d", sel, order, limit)
+				query := fmt.Sprintf("%s&order=%s&prev_kv=true&end_revision=%d&limit=%d", sel, order, at(8), limit)
 				got, pages := s.historyPages(t, query, func() { s.put(t, "cfg/a", "after the first page") })
 				if !slices.Equal(got, wantOrder) || pages != (len(events)+limit-1)/limit {
 					t.Errorf("GET /v1/history?%s over %d pages = %q, want %q in %d", query, pages, got, wantOrder, (len(events)+limit-1)/limit)
@@ -112,7 +117,7 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 		}
 	}
 	// Binary keys and values come as base64 twins.
-	h := s.history(t, "key_base64="+url.QueryEscape("Y2ZnL/8=")+"&start_revision=7&end_revision=7")
+	h := s.history(t, fmt.Sprintf("key_base64=%s&start_revision=%d&end_revision=%d", url.QueryEscape("Y2ZnL/8="), at(7), at(7)))
 	if len(h.Events) != 1 || h.Events[0].Kv.KeyBase64 == nil || h.Events[0].Kv.ValueBase64 == nil || h.Events[0].Kv.Key != nil {
 		t.Errorf("GET /v1/history of cfg/\\xff = %+v, want one event with key_base64 and value_base64", h.Events)
 	}
@@ -125,7 +130,11 @@ func TestHistoryPagingEndToEnd(t *testing.T) {
 func TestHistoryCompactionEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	s.put(t, "k", "1")                                          // 2
+	// The revisions are a fresh store's; a gateway's cluster may have
+	// taken some before (its deployment's marker): at(n) is the revision
+	// counted n on a fresh store.
+	off := s.put(t, "k", "1") - 2 // 2
+	at := func(n int64) int64 { return n + off }
 	s.put(t, "k", "2")                                          // 3
 	s.put(t, "j", "1")                                          // 4
 	s.do(t, "DELETE", keyPath("k"), nil).want(t, http.StatusOK) // 5
@@ -133,22 +142,22 @@ func TestHistoryCompactionEndToEnd(t *testing.T) {
 
 	asc := s.history(t, "limit=1")
 	desc := s.history(t, "limit=1&order=descend")
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":5,"physical":true}`)).want(t, http.StatusOK)
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d,"physical":true}`, at(5))).want(t, http.StatusOK)
 
 	check := func(queries ...string) {
 		t.Helper()
-		for _, q := range append(queries, "start_revision=4", "key=k&start_revision=1") {
+		for _, q := range append(queries, fmt.Sprintf("start_revision=%d", at(4)), "key=k&start_revision=1") {
 			e := s.do(t, "GET", "/v1/history?"+q, nil).wantError(t, http.StatusGone, "compacted")
-			if deref(e.CompactRevision) != 5 {
-				t.Errorf("GET /v1/history?%s: compact_revision %d, want 5", q, deref(e.CompactRevision))
+			if deref(e.CompactRevision) != at(5) {
+				t.Errorf("GET /v1/history?%s: compact_revision %d, want %d", q, deref(e.CompactRevision), at(5))
 			}
 		}
-		h := s.history(t, "start_revision=5&prev_kv=true")
-		if got, want := historyStrings(h.Events), []string{"delete k@5", "put j=2@6 (was j=1@4)"}; !slices.Equal(got, want) || h.CompactRevision != 5 {
-			t.Errorf("GET /v1/history?start_revision=5 = %q, compact_revision %d; want %q, 5", got, h.CompactRevision, want)
+		h := s.history(t, fmt.Sprintf("start_revision=%d&prev_kv=true", at(5)))
+		if got, want := historyStrings(h.Events), shiftRevisions([]string{"delete k@5", "put j=2@6 (was j=1@4)"}, off); !slices.Equal(got, want) || h.CompactRevision != at(5) {
+			t.Errorf("GET /v1/history?start_revision=%d = %q, compact_revision %d; want %q, %d", at(5), got, h.CompactRevision, want, at(5))
 		}
-		if got := historyStrings(s.history(t, "key=k").Events); !slices.Equal(got, []string{"delete k@5"}) {
-			t.Errorf("GET /v1/history?key=k from the compact revision = %q, want [delete k@5]", got)
+		if got, want := historyStrings(s.history(t, "key=k").Events), shiftRevisions([]string{"delete k@5"}, off); !slices.Equal(got, want) {
+			t.Errorf("GET /v1/history?key=k from the compact revision = %q, want %q", got, want)
 		}
 	}
 	check("limit=1&page_token=" + url.QueryEscape(deref(asc.NextPageToken)))
@@ -171,8 +180,8 @@ func TestHistoryCompactionEndToEnd(t *testing.T) {
 		}
 		tok = deref(h.NextPageToken)
 	}
-	if !slices.Equal(got, []string{"delete k@5"}) {
-		t.Errorf("a descending token overtaken by the compaction gave %q then 410, want [delete k@5] then 410", got)
+	if want := shiftRevisions([]string{"delete k@5"}, off); !slices.Equal(got, want) {
+		t.Errorf("a descending token overtaken by the compaction gave %q then 410, want %q then 410", got, want)
 	}
 
 	s.Restart()
@@ -184,9 +193,13 @@ func TestHistoryCompactionEndToEnd(t *testing.T) {
 func TestHistoryErrorsEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	s.put(t, "a", "1")
+	// The revisions are a fresh store's (a at 2, b at 3); a gateway's
+	// cluster may have taken some before (its deployment's marker):
+	// at(n) is the revision counted n on a fresh store.
+	off := s.put(t, "a", "1") - 2
+	at := func(n int64) int64 { return n + off }
 	s.put(t, "b", "1")
-	other := s.history(t, "key=b&limit=1&end_revision=2").NextPageToken
+	other := s.history(t, fmt.Sprintf("key=b&limit=1&end_revision=%d", at(2))).NextPageToken
 	if deref(other) != "" {
 		t.Fatalf("one event in the window, yet a next_page_token")
 	}
@@ -195,9 +208,9 @@ func TestHistoryErrorsEndToEnd(t *testing.T) {
 		query string
 		code  string
 	}{
-		{"end_revision=4", "future_revision"},
-		{"start_revision=4", "future_revision"},
-		{"start_revision=3&end_revision=2", "invalid_argument"},
+		{fmt.Sprintf("end_revision=%d", at(4)), "future_revision"},
+		{fmt.Sprintf("start_revision=%d", at(4)), "future_revision"},
+		{fmt.Sprintf("start_revision=%d&end_revision=%d", at(3), at(2)), "invalid_argument"},
 		{"order=newest", "invalid_argument"},
 		{"filters=nothing", "invalid_argument"},
 		{"limit=10001", "invalid_argument"},
@@ -209,7 +222,7 @@ func TestHistoryErrorsEndToEnd(t *testing.T) {
 	} {
 		s.do(t, "GET", "/v1/history?"+tt.query, nil).wantError(t, http.StatusBadRequest, tt.code)
 	}
-	if h := s.history(t, "page_token="+url.QueryEscape(deref(page.NextPageToken))); len(h.Events) != 1 || historyString(&h.Events[0]) != "put b=1@3" {
-		t.Errorf("the second page = %q, want [put b=1@3]", historyStrings(h.Events))
+	if h := s.history(t, "page_token="+url.QueryEscape(deref(page.NextPageToken))); len(h.Events) != 1 || historyString(&h.Events[0]) != fmt.Sprintf("put b=1@%d", at(3)) {
+		t.Errorf("the second page = %q, want [put b=1@%d]", historyStrings(h.Events), at(3))
 	}
 }

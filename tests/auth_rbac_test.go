@@ -264,6 +264,32 @@ func rbacLeasesKept(tb testing.TB, f *rbacFixture, before string) {
 	}
 }
 
+// rbacLeasesRevoked undoes an allowed put with ttl: it revokes the leases
+// granted since rbacLeaseList gave before. Left to expire, they would end
+// during a later cell, and over etcd the expiry deletes each one's record
+// (lease_records.go) at a revision of its own: the revision would move
+// under a refused cell that wrote nothing.
+func rbacLeasesRevoked(tb testing.TB, f *rbacFixture, before string) {
+	tb.Helper()
+	ids := func(body string) []int64 {
+		var l client.LeaseList
+		if err := json.Unmarshal([]byte(body), &l); err != nil || l.More {
+			tb.Fatalf("GET /v1/leases = %s: %v, want every lease on one page", body, err)
+		}
+		var out []int64
+		for _, it := range l.Leases {
+			out = append(out, it.Id)
+		}
+		return out
+	}
+	old := ids(before)
+	for _, id := range ids(rbacLeaseList(tb, f)) {
+		if !slices.Contains(old, id) {
+			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", fmt.Sprintf("/v1/leases/%d", id), "")
+		}
+	}
+}
+
 var rbacEveryone = []string{"alice", "bob", "carol", "wendy", "dave"}
 
 // rbacOps is the matrix's operations. The users' permissions are in
@@ -335,11 +361,11 @@ var rbacOps = []rbacOp{
 	// export reads its range, an import writes its scope (and reads it,
 	// for a dry run), a restore reads and writes its range.
 	{name: "put app/x ttl", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v"), unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "put app/x ttl If-None-Match", allowed: []string{"alice"}, status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v", "If-None-Match", "*"), unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v", "If-None-Match", "*"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "put etc ttl", status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("etc")+"?ttl=60", "v"), unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("etc")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "patch app/p", allowed: []string{"alice"}, status: 200, writes: true,
 		do: rbacSend("PATCH", keyPath("app/p"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
 	{name: "patch cfg", allowed: []string{"bob"}, status: 409,

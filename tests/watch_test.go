@@ -565,8 +565,13 @@ func TestWatchProgress(t *testing.T) {
 func TestWatchNDJSON(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
+	// Revision 2 on a fresh store; a gateway's cluster may have taken
+	// revisions before (its deployment's marker): at(n) is the revision
+	// counted n on a fresh store.
 	s.put(t, "n", "0")
 	cur := s.status(t).Revision
+	off := cur - 2
+	at := func(n int64) int64 { return n + off }
 
 	open := func(query string) (*bufio.Reader, func()) {
 		t.Helper()
@@ -633,20 +638,20 @@ func TestWatchNDJSON(t *testing.T) {
 	}
 	s.put(t, "n", "1")
 	s.do(t, "DELETE", "/v1/kv/n", nil).want(t, 200)
-	for i, want := range []string{"put n=1 @3", "delete n @4"} {
+	for i, want := range shiftRevisions([]string{"put n=1 @3", "delete n @4"}, off) {
 		l, _ := readLine(r)
 		if l.Type != "events" || l.Header == nil || l.Header.Revision != cur+1+int64(i) || len(l.Events) != 1 || eventLine(l.Events[0]) != want || l.Events[0].PrevKv == nil {
 			t.Errorf("NDJSON line %+v, want events [%s] with prev_kv", l, want)
 		}
 	}
 
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":3}`)).want(t, 200)
-	r, _ = open("key=n&start_revision=2")
+	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(3))).want(t, 200)
+	r, _ = open(fmt.Sprintf("key=n&start_revision=%d", at(2)))
 	if l, _ := readLine(r); l.Type != "created" {
 		t.Fatalf("first NDJSON line %+v, want created", l)
 	}
-	if l, _ := readLine(r); l.Type != "compacted" || l.CompactRevision != 3 || l.Header == nil || l.Header.Revision != 4 {
-		t.Errorf("NDJSON line %+v, want compacted at 3", l)
+	if l, _ := readLine(r); l.Type != "compacted" || l.CompactRevision != at(3) || l.Header == nil || l.Header.Revision != at(4) {
+		t.Errorf("NDJSON line %+v, want compacted at %d", l, at(3))
 	}
 	if l, err := readLine(r); err != io.EOF {
 		t.Errorf("NDJSON line %+v after compacted, want the end", l)
@@ -705,15 +710,15 @@ func TestWatchDisconnect(t *testing.T) {
 func TestWatchShutdown(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	s.put(t, "k", "v")
+	rev := s.put(t, "k", "v") // 2 on a fresh store, later on a gateway's cluster
 	streams := []*watchStream{
 		openWatch(t, s, "key=k"),
 		openWatch(t, s, "key=k&start_revision=1"),
 		openWatch(t, s, "prefix=true&progress_notify=true"),
 		openWatch(t, s, "key=z&from_key=true&prev_kv=true"),
 	}
-	if m := streams[1].nextData(watchTimeout); m.ID != 2 {
-		t.Fatalf("%s: %v, want the put at 2", streams[1].req, m.raw)
+	if m := streams[1].nextData(watchTimeout); m.ID != rev {
+		t.Fatalf("%s: %v, want the put at %d", streams[1].req, m.raw, rev)
 	}
 	s.Stop()
 	for _, w := range streams {
