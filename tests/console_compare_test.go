@@ -59,10 +59,15 @@ func TestConsoleHistoryBounded(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	const rows = 500 // history.js MAX_ROWS
-	var last int64
+	// The revisions of h/k's puts: over etcd, the console's stream takes
+	// revisions of the cluster between them (its record), so back(n), the
+	// put n before the last, is counted in puts, not in revisions.
+	var puts []int64
+	back := func(n int) int64 { return puts[len(puts)-1-n] }
 	for i := 0; i < rows+100; i++ {
-		last = s.put(t, "h/k", fmt.Sprint(i))
+		puts = append(puts, s.put(t, "h/k", fmt.Sprint(i)))
 	}
+	last := back(0)
 	p := openConsole(t, s, "#/keys?f=h/&k=h/k&pane=history", 1280, 800)
 	p.waitText(fmt.Sprintf(`.history tr[data-revision="%d"]`, last), "")
 	// Every "Load older" adds 50 rows.
@@ -72,9 +77,9 @@ func TestConsoleHistoryBounded(t *testing.T) {
 	}
 	p.waitText(".history .banner", "the newest are not followed live")
 	revs := historyRevisions(p)
-	if revs[0] != last-100 || revs[len(revs)-1] != last-100-rows+1 {
+	if revs[0] != back(100) || revs[len(revs)-1] != back(100+rows-1) {
 		t.Errorf("after loading %d rows the history shows revisions %d to %d, want the %d before the newest 100: %d to %d",
-			rows+100, revs[0], revs[len(revs)-1], rows, last-100, last-100-rows+1)
+			rows+100, revs[0], revs[len(revs)-1], rows, back(100), back(100+rows-1))
 	}
 	checkContiguous(t, revs)
 	p.click(".history .banner button", "Show the newest")
@@ -91,8 +96,9 @@ func TestConsoleHistoryBounded(t *testing.T) {
 	}
 	oldest := historyRevisions(p)[rows-1]
 	for i := 0; i < 30; i++ {
-		last = s.put(t, "h/k", fmt.Sprint("live ", i))
+		puts = append(puts, s.put(t, "h/k", fmt.Sprint("live ", i)))
 	}
+	last = back(0)
 	p.waitText(fmt.Sprintf(`.history tr[data-revision="%d"]`, last), "")
 	if n := p.count(".history tbody tr"); n != rows {
 		t.Errorf("after 30 live changes on a full list the history has %d rows, want %d", n, rows)
@@ -100,13 +106,13 @@ func TestConsoleHistoryBounded(t *testing.T) {
 	// The 30 oldest rows were dropped: "Load older" reads 50 from the
 	// newest of them on, and the list, full again, drops its newest 50.
 	p.click(".history button.more", "Load older")
-	p.wait("the rows dropped, read again", fmt.Sprintf(`document.querySelector('.history tr[data-revision="%d"]')`, last-rows-49))
+	p.wait("the rows dropped, read again", fmt.Sprintf(`document.querySelector('.history tr[data-revision="%d"]')`, back(rows+49)))
 	p.waitText(".history .banner", "the newest are not followed live")
 	revs = historyRevisions(p)
 	checkContiguous(t, revs)
-	if revs[0] != last-50 || revs[len(revs)-1] != last-rows-49 || oldest != last-rows-29 {
+	if revs[0] != back(50) || revs[len(revs)-1] != back(rows+49) || oldest != back(rows+29) {
 		t.Errorf("after 30 live changes and loading older the history shows revisions %d to %d (the oldest before was %d), want %d to %d (and %d)",
-			revs[0], revs[len(revs)-1], oldest, last-50, last-rows-49, last-rows-29)
+			revs[0], revs[len(revs)-1], oldest, back(50), back(rows+49), back(rows+29))
 	}
 }
 
