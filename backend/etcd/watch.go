@@ -46,7 +46,37 @@ func (b *Backend) Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream,
 	if now {
 		return nowStream{st, r.StartRevision - 1}, nil
 	}
-	return st, nil
+	return compactedAt{st, b}, nil
+}
+
+// compactedAt is a watch from a past revision. The scheduler says a
+// watcher below the compact revision is compacted at the revision it
+// has been notified of, which follows etcd's through the upstream watch
+// and may lag it, even below the compact revision itself (etcd compacted
+// at 6, at revision 7, the scheduler at 5). The compacted message then
+// carries etcd's current revision, read once for it: as every answer,
+// it is at the store's revision when it was served.
+type compactedAt struct {
+	*watch.Stream
+	b *Backend
+}
+
+func (s compactedAt) Next() []kv.WatchResponse {
+	rs := s.Stream.Next()
+	for i := range rs {
+		r := &rs[i]
+		if r.CompactRevision == 0 {
+			continue
+		}
+		rev := max(r.Revision, r.CompactRevision, s.b.Rev())
+		ctx, cancel := context.WithTimeout(s.b.ctx, s.b.opts.RequestTimeout)
+		if cur, err := s.b.currentRevision(ctx); err == nil {
+			rev = max(rev, cur)
+		}
+		cancel()
+		r.Revision = rev
+	}
+	return rs
 }
 
 // nowStream is a watch from now: it is consistent with the revision
