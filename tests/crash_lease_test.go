@@ -12,12 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
 const (
-	massLeases   = 2000 // leases expiring together in each round
-	massLeaseTTL = 6    // seconds
+	massLeases   = 250 // leases expiring together in each round
+	massLeaseTTL = 6   // seconds
+	// crashRevokeBatch is the most leases one commit of the crash-point
+	// build revokes (16): its expiry loop reports at most crashRevokeRate
+	// × CheckInterval expired leases at a time, and the next once they
+	// are revoked. The server's revokes 64 at a time at most.
+	crashRevokeBatch = int(crashRevokeRate * lease.DefaultCheckInterval / time.Second)
 )
 
 // massLease is a lease of a mass expiry and the keys put with it.
@@ -27,12 +33,13 @@ type massLease struct {
 	put  int64 // the revision of the txn that put them
 }
 
-// TestCrashInsideLeaseExpiry grants 2,000 leases with three keys each
+// TestCrashInsideLeaseExpiry grants 250 leases with three keys each
 // and restarts the server, which gives every lease its full TTL again:
-// they expire together, as fast as the server revokes leases (750 a
-// second after a restart). It kills the server (SIGKILL, from its crash
-// point) at a commit of the revokes, the only commits then: before one
-// or once it is durable. After a restart every lease is either gone with
+// they expire together, as fast as the server revokes leases (three
+// quarters of its revoke rate after a restart; the crash-point build
+// revokes at crashRevokeRate, at most crashRevokeBatch in a commit). It
+// kills the server (SIGKILL, from its crash point) at a commit of the
+// revokes, the only commits then: before one or once it is durable. After a restart every lease is either gone with
 // all its keys or there with all of them; the restarted server expires
 // the rest; and the history shows each lease's keys put at one revision
 // and deleted at one revision holding exactly them, with no gap in the
@@ -47,10 +54,10 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 	crashBinary(t)
 	s := startServer(t, "--unsafe-no-fsync=false")
 	arm := filepath.Join(t.TempDir(), "arm")
-	// Revokes run 64 at a time at most: 2,000 make 31 commits or more,
-	// and leases that expire before the restart (on a slow machine,
-	// granting takes longer than their TTL) leave fewer. The points stay
-	// among the first 12.
+	// Revokes run crashRevokeBatch (16) at a time at most: 250 make 16
+	// commits or more, and leases that expire before the restart (on a
+	// slow machine, granting takes longer than their TTL) leave fewer.
+	// The points stay among the first 12.
 	for round, point := range randomCrashPoints(rng, 3, 12) {
 		from := s.status(t).Revision + 1
 		prefix := fmt.Sprintf("lease/%d/", round)
@@ -59,8 +66,9 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 		t.Logf("round %d: %d leases granted with their keys in %v", round, len(leases), time.Since(start))
 		// On a slow machine granting takes longer than the TTL, and the
 		// first leases expire before the restart: the restart then revokes
-		// only those left, in at least one commit per 64 of them. Keep the
-		// crash point among those commits, or it is never reached.
+		// only those left, in at least one commit per crashRevokeBatch of
+		// them. Keep the crash point among those commits, or it is never
+		// reached.
 		alive, listed := 0, leaseIDs(t, s)
 		for _, ls := range leases {
 			if listed[ls.id] {
@@ -70,7 +78,7 @@ func TestCrashInsideLeaseExpiry(t *testing.T) {
 		if alive == 0 {
 			t.Fatalf("round %d: all %d leases expired while they were granted (%v, TTL %d s)", round, len(leases), time.Since(start), massLeaseTTL)
 		}
-		if most := (alive + 63) / 64; point.commit > most {
+		if most := (alive + crashRevokeBatch - 1) / crashRevokeBatch; point.commit > most {
 			t.Logf("round %d: %d leases left at the restart, %d commits at least: crash point %v moved to commit %d", round, alive, most, point, most)
 			point.commit = most
 		}
