@@ -315,11 +315,17 @@ func (s *Store) notify(ch *kv.Changes) {
 		// With thousands of watchers of a key, one allocation instead of
 		// one each. (Those that asked for previous versions get theirs
 		// filled in, so each gets its own.)
+		// Those taking the events whole first: the first of them sizes
+		// the share, which a watcher's reader may read once it holds
+		// it, so it must not grow after a delivery.
+		for _, w := range ws {
+			if !w.prevKV {
+				takeWhole(w)
+			}
+		}
 		for _, w := range ws {
 			if w.prevKV {
 				own(w, []kv.Event{*ev})
-			} else {
-				takeWhole(w)
 			}
 		}
 		return
@@ -338,11 +344,16 @@ func (s *Store) notify(ch *kv.Changes) {
 			per[w] = append(per[w], *ev)
 		})
 	}
+	// Whole first, as above: the share is sized before any delivery.
+	whole1 := func(w *watcher) bool { return len(per[w]) == len(ch.Events) && !w.prevKV }
 	for _, w := range order {
-		if evs := per[w]; len(evs) == len(ch.Events) && !w.prevKV {
+		if whole1(w) {
 			takeWhole(w)
-		} else {
-			own(w, evs)
+		}
+	}
+	for _, w := range order {
+		if !whole1(w) {
+			own(w, per[w])
 		}
 	}
 }
