@@ -225,6 +225,26 @@ func TestWatchSlowReader(t *testing.T) {
 			t.Fatalf("%s: revision %d with %d events, want %d with %d", slow.req, m.ID, len(m.Events), rev, perTxn)
 		}
 	}
+	// While slow was read, the other may have caught up into the kernel's
+	// buffers, which grow on a loaded machine. Put it behind again, with
+	// two revisions to spare past the one it holds, so the compaction
+	// lands inside what it has yet to catch up on.
+	slow.close()
+	eventually(t, watchTimeout, func() (bool, string) {
+		w := s.status(t).Watchers
+		return w.Synced+w.Unsynced+w.Victims == 1, fmt.Sprintf("%s closed, watchers %+v", slow.req, w)
+	})
+	for behind := false; !behind; {
+		if len(revs) == 4000 {
+			t.Fatalf("%d txns of %d puts and the watcher is still caught up: %+v", len(revs), perTxn, s.status(t).Watchers)
+		}
+		revs = append(revs, s.txn(t, doc).want(t, http.StatusOK).revision(t))
+		w := s.status(t).Watchers
+		behind = w.Unsynced+w.Victims == 1
+	}
+	for range 2 {
+		revs = append(revs, s.txn(t, doc).want(t, http.StatusOK).revision(t))
+	}
 	last := revs[len(revs)-1]
 	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, last))).want(t, http.StatusOK)
 	n := 0
