@@ -119,16 +119,26 @@ func (s *Store) session(token string) (claims, time.Duration, error) {
 		// longer than the deployment's tokens live.
 		return claims{}, 0, ErrUnauthenticated
 	}
-	// The token is good while its user (by name and ID), the user's
-	// password and auth's generation are those it was issued for.
-	s.mu.RLock()
-	u, exists := s.users[c.user]
-	good := exists && u.id() == c.id && u.Password == c.password && s.generation == c.generation
-	s.mu.RUnlock()
+	good := s.current(c)
+	if !good && s.catchUp != nil && s.catchUp.do() == nil {
+		// Sealed with the deployment's key, so issued by one of its
+		// stores: perhaps after a change this one has not loaded yet.
+		good = s.current(c)
+	}
 	if !good {
 		return claims{}, 0, ErrUnauthenticated
 	}
 	return c, left, nil
+}
+
+// current reports whether a token's claims hold: its user (by name and
+// ID), the user's password and auth's generation are those it was issued
+// for.
+func (s *Store) current(c claims) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	u, exists := s.users[c.user]
+	return exists && u.id() == c.id && u.Password == c.password && s.generation == c.generation
 }
 
 // userGrants returns the merged permissions of a user, from the cache

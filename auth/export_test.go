@@ -9,3 +9,6 @@ const (
 	AddrBurst   = addrBurst
 	AddrEvery   = addrEvery
 )
+
+// CatchUpGap is the least time between two syncs for unknown tokens.
+const CatchUpGap = catchUpGap

@@ -3,6 +3,8 @@ package auth_test
 import (
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,7 +180,12 @@ type shared struct {
 }
 
 func (s shared) TokenKey() ([]byte, error) { return s.key() }
-func (s shared) Sync() error               { return s.sync() }
+func (s shared) Sync() error {
+	if s.sync == nil {
+		return nil
+	}
+	return s.sync()
+}
 
 // TestTokenLongerThanTTLRefused: a token whose expiry lies further ahead
 // than the store's TTL (and the clock skew allowed) is refused, though
@@ -206,3 +213,54 @@ func TestTokenLongerThanTTLRefused(t *testing.T) {
 
 // noSync is the Sync of a store that only reads.
 func noSync() error { return nil }
+
+// TestTokenOfUnloadedChange: a token issued by one store right after a
+// change the other has not loaded yet (its user just created) is read by
+// the other, which catches up first; a token that stays bad (its user
+// deleted) makes the other catch up at most once per catchUpGap, however
+// many requests bring it at once.
+func TestTokenOfUnloadedChange(t *testing.T) {
+	a, _, c, m := sharedStores(t)
+	var syncs atomic.Int64
+	var b *auth.Store
+	sh := shared{
+		key:  func() ([]byte, error) { return []byte("a key both stores share"), nil },
+		sync: func() error { syncs.Add(1); return b.Reload(m.forEach) },
+	}
+	b = auth.New(nil, sh, auth.Config{TokenTTL: testTTL, Now: c.Now, BcryptCost: bcrypt.MinCost})
+	withRoot(t, a)
+	mustDo(t, `AddUser("carol")`, a.AddUser("carol", "pw"))
+	tok := login(t, a, "carol", "pw")
+	wantUser(t, b, tok, "carol")
+	if n := syncs.Load(); n != 1 {
+		t.Fatalf("b synced %d times to read a token of a user it had not loaded, want 1", n)
+	}
+	wantUser(t, b, tok, "carol")
+	if n := syncs.Load(); n != 1 {
+		t.Fatalf("b synced %d times in all for a token it knew, want 1", n)
+	}
+
+	mustDo(t, `DeleteUser("carol")`, a.DeleteUser("carol"))
+	mustDo(t, "Reload", b.Reload(m.forEach)) // as b's watch of the shared state would
+	start, before := time.Now(), syncs.Load()
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for range 4 {
+				if _, err := b.UserOf(tok); !errors.Is(err, auth.ErrUnauthenticated) {
+					t.Errorf("UserOf(token of a deleted user) = %v, want ErrUnauthenticated", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// The first sync may start at once; each next one a gap later.
+	n, most := syncs.Load()-before, int64(time.Since(start)/auth.CatchUpGap)+1
+	if n < 1 || n > most {
+		t.Errorf("256 requests with a deleted user's token made b sync %d times in %v, want 1 to %d", n, time.Since(start), most)
+	}
+}

@@ -139,6 +139,8 @@ type Store struct {
 	cfg    Config
 	w      Writer
 	shared Shared // nil for a state of its own
+	// catchUp syncs the shared state for tokens it does not know yet.
+	catchUp *catchUp
 
 	// writeMu serialises changes so each is validated against the state
 	// it replaces. Lock order: writeMu, then mu.
@@ -186,7 +188,7 @@ func New(w Writer, sh Shared, cfg Config) *Store {
 	if sh != nil {
 		issuer = signedTokens{now: cfg.Now, key: sh.TokenKey}
 	}
-	return &Store{
+	s := &Store{
 		cfg:     cfg,
 		w:       w,
 		shared:  sh,
@@ -197,6 +199,10 @@ func New(w Writer, sh Shared, cfg Config) *Store {
 		tokens:  issuer,
 		limiter: newLimiter(cfg.Now, limiterEntries),
 	}
+	if sh != nil {
+		s.catchUp = &catchUp{sync: sh.Sync}
+	}
+	return s
 }
 
 // Restore loads users, roles and the enabled flag.
