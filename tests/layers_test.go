@@ -67,7 +67,15 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
 		}
 	}
-	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+	// The wire is the API's documents, not how they travel: it knows
+	// no HTTP, no store, and not the API that serves it.
+	wire := deps(t, "wire")
+	for _, banned := range append([]string{"httpapi"}, storages...) {
+		if slices.Contains(wire, module+banned) {
+			t.Errorf("wire imports %s: the documents know neither the API that serves them nor a store", banned)
+		}
+	}
+	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "wire", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}

@@ -317,7 +317,7 @@ func (b *Backend) firstRead(ctx context.Context) (rev int64, cluster uint64, err
 // pageTokenKey derives the key that seals page tokens from the cluster
 // and the namespace, so that every gateway of a deployment accepts the
 // others' tokens with nothing to share or store. The key authenticates
-// that a token was issued for its list (see httpapi's page_token.go);
+// that a token was issued for its list (see wire/token.go);
 // it is no secret from whoever knows the cluster's ID, and needs not be:
 // a page token only repeats what the request may ask for anyway (its
 // start key must lie in the range the request is authorized for).
