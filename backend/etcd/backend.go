@@ -406,7 +406,7 @@ func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) 
 		return context.Cause(sctx) // the prober's: etcd stopped serving
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return kv.Errorf(kv.ErrUnavailable, "etcd did not answer within %v (--etcd-request-timeout); retry after Retry-After", b.opts.RequestTimeout)
+		return kv.Errorf(kv.ErrBackendTimeout, "etcd did not answer within %v", b.opts.RequestTimeout)
 	}
 	err = mapErr(err)
 	if errors.Is(err, kv.ErrCompacted) {
