@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/auth"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // listRoles serves GET /v1/auth/roles.
@@ -13,17 +15,17 @@ import (
 //	@Tags			auth
 //	@ID				listRoles
 //	@Produce		json
-//	@Success		200	{object}	roleListDoc	"The roles."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.RoleList	"The roles."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles [get]
 func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
-		writeJSON(w, http.StatusOK, roleListDoc{Roles: a.Roles()})
+		writeJSON(w, http.StatusOK, wire.RoleList{Roles: a.Roles()})
 	}
 }
 
@@ -35,16 +37,16 @@ func (h *Handler) listRoles(w http.ResponseWriter, r *http.Request) {
 //	@ID				addRole
 //	@Accept			json
 //	@Produce		json
-//	@Param			role	body	roleNameDoc	true	"The new role's name."
-//	@Success		201	{object}	roleDoc	"Added."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or an empty name."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		409	{object}	errorDoc	"already_exists: a role with that name exists."
-//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Param			role	body	wire.RoleName	true	"The new role's name."
+//	@Success		201	{object}	wire.Role	"Added."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: malformed JSON or an empty name."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		409	{object}	wire.ErrorResponse	"already_exists: a role with that name exists."
+//	@Failure		413	{object}	wire.ErrorResponse	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles [post]
@@ -53,7 +55,7 @@ func (h *Handler) addRole(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req roleNameDoc
+	var req wire.RoleName
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -62,15 +64,15 @@ func (h *Handler) addRole(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, roleDoc{Name: req.Name, Permissions: []permissionDoc{}})
+	writeJSON(w, http.StatusCreated, wire.Role{Name: req.Name, Permissions: []wire.Permission{}})
 }
 
 // newPermissionDoc is p on the wire.
-func newPermissionDoc(p auth.Permission) permissionDoc {
-	d := permissionDoc{Type: p.Access.String()}
-	d.Key, d.KeyBase64 = textOrBase64(p.Key)
+func newPermissionDoc(p auth.Permission) wire.Permission {
+	d := wire.Permission{Type: p.Access.String()}
+	d.Key, d.KeyBase64 = wire.TextOrBase64(p.Key)
 	if len(p.End) > 0 {
-		d.RangeEnd, d.RangeEndBase64 = textOrBase64(p.End)
+		d.RangeEnd, d.RangeEndBase64 = wire.TextOrBase64(p.End)
 	}
 	return d
 }
@@ -83,12 +85,12 @@ func newPermissionDoc(p auth.Permission) permissionDoc {
 //	@ID				getRole
 //	@Produce		json
 //	@Param			name	path	string	true	"The role's name."
-//	@Success		200	{object}	roleDoc	"The role."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"role_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Role	"The role."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"role_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name} [get]
@@ -102,11 +104,11 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	perms := make([]permissionDoc, len(role.Permissions))
+	perms := make([]wire.Permission, len(role.Permissions))
 	for i, p := range role.Permissions {
 		perms[i] = newPermissionDoc(p)
 	}
-	writeJSON(w, http.StatusOK, roleDoc{Name: role.Name, Permissions: perms})
+	writeJSON(w, http.StatusOK, wire.Role{Name: role.Name, Permissions: perms})
 }
 
 // deleteRole serves DELETE /v1/auth/roles/{name}.
@@ -117,13 +119,13 @@ func (h *Handler) getRole(w http.ResponseWriter, r *http.Request) {
 //	@ID				deleteRole
 //	@Produce		json
 //	@Param			name	path	string	true	"The role's name."
-//	@Success		200	{object}	emptyDoc	"Deleted."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"role_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Empty	"Deleted."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"role_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name} [delete]
@@ -140,16 +142,16 @@ func (h *Handler) deleteRole(w http.ResponseWriter, r *http.Request) {
 //	@Accept			json
 //	@Produce		json
 //	@Param			name	path	string	true	"The role's name."
-//	@Param			permission	body	permissionRequestDoc	true	"The range and the access."
-//	@Success		200	{object}	emptyDoc	"Granted."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad range or type."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"role_not_found."
-//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Param			permission	body	wire.PermissionRequest	true	"The range and the access."
+//	@Success		200	{object}	wire.Empty	"Granted."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: malformed JSON, a bad range or type."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"role_not_found."
+//	@Failure		413	{object}	wire.ErrorResponse	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name}/permissions [post]
@@ -158,12 +160,12 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req permissionRequestDoc
+	var req wire.PermissionRequest
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	sel, err := req.selection()
+	sel, err := req.KeyRange()
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -194,21 +196,21 @@ func (h *Handler) grantPermission(w http.ResponseWriter, r *http.Request) {
 //	@Param			range_end_base64	query	string	false	"range_end in standard base64."	format(byte)
 //	@Param			prefix	query	boolean	false	"The permission covers the prefix key."
 //	@Param			from_key	query	boolean	false	"The permission covers every key >= key."
-//	@Success		200	{object}	emptyDoc	"Revoked."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: no key, a bad range."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"role_not_found or permission_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Empty	"Revoked."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: no key, a bad range."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"role_not_found or permission_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/roles/{name}/permissions [delete]
 func (h *Handler) revokePermission(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r, selectorParams)
-	sel := q.selector(true)
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	q := newQuery(r, wire.SelectorParams)
+	sel := q.Selector(true)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	a := h.admin(w, r)

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net"
 	"net/http"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // authStatus serves GET /v1/auth/status; it needs no token.
@@ -12,16 +14,16 @@ import (
 //	@Tags			auth
 //	@ID				authStatus
 //	@Produce		json
-//	@Success		200	{object}	authStatusDoc	"Whether auth is enabled."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.AuthStatus	"Whether auth is enabled."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Router			/v1/auth/status [get]
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 	a := h.authStore(w)
 	if a == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, authStatusDoc{Enabled: a.Enabled()})
+	writeJSON(w, http.StatusOK, wire.AuthStatus{Enabled: a.Enabled()})
 }
 
 // authEnable serves POST /v1/auth/enable.
@@ -31,12 +33,12 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request) {
 //	@Tags			auth
 //	@ID				authEnable
 //	@Produce		json
-//	@Success		200	{object}	authStatusDoc	"Enabled."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: there is no root user with the root role."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.AuthStatus	"Enabled."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: there is no root user with the root role."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/enable [post]
@@ -49,11 +51,11 @@ func (h *Handler) authEnable(w http.ResponseWriter, r *http.Request) { h.setAuth
 //	@Tags			auth
 //	@ID				authDisable
 //	@Produce		json
-//	@Success		200	{object}	authStatusDoc	"Disabled."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.AuthStatus	"Disabled."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/disable [post]
@@ -68,7 +70,7 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, authStatusDoc{Enabled: on})
+	writeJSON(w, http.StatusOK, wire.AuthStatus{Enabled: on})
 }
 
 // authToken serves POST /v1/auth/token; it needs no token.
@@ -79,14 +81,14 @@ func (h *Handler) setAuth(w http.ResponseWriter, r *http.Request, on bool) {
 //	@ID				authToken
 //	@Accept			json
 //	@Produce		json
-//	@Param			credentials	body	credentialsDoc	true	"The user's name and password."
-//	@Success		200	{object}	tokenDoc	"The token."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8)."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: a bad name or password."
-//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Param			credentials	body	wire.Credentials	true	"The user's name and password."
+//	@Success		200	{object}	wire.Token	"The token."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: malformed JSON, a bad field, or a name or password no user can have (empty, too long, not UTF-8)."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: a bad name or password."
+//	@Failure		413	{object}	wire.ErrorResponse	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: too many failed attempts, or more request bytes in flight than --max-inflight-request-bytes allows; try again later."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Router			/v1/auth/token [post]
 func (h *Handler) authToken(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +96,7 @@ func (h *Handler) authToken(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req credentialsDoc
+	var req wire.Credentials
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -109,5 +111,5 @@ func (h *Handler) authToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, tokenDoc{Token: tok, TTL: int64(ttl.Seconds())})
+	writeJSON(w, http.StatusOK, wire.Token{Token: tok, TTL: int64(ttl.Seconds())})
 }

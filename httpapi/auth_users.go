@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/auth"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // listUsers serves GET /v1/auth/users.
@@ -13,17 +15,17 @@ import (
 //	@Tags			auth
 //	@ID				listUsers
 //	@Produce		json
-//	@Success		200	{object}	userListDoc	"The users."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.UserList	"The users."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users [get]
 func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 	if a := h.admin(w, r); a != nil {
-		writeJSON(w, http.StatusOK, userListDoc{Users: a.Users()})
+		writeJSON(w, http.StatusOK, wire.UserList{Users: a.Users()})
 	}
 }
 
@@ -35,16 +37,16 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) {
 //	@ID				addUser
 //	@Accept			json
 //	@Produce		json
-//	@Param			user	body	credentialsDoc	true	"The new user's name and password."
-//	@Success		201	{object}	userDoc	"Added."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON, an empty name or password."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		409	{object}	errorDoc	"already_exists: a user with that name exists."
-//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Param			user	body	wire.Credentials	true	"The new user's name and password."
+//	@Success		201	{object}	wire.User	"Added."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: malformed JSON, an empty name or password."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		409	{object}	wire.ErrorResponse	"already_exists: a user with that name exists."
+//	@Failure		413	{object}	wire.ErrorResponse	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users [post]
@@ -53,7 +55,7 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req credentialsDoc
+	var req wire.Credentials
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -62,7 +64,7 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, userDoc{Name: req.Name, Roles: []string{}})
+	writeJSON(w, http.StatusCreated, wire.User{Name: req.Name, Roles: []string{}})
 }
 
 // getUser serves GET /v1/auth/users/{name}.
@@ -73,12 +75,12 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request) {
 //	@ID				getUser
 //	@Produce		json
 //	@Param			name	path	string	true	"The user's name."
-//	@Success		200	{object}	userDoc	"The user."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"user_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.User	"The user."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"user_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name} [get]
@@ -95,7 +97,7 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	if u.Roles == nil {
 		u.Roles = []string{}
 	}
-	writeJSON(w, http.StatusOK, userDoc{Name: u.Name, Roles: u.Roles})
+	writeJSON(w, http.StatusOK, wire.User{Name: u.Name, Roles: u.Roles})
 }
 
 // deleteUser serves DELETE /v1/auth/users/{name}.
@@ -106,13 +108,13 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 //	@ID				deleteUser
 //	@Produce		json
 //	@Param			name	path	string	true	"The user's name."
-//	@Success		200	{object}	emptyDoc	"Deleted."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"user_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Empty	"Deleted."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"user_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name} [delete]
@@ -129,16 +131,16 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
 //	@Accept			json
 //	@Produce		json
 //	@Param			name	path	string	true	"The user's name."
-//	@Param			password	body	passwordDoc	true	"The new password."
-//	@Success		200	{object}	emptyDoc	"Changed."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: malformed JSON or an empty password."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"user_not_found."
-//	@Failure		413	{object}	errorDoc	"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Param			password	body	wire.Password	true	"The new password."
+//	@Success		200	{object}	wire.Empty	"Changed."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: malformed JSON or an empty password."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"user_not_found."
+//	@Failure		413	{object}	wire.ErrorResponse	"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name}/password [put]
@@ -147,7 +149,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	var req passwordDoc
+	var req wire.Password
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -168,13 +170,13 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 //	@Produce		json
 //	@Param			name	path	string	true	"The user's name."
 //	@Param			role	path	string	true	"The role's name."
-//	@Success		200	{object}	emptyDoc	"Granted."
-//	@Failure		400	{object}	errorDoc	"invalid_argument."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"user_not_found or role_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Empty	"Granted."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"user_not_found or role_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name}/roles/{role} [put]
@@ -193,13 +195,13 @@ func (h *Handler) grantRole(w http.ResponseWriter, r *http.Request) {
 //	@Produce		json
 //	@Param			name	path	string	true	"The user's name."
 //	@Param			role	path	string	true	"The role's name."
-//	@Success		200	{object}	emptyDoc	"Revoked."
-//	@Failure		400	{object}	errorDoc	"invalid_argument: the change would leave auth enabled without a root user."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		404	{object}	errorDoc	"user_not_found or role_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server serves no auth, or is shutting down."
+//	@Success		200	{object}	wire.Empty	"Revoked."
+//	@Failure		400	{object}	wire.ErrorResponse	"invalid_argument: the change would leave auth enabled without a root user."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		404	{object}	wire.ErrorResponse	"user_not_found or role_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server serves no auth, or is shutting down."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/auth/users/{name}/roles/{role} [delete]

@@ -10,53 +10,9 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/kv"
-)
 
-func TestDecodeJSONBytes(t *testing.T) {
-	tests := []struct {
-		name    string
-		body    string
-		want    leaseGrantRequestDoc
-		wantErr string // part of the message; "" for success
-	}{
-		{"object", `{"ttl":60,"id":7}`, leaseGrantRequestDoc{TTL: 60, ID: 7}, ""},
-		{"whitespace around", " \t\r\n{\"ttl\":1}\n ", leaseGrantRequestDoc{TTL: 1}, ""},
-		{"empty object", `{}`, leaseGrantRequestDoc{}, ""},
-		{"empty", ``, leaseGrantRequestDoc{}, "empty"},
-		{"only whitespace", "  \n", leaseGrantRequestDoc{}, "empty"},
-		{"syntax", `{"ttl":}`, leaseGrantRequestDoc{}, "malformed JSON at byte"},
-		{"truncated", `{"ttl":1`, leaseGrantRequestDoc{}, "malformed JSON"},
-		{"unknown field", `{"ttl":1,"tll":2}`, leaseGrantRequestDoc{}, "unknown field"},
-		{"string for number", `{"ttl":"60"}`, leaseGrantRequestDoc{}, `field "ttl" must be int64`},
-		{"fraction", `{"ttl":1.5}`, leaseGrantRequestDoc{}, `field "ttl" must be int64`},
-		{"overflow", `{"id":9223372036854775808}`, leaseGrantRequestDoc{}, `field "id" must be int64`},
-		{"array", `[1]`, leaseGrantRequestDoc{}, "must be a JSON object, not array"},
-		{"number", `5`, leaseGrantRequestDoc{}, "must be a JSON object, not number"},
-		{"null", `null`, leaseGrantRequestDoc{}, "must be a JSON object, not null"},
-		{"null in whitespace", " null\n", leaseGrantRequestDoc{}, "must be a JSON object, not null"},
-		{"trailing bracket", `{"ttl":1}]`, leaseGrantRequestDoc{}, "data after the object"},
-		{"trailing brace", `{"ttl":1}}`, leaseGrantRequestDoc{}, "data after the object"},
-		{"second object", `{"ttl":1}{"ttl":2}`, leaseGrantRequestDoc{}, "data after the object"},
-		{"trailing comma", `{"ttl":1},`, leaseGrantRequestDoc{}, "data after the object"},
-		{"trailing NUL", "{\"ttl\":1}\x00", leaseGrantRequestDoc{}, "data after the object"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got leaseGrantRequestDoc
-			err := decodeJSONBytes([]byte(tt.body), &got)
-			if tt.wantErr == "" {
-				if err != nil || got != tt.want {
-					t.Errorf("decodeJSONBytes(%q) = %+v, %v; want %+v", tt.body, got, err, tt.want)
-				}
-				return
-			}
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != "invalid_argument" || !strings.Contains(ae.message, tt.wantErr) {
-				t.Errorf("decodeJSONBytes(%q) = %v, want invalid_argument mentioning %q", tt.body, err, tt.wantErr)
-			}
-		})
-	}
-}
+	"github.com/httpkv/httpkv/wire"
+)
 
 func TestJSONBodiesThroughRouter(t *testing.T) {
 	h, _ := newTestHandler(t, Config{MaxRequestBytes: 1024})
@@ -112,20 +68,20 @@ func FuzzJSONBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&compactRequestDoc{}, &leaseGrantRequestDoc{}} {
-			err := decodeJSONBytes(body, v)
+		for _, v := range []any{&wire.CompactRequest{}, &wire.LeaseGrantRequest{}} {
+			err := wire.Decode(body, v)
 			if err != nil {
-				var ae *apiError
-				if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument || statusOf[ae.code] != http.StatusBadRequest {
-					t.Fatalf("decodeJSONBytes(%q, %T) = %v, want an invalid_argument error", body, v, err)
+				var we *wire.Error
+				if !errors.As(err, &we) || we.Code != kv.CodeInvalidArgument || statusOf[we.Code] != http.StatusBadRequest {
+					t.Fatalf("wire.Decode(%q, %T) = %v, want an invalid_argument error", body, v, err)
 				}
 				continue
 			}
 			if !json.Valid(body) {
-				t.Fatalf("decodeJSONBytes(%q, %T) accepted a body that is not one JSON value", body, v)
+				t.Fatalf("wire.Decode(%q, %T) accepted a body that is not one JSON value", body, v)
 			}
 			if trimmed := bytes.TrimLeft(body, " \t\r\n"); trimmed[0] != '{' {
-				t.Fatalf("decodeJSONBytes(%q, %T) accepted a body that is not an object", body, v)
+				t.Fatalf("wire.Decode(%q, %T) accepted a body that is not an object", body, v)
 			}
 		}
 		for _, path := range []string{"/v1/leases", "/v1/compact"} {
@@ -142,7 +98,7 @@ func FuzzJSONBody(f *testing.F) {
 				t.Fatalf("POST %s %q = %d %s", path, body, rec.Code, rec.Body)
 			}
 			if rec.Code == http.StatusCreated {
-				var l leaseResponseDoc
+				var l wire.LeaseResponse
 				if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || l.ID < 1 || l.ID > maxLeaseID || l.TTL < 1 {
 					t.Fatalf("POST %s %q = %s: want an id in [1, 2^53-1] and a positive ttl", path, body, rec.Body)
 				}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/concurrency"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // leaderJSON is a LeaderKey on the wire.
@@ -23,14 +25,14 @@ func (l *leaderJSON) leaderKey(name []byte) (concurrency.LeaderKey, error) {
 	if l == nil {
 		return concurrency.LeaderKey{}, badRequest("leader (as campaign answered it) is required")
 	}
-	given, set, err := twin{l.Name, l.NameBase64}.get("leader.name")
+	given, set, err := wire.Twin("leader.name", l.Name, l.NameBase64)
 	if err != nil {
 		return concurrency.LeaderKey{}, err
 	}
 	if set && !bytes.Equal(given, name) {
 		return concurrency.LeaderKey{}, badRequest("leader.name %q is not the election in the path, %q", given, name)
 	}
-	key, err := requireKey(twin{l.Key, l.KeyBase64}, "leader.key")
+	key, err := wire.RequireKey("leader.key", l.Key, l.KeyBase64)
 	if err != nil {
 		return concurrency.LeaderKey{}, err
 	}
@@ -43,10 +45,10 @@ func (l *leaderJSON) leaderKey(name []byte) (concurrency.LeaderKey, error) {
 // appendLeader appends `,"leader":{...}`.
 func appendLeader(b []byte, l concurrency.LeaderKey) []byte {
 	b = append(b, `,"leader":{`...)
-	b = appendBytesField(b, "name", l.Name, true)
-	b = appendBytesField(b, "key", l.Key, false)
-	b = appendIntField(b, "revision", l.Revision)
-	b = appendIntField(b, "lease", l.Lease)
+	b = wire.AppendBytesField(b, "name", l.Name, true)
+	b = wire.AppendBytesField(b, "key", l.Key, false)
+	b = wire.AppendIntField(b, "revision", l.Revision)
+	b = wire.AppendIntField(b, "lease", l.Lease)
 	return append(b, '}')
 }
 
@@ -61,17 +63,17 @@ func appendLeader(b []byte, l concurrency.LeaderKey) []byte {
 //	@Produce		json
 //	@Param			name		path		string					true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
 //	@Param			timeout		query		string					false	"How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent."	example(10s)
-//	@Param			campaign	body		campaignRequestDoc		true	"The candidate's lease and value."
-//	@Success		200			{object}	campaignResponseDoc		"Leading; leader is what proclaim and resign take."
-//	@Failure		400			{object}	errorDoc				"invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout."
-//	@Failure		401			{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403			{object}	errorDoc				"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		404			{object}	errorDoc				"lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the candidate's key was deleted by someone else."
-//	@Failure		408			{object}	errorDoc				"lock_timeout: not leading within timeout; the candidate's key was removed."
-//	@Failure		413			{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		500			{object}	errorDoc				"internal: an unexpected failure."
-//	@Failure		503			{object}	errorDoc				"unavailable: the server is shutting down or its backend failed."
-//	@Failure		507			{object}	errorDoc				"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Param			campaign	body		wire.CampaignRequest		true	"The candidate's lease and value."
+//	@Success		200			{object}	wire.CampaignResponse		"Leading; leader is what proclaim and resign take."
+//	@Failure		400			{object}	wire.ErrorResponse				"invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout."
+//	@Failure		401			{object}	wire.ErrorResponse				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	wire.ErrorResponse				"permission_denied: the caller may not write every key with the prefix name/."
+//	@Failure		404			{object}	wire.ErrorResponse				"lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the candidate's key was deleted by someone else."
+//	@Failure		408			{object}	wire.ErrorResponse				"lock_timeout: not leading within timeout; the candidate's key was removed."
+//	@Failure		413			{object}	wire.ErrorResponse				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500			{object}	wire.ErrorResponse				"internal: an unexpected failure."
+//	@Failure		503			{object}	wire.ErrorResponse				"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507			{object}	wire.ErrorResponse				"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200			{integer}	X-Revision				"The revision at which the candidate was seen leading."
 //	@Header			401			{string}	WWW-Authenticate		"Bearer"
 //	@Security		BearerAuth
@@ -87,7 +89,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	value, _, err := twin{req.Value, req.ValueBase64}.get("value")
+	value, _, err := wire.Twin("value", req.Value, req.ValueBase64)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -100,7 +102,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, rev)
-	writeRawJSON(w, http.StatusOK, append(appendLeader(appendHeader(nil, rev), l), '}', '\n'))
+	writeRawJSON(w, http.StatusOK, append(appendLeader(wire.AppendHeader(nil, rev), l), '}', '\n'))
 }
 
 // proclaim serves POST /v1/elections/{name}/proclaim.
@@ -112,16 +114,16 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 //	@Accept			json
 //	@Produce		json
 //	@Param			name		path		string				true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
-//	@Param			proclaim	body		proclaimRequestDoc	true	"The leader, as campaign answered it, and the new value."
-//	@Success		200			{object}	headerResponseDoc	"Proclaimed; the header's revision is the put's."
-//	@Failure		400			{object}	errorDoc			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
-//	@Failure		401			{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403			{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		412			{object}	errorDoc			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned, or its lease ended); nothing changed."
-//	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		500			{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503			{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
-//	@Failure		507			{object}	errorDoc			"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Param			proclaim	body		wire.ProclaimRequest	true	"The leader, as campaign answered it, and the new value."
+//	@Success		200			{object}	wire.HeaderResponse	"Proclaimed; the header's revision is the put's."
+//	@Failure		400			{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
+//	@Failure		401			{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key with the prefix name/."
+//	@Failure		412			{object}	wire.ErrorResponse			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned, or its lease ended); nothing changed."
+//	@Failure		413			{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500			{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503			{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507			{object}	wire.ErrorResponse			"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200			{integer}	X-Revision			"The header's revision."
 //	@Header			401			{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -130,7 +132,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) proclaim(w http.ResponseWriter, r *http.Request) {
 	var req proclaimRequest
 	h.changeLeadership(w, r, "proclaim", &req, func(ctx context.Context, b concurrency.Backend, l concurrency.LeaderKey) (int64, error) {
-		value, _, err := twin{req.Value, req.ValueBase64}.get("value")
+		value, _, err := wire.Twin("value", req.Value, req.ValueBase64)
 		if err != nil {
 			return 0, err
 		}
@@ -181,15 +183,15 @@ func (h *Handler) changeLeadership(w http.ResponseWriter, r *http.Request, actio
 //	@Accept			json
 //	@Produce		json
 //	@Param			name	path		string				true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
-//	@Param			resign	body		resignRequestDoc	true	"The leader, as campaign answered it."
-//	@Success		200		{object}	headerResponseDoc	"Resigned; the header's revision is the delete's."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
-//	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		412		{object}	errorDoc			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned already, or its lease ended); nothing changed."
-//	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Param			resign	body		wire.ResignRequest	true	"The leader, as campaign answered it."
+//	@Success		200		{object}	wire.HeaderResponse	"Resigned; the header's revision is the delete's."
+//	@Failure		400		{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, an empty name, a leader missing or not of this election."
+//	@Failure		401		{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key with the prefix name/."
+//	@Failure		412		{object}	wire.ErrorResponse			"not_leader: the candidate does not lead: it still waits, or its key no longer exists as campaign created it (resigned already, or its lease ended); nothing changed."
+//	@Failure		413		{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500		{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503		{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200		{integer}	X-Revision			"The header's revision."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -207,14 +209,14 @@ func (h *Handler) resign(w http.ResponseWriter, r *http.Request) {
 //	@ID				electionLeader
 //	@Produce		json
 //	@Param			name	path		string			true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
-//	@Success		200		{object}	getResponseDoc	"The leader's key."
-//	@Failure		400		{object}	errorDoc		"invalid_argument: an empty name."
-//	@Failure		401		{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	errorDoc		"permission_denied: the caller may not read every key with the prefix name/."
-//	@Failure		404		{object}	errorDoc		"no_leader: the election has no candidate."
-//	@Failure		429		{object}	errorDoc		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
-//	@Failure		500		{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503		{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
+//	@Success		200		{object}	wire.GetResponse	"The leader's key."
+//	@Failure		400		{object}	wire.ErrorResponse		"invalid_argument: an empty name."
+//	@Failure		401		{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	wire.ErrorResponse		"permission_denied: the caller may not read every key with the prefix name/."
+//	@Failure		404		{object}	wire.ErrorResponse		"no_leader: the election has no candidate."
+//	@Failure		429		{object}	wire.ErrorResponse		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		500		{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503		{object}	wire.ErrorResponse		"unavailable: the server is shutting down or its backend failed."
 //	@Header			200		{integer}	X-Revision		"The revision read."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -231,6 +233,6 @@ func (h *Handler) leader(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, rev)
-	body := append(appendHeader(nil, rev), `,"kv":`...)
-	writeRawJSON(w, http.StatusOK, append(appendKV(body, &leader, true), '}', '\n'))
+	body := append(wire.AppendHeader(nil, rev), `,"kv":`...)
+	writeRawJSON(w, http.StatusOK, append(wire.AppendKV(body, &leader, true), '}', '\n'))
 }

@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // campaignHTTP campaigns in name for lease with value and returns the
 // leader answered.
-func campaignHTTP(tb testing.TB, h http.Handler, name string, lease int64, value string) leaderKeyDoc {
+func campaignHTTP(tb testing.TB, h http.Handler, name string, lease int64, value string) wire.LeaderKey {
 	tb.Helper()
 	return decodeCampaign(tb, mustServe(tb, h, http.StatusOK, "POST", campaignTarget(name), campaignBody(lease, value)))
 }
@@ -26,28 +28,28 @@ func campaignBody(lease int64, value string) string {
 }
 
 // decodeCampaign checks a campaign's answer and returns its leader.
-func decodeCampaign(tb testing.TB, rec *httptest.ResponseRecorder) leaderKeyDoc {
+func decodeCampaign(tb testing.TB, rec *httptest.ResponseRecorder) wire.LeaderKey {
 	tb.Helper()
 	if rec.Code != http.StatusOK {
 		tb.Fatalf("campaign = %d %s, want 200", rec.Code, rec.Body)
 	}
-	var b campaignResponseDoc
+	var b wire.CampaignResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		tb.Fatalf("campaign = %s: %v", rec.Body, err)
 	}
 	return b.Leader
 }
 
-func leaderJSONOf(l leaderKeyDoc) string {
+func leaderJSONOf(l wire.LeaderKey) string {
 	b, _ := json.Marshal(l)
 	return string(b)
 }
 
 // currentLeader reads GET leader: the leader's key and value.
-func currentLeader(tb testing.TB, h http.Handler, name string) keyValueDoc {
+func currentLeader(tb testing.TB, h http.Handler, name string) wire.KeyValue {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/elections/"+name+"/leader", "")
-	var b getResponseDoc
+	var b wire.GetResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		tb.Fatalf("leader = %s: %v", rec.Body, err)
 	}
@@ -64,11 +66,11 @@ func TestElectionHTTP(t *testing.T) {
 	if la.Name != "db" || la.Key != fmt.Sprintf("db/%x", a) || la.Lease != a || la.Revision < 1 {
 		t.Fatalf("campaign = %+v, want db, db/%x, lease %d", la, a, a)
 	}
-	if kv := currentLeader(t, h, "db"); kv.key() != la.Key || kv.value() != "host-a" || kv.CreateRevision != la.Revision {
+	if kv := currentLeader(t, h, "db"); keyOf(kv) != la.Key || valueOf(kv) != "host-a" || kv.CreateRevision != la.Revision {
 		t.Fatalf("leader = %+v, want %s = host-a created at %d", kv, la.Key, la.Revision)
 	}
 	mustServe(t, h, http.StatusOK, "POST", "/v1/elections/db/proclaim", `{"leader":`+leaderJSONOf(la)+`,"value_base64":"/w=="}`)
-	if kv := currentLeader(t, h, "db"); kv.value() != "\xff" {
+	if kv := currentLeader(t, h, "db"); valueOf(kv) != "\xff" {
 		t.Fatalf("leader after proclaiming \\xff = %+v", kv)
 	}
 	b := e.Grant(t, 60)
@@ -108,7 +110,7 @@ func TestElectionHTTP(t *testing.T) {
 func expectObservation(tb testing.TB, s *sseReader, key, value string) int64 {
 	tb.Helper()
 	m := s.next(tb, streamTimeout)
-	var header responseHeaderDoc
+	var header wire.ResponseHeader
 	switch {
 	case key == "" && m.Event != "no_leader":
 		tb.Fatalf("observe message %q, want event: no_leader without kv", m.Raw)
@@ -119,7 +121,7 @@ func expectObservation(tb testing.TB, s *sseReader, key, value string) int64 {
 		tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
 	default:
 		d := decodeAs[observeLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data))
-		if d.KV.key() != key || d.KV.value() != value {
+		if keyOf(d.KV) != key || valueOf(d.KV) != value {
 			tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
 		}
 		header = d.Header

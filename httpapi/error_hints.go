@@ -6,6 +6,7 @@ import (
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/patch"
 )
 
 // errorHint is what the API adds to the message of an error it matches,
@@ -28,6 +29,9 @@ var errorHints = []errorHint{
 	{is(kv.ErrLeaseNotFound), ": grant a new one with POST /v1/leases"},
 	{is(kv.ErrNoSpace), ": compact, defrag, then DELETE /v1/alarms"},
 	{is(kv.ErrTooManyOps), " (--max-txn-ops)"},
+	{is(patch.ErrTooLarge), " (--max-request-bytes)"},
+	{is(kv.ErrBackendTimeout), " (--etcd-request-timeout); retry after Retry-After"},
+	{is(kv.ErrHistoryBusy), " (--etcd-max-history-watches): retry later"},
 	{is(kv.ErrTooManyLeases), " (--max-leases)"},
 	{func(err error) bool {
 		var tl *kv.TooLargeError

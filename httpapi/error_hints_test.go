@@ -3,10 +3,12 @@ package httpapi
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/patch"
 )
 
 // TestErrorHints: the API's message for a domain error is the domain's
@@ -14,6 +16,11 @@ import (
 // carry their own advice, or need none, are answered as they are.
 func TestErrorHints(t *testing.T) {
 	tooManyOps := (&kv.TxnRequest{Compare: make([]kv.Compare, 3)}).Validate(2)
+	p, err := patch.Parse(patch.Merge, []byte(`{"a":"0123456789"}`), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, patchTooLarge := p.Apply([]byte("k"), []byte(`{}`), true)
 	tests := []struct {
 		name string
 		err  error
@@ -36,6 +43,12 @@ func TestErrorHints(t *testing.T) {
 		{"range without a limit", &kv.TooLargeError{MaxKeys: 10000}, (&kv.TooLargeError{MaxKeys: 10000}).Error()},
 		{"snapshot of a namespace", kv.Errorf(kv.ErrSnapshotUnsupported, "this gateway serves one namespace (%q): snapshot the cluster with etcdctl snapshot save", "/app/"),
 			`this gateway serves one namespace ("/app/"): snapshot the cluster with etcdctl snapshot save, or copy the keys this server serves with GET /v1/export`},
+		{"patched value too large", patchTooLarge,
+			`the patched value of "k" would be 18 bytes, more than the 10 a value may have (--max-request-bytes)`},
+		{"etcd too slow", kv.Errorf(kv.ErrBackendTimeout, "etcd did not answer within %v", 15*time.Second),
+			"etcd did not answer within 15s (--etcd-request-timeout); retry after Retry-After"},
+		{"history busy", kv.Errorf(kv.ErrHistoryBusy, "the gateway has as many etcd watches open to read history as it may"),
+			"the gateway has as many etcd watches open to read history as it may (--etcd-max-history-watches): retry later"},
 		{"no hint", kv.ErrKeyNotFound, kv.ErrKeyNotFound.Error()},
 	}
 	for _, tt := range tests {

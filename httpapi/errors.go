@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/wire"
 )
 
 // Codes of failures that only HTTP has: the rest are kv's.
@@ -94,6 +95,11 @@ func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	// The wire's refusals are written for clients, as this package's are.
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return &apiError{code: we.Code, message: we.Message}
 	}
 	code, msg, ok := kv.CodeOf(err)
 	if !ok {

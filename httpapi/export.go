@@ -7,10 +7,12 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // exportParams are the query parameters of GET /v1/export.
-var exportParams = paramsOf(selectorParams, params{"revision"})
+var exportParams = wire.ParamsOf(wire.SelectorParams, wire.Params{"revision"})
 
 // ndjsonContentType is the media type of an export and of an import's
 // body: one JSON object a line.
@@ -32,22 +34,22 @@ const ndjsonContentType = "application/x-ndjson"
 //	@Param			from_key			query		boolean	false	"Every key >= key."
 //	@Param			revision			query		integer	false	"Export the range as it was at this revision; 0 or none exports the current one."	minimum(0)	format(int64)
 //	@Success		200					{string}	string	"The header line, then one KeyValue a line."
-//	@Failure		400					{object}	errorDoc	"invalid_argument: a bad selector or parameter; future_revision: a revision above the current one."
-//	@Failure		401					{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc	"permission_denied: the caller may not read every key of the range."
-//	@Failure		410					{object}	errorDoc	"compacted: the revision is below the compact revision."
-//	@Failure		500					{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Failure		400					{object}	wire.ErrorResponse	"invalid_argument: a bad selector or parameter; future_revision: a revision above the current one."
+//	@Failure		401					{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse	"permission_denied: the caller may not read every key of the range."
+//	@Failure		410					{object}	wire.ErrorResponse	"compacted: the revision is below the compact revision."
+//	@Failure		500					{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200					{integer}	X-Revision	"The revision the keys are read at, as in the header line."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/export [get]
 func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, exportParams)
-	sel := q.selector(false)
-	rev := q.int64("revision", 0)
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	sel := q.Selector(false)
+	rev := q.Int64("revision", 0)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
@@ -69,14 +71,14 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	// Whole chunks of answerChunk bytes go out, each under its own
 	// deadline (deadlines): a client that stops reading is cut off.
 	out := bufio.NewWriterSize(w, answerChunk)
-	line := appendHeader(make([]byte, 0, 256), rev)
-	line = appendIntField(line, "count", counted.Count)
+	line := wire.AppendHeader(make([]byte, 0, 256), rev)
+	line = wire.AppendIntField(line, "count", counted.Count)
 	line = append(line, '}', '\n')
 	_, err = out.Write(line)
 	var n int64
 	if err == nil {
 		_, err = h.cfg.Backend.Each(r.Context(), sel.Key, sel.End, rev, func(e *kv.KeyValue) error {
-			line = append(appendKV(line[:0], e, true), '\n')
+			line = append(wire.AppendKV(line[:0], e, true), '\n')
 			_, err := out.Write(line)
 			n++
 			return err
@@ -101,7 +103,7 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 // appendErrorLine appends err as the contract's error object.
 func appendErrorLine(b []byte, err error) []byte {
 	ae := toAPIError(err)
-	doc := errorDoc{Error: errorBodyDoc{Code: string(ae.code), Message: ae.message}}
+	doc := wire.ErrorResponse{Error: wire.ErrorBody{Code: string(ae.code), Message: ae.message}}
 	if c, ok := ae.extra["compact_revision"].(int64); ok {
 		doc.Error.CompactRevision = c
 	}

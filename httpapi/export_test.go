@@ -15,13 +15,15 @@ import (
 
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // exportLines reads an export: its header line, then its keys.
 func exportLines(tb testing.TB, body []byte) (hdr struct {
-	Header responseHeaderDoc
+	Header wire.ResponseHeader
 	Count  int64
-}, kvs []keyValueDoc, last string) {
+}, kvs []wire.KeyValue, last string) {
 	tb.Helper()
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 8<<20)
@@ -33,7 +35,7 @@ func exportLines(tb testing.TB, body []byte) (hdr struct {
 			continue
 		}
 		last = sc.Text()
-		var e keyValueDoc
+		var e wire.KeyValue
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			tb.Fatalf("line %d %q: %v", i+1, sc.Text(), err)
 		}
@@ -73,17 +75,17 @@ func TestExport(t *testing.T) {
 		if i%100 == 0 {
 			want = big
 		}
-		if e.key() != fmt.Sprintf("p/%05d", i) || e.value() != want || e.ModRevision != int64(i+2) || e.Version != 1 {
+		if keyOf(e) != fmt.Sprintf("p/%05d", i) || valueOf(e) != want || e.ModRevision != int64(i+2) || e.Version != 1 {
 			t.Fatalf("line %d: %+v", i+2, e)
 		}
 	}
-	if last := kvs[n]; last.KeyBase64 == "" || last.key() != "p/\xff" || last.value() != "\xfe" {
+	if last := kvs[n]; last.KeyBase64 == "" || keyOf(last) != "p/\xff" || valueOf(last) != "\xfe" {
 		t.Fatalf("the key that is not UTF-8: %+v", last)
 	}
 
 	// The export imports as it is.
 	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/import?key=p/&prefix=true&mode=replace", rec.Body.String())
-	var res rewriteResponseDoc
+	var res wire.RewriteResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Deleted != 1 || res.Unchanged != n+1 || res.Created+res.Updated != 0 {
 		t.Fatalf("the export imported back = %s, want p/later deleted and the rest unchanged", rec.Body)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/openapi"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // Defaults for Config fields left zero.
@@ -101,7 +103,7 @@ type Handler struct {
 	router   chi.Router
 	methods  methodIndex // the Allow header of a 405
 	metrics  *metrics
-	tokens   tokenCodec
+	tokens   wire.Tokens
 	ids      *requestIDs
 	inflight *semaphore.Weighted
 	imports  *semaphore.Weighted // bytes of the imports in flight
@@ -186,7 +188,7 @@ func newHandler(cfg wiring) *Handler {
 	h := &Handler{
 		cfg:      cfg,
 		streams:  newStreamSet(),
-		tokens:   newTokenCodec(cfg.Backend.PageTokenKey()),
+		tokens:   wire.NewTokens(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
 		imports:  semaphore.NewWeighted(cfg.MaxImportBytes),

@@ -15,6 +15,8 @@ import (
 
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/internal/ssetest"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // openTestBackend opens the embedded backend in a temporary directory,
@@ -69,20 +71,20 @@ func mustServe(tb testing.TB, h http.Handler, want int, method, target, body str
 // not the contract's error object.
 func errorCode(tb testing.TB, rec *httptest.ResponseRecorder) string {
 	tb.Helper()
-	var e errorDoc
+	var e wire.ErrorResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" {
 		tb.Fatalf("error body %q is not {\"error\":{\"code\",...}} (%v)", rec.Body, err)
 	}
 	return e.Error.Code
 }
 
-// key returns the key's bytes from whichever form the wire used.
-func (kv keyValueDoc) key() string {
+// keyOf returns the key's bytes from whichever form the wire used.
+func keyOf(kv wire.KeyValue) string {
 	return fromTwin(kv.Key, kv.KeyBase64)
 }
 
-// value returns the value's bytes from whichever form the wire used.
-func (kv keyValueDoc) value() string {
+// valueOf returns the value's bytes from whichever form the wire used.
+func valueOf(kv wire.KeyValue) string {
 	return fromTwin(kv.Value, kv.ValueBase64)
 }
 
@@ -104,13 +106,13 @@ func fromTwin(text, b64 string) string {
 func listKeys(tb testing.TB, h http.Handler, q string) []string {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/kv?"+q, "")
-	var body listResponseDoc
+	var body wire.ListResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		tb.Fatalf("GET /v1/kv?%s: body %q: %v", q, rec.Body, err)
 	}
 	keys := make([]string, 0, len(body.KVs))
 	for _, kv := range body.KVs {
-		keys = append(keys, kv.key())
+		keys = append(keys, keyOf(kv))
 	}
 	return keys
 }

@@ -5,10 +5,12 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // historyParams are the query parameters of GET /v1/history.
-var historyParams = paramsOf(selectorParams, params{"start_revision", "end_revision", "order", "prev_kv", "filters", "limit", "page_token"})
+var historyParams = wire.ParamsOf(wire.SelectorParams, wire.Params{"start_revision", "end_revision", "order", "prev_kv", "filters", "limit", "page_token"})
 
 // history serves GET /v1/history.
 //
@@ -32,14 +34,14 @@ var historyParams = paramsOf(selectorParams, params{"start_revision", "end_revis
 //	@Param			filters				query		string				false	"A comma list of noput and nodelete: leave those events out."
 //	@Param			limit				query		integer				false	"Events per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
 //	@Param			page_token			query		string				false	"next_page_token of the previous page, sent with the same range, order and filters."
-//	@Success		200					{object}	historyResponseDoc	"One page of the history."
-//	@Failure		400					{object}	errorDoc			"invalid_argument: a bad selector, parameter or page token, or start_revision after end_revision; future_revision: a revision above the current one."
-//	@Failure		401					{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
-//	@Failure		410					{object}	errorDoc			"compacted: start_revision, or the page token's next event, is below the compact revision."
-//	@Failure		429					{object}	errorDoc			"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later."
-//	@Failure		500					{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Success		200					{object}	wire.HistoryResponse	"One page of the history."
+//	@Failure		400					{object}	wire.ErrorResponse			"invalid_argument: a bad selector, parameter or page token, or start_revision after end_revision; future_revision: a revision above the current one."
+//	@Failure		401					{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse			"permission_denied: the caller may not read every key of the range."
+//	@Failure		410					{object}	wire.ErrorResponse			"compacted: start_revision, or the page token's next event, is below the compact revision."
+//	@Failure		429					{object}	wire.ErrorResponse			"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes, or, over etcd, the gateway has --etcd-max-history-watches etcd watches open to read history; retry later."
+//	@Failure		500					{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200					{integer}	X-Revision			"The store's revision when the request was served."
 //	@Header			401					{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -47,10 +49,10 @@ var historyParams = paramsOf(selectorParams, params{"start_revision", "end_revis
 //	@Router			/v1/history [get]
 func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, historyParams)
-	sel := q.selector(false)
+	sel := q.Selector(false)
 	req := h.historyRequest(q, sel)
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
@@ -62,24 +64,24 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, page.Revision)
-	b := appendHeader(nil, page.Revision)
-	b = appendIntField(b, "compact_revision", page.CompactRevision)
+	b := wire.AppendHeader(nil, page.Revision)
+	b = wire.AppendIntField(b, "compact_revision", page.CompactRevision)
 	b = append(b, `,"events":[`...)
 	for i := range page.Events {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, &page.Events[i])
+		b = wire.AppendEvent(b, &page.Events[i])
 	}
 	b = append(b, ']')
-	b = appendBoolField(b, "more", page.More)
+	b = wire.AppendBoolField(b, "more", page.More)
 	if page.More {
-		next := historyToken{
-			start: page.StartRevision, end: page.EndRevision, next: page.Next,
-			descend: req.Descend, noPut: req.NoPut, noDelete: req.NoDelete,
+		next := wire.HistoryToken{
+			Start: page.StartRevision, End: page.EndRevision, Next: page.Next,
+			Descend: req.Descend, NoPut: req.NoPut, NoDelete: req.NoDelete,
 		}
 		b = append(b, `,"next_page_token":"`...)
-		b = append(b, h.tokens.sealHistory(next, sel)...)
+		b = append(b, h.tokens.SealHistory(next, sel)...)
 		b = append(b, '"')
 	}
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
@@ -88,42 +90,42 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 // historyRequest reads the query of GET /v1/history over the range sel.
 // A page token must come with the range, order and filters it was issued
 // for, and with no other window: it carries where to go on, they do not.
-func (h *Handler) historyRequest(q *query, sel keyrange.Range) kv.HistoryRequest {
+func (h *Handler) historyRequest(q *wire.Query, sel keyrange.Range) kv.HistoryRequest {
 	req := kv.HistoryRequest{
 		Key:           sel.Key,
 		End:           sel.End,
-		StartRevision: q.int64("start_revision", 0),
-		EndRevision:   q.int64("end_revision", 0),
-		PrevKV:        q.boolean("prev_kv"),
-		Limit:         int(q.int64("limit", defaultListLimit)),
+		StartRevision: q.Int64("start_revision", 0),
+		EndRevision:   q.Int64("end_revision", 0),
+		PrevKV:        q.Bool("prev_kv"),
+		Limit:         int(q.Int64("limit", defaultListLimit)),
 	}
-	if q.has("limit") && (req.Limit < 1 || req.Limit > maxListLimit) {
-		q.fail("limit must be between 1 and %d", maxListLimit)
+	if q.Has("limit") && (req.Limit < 1 || req.Limit > wire.MaxListLimit) {
+		q.Failf("limit must be between 1 and %d", wire.MaxListLimit)
 	}
-	req.NoPut, req.NoDelete = q.filters()
-	switch order := q.get("order"); order {
+	req.NoPut, req.NoDelete = q.Filters()
+	switch order := q.Get("order"); order {
 	case "", "ascend":
 	case "descend":
 		req.Descend = true
 	default:
-		q.fail("order must be ascend or descend, not %q", order)
+		q.Failf("order must be ascend or descend, not %q", order)
 	}
-	s := q.get("page_token")
-	if s == "" || q.err != nil {
+	s := q.Get("page_token")
+	if s == "" || q.Err() != nil {
 		return req
 	}
-	tok, ok := h.tokens.openHistory(s, sel)
+	tok, ok := h.tokens.OpenHistory(s, sel)
 	switch {
 	case !ok:
-		q.fail("page_token is not a token of this range")
-	case tok.descend != req.Descend:
-		q.fail("page_token was issued for the other order")
-	case tok.noPut != req.NoPut || tok.noDelete != req.NoDelete:
-		q.fail("page_token was issued for other filters")
-	case req.StartRevision != 0 && req.StartRevision != tok.start,
-		req.EndRevision != 0 && req.EndRevision != tok.end:
-		q.fail("page_token is pinned to revisions %d to %d", tok.start, tok.end)
+		q.Failf("page_token is not a token of this range")
+	case tok.Descend != req.Descend:
+		q.Failf("page_token was issued for the other order")
+	case tok.NoPut != req.NoPut || tok.NoDelete != req.NoDelete:
+		q.Failf("page_token was issued for other filters")
+	case req.StartRevision != 0 && req.StartRevision != tok.Start,
+		req.EndRevision != 0 && req.EndRevision != tok.End:
+		q.Failf("page_token is pinned to revisions %d to %d", tok.Start, tok.End)
 	}
-	req.StartRevision, req.EndRevision, req.Resume = tok.start, tok.end, tok.next
+	req.StartRevision, req.EndRevision, req.Resume = tok.Start, tok.End, tok.Next
 	return req
 }

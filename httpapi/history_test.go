@@ -14,19 +14,21 @@ import (
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
-// events shows the events in short: "put a=1@2", "delete a@5", with
+// historyEvents shows the events in short: "put a=1@2", "delete a@5", with
 // " (was a=2@4)" for a previous version.
-func (b historyResponseDoc) events() []string {
+func historyEvents(b wire.HistoryResponse) []string {
 	out := make([]string, 0, len(b.Events))
 	for _, ev := range b.Events {
-		s := fmt.Sprintf("%s %s@%d", ev.Type, ev.KV.key(), ev.KV.ModRevision)
+		s := fmt.Sprintf("%s %s@%d", ev.Type, keyOf(ev.KV), ev.KV.ModRevision)
 		if ev.Type == "put" {
-			s = fmt.Sprintf("put %s=%s@%d", ev.KV.key(), ev.KV.value(), ev.KV.ModRevision)
+			s = fmt.Sprintf("put %s=%s@%d", keyOf(ev.KV), valueOf(ev.KV), ev.KV.ModRevision)
 		}
 		if ev.PrevKV != nil {
-			s += fmt.Sprintf(" (was %s=%s@%d)", ev.PrevKV.key(), ev.PrevKV.value(), ev.PrevKV.ModRevision)
+			s += fmt.Sprintf(" (was %s=%s@%d)", keyOf(*ev.PrevKV), valueOf(*ev.PrevKV), ev.PrevKV.ModRevision)
 		}
 		out = append(out, s)
 	}
@@ -35,10 +37,10 @@ func (b historyResponseDoc) events() []string {
 
 // getHistory reads GET /v1/history?query and fails unless it answers 200
 // with every field of the contract and X-Revision as its header revision.
-func getHistory(tb testing.TB, h http.Handler, query string) historyResponseDoc {
+func getHistory(tb testing.TB, h http.Handler, query string) wire.HistoryResponse {
 	tb.Helper()
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/history?"+query, "")
-	b := decodeDeclared[historyResponseDoc](tb, "GET /v1/history?"+query, rec.Body.Bytes())
+	b := decodeDeclared[wire.HistoryResponse](tb, "GET /v1/history?"+query, rec.Body.Bytes())
 	if b.Events == nil || b.Header.Revision == 0 {
 		tb.Fatalf("GET /v1/history?%s = %s: want header, compact_revision, events and more", query, rec.Body)
 	}
@@ -89,7 +91,7 @@ func TestHistoryQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := getHistory(t, h, tt.query)
-		if got := b.events(); !slices.Equal(got, tt.want) || b.More || b.Header.Revision != 7 || b.CompactRevision != 0 {
+		if got := historyEvents(b); !slices.Equal(got, tt.want) || b.More || b.Header.Revision != 7 || b.CompactRevision != 0 {
 			t.Errorf("GET /v1/history?%s = %q more=%v revision %d compact %d; want %q, no more, revision 7, compact 0",
 				tt.query, got, b.More, b.Header.Revision, b.CompactRevision, tt.want)
 		}
@@ -110,7 +112,7 @@ func followHistory(tb testing.TB, h http.Handler, query string, between func()) 
 	q := query
 	for pages := 1; ; pages++ {
 		b := getHistory(tb, h, q)
-		all = append(all, b.events()...)
+		all = append(all, historyEvents(b)...)
 		if !b.More {
 			return all, pages
 		}
@@ -132,7 +134,7 @@ func TestHistoryPaging(t *testing.T) {
 		for _, sel := range []string{"", "key=a", "key=a&prefix=true"} {
 			base := sel + "&order=" + order + "&prev_kv=true"
 			for _, limit := range []int{1, 2, 3, 1000} {
-				whole := getHistory(t, h, base).events()
+				whole := historyEvents(getHistory(t, h, base))
 				got, pages := followHistory(t, h, fmt.Sprintf("%s&limit=%d", base, limit), func() {
 					mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "later")
 				})
@@ -156,7 +158,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	raw := first.NextPageToken
 	flip := []byte(raw)
 	flip[len(flip)/2] ^= 1
-	other := newTokenCodec(nil).sealHistory(historyToken{start: 1, end: 7, next: kv.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
+	other := wire.NewTokens(nil).SealHistory(wire.HistoryToken{Start: 1, End: 7, Next: kv.Revision{Main: 2}}, keyrange.Range{Key: []byte("a"), End: []byte("b")})
 	for _, q := range []string{
 		"key=b&prefix=true&filters=nodelete&page_token=" + tok,
 		"key=a&filters=nodelete&page_token=" + tok,
@@ -179,7 +181,7 @@ func TestHistoryPageTokens(t *testing.T) {
 	}
 	// A list's token is no history token, nor the other way round.
 	list := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?limit=1", "")
-	var l listResponseDoc
+	var l wire.ListResponse
 	if err := json.Unmarshal(list.Body.Bytes(), &l); err != nil || l.NextPageToken == "" {
 		t.Fatalf("GET /v1/kv?limit=1 = %s, want a next_page_token", list.Body)
 	}
@@ -240,14 +242,14 @@ func TestHistoryErrors(t *testing.T) {
 	mustServe(t, h, http.StatusOK, "POST", "/v1/compact", `{"revision":5,"physical":true}`)
 	for _, q := range []string{"start_revision=4", "start_revision=1&key=a", "page_token=" + url.QueryEscape(page.NextPageToken)} {
 		rec := serve(t, h, "GET", "/v1/history?"+q, "")
-		var e errorDoc
+		var e wire.ErrorResponse
 		if rec.Code != http.StatusGone || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Code != "compacted" || e.Error.CompactRevision != 5 {
 			t.Errorf("GET /v1/history?%s = %d %s, want 410 compacted with compact_revision 5", q, rec.Code, rec.Body)
 		}
 	}
 	// At the compact revision: its delete is still there.
 	b := getHistory(t, h, "start_revision=5&key=a")
-	if got := b.events(); !slices.Equal(got, []string{"delete a@5", "put a=3@7"}) || b.CompactRevision != 5 {
+	if got := historyEvents(b); !slices.Equal(got, []string{"delete a@5", "put a=3@7"}) || b.CompactRevision != 5 {
 		t.Errorf("GET /v1/history?start_revision=5&key=a = %q compact %d, want [delete a@5 put a=3@7] compact 5", got, b.CompactRevision)
 	}
 }
@@ -285,33 +287,4 @@ func TestHistoryAuthorization(t *testing.T) {
 			t.Errorf("GET /v1/history?%s asked %v, want %v", tt.query, authz.asked, want)
 		}
 	}
-}
-
-// FuzzHistoryToken: no string opens as a token but one sealed by the same
-// key for the same range, and every sealed token opens to what it holds.
-func FuzzHistoryToken(f *testing.F) {
-	s := newTokenCodec([]byte("fuzz"))
-	sel := keyrange.Range{Key: []byte("a"), End: []byte("b")}
-	f.Add(s.sealHistory(historyToken{start: 1, end: 9, next: kv.Revision{Main: 3, Sub: 1}, descend: true}, sel), int64(1), int64(9), int64(3), int64(1), uint8(1))
-	f.Add("AQ", int64(0), int64(0), int64(0), int64(0), uint8(0))
-	f.Add("", int64(5), int64(1<<62), int64(7), int64(1<<62), uint8(7))
-	f.Fuzz(func(t *testing.T, raw string, start, end, main, sub int64, flags uint8) {
-		if tok, ok := s.openHistory(raw, sel); ok {
-			if again := s.sealHistory(tok, sel); again != raw {
-				t.Fatalf("openHistory(%q) = %+v, which seals to %q", raw, tok, again)
-			}
-		}
-		if start < 0 || end < 0 || main < 0 || sub < 0 {
-			return
-		}
-		tok := historyToken{start: start, end: end, next: kv.Revision{Main: main, Sub: sub},
-			descend: flags&1 != 0, noPut: flags&2 != 0, noDelete: flags&4 != 0}
-		sealed := s.sealHistory(tok, sel)
-		if got, ok := s.openHistory(sealed, sel); !ok || got != tok {
-			t.Fatalf("openHistory(sealHistory(%+v)) = %+v, %v", tok, got, ok)
-		}
-		if _, ok := s.openHistory(sealed, keyrange.Range{Key: []byte("a")}); ok {
-			t.Fatalf("a token of [a, b) opened for the key a")
-		}
-	})
 }

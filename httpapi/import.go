@@ -14,10 +14,12 @@ import (
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/reconcile"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // importParams are the query parameters of POST /v1/import.
-var importParams = paramsOf(selectorParams, params{"mode", "dry_run"})
+var importParams = wire.ParamsOf(wire.SelectorParams, wire.Params{"mode", "dry_run"})
 
 // minImportRate is the slowest an import's body may arrive, after the
 // bodyReadTimeout every body has: 64 MiB, the default largest import,
@@ -70,35 +72,35 @@ func importTooLarge(limit int64) *apiError {
 //	@Param			mode				query		string				false	"merge: put what differs; replace: also delete the range's keys the body lacks."	Enums(merge, replace)	default(merge)
 //	@Param			dry_run				query		boolean				false	"Change nothing: answer what would change."
 //	@Param			If-Match			header		string				false	"A revision in double quotes (an export's header revision): import only if no key of the range was written or deleted after it."
-//	@Success		200					{object}	rewriteResponseDoc	"What changed (or would change, with dry_run)."
-//	@Failure		400					{object}	errorDoc			"invalid_argument: a bad selector or parameter, a line that is not a JSON object or lacks its key or value, a key outside the range or given twice (the message names the line), or, over etcd, more changes than --max-txn-ops; future_revision: an If-Match revision above the current one."
-//	@Failure		401					{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc			"permission_denied: the caller may not write every key of the range (nor read them, with dry_run)."
-//	@Failure		410					{object}	errorDoc			"compacted: the If-Match revision is below the compact revision: whether the range changed since is no longer known."
-//	@Failure		412					{object}	errorDoc			"precondition_failed: a key of the range was written or deleted after the If-Match revision."
-//	@Failure		413					{object}	errorDoc			"request_too_large: the body is over the server's --max-import-bytes."
-//	@Failure		429					{object}	errorDoc			"too_many_requests: the imports in flight hold --max-import-bytes already; retry later (Retry-After)."
-//	@Failure		500					{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc			"unavailable: the server is shutting down or its backend failed, or, over etcd, the range kept changing while the import was worked out."
-//	@Failure		507					{object}	errorDoc			"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Success		200					{object}	wire.RewriteResponse	"What changed (or would change, with dry_run)."
+//	@Failure		400					{object}	wire.ErrorResponse			"invalid_argument: a bad selector or parameter, a line that is not a JSON object or lacks its key or value, a key outside the range or given twice (the message names the line), or, over etcd, more changes than --max-txn-ops; future_revision: an If-Match revision above the current one."
+//	@Failure		401					{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key of the range (nor read them, with dry_run)."
+//	@Failure		410					{object}	wire.ErrorResponse			"compacted: the If-Match revision is below the compact revision: whether the range changed since is no longer known."
+//	@Failure		412					{object}	wire.ErrorResponse			"precondition_failed: a key of the range was written or deleted after the If-Match revision."
+//	@Failure		413					{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-import-bytes."
+//	@Failure		429					{object}	wire.ErrorResponse			"too_many_requests: the imports in flight hold --max-import-bytes already; retry later (Retry-After)."
+//	@Failure		500					{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed, or, over etcd, the range kept changing while the import was worked out."
+//	@Failure		507					{object}	wire.ErrorResponse			"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200,412				{integer}	X-Revision			"The revision of the changes, or the store's current one."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/import [post]
 func (h *Handler) importRange(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, importParams)
-	scope := q.selector(false)
+	scope := q.Selector(false)
 	replace := false
-	switch m := q.get("mode"); m {
+	switch m := q.Get("mode"); m {
 	case "", "merge":
 	case "replace":
 		replace = true
 	default:
-		q.fail("mode must be merge or replace, not %q", m)
+		q.Failf("mode must be merge or replace, not %q", m)
 	}
-	dryRun := q.boolean("dry_run")
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	dryRun := q.Bool("dry_run")
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	since, aerr := parseRevisionMatch(r)
@@ -211,20 +213,20 @@ func addLine(b *reconcile.Builder, line []byte, n int, first bool) error {
 	}
 	// Strings that are not UTF-8, which encoding/json would have changed,
 	// and a field given twice: checked on JSON that decoded.
-	if aerr := jsonTextError(line); aerr != nil {
-		return badRequest("line %d: %s", n, aerr.message)
+	if err := wire.CheckText(line); err != nil {
+		return badRequest("line %d: %s", n, err.Error())
 	}
 	if first && l.Header != nil && l.Key == nil && l.KeyBase64 == nil {
 		return nil
 	}
-	key, set, err := twin{l.Key, l.KeyBase64}.get("key")
+	key, set, err := wire.Twin("key", l.Key, l.KeyBase64)
 	if err == nil && !set {
 		err = badRequest("no key: give key, or key_base64 for bytes that are not UTF-8")
 	}
 	if err != nil {
 		return badRequest("line %d: %s", n, err.Error())
 	}
-	value, set, err := twin{l.Value, l.ValueBase64}.get("value")
+	value, set, err := wire.Twin("value", l.Value, l.ValueBase64)
 	if err == nil && !set {
 		err = badRequest("no value: give value, or value_base64 for bytes that are not UTF-8")
 	}

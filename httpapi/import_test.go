@@ -11,6 +11,8 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 func TestImport(t *testing.T) {
@@ -28,11 +30,11 @@ func TestImport(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"created":1,"deleted":1,"header":{"revision":4},"keys":{"created_base64":["YXBwL/8="],"deleted":["app/gone"],"updated":["app/old"]},"unchanged":1,"updated":1}`) {
 		t.Fatalf("dry run = %s", rec.Body)
 	}
-	if getKV(t, h, "app/old").value() != "1" {
+	if valueOf(getKV(t, h, "app/old")) != "1" {
 		t.Fatal("a dry run changed app/old")
 	}
 	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/import?key=app/&prefix=true&mode=replace", body, "If-Match", `"4"`)
-	var res rewriteResponseDoc
+	var res wire.RewriteResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Header.Revision != 5 || rec.Header().Get("X-Revision") != "5" {
 		t.Fatalf("import = %s", rec.Body)
 	}
@@ -118,11 +120,11 @@ func TestRestore(t *testing.T) {
 	putTTL(t, h, "r/b", "2", 60)
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/r/c", "1")
 	rec := mustServe(t, h, http.StatusOK, "POST", "/v1/restore", `{"key":"r/","prefix":true,"revision":3}`)
-	var res rewriteResponseDoc
+	var res wire.RewriteResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Created != 1 || res.Updated != 1 || res.Deleted != 1 || res.Header.Revision != 7 {
 		t.Fatalf("restore = %s", rec.Body)
 	}
-	if kv := getKV(t, h, "r/b"); kv.value() != "1" || kv.Lease != 0 {
+	if kv := getKV(t, h, "r/b"); valueOf(kv) != "1" || kv.Lease != 0 {
 		t.Fatalf("r/b restored as %+v, want 1 without a lease", kv)
 	}
 	for _, tc := range []struct {

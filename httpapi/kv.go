@@ -10,12 +10,13 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
-const (
-	defaultListLimit = 1000
-	maxListLimit     = 10000
-)
+// defaultListLimit is the page size of a list or a history read that
+// gives no limit.
+const defaultListLimit = 1000
 
 // pathKey returns the key of /v1/kv/{key}: everything after the prefix of
 // the escaped path, percent-decoded, so "a%2Fb" is the key "a/b" and
@@ -44,7 +45,7 @@ func setRevision(w http.ResponseWriter, rev int64) {
 func etag(modRev int64) string { return `"` + strconv.FormatInt(modRev, 10) + `"` }
 
 // getKeyParams are the query parameters of GET /v1/kv/{key}.
-var getKeyParams = params{"revision", "raw"}
+var getKeyParams = wire.Params{"revision", "raw"}
 
 // getKey serves GET /v1/kv/{key}.
 //
@@ -58,16 +59,16 @@ var getKeyParams = params{"revision", "raw"}
 //	@Param			revision		query		integer			false	"Read the key as it was at this revision; 0 or none reads the current one. Reading exactly at the compact revision works."	minimum(0)	format(int64)
 //	@Param			raw				query		boolean			false	"Answer the value's bytes alone (application/octet-stream). Booleans accept true, false, 1 and 0."
 //	@Param			If-None-Match	header		string			false	"Entity tags, or *: answer 304 when the key's ETag is among them."
-//	@Success		200				{object}	getResponseDoc	"The key. With raw=true, the value's bytes instead (application/octet-stream)."
+//	@Success		200				{object}	wire.GetResponse	"The key. With raw=true, the value's bytes instead (application/octet-stream)."
 //	@Success		304				"The key is unchanged: its ETag matches If-None-Match."
-//	@Failure		400				{object}	errorDoc	"invalid_argument: an empty key or a bad parameter; future_revision: a revision above the current one."
-//	@Failure		401				{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403				{object}	errorDoc	"permission_denied: the caller may not read the key."
-//	@Failure		404				{object}	errorDoc	"key_not_found, with the store's revision."
-//	@Failure		410				{object}	errorDoc	"compacted: the revision is below the compact revision, given as compact_revision."
-//	@Failure		429				{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
-//	@Failure		500				{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503				{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Failure		400				{object}	wire.ErrorResponse	"invalid_argument: an empty key or a bad parameter; future_revision: a revision above the current one."
+//	@Failure		401				{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	wire.ErrorResponse	"permission_denied: the caller may not read the key."
+//	@Failure		404				{object}	wire.ErrorResponse	"key_not_found, with the store's revision."
+//	@Failure		410				{object}	wire.ErrorResponse	"compacted: the revision is below the compact revision, given as compact_revision."
+//	@Failure		429				{object}	wire.ErrorResponse	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		500				{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503				{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200,304,404		{integer}	X-Revision			"The store's revision when the request was served."
 //	@Header			200,304			{string}	ETag				"The key's mod revision, quoted: a strong entity tag."
 //	@Header			200				{integer}	X-Create-Revision	"With raw=true: the key's create_revision."
@@ -83,10 +84,10 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r, getKeyParams)
-	rev := q.int64("revision", 0)
-	raw := q.boolean("raw")
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	rev := q.Int64("revision", 0)
+	raw := q.Bool("raw")
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{{Key: key}}}) {
@@ -120,9 +121,9 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(cur.Value)
 		return
 	}
-	b := appendHeader(make([]byte, 0, 64+kvsSize(res.KVs[:1], true)), res.Revision)
+	b := wire.AppendHeader(make([]byte, 0, 64+wire.KVsSize(res.KVs[:1], true)), res.Revision)
 	b = append(b, `,"kv":`...)
-	b = appendKV(b, cur, true)
+	b = wire.AppendKV(b, cur, true)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
 
@@ -132,10 +133,10 @@ type jsonKV struct {
 	withValue bool
 }
 
-func (j jsonKV) MarshalJSON() ([]byte, error) { return appendKV(nil, j.kv, j.withValue), nil }
+func (j jsonKV) MarshalJSON() ([]byte, error) { return wire.AppendKV(nil, j.kv, j.withValue), nil }
 
 // putKeyParams are the query parameters of PUT /v1/kv/{key}.
-var putKeyParams = params{"lease", "ttl", "prev_kv", "ignore_value", "ignore_lease"}
+var putKeyParams = wire.Params{"lease", "ttl", "prev_kv", "ignore_value", "ignore_lease"}
 
 // putKey serves PUT /v1/kv/{key}: the body is the value.
 //
@@ -156,17 +157,17 @@ var putKeyParams = params{"lease", "ttl", "prev_kv", "ignore_value", "ignore_lea
 //	@Param			ignore_lease	query		boolean			false	"Keep the current lease (the key must exist)."
 //	@Param			If-Match		header		string			false	"The key's ETag (its mod revision in double quotes), or * for any existing version: put only if it matches."
 //	@Param			If-None-Match	header		string			false	"Only *: put only if the key does not exist."
-//	@Success		200				{object}	putResponseDoc	"Written; the header's revision is the put's."
-//	@Failure		400				{object}	errorDoc		"invalid_argument: an empty key, a bad parameter or condition, a ttl that is not a whole number of seconds of at least 1, ttl with lease or ignore_lease."
-//	@Failure		401				{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403				{object}	errorDoc		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it."
-//	@Failure		404				{object}	errorDoc		"lease_not_found: the lease does not exist."
-//	@Failure		412				{object}	errorDoc		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
-//	@Failure		413				{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429				{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500				{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503				{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
-//	@Failure		507				{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Success		200				{object}	wire.PutResponse	"Written; the header's revision is the put's."
+//	@Failure		400				{object}	wire.ErrorResponse		"invalid_argument: an empty key, a bad parameter or condition, a ttl that is not a whole number of seconds of at least 1, ttl with lease or ignore_lease."
+//	@Failure		401				{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	wire.ErrorResponse		"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv), or, with a lease, every key already attached to it."
+//	@Failure		404				{object}	wire.ErrorResponse		"lease_not_found: the lease does not exist."
+//	@Failure		412				{object}	wire.ErrorResponse		"precondition_failed: the condition did not hold; kv is the key as it is, if it exists, and ETag its entity tag."
+//	@Failure		413				{object}	wire.ErrorResponse		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429				{object}	wire.ErrorResponse		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500				{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503				{object}	wire.ErrorResponse		"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507				{object}	wire.ErrorResponse		"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200,412			{integer}	X-Revision	"The store's revision: the put's, or the one the condition was checked at."
 //	@Header			200,412			{string}	ETag		"The key's new mod revision, quoted; on 412 the current key's."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -181,14 +182,14 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, putKeyParams)
 	req := kv.PutRequest{
 		Key:         key,
-		Lease:       q.int64("lease", 0),
-		PrevKV:      q.boolean("prev_kv"),
-		IgnoreValue: q.boolean("ignore_value"),
-		IgnoreLease: q.boolean("ignore_lease"),
+		Lease:       q.Int64("lease", 0),
+		PrevKV:      q.Bool("prev_kv"),
+		IgnoreValue: q.Bool("ignore_value"),
+		IgnoreLease: q.Bool("ignore_lease"),
 	}
-	ttl := q.ttl()
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	ttl := q.TTL()
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	p, aerr := parsePrecondition(r)
@@ -218,10 +219,10 @@ func (h *Handler) putKey(w http.ResponseWriter, r *http.Request) {
 	res := out.Put
 	setRevision(w, res.Revision)
 	w.Header().Set("ETag", etag(res.Revision))
-	b := appendHeader(nil, res.Revision)
+	b := wire.AppendHeader(nil, res.Revision)
 	if res.PrevKV != nil {
 		b = append(b, `,"prev_kv":`...)
-		b = appendKV(b, res.PrevKV, true)
+		b = wire.AppendKV(b, res.PrevKV, true)
 	}
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
@@ -239,7 +240,7 @@ func bodyError(err error) error {
 }
 
 // deleteKeyParams are the query parameters of DELETE /v1/kv/{key}.
-var deleteKeyParams = params{"prev_kv"}
+var deleteKeyParams = wire.Params{"prev_kv"}
 
 // deleteKey serves DELETE /v1/kv/{key}.
 //
@@ -251,13 +252,13 @@ var deleteKeyParams = params{"prev_kv"}
 //	@Param			key			path		string				true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
 //	@Param			prev_kv		query		boolean				false	"Answer with the deleted key in prev_kvs."
 //	@Param			If-Match	header		string				false	"The key's ETag (its mod revision, quoted), or * for any existing version: delete only if it matches."
-//	@Success		200			{object}	deleteResponseDoc	"Deleted, or nothing to delete."
-//	@Failure		400			{object}	errorDoc			"invalid_argument: an empty key, a bad parameter or condition."
-//	@Failure		401			{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403			{object}	errorDoc			"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
-//	@Failure		412			{object}	errorDoc			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
-//	@Failure		500			{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503			{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Success		200			{object}	wire.DeleteResponse	"Deleted, or nothing to delete."
+//	@Failure		400			{object}	wire.ErrorResponse			"invalid_argument: an empty key, a bad parameter or condition."
+//	@Failure		401			{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	wire.ErrorResponse			"permission_denied: the caller may not write the key (nor read it, with a condition or prev_kv)."
+//	@Failure		412			{object}	wire.ErrorResponse			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
+//	@Failure		500			{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503			{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200,412		{integer}	X-Revision			"The store's revision when the request was served."
 //	@Header			412			{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -270,16 +271,16 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r, deleteKeyParams)
-	prevKV := q.boolean("prev_kv")
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	prevKV := q.Bool("prev_kv")
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	h.doDelete(w, r, keyrange.Range{Key: key}, prevKV, true)
 }
 
 // deleteRangeParams are the query parameters of DELETE /v1/kv.
-var deleteRangeParams = paramsOf(selectorParams, deleteKeyParams)
+var deleteRangeParams = wire.ParamsOf(wire.SelectorParams, deleteKeyParams)
 
 // deleteRange serves DELETE /v1/kv?key=...&prefix=true|range_end=...
 //
@@ -296,13 +297,13 @@ var deleteRangeParams = paramsOf(selectorParams, deleteKeyParams)
 //	@Param			from_key			query		boolean				false	"Every key >= key."
 //	@Param			prev_kv				query		boolean				false	"Answer with the deleted keys in prev_kvs."
 //	@Param			If-Match			header		string				false	"With a single key only: the key's ETag, or *; delete only if it matches."
-//	@Success		200					{object}	deleteResponseDoc	"Deleted, or nothing to delete."
-//	@Failure		400					{object}	errorDoc			"invalid_argument: no key, a bad selector or parameter."
-//	@Failure		401					{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc			"permission_denied: the caller may not write every key of the range."
-//	@Failure		412					{object}	errorDoc			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
-//	@Failure		500					{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Success		200					{object}	wire.DeleteResponse	"Deleted, or nothing to delete."
+//	@Failure		400					{object}	wire.ErrorResponse			"invalid_argument: no key, a bad selector or parameter."
+//	@Failure		401					{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key of the range."
+//	@Failure		412					{object}	wire.ErrorResponse			"precondition_failed: the condition did not hold; kv is the key as it is, if it exists."
+//	@Failure		500					{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200,412				{integer}	X-Revision			"The store's revision when the request was served."
 //	@Header			412					{string}	ETag				"The current key's mod revision, quoted."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -310,10 +311,10 @@ var deleteRangeParams = paramsOf(selectorParams, deleteKeyParams)
 //	@Router			/v1/kv [delete]
 func (h *Handler) deleteRange(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, deleteRangeParams)
-	sel := q.selector(true)
-	prevKV := q.boolean("prev_kv")
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	sel := q.Selector(true)
+	prevKV := q.Bool("prev_kv")
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	h.doDelete(w, r, sel, prevKV, sel.End == nil)
@@ -343,10 +344,10 @@ func (h *Handler) doDelete(w http.ResponseWriter, r *http.Request, sel keyrange.
 }
 
 func appendDeleteResult(b []byte, res *kv.DeleteResult, prevKV bool) []byte {
-	b = appendHeader(b, res.Revision)
-	b = appendIntField(b, "deleted", res.Deleted)
+	b = wire.AppendHeader(b, res.Revision)
+	b = wire.AppendIntField(b, "deleted", res.Deleted)
 	if prevKV {
-		b = appendKVs(b, "prev_kvs", res.PrevKVs, true)
+		b = wire.AppendKVs(b, "prev_kvs", res.PrevKVs, true)
 	}
 	return append(b, '}')
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/patch"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // patchCostFactor is how many times its value and its patch a patch is
@@ -34,19 +36,19 @@ var patchKinds = map[string]patch.Kind{
 //	@Param			key			path		string			true	"The key: everything after /v1/kv/, percent-decoded from the escaped path (a%2Fb is the key a/b; slashes in the path are part of the key). Not empty."
 //	@Param			patch		body		object			true	"A JSON Merge Patch (an object, or any JSON value that replaces the value) or a JSON Patch (an array of operations)."
 //	@Param			If-Match	header		string			false	"The key's ETag (its mod revision in double quotes), or * for any existing version: patch only if it matches."
-//	@Success		200			{object}	getResponseDoc	"The key as written; the header's revision is the write's."
-//	@Failure		400			{object}	errorDoc		"invalid_argument: an empty key, a body that is not JSON or not a JSON Patch, more than 1000 operations, a bad condition."
-//	@Failure		401			{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403			{object}	errorDoc		"permission_denied: the caller may not read and write the key."
-//	@Failure		404			{object}	errorDoc		"key_not_found: a JSON Patch of a key that does not exist."
-//	@Failure		409			{object}	errorDoc		"patch_failed: the value is not JSON, a path of the JSON Patch is missing, its test operation failed, or the result would be larger than --max-request-bytes."
-//	@Failure		412			{object}	errorDoc		"precondition_failed: the key is not at the If-Match ETag; kv is the key as it is, if it exists, and ETag its entity tag."
-//	@Failure		413			{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		415			{object}	errorDoc		"unsupported_media_type: a Content-Type other than the two patch types."
-//	@Failure		429			{object}	errorDoc		"too_many_requests: more request bytes are in flight (bodies, and patches being applied) than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500			{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503			{object}	errorDoc		"unavailable: the server is shutting down or its backend failed, or the key kept changing while the patch was applied."
-//	@Failure		507			{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Success		200			{object}	wire.GetResponse	"The key as written; the header's revision is the write's."
+//	@Failure		400			{object}	wire.ErrorResponse		"invalid_argument: an empty key, a body that is not JSON or not a JSON Patch, more than 1000 operations, a bad condition."
+//	@Failure		401			{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	wire.ErrorResponse		"permission_denied: the caller may not read and write the key."
+//	@Failure		404			{object}	wire.ErrorResponse		"key_not_found: a JSON Patch of a key that does not exist."
+//	@Failure		409			{object}	wire.ErrorResponse		"patch_failed: the value is not JSON, a path of the JSON Patch is missing, its test operation failed, or the result would be larger than --max-request-bytes."
+//	@Failure		412			{object}	wire.ErrorResponse		"precondition_failed: the key is not at the If-Match ETag; kv is the key as it is, if it exists, and ETag its entity tag."
+//	@Failure		413			{object}	wire.ErrorResponse		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		415			{object}	wire.ErrorResponse		"unsupported_media_type: a Content-Type other than the two patch types."
+//	@Failure		429			{object}	wire.ErrorResponse		"too_many_requests: more request bytes are in flight (bodies, and patches being applied) than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500			{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503			{object}	wire.ErrorResponse		"unavailable: the server is shutting down or its backend failed, or the key kept changing while the patch was applied."
+//	@Failure		507			{object}	wire.ErrorResponse		"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200,412		{integer}	X-Revision	"The revision of the write, or the store's when the condition failed."
 //	@Header			200,412		{string}	ETag		"The key's new mod revision, quoted; on 412 the current key's."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -120,9 +122,9 @@ func (h *Handler) patchKey(w http.ResponseWriter, r *http.Request) {
 	}
 	setRevision(w, res.Revision)
 	w.Header().Set("ETag", etag(res.KV.ModRevision))
-	b := appendHeader(make([]byte, 0, 64+kvsSize([]kv.KeyValue{res.KV}, true)), res.Revision)
+	b := wire.AppendHeader(make([]byte, 0, 64+wire.KVsSize([]kv.KeyValue{res.KV}, true)), res.Revision)
 	b = append(b, `,"kv":`...)
-	b = appendKV(b, &res.KV, true)
+	b = wire.AppendKV(b, &res.KV, true)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
 

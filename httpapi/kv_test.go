@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 func TestPathKey(t *testing.T) {
@@ -84,12 +86,12 @@ func TestPathKeysThroughRouter(t *testing.T) {
 	for path, key := range paths {
 		mustServe(t, h, http.StatusOK, "PUT", path, "value of "+path)
 		rec := mustServe(t, h, http.StatusOK, "GET", path, "")
-		var body getResponseDoc
+		var body wire.GetResponse
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET %s: body %q: %v", path, rec.Body, err)
 		}
-		if body.KV.key() != key {
-			t.Errorf("GET %s: key %q, want %q", path, body.KV.key(), key)
+		if keyOf(body.KV) != key {
+			t.Errorf("GET %s: key %q, want %q", path, keyOf(body.KV), key)
 		}
 		if body.KV.Value != "value of "+path {
 			t.Errorf("GET %s: value %q, want %q", path, body.KV.Value, "value of "+path)
@@ -201,11 +203,11 @@ func FuzzPathKeyRouter(f *testing.F) {
 		target := "/v1/kv/" + url.PathEscape(string(key))
 		mustServe(t, h, http.StatusOK, "PUT", target, "v")
 		rec := mustServe(t, h, http.StatusOK, "GET", "/v1/kv?key_base64="+url.QueryEscape(base64.StdEncoding.EncodeToString(key)), "")
-		var body listResponseDoc
+		var body wire.ListResponse
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET by key_base64: body %q: %v", rec.Body, err)
 		}
-		if len(body.KVs) != 1 || body.KVs[0].key() != string(key) {
+		if len(body.KVs) != 1 || keyOf(body.KVs[0]) != string(key) {
 			t.Fatalf("PUT %s then GET by key_base64 %q = %s", target, key, rec.Body)
 		}
 		mustServe(t, h, http.StatusOK, "DELETE", target, "")

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // A put with ttl=N gives the key a lease of its own: granted for N
@@ -24,25 +25,6 @@ import (
 // errLeaseInUse stops the revoke of a key's previous lease that holds
 // other keys.
 var errLeaseInUse = errors.New("the lease holds other keys")
-
-// ttl reads the ttl parameter: a positive whole number of seconds, or 0
-// when absent. It cannot go with lease or ignore_lease.
-func (q *query) ttl() int64 {
-	if !q.has("ttl") {
-		return 0
-	}
-	s := q.get("ttl")
-	n, err := strconv.ParseInt(s, 10, 64)
-	switch {
-	case err != nil || n < 1:
-		q.fail("ttl must be a whole number of seconds, at least 1, not %q", s)
-		return 0
-	case q.has("lease") || q.boolean("ignore_lease"):
-		q.fail("ttl gives the key a lease of its own: it cannot go with lease or ignore_lease")
-		return 0
-	}
-	return n
-}
 
 // putWithTTL serves a put with ttl (see putKey), authorized and with its
 // value: req is the put, its lease to come.
@@ -76,12 +58,12 @@ func (h *Handler) putWithTTL(w http.ResponseWriter, r *http.Request, req *kv.Put
 	}
 	setRevision(w, res.Revision)
 	w.Header().Set("ETag", etag(res.Revision))
-	b := appendHeader(nil, res.Revision)
+	b := wire.AppendHeader(nil, res.Revision)
 	if answerPrev && res.PrevKV != nil {
 		b = append(b, `,"prev_kv":`...)
-		b = appendKV(b, res.PrevKV, true)
+		b = wire.AppendKV(b, res.PrevKV, true)
 	}
-	b = appendIntField(b, "lease", l.ID)
+	b = wire.AppendIntField(b, "lease", l.ID)
 	writeRawJSON(w, http.StatusOK, append(b, '}', '\n'))
 }
 

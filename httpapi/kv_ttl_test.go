@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // getKV reads a key through h.
-func getKV(tb testing.TB, h http.Handler, key string) keyValueDoc {
+func getKV(tb testing.TB, h http.Handler, key string) wire.KeyValue {
 	tb.Helper()
-	var got getResponseDoc
+	var got wire.GetResponse
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/kv/"+key, "")
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		tb.Fatal(err)
@@ -22,7 +24,7 @@ func getKV(tb testing.TB, h http.Handler, key string) keyValueDoc {
 // leaseIDs lists the leases through h.
 func leaseIDs(tb testing.TB, h http.Handler) []int64 {
 	tb.Helper()
-	var got leaseListDoc
+	var got wire.LeaseList
 	rec := mustServe(tb, h, http.StatusOK, "GET", "/v1/leases", "")
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		tb.Fatal(err)
@@ -37,7 +39,7 @@ func leaseIDs(tb testing.TB, h http.Handler) []int64 {
 // putTTL puts key=value with ttl and returns the lease the answer names.
 func putTTL(tb testing.TB, h http.Handler, key, value string, ttl int) int64 {
 	tb.Helper()
-	var got putResponseDoc
+	var got wire.PutResponse
 	rec := mustServe(tb, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/%s?ttl=%d", key, ttl), value)
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Lease == 0 {
 		tb.Fatalf("PUT ?ttl answered %s: no lease (%v)", rec.Body, err)
@@ -48,10 +50,10 @@ func putTTL(tb testing.TB, h http.Handler, key, value string, ttl int) int64 {
 func TestPutTTL(t *testing.T) {
 	h, _ := newTestHandler(t, Config{})
 	l1 := putTTL(t, h, "a", "v1", 60)
-	if kv := getKV(t, h, "a"); kv.Lease != l1 || kv.value() != "v1" {
+	if kv := getKV(t, h, "a"); kv.Lease != l1 || valueOf(kv) != "v1" {
 		t.Fatalf("after PUT a?ttl=60: %+v, want v1 with lease %d", kv, l1)
 	}
-	var ttl leaseTimeToLiveDoc
+	var ttl wire.LeaseTimeToLive
 	rec := mustServe(t, h, http.StatusOK, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", l1), "")
 	if err := json.Unmarshal(rec.Body.Bytes(), &ttl); err != nil || ttl.GrantedTTL != 60 || !slices.Equal(ttl.Keys, []string{"a"}) {
 		t.Fatalf("the put's lease: %s, want granted for 60s with the key a", rec.Body)
@@ -113,7 +115,7 @@ func TestPutTTLRefused(t *testing.T) {
 		if rec.Code != tc.status || errorCode(t, rec) != tc.code {
 			t.Errorf("PUT %s %v = %d %s, want %d %s", tc.target, tc.header, rec.Code, rec.Body, tc.status, tc.code)
 		}
-		if kv := getKV(t, h, "a"); kv.value() != "v" || kv.Lease != 0 || kv.ModRevision != 2 {
+		if kv := getKV(t, h, "a"); valueOf(kv) != "v" || kv.Lease != 0 || kv.ModRevision != 2 {
 			t.Errorf("after PUT %s: a is %+v, want v as it was", tc.target, kv)
 		}
 		if ids := leaseIDs(t, h); len(ids) != 0 {
@@ -126,13 +128,13 @@ func TestPutTTLRefused(t *testing.T) {
 func TestPutTTLConditional(t *testing.T) {
 	h, _ := newTestHandler(t, Config{})
 	rec := mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/n?ttl=10&prev_kv=true", "1", "If-None-Match", "*")
-	var got putResponseDoc
+	var got wire.PutResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PrevKV != nil || got.Lease == 0 {
 		t.Fatalf("PUT n?ttl If-None-Match: * = %s, want a lease and no prev_kv", rec.Body)
 	}
 	rev := getKV(t, h, "n").ModRevision
 	rec = mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/n?ttl=10&prev_kv=true", "2", "If-Match", fmt.Sprintf(`"%d"`, rev))
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PrevKV == nil || got.PrevKV.value() != "1" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PrevKV == nil || valueOf(*got.PrevKV) != "1" {
 		t.Fatalf("PUT n?ttl&prev_kv If-Match = %s, want prev_kv 1", rec.Body)
 	}
 	if ids := leaseIDs(t, h); !slices.Equal(ids, []int64{got.Lease}) {

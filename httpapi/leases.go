@@ -9,6 +9,8 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // maxLeaseID is the largest ID a JavaScript number holds exactly.
@@ -26,10 +28,10 @@ func (h *Handler) leaseID(w http.ResponseWriter, r *http.Request) (int64, bool) 
 
 // header is the "header" of an answer: the store's current revision,
 // which the X-Revision header carries too.
-func (h *Handler) header(w http.ResponseWriter) responseHeaderDoc {
+func (h *Handler) header(w http.ResponseWriter) wire.ResponseHeader {
 	rev := h.cfg.Backend.Rev()
 	setRevision(w, rev)
-	return responseHeaderDoc{Revision: rev}
+	return wire.ResponseHeader{Revision: rev}
 }
 
 // grantLease serves POST /v1/leases.
@@ -40,22 +42,22 @@ func (h *Handler) header(w http.ResponseWriter) responseHeaderDoc {
 //	@ID				grantLease
 //	@Accept			json
 //	@Produce		json
-//	@Param			lease	body		leaseGrantRequestDoc	true	"The TTL, and the ID if the caller chooses it."
-//	@Success		201		{object}	leaseResponseDoc		"Granted."
-//	@Failure		400		{object}	errorDoc				"invalid_argument: malformed JSON, a TTL that is not positive, an ID out of [0, 2^53-1]."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		409		{object}	errorDoc				"already_exists: a lease with that ID exists."
-//	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc				"too_many_requests: as many leases are alive as --max-leases allows (over etcd, in this deployment), or more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		507		{object}	errorDoc				"no_space: the NOSPACE alarm is active."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Param			lease	body		wire.LeaseGrantRequest	true	"The TTL, and the ID if the caller chooses it."
+//	@Success		201		{object}	wire.LeaseResponse		"Granted."
+//	@Failure		400		{object}	wire.ErrorResponse				"invalid_argument: malformed JSON, a TTL that is not positive, an ID out of [0, 2^53-1]."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		409		{object}	wire.ErrorResponse				"already_exists: a lease with that ID exists."
+//	@Failure		413		{object}	wire.ErrorResponse				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	wire.ErrorResponse				"too_many_requests: as many leases are alive as --max-leases allows (over etcd, in this deployment), or more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		507		{object}	wire.ErrorResponse				"no_space: the NOSPACE alarm is active."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/leases [post]
 func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
-	var req leaseGrantRequestDoc
+	var req wire.LeaseGrantRequest
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -76,14 +78,14 @@ func (h *Handler) grantLease(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, leaseResponseDoc{Header: h.header(w), ID: l.ID, TTL: l.TTL})
+	writeJSON(w, http.StatusCreated, wire.LeaseResponse{Header: h.header(w), ID: l.ID, TTL: l.TTL})
 }
 
 // listLeasesParams are the query parameters of GET /v1/leases.
-var listLeasesParams = params{"limit", "page_token"}
+var listLeasesParams = wire.Params{"limit", "page_token"}
 
 // listLeases serves GET /v1/leases, one page at a time: a page holds at
-// most maxListLimit IDs, so that no answer grows with the leases alive.
+// most wire.MaxListLimit IDs, so that no answer grows with the leases alive.
 //
 //	@Summary		List leases
 //	@Description	Lists the IDs of the leases, by ascending ID, one page of at most limit at a time. Over etcd, the leases of this deployment (its --etcd-namespace) only.
@@ -93,27 +95,27 @@ var listLeasesParams = params{"limit", "page_token"}
 //	@Produce		json
 //	@Param			limit		query		integer			false	"Leases per page."	minimum(1)	maximum(10000)	default(1000)	format(int64)
 //	@Param			page_token	query		string			false	"next_page_token of the previous page. Tokens are sealed by the server; one it did not issue for this list answers 400."
-//	@Success		200			{object}	leaseListDoc	"One page of the leases."
-//	@Failure		400			{object}	errorDoc		"invalid_argument: a limit out of [1, 10000], a page token the server did not issue for this list."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Success		200			{object}	wire.LeaseList	"One page of the leases."
+//	@Failure		400			{object}	wire.ErrorResponse		"invalid_argument: a limit out of [1, 10000], a page token the server did not issue for this list."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/leases [get]
 func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, listLeasesParams)
-	limit := q.int64("limit", defaultListLimit)
-	if q.has("limit") && (limit < 1 || limit > maxListLimit) {
-		q.fail("limit must be between 1 and %d", maxListLimit)
+	limit := q.Int64("limit", defaultListLimit)
+	if q.Has("limit") && (limit < 1 || limit > wire.MaxListLimit) {
+		q.Failf("limit must be between 1 and %d", wire.MaxListLimit)
 	}
 	var after int64
-	if s := q.get("page_token"); s != "" && q.err == nil {
+	if s := q.Get("page_token"); s != "" && q.Err() == nil {
 		after = h.openLeasePage(q, s)
 	}
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{}) {
@@ -124,30 +126,30 @@ func (h *Handler) listLeases(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	resp := leaseListDoc{Header: h.header(w), Leases: make([]leaseItemDoc, len(ids)), More: more}
+	resp := wire.LeaseList{Header: h.header(w), Leases: make([]wire.LeaseListItem, len(ids)), More: more}
 	for i, id := range ids {
 		resp.Leases[i].ID = id
 	}
 	if more && len(ids) > 0 {
-		resp.NextPageToken = h.tokens.seal(tokenKindLeases, binary.AppendUvarint(nil, uint64(ids[len(ids)-1])))
+		resp.NextPageToken = h.tokens.Seal(wire.TokenLeases, binary.AppendUvarint(nil, uint64(ids[len(ids)-1])))
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
 // openLeasePage returns the last ID of the page before, which a page
 // token of the lease list holds.
-func (h *Handler) openLeasePage(q *query, token string) int64 {
-	payload, err := h.tokens.open(tokenKindLeases, token)
+func (h *Handler) openLeasePage(q *wire.Query, token string) int64 {
+	payload, err := h.tokens.Open(wire.TokenLeases, token)
 	after, n := binary.Uvarint(payload)
 	if err != nil || n <= 0 || n != len(payload) || after < 1 || after > maxLeaseID {
-		q.fail("page_token is %v", errBadToken)
+		q.Failf("page_token is %v", wire.ErrBadToken)
 		return 0
 	}
 	return int64(after)
 }
 
 // leaseTimeToLiveParams are the query parameters of GET /v1/leases/{id}.
-var leaseTimeToLiveParams = params{"keys"}
+var leaseTimeToLiveParams = wire.Params{"keys"}
 
 // leaseTimeToLive serves GET /v1/leases/{id}. With keys=true it lists the
 // attached keys the caller may read, and only those, and says when it
@@ -162,13 +164,13 @@ var leaseTimeToLiveParams = params{"keys"}
 //	@Produce		json
 //	@Param			id		path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
 //	@Param			keys	query		boolean				false	"List the attached keys."
-//	@Success		200		{object}	leaseTimeToLiveDoc	"The lease."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it)."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404		{object}	errorDoc			"lease_not_found."
-//	@Failure		429	{object}	errorDoc	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Success		200		{object}	wire.LeaseTimeToLive	"The lease."
+//	@Failure		400		{object}	wire.ErrorResponse			"invalid_argument: an ID out of [1, 2^53-1], a bad parameter, or keys=true for a lease whose keys would pass --max-response-bytes (max_response_bytes names it)."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404		{object}	wire.ErrorResponse			"lease_not_found."
+//	@Failure		429	{object}	wire.ErrorResponse	"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -179,9 +181,9 @@ func (h *Handler) leaseTimeToLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r, leaseTimeToLiveParams)
-	withKeys := q.boolean("keys")
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	withKeys := q.Bool("keys")
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{}) {
@@ -242,12 +244,12 @@ func keyList(keys [][]byte) (strs []string, b64 [][]byte) {
 //	@ID				keepAliveLease
 //	@Produce		json
 //	@Param			id	path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
-//	@Success		200	{object}	leaseResponseDoc	"Renewed: ttl is the full TTL again."
-//	@Failure		400	{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1]."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404	{object}	errorDoc			"lease_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Success		200	{object}	wire.LeaseResponse	"Renewed: ttl is the full TTL again."
+//	@Failure		400	{object}	wire.ErrorResponse			"invalid_argument: an ID out of [1, 2^53-1]."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404	{object}	wire.ErrorResponse			"lease_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -262,7 +264,7 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, leaseResponseDoc{Header: h.header(w), ID: id, TTL: ttl})
+	writeJSON(w, http.StatusOK, wire.LeaseResponse{Header: h.header(w), ID: id, TTL: ttl})
 }
 
 // revokeLease serves DELETE /v1/leases/{id}: the caller needs write access
@@ -274,13 +276,13 @@ func (h *Handler) keepAliveLease(w http.ResponseWriter, r *http.Request) {
 //	@ID				revokeLease
 //	@Produce		json
 //	@Param			id	path		integer				true	"The lease ID."	minimum(1)	maximum(9007199254740991)	format(int64)
-//	@Success		200	{object}	headerResponseDoc	"Revoked; the header's revision is the revoke's."
-//	@Failure		400	{object}	errorDoc			"invalid_argument: an ID out of [1, 2^53-1]."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc			"permission_denied: the caller may not write every attached key."
-//	@Failure		404	{object}	errorDoc			"lease_not_found."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
+//	@Success		200	{object}	wire.HeaderResponse	"Revoked; the header's revision is the revoke's."
+//	@Failure		400	{object}	wire.ErrorResponse			"invalid_argument: an ID out of [1, 2^53-1]."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse			"permission_denied: the caller may not write every attached key."
+//	@Failure		404	{object}	wire.ErrorResponse			"lease_not_found."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down, its backend failed, or it serves no leases."
 //	@Header			200,201	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -302,7 +304,7 @@ func (h *Handler) revokeLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, rev)
-	writeJSON(w, http.StatusOK, headerResponseDoc{Header: responseHeaderDoc{Revision: rev}})
+	writeJSON(w, http.StatusOK, wire.HeaderResponse{Header: wire.ResponseHeader{Revision: rev}})
 }
 
 var _ json.Marshaler = jsonKV{}

@@ -7,48 +7,12 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
-)
 
-var (
-	sortTargets = map[string]kv.SortTarget{
-		"key": kv.SortByKey, "version": kv.SortByVersion, "create": kv.SortByCreate,
-		"mod": kv.SortByMod, "value": kv.SortByValue,
-	}
-	sortOrders = map[string]kv.SortOrder{"": kv.SortNone, "none": kv.SortNone, "ascend": kv.SortAscend, "descend": kv.SortDescend}
+	"github.com/httpkv/httpkv/wire"
 )
-
-// rangeOptions reads the options a list shares with a txn range.
-// rangeOptionParams are the parameters rangeOptions reads.
-var rangeOptionParams = params{"revision", "keys_only", "count_only", "min_mod_revision", "max_mod_revision",
-	"min_create_revision", "max_create_revision", "sort_target", "sort_order"}
 
 // listParams are the query parameters of GET /v1/kv.
-var listParams = paramsOf(selectorParams, rangeOptionParams, params{"limit", "page_token"})
-
-func (q *query) rangeOptions() kv.RangeOptions {
-	o := kv.RangeOptions{
-		Revision:          q.int64("revision", 0),
-		KeysOnly:          q.boolean("keys_only"),
-		CountOnly:         q.boolean("count_only"),
-		MinModRevision:    q.int64("min_mod_revision", 0),
-		MaxModRevision:    q.int64("max_mod_revision", 0),
-		MinCreateRevision: q.int64("min_create_revision", 0),
-		MaxCreateRevision: q.int64("max_create_revision", 0),
-	}
-	if s := q.get("sort_target"); s != "" {
-		t, ok := sortTargets[s]
-		if !ok {
-			q.fail("sort_target must be key, version, create, mod or value, not %q", s)
-		}
-		o.SortTarget = t
-	}
-	order, ok := sortOrders[q.get("sort_order")]
-	if !ok {
-		q.fail("sort_order must be ascend or descend, not %q", q.get("sort_order"))
-	}
-	o.SortOrder = order
-	return o
-}
+var listParams = wire.ParamsOf(wire.SelectorParams, wire.RangeOptionParams, wire.Params{"limit", "page_token"})
 
 // listKeys serves GET /v1/kv.
 //
@@ -75,40 +39,40 @@ func (q *query) rangeOptions() kv.RangeOptions {
 //	@Param			max_mod_revision	query		integer			false	"Only keys last modified at or before this revision."	minimum(0)	format(int64)
 //	@Param			min_create_revision	query		integer			false	"Only keys created at or after this revision."	minimum(0)	format(int64)
 //	@Param			max_create_revision	query		integer			false	"Only keys created at or before this revision."	minimum(0)	format(int64)
-//	@Success		200					{object}	listResponseDoc	"One page of the range."
-//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one."
-//	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
-//	@Failure		410					{object}	errorDoc		"compacted: the revision, or the page token's, is below the compact revision."
-//	@Failure		429					{object}	errorDoc		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
-//	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
+//	@Success		200					{object}	wire.ListResponse	"One page of the range."
+//	@Failure		400					{object}	wire.ErrorResponse		"invalid_argument: a bad selector, parameter or page token, or a page whose keys and values would pass --max-response-bytes (max_response_bytes names it: ask for fewer keys); future_revision: a revision above the current one."
+//	@Failure		401					{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse		"permission_denied: the caller may not read every key of the range."
+//	@Failure		410					{object}	wire.ErrorResponse		"compacted: the revision, or the page token's, is below the compact revision."
+//	@Failure		429					{object}	wire.ErrorResponse		"too_many_requests: the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		500					{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse		"unavailable: the server is shutting down or its backend failed."
 //	@Header			200					{integer}	X-Revision		"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/kv [get]
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, listParams)
-	sel := q.selector(false)
-	opts := q.rangeOptions()
-	opts.Limit = q.int64("limit", defaultListLimit)
-	if q.has("limit") && (opts.Limit < 1 || opts.Limit > maxListLimit) {
-		q.fail("limit must be between 1 and %d", maxListLimit)
+	sel := q.Selector(false)
+	opts := q.RangeOptions()
+	opts.Limit = q.Int64("limit", defaultListLimit)
+	if q.Has("limit") && (opts.Limit < 1 || opts.Limit > wire.MaxListLimit) {
+		q.Failf("limit must be between 1 and %d", wire.MaxListLimit)
 	}
-	var page listPage
-	if s := q.get("page_token"); s != "" && q.err == nil {
-		page = h.openListPage(q, s, sel, opts)
-		opts.Revision = page.rev
+	var page wire.ListPage
+	if s := q.Get("page_token"); s != "" && q.Err() == nil {
+		page = h.tokens.OpenListPage(q, s, sel, opts)
+		opts.Revision = page.Rev
 	}
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	if !h.authorize(w, r, Access{Read: []keyrange.Range{sel}}) {
 		return
 	}
 	opts.Limits = h.readLimits(w)
-	b, rev, err := h.listPage(r.Context(), sel, opts, page.start)
+	b, rev, err := h.listPage(r.Context(), sel, opts, page.Start)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -130,28 +94,28 @@ func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.Rang
 	if err != nil {
 		return nil, 0, err
 	}
-	b := appendHeader(getAnswerBuf(), res.Revision)
-	b = appendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
-	b = appendIntField(b, "count", res.Count)
-	b = appendBoolField(b, "more", res.More)
+	b := wire.AppendHeader(getAnswerBuf(), res.Revision)
+	b = wire.AppendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
+	b = wire.AppendIntField(b, "count", res.Count)
+	b = wire.AppendBoolField(b, "more", res.More)
 	if res.More && opts.KeyAscending() && len(res.KVs) > 0 {
 		readAt := opts.Revision
 		if readAt == 0 {
 			readAt = res.Revision
 		}
 		last := res.KVs[len(res.KVs)-1].Key
-		next := listPage{rev: readAt, start: append(bytes.Clone(last), 0), binding: listBinding(sel, opts)}
+		next := wire.ListPage{Rev: readAt, Start: append(bytes.Clone(last), 0), Binding: wire.ListBinding(sel, opts)}
 		b = append(b, `,"next_page_token":"`...)
-		b = append(b, h.tokens.seal(tokenKindListPage, next.payload())...)
+		b = append(b, h.tokens.SealListPage(next)...)
 		b = append(b, '"')
 	}
 	return append(b, '}', '\n'), res.Revision, nil
 }
 
 // readLimits returns the bounds of one answer's ranges: at most
-// maxListLimit keys for a range without a limit (a txn's), and
+// wire.MaxListLimit keys for a range without a limit (a txn's), and
 // MaxResponseBytes of keys and values in all; and what they copy counts
 // against --max-held-answer-bytes with the answers being sent.
 func (h *Handler) readLimits(w http.ResponseWriter) *kv.ReadLimits {
-	return &kv.ReadLimits{MaxKeys: maxListLimit, MaxBytes: h.cfg.MaxResponseBytes, Hold: holdBuilding(w)}
+	return &kv.ReadLimits{MaxKeys: wire.MaxListLimit, MaxBytes: h.cfg.MaxResponseBytes, Hold: holdBuilding(w)}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // Bounds of the timeout query parameter of a lock or a campaign.
@@ -39,24 +41,10 @@ func pathName(r *http.Request, prefix, suffix string) ([]byte, *apiError) {
 }
 
 // waitParams are the query parameters of a lock and a campaign.
-var waitParams = params{"timeout"}
+var waitParams = wire.Params{"timeout"}
 
 // unlockParams are the query parameters of DELETE /v1/locks/{name}.
-var unlockParams = params{"key", "key_base64"}
-
-// timeout reads the timeout of a lock or a campaign: a Go duration in
-// [0, 5m], 30s when absent; 0 does not wait.
-func (q *query) timeout() time.Duration {
-	s := q.get("timeout")
-	if s == "" {
-		return defaultLockTimeout
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || d > maxLockTimeout {
-		q.fail("timeout must be a duration from 0s to %v (such as 10s or 1m30s), not %q", maxLockTimeout, s)
-	}
-	return d
-}
+var unlockParams = wire.Params{"key", "key_base64"}
 
 // nameRequest reads what every lock and election request starts with:
 // the backend, the name in the path (between prefix and suffix) and, if v
@@ -101,9 +89,9 @@ func (b lockBackend) Txn(ctx context.Context, r kv.TxnRequest) (kv.TxnResult, er
 func (h *Handler) waitRequest(w http.ResponseWriter, r *http.Request, prefix, suffix string, v any, lease *int64) (concurrency.Backend, []byte, time.Duration, bool) {
 	// The query first: a bad one answers before the body is read.
 	q := newQuery(r, waitParams)
-	timeout := q.timeout()
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	timeout := q.Duration("timeout", defaultLockTimeout, maxLockTimeout)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return nil, nil, 0, false
 	}
 	b, name, ok := h.nameRequest(w, r, prefix, suffix, v, true)
@@ -174,17 +162,17 @@ func (h *Handler) writeWaitError(w http.ResponseWriter, r *http.Request, err err
 //	@Produce		json
 //	@Param			name	path		string				true	"The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
 //	@Param			timeout	query		string				false	"How long to wait, a Go duration from 0s (try once) to 5m; 30s when absent."	example(10s)
-//	@Param			lock	body		lockRequestDoc		true	"The lease that is to hold the lock."
-//	@Success		200		{object}	lockResponseDoc		"Held; the header's revision is the one at which it was seen held."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout."
-//	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		404		{object}	errorDoc			"lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the waiting key was deleted by someone else."
-//	@Failure		408		{object}	errorDoc			"lock_timeout: not held within timeout; the waiting key was removed."
-//	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
-//	@Failure		507		{object}	errorDoc			"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Param			lock	body		wire.LockRequest		true	"The lease that is to hold the lock."
+//	@Success		200		{object}	wire.LockResponse		"Held; the header's revision is the one at which it was seen held."
+//	@Failure		400		{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, an empty name, a lease ID out of range, a bad timeout."
+//	@Failure		401		{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key with the prefix name/."
+//	@Failure		404		{object}	wire.ErrorResponse			"lease_not_found: the lease does not exist, or it ended while waiting; key_not_found: the waiting key was deleted by someone else."
+//	@Failure		408		{object}	wire.ErrorResponse			"lock_timeout: not held within timeout; the waiting key was removed."
+//	@Failure		413		{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		500		{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503		{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507		{object}	wire.ErrorResponse			"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200		{integer}	X-Revision			"The revision at which the lock was seen held."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -206,7 +194,7 @@ func (h *Handler) lock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, held.Revision)
-	body := appendBytesField(appendHeader(nil, held.Revision), "key", held.Key, false)
+	body := wire.AppendBytesField(wire.AppendHeader(nil, held.Revision), "key", held.Key, false)
 	writeRawJSON(w, http.StatusOK, append(body, '}', '\n'))
 }
 
@@ -220,12 +208,12 @@ func (h *Handler) lock(w http.ResponseWriter, r *http.Request) {
 //	@Param			name		path		string				true	"The lock's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
 //	@Param			key			query		string				false	"The owner key the lock returned; it must start with name/. key or key_base64 is required."
 //	@Param			key_base64	query		string				false	"The owner key in standard base64, for bytes that are not UTF-8."	format(byte)
-//	@Success		200			{object}	headerResponseDoc	"Released; the header's revision is the delete's (or the current one when there was nothing to delete)."
-//	@Failure		400			{object}	errorDoc			"invalid_argument: an empty name, no key, or a key that is not under name/."
-//	@Failure		401			{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403			{object}	errorDoc			"permission_denied: the caller may not write every key with the prefix name/."
-//	@Failure		500			{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503			{object}	errorDoc			"unavailable: the server is shutting down or its backend failed."
+//	@Success		200			{object}	wire.HeaderResponse	"Released; the header's revision is the delete's (or the current one when there was nothing to delete)."
+//	@Failure		400			{object}	wire.ErrorResponse			"invalid_argument: an empty name, no key, or a key that is not under name/."
+//	@Failure		401			{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403			{object}	wire.ErrorResponse			"permission_denied: the caller may not write every key with the prefix name/."
+//	@Failure		500			{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503			{object}	wire.ErrorResponse			"unavailable: the server is shutting down or its backend failed."
 //	@Header			200			{integer}	X-Revision			"The header's revision."
 //	@Header			401			{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -237,12 +225,12 @@ func (h *Handler) unlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newQuery(r, unlockParams)
-	key := q.bytes("key")
-	if q.err == nil && len(key) == 0 {
-		q.fail("key (the owner key the lock returned) is required")
+	key := q.Bytes("key")
+	if q.Err() == nil && len(key) == 0 {
+		q.Failf("key (the owner key the lock returned) is required")
 	}
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	rev, err := concurrency.Unlock(r.Context(), b, name, key)
@@ -256,5 +244,5 @@ func (h *Handler) unlock(w http.ResponseWriter, r *http.Request) {
 // writeHeaderOnly answers {"header":{"revision":rev}}.
 func (h *Handler) writeHeaderOnly(w http.ResponseWriter, rev int64) {
 	setRevision(w, rev)
-	writeRawJSON(w, http.StatusOK, append(appendHeader(nil, rev), '}', '\n'))
+	writeRawJSON(w, http.StatusOK, append(wire.AppendHeader(nil, rev), '}', '\n'))
 }

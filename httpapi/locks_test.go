@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // newLocksHandler returns the real handler over the embedded backend,
@@ -53,7 +55,7 @@ func goServe(tb testing.TB, h http.Handler, method, target, body string) <-chan 
 }
 
 // lockHTTP locks name for lease and returns the answer.
-func lockHTTP(tb testing.TB, h http.Handler, name string, lease int64) lockResponseDoc {
+func lockHTTP(tb testing.TB, h http.Handler, name string, lease int64) wire.LockResponse {
 	tb.Helper()
 	return decodeLock(tb, mustServe(tb, h, http.StatusOK, "POST", lockTarget(name), fmt.Sprintf(`{"lease":%d}`, lease)))
 }
@@ -61,12 +63,12 @@ func lockHTTP(tb testing.TB, h http.Handler, name string, lease int64) lockRespo
 func lockTarget(name string) string { return "/v1/locks/" + name + "?timeout=1m" }
 
 // decodeLock checks a lock's answer and decodes it.
-func decodeLock(tb testing.TB, rec *httptest.ResponseRecorder) lockResponseDoc {
+func decodeLock(tb testing.TB, rec *httptest.ResponseRecorder) wire.LockResponse {
 	tb.Helper()
 	if rec.Code != http.StatusOK {
 		tb.Fatalf("lock = %d %s, want 200", rec.Code, rec.Body)
 	}
-	var b lockResponseDoc
+	var b wire.LockResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		tb.Fatalf("lock = %s: %v", rec.Body, err)
 	}

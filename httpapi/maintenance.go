@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // compact serves POST /v1/compact.
@@ -15,23 +17,23 @@ import (
 //	@ID				compact
 //	@Accept			json
 //	@Produce		json
-//	@Param			compaction	body		compactRequestDoc	true	"The revision to compact to."
-//	@Success		200			{object}	headerResponseDoc	"Compacted."
-//	@Failure		400			{object}	errorDoc			"invalid_argument: malformed JSON, a revision that is not positive; future_revision: a revision above the current one."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		410			{object}	errorDoc			"compacted: the revision is at or below the compact revision."
-//	@Failure		413			{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429			{object}	errorDoc			"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd compacts the whole cluster, every deployment on it."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Param			compaction	body		wire.CompactRequest	true	"The revision to compact to."
+//	@Success		200			{object}	wire.HeaderResponse	"Compacted."
+//	@Failure		400			{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, a revision that is not positive; future_revision: a revision above the current one."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		410			{object}	wire.ErrorResponse			"compacted: the revision is at or below the compact revision."
+//	@Failure		413			{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429			{object}	wire.ErrorResponse			"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		501	{object}	wire.ErrorResponse	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd compacts the whole cluster, every deployment on it."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/compact [post]
 func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
-	var req compactRequestDoc
+	var req wire.CompactRequest
 	if err := decodeJSON(r, &req); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -50,7 +52,7 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, headerResponseDoc{Header: h.header(w)})
+	writeJSON(w, http.StatusOK, wire.HeaderResponse{Header: h.header(w)})
 }
 
 // status serves GET /v1/status.
@@ -60,11 +62,11 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) {
 //	@Tags			maintenance
 //	@ID				status
 //	@Produce		json
-//	@Success		200	{object}	statusDoc	"The status."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Success		200	{object}	wire.Status	"The status."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -80,11 +82,11 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	ws := st.Watchers
 	setRevision(w, st.Revision)
-	writeJSON(w, http.StatusOK, statusDoc{
-		Header: responseHeaderDoc{Revision: st.Revision}, Version: h.cfg.Version,
+	writeJSON(w, http.StatusOK, wire.Status{
+		Header: wire.ResponseHeader{Revision: st.Revision}, Version: h.cfg.Version,
 		Revision: st.Revision, CompactRevision: st.CompactRevision,
 		DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse, Keys: st.Keys, Leases: int64(st.Leases),
-		Watchers: watchersDoc{Synced: int64(ws.Synced), Unsynced: int64(ws.Unsynced), Victims: int64(ws.Victims)},
+		Watchers: wire.WatcherCounts{Synced: int64(ws.Synced), Unsynced: int64(ws.Unsynced), Victims: int64(ws.Victims)},
 		Alarms:   alarmNames(st.Alarms),
 	})
 }
@@ -104,12 +106,12 @@ func alarmNames(as []kv.Alarm) []string {
 //	@Tags			maintenance
 //	@ID				defragment
 //	@Produce		json
-//	@Success		200	{object}	defragResponseDoc	"Defragmented."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: defragmentation is of the whole cluster's members."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Success		200	{object}	wire.DefragResponse	"Defragmented."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		501	{object}	wire.ErrorResponse	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: defragmentation is of the whole cluster's members."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -123,7 +125,7 @@ func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, defragResponseDoc{Header: h.header(w), DBSize: size})
+	writeJSON(w, http.StatusOK, wire.DefragResponse{Header: h.header(w), DBSize: size})
 }
 
 // listAlarms serves GET /v1/alarms.
@@ -133,11 +135,11 @@ func (h *Handler) defrag(w http.ResponseWriter, r *http.Request) {
 //	@Tags			maintenance
 //	@ID				listAlarms
 //	@Produce		json
-//	@Success		200	{object}	alarmsDoc	"The active alarms."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Success		200	{object}	wire.Alarms	"The active alarms."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -151,7 +153,7 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsDoc{Header: h.header(w), Alarms: alarmNames(alarms)})
+	writeJSON(w, http.StatusOK, wire.Alarms{Header: h.header(w), Alarms: alarmNames(alarms)})
 }
 
 // disarmAlarms serves DELETE /v1/alarms: it clears NOSPACE. A write that
@@ -162,12 +164,12 @@ func (h *Handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Tags			maintenance
 //	@ID				disarmAlarms
 //	@Produce		json
-//	@Success		200	{object}	alarmsDoc	"The alarms still active."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd's alarms are the whole cluster's."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Success		200	{object}	wire.Alarms	"The alarms still active."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		501	{object}	wire.ErrorResponse	"not_supported: a gateway over etcd with --etcd-namespace and without --etcd-cluster-maintenance: etcd's alarms are the whole cluster's."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision	"The store's revision when the request was served."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
@@ -181,7 +183,7 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, alarmsDoc{Header: h.header(w), Alarms: alarmNames(alarms)})
+	writeJSON(w, http.StatusOK, wire.Alarms{Header: h.header(w), Alarms: alarmNames(alarms)})
 }
 
 // health serves GET /health: 503 while shutting down, when the backend has
@@ -192,15 +194,15 @@ func (h *Handler) disarmAlarms(w http.ResponseWriter, r *http.Request) {
 //	@Tags			service
 //	@ID				health
 //	@Produce		json
-//	@Success		200	{object}	healthDoc	"Healthy: health is true."
-//	@Failure		503	{object}	healthDoc	"Not healthy: health is false, with the reason."
+//	@Success		200	{object}	wire.Health	"Healthy: health is true."
+//	@Failure		503	{object}	wire.Health	"Not healthy: health is false, with the reason."
 //	@Router			/health [get]
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	if reason := healthReason(r.Context(), h.cfg.Backend, h.shuttingDown.Load()); reason != "" {
-		writeJSON(w, http.StatusServiceUnavailable, healthDoc{Health: false, Reason: reason})
+		writeJSON(w, http.StatusServiceUnavailable, wire.Health{Health: false, Reason: reason})
 		return
 	}
-	writeJSON(w, http.StatusOK, healthDoc{Health: true})
+	writeJSON(w, http.StatusOK, wire.Health{Health: true})
 }
 
 // healthSource is what /health reads of the backend.

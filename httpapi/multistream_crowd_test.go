@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // The attack on streams of many watchers: many streams whose readers stop
@@ -150,7 +152,7 @@ func (c *streamCrowd) read(tb testing.TB, i, n int) map[int64][]string {
 				Type    string `json:"type"`
 				WatchID int64  `json:"watch_id"`
 				Events  []struct {
-					KV keyValueDoc `json:"kv"`
+					KV wire.KeyValue `json:"kv"`
 				} `json:"events"`
 			}
 			if err := json.Unmarshal([]byte(m.Data), &msg); err != nil {
@@ -158,7 +160,7 @@ func (c *streamCrowd) read(tb testing.TB, i, n int) map[int64][]string {
 			}
 			if msg.Type == "events" {
 				for _, ev := range msg.Events {
-					got[msg.WatchID] = append(got[msg.WatchID], ev.KV.value())
+					got[msg.WatchID] = append(got[msg.WatchID], valueOf(ev.KV))
 				}
 				n--
 			}

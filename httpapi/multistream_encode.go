@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // The messages of a stream of many watchers. They are a single watch's
@@ -34,7 +36,7 @@ func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next
 func (ms *multiStream) emitCreated(w *streamWatcher) {
 	p := watchIDPayload(ms.scratch[:0], w.id)
 	p = appendHeaderField(p, w.createdRev)
-	p = appendIntField(p, "start_revision", w.start)
+	p = wire.AppendIntField(p, "start_revision", w.start)
 	ms.scratch = append(p, '}')
 	ms.emit(w, entryCreated, "created", w.start, ms.scratch)
 }
@@ -51,7 +53,7 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, pla
 	case r.CompactRevision != 0:
 		p := watchIDPayload(ms.scratch[:0], w.id)
 		p = appendHeaderField(p, r.Revision)
-		p = appendIntField(p, "compact_revision", r.CompactRevision)
+		p = wire.AppendIntField(p, "compact_revision", r.CompactRevision)
 		ms.scratch = append(p, '}')
 		ms.finish(w, "compacted", ms.scratch)
 		return true
@@ -123,6 +125,6 @@ func appendHeaderField(p []byte, rev int64) []byte {
 func canceledPayload(p []byte, id int64, reason string) []byte {
 	p = watchIDPayload(p, id)
 	p = append(p, `,"reason":`...)
-	p = appendString(p, []byte(reason))
+	p = wire.AppendString(p, []byte(reason))
 	return append(p, '}')
 }

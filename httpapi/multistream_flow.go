@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // Flow control of a stream of many watchers: what it holds is bounded,
@@ -323,7 +325,7 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 			rev, n := revisionSpan(evs)
 			size := len(recentEvents(rev, evs[:n]))
 			if size == 0 {
-				size = eventsFieldSize(evs[:n])
+				size = wire.EventsFieldSize(evs[:n])
 			}
 			p.own += messageOverhead + ms.cursorBytes()
 			var f *sharedField

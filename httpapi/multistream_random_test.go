@@ -140,7 +140,7 @@ func parseStreamMessages(tb testing.TB, b []byte) []clientMessage {
 				d := decodeAs[watchStreamEventsDoc](tb, what, data)
 				m.watchID, m.rev = d.WatchID, d.Header.Revision
 				for _, ev := range d.Events {
-					m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, ev.KV.key(), ev.KV.value(), ev.KV.ModRevision))
+					m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, keyOf(ev.KV), valueOf(ev.KV), ev.KV.ModRevision))
 				}
 			}
 		case "":

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // Large events, shared by the streams of many watchers.
@@ -97,7 +99,7 @@ func (g *streamRegistry) unpinField(f *sharedField) {
 
 // encoded returns f's JSON, encoding it from evs if no stream has yet.
 func (f *sharedField) encoded(evs []kv.Event) []byte {
-	f.once.Do(func() { f.json = appendEventsField(make([]byte, 0, f.size), evs) })
+	f.once.Do(func() { f.json = wire.AppendEventsField(make([]byte, 0, f.size), evs) })
 	return f.json
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // TestDeliveryLogCheck: how cursors resolve against the log. Messages 1
@@ -146,7 +148,7 @@ func TestWatchStreamBadInput(t *testing.T) {
 // decodeJSONBody decodes an answer's body.
 func decodeJSONBody(tb testing.TB, b []byte, v any) {
 	tb.Helper()
-	if err := decodeJSONBytes(b, v); err != nil {
+	if err := wire.Decode(b, v); err != nil {
 		tb.Fatalf("%s: %v", b, err)
 	}
 }
@@ -179,12 +181,12 @@ func FuzzWatchRequestJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var j watchRequestDoc
-		if err := decodeJSONBytes(body, &j); err != nil {
+		if err := wire.Decode(body, &j); err != nil {
 			return
 		}
 		req, r, err := j.toWatch()
 		if err != nil {
-			if ae, ok := err.(*apiError); !ok || ae.code != kv.CodeInvalidArgument {
+			if code, _, _ := kv.CodeOf(err); code != kv.CodeInvalidArgument {
 				t.Fatalf("toWatch(%s) error %v, want a 400", body, err)
 			}
 			return

@@ -10,6 +10,8 @@ import (
 
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // observe serves GET /v1/elections/{name}/observe: the election's
@@ -28,12 +30,12 @@ import (
 //	@Param			name			path		string				true	"The election's name, one path segment, percent-decoded (a slash in it is %2F). Not empty."
 //	@Param			Last-Event-ID	header		integer				false	"Resume after this revision, as a browser does on reconnecting: only the changes after it are sent."	minimum(0)	format(int64)
 //	@Success		200				{object}	observeMessageDoc	"The stream of observations. Compaction is reported in-band, still with 200."
-//	@Failure		400				{object}	errorDoc			"invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision."
-//	@Failure		401				{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403				{object}	errorDoc			"permission_denied: the caller may not read every key with the prefix name/."
-//	@Failure		429				{object}	errorDoc			"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
-//	@Failure		500				{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503				{object}	errorDoc			"unavailable: the server is shutting down."
+//	@Failure		400				{object}	wire.ErrorResponse			"invalid_argument: an empty name, a bad Last-Event-ID; future_revision: Last-Event-ID is above the store's revision."
+//	@Failure		401				{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403				{object}	wire.ErrorResponse			"permission_denied: the caller may not read every key with the prefix name/."
+//	@Failure		429				{object}	wire.ErrorResponse			"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
+//	@Failure		500				{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503				{object}	wire.ErrorResponse			"unavailable: the server is shutting down."
 //	@Header			200				{integer}	X-Revision			"The revision the stream starts after."
 //	@Header			200				{string}	Cache-Control		"no-cache"
 //	@Header			401				{string}	WWW-Authenticate	"Bearer"
@@ -126,11 +128,11 @@ type observeStream struct {
 // appendObservation appends one observation as an SSE message whose id
 // is its revision: the leader's key as a default message, or no_leader.
 func appendObservation(b []byte, o concurrency.Observation) []byte {
-	p := appendHeader(nil, o.Revision)
+	p := wire.AppendHeader(nil, o.Revision)
 	if o.Leader == nil {
 		return streamEncoder{}.frame(b, "no_leader", o.Revision, append(p, '}'))
 	}
-	p = appendKV(append(p, `,"kv":`...), o.Leader, true)
+	p = wire.AppendKV(append(p, `,"kv":`...), o.Leader, true)
 	return streamEncoder{}.frameTyped(b, "", "leader", o.Revision, append(p, '}'))
 }
 

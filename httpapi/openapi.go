@@ -59,7 +59,7 @@ import (
 //	@ID				getOpenAPI
 //	@Produce		json
 //	@Success		200	{object}	object	"An OpenAPI 3.0 document."
-//	@Failure		500	{object}	errorDoc	"The embedded document is not valid (internal)."
+//	@Failure		500	{object}	wire.ErrorResponse	"The embedded document is not valid (internal)."
 //	@Router			/openapi.json [get]
 func (h *Handler) openAPI(w http.ResponseWriter, r *http.Request) {
 	if err := h.openAPIValid(); err != nil {

@@ -1,5 +1,7 @@
 package httpapi
 
+import "github.com/httpkv/httpkv/wire"
+
 // The wire of streams of many watchers (/v1/watch/streams), for the
 // OpenAPI document; see openapi_types.go and openapi_types_watch.go.
 
@@ -62,7 +64,7 @@ type watchStreamCreatedMsgDoc struct {
 	// The watcher.
 	WatchID int64 `json:"watch_id" format:"int64" minimum:"1"`
 	// The revision the watcher is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// The first revision the watcher reports.
 	StartRevision int64 `json:"start_revision" format:"int64" minimum:"1"`
 } // @name WatchStreamCreatedMessage
@@ -74,9 +76,9 @@ type watchStreamEventsDoc struct {
 	// The watcher.
 	WatchID int64 `json:"watch_id" format:"int64" minimum:"1"`
 	// The revision of the events.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// Every event of that revision that matches the watcher, in order: a txn is never split.
-	Events []eventDoc `json:"events"`
+	Events []wire.WatchEvent `json:"events"`
 } // @name WatchStreamEvents
 
 // watchStreamProgressDoc: a watcher's bookmark (SSE event progress).
@@ -85,7 +87,7 @@ type watchStreamProgressDoc struct {
 	// The watcher.
 	WatchID int64 `json:"watch_id" format:"int64" minimum:"1"`
 	// Every event of the watcher up to this revision has been sent.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 } // @name WatchStreamProgress
 
 // watchStreamCompactedDoc ends a watcher whose history is gone (SSE event
@@ -95,7 +97,7 @@ type watchStreamCompactedDoc struct {
 	// The watcher, which has ended.
 	WatchID int64 `json:"watch_id" format:"int64" minimum:"1"`
 	// The store's revision.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// The compact revision: list again, and add a watch from the list's revision + 1.
 	CompactRevision int64 `json:"compact_revision" format:"int64"`
 } // @name WatchStreamCompacted

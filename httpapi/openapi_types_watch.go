@@ -1,5 +1,7 @@
 package httpapi
 
+import "github.com/httpkv/httpkv/wire"
+
 // The messages of a watch stream, for the OpenAPI document (see
 // openapi_types.go). Every message's JSON starts with "type", so that a
 // client tells them apart by their data alone: an NDJSON reader has
@@ -22,7 +24,7 @@ type watchMessageDoc struct {
 type watchCreatedDoc struct {
 	Type string `json:"type" enums:"created"`
 	// The revision the stream is consistent with: start_revision - 1 for a watch from now, the store's revision otherwise.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// The first revision the watch reports.
 	StartRevision int64 `json:"start_revision" format:"int64" minimum:"1"`
 } // @name WatchCreated
@@ -32,9 +34,9 @@ type watchCreatedDoc struct {
 type watchEventsDoc struct {
 	Type string `json:"type" enums:"events"`
 	// The revision of the events.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// Every event of that revision that matches the watch, in order: a txn is never split.
-	Events []eventDoc `json:"events"`
+	Events []wire.WatchEvent `json:"events"`
 } // @name WatchEvents
 
 // watchProgressDoc is a bookmark (SSE event progress, whose id is the
@@ -42,7 +44,7 @@ type watchEventsDoc struct {
 type watchProgressDoc struct {
 	Type string `json:"type" enums:"progress"`
 	// Every event up to this revision has been sent.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 } // @name WatchProgress
 
 // watchCompactedDoc ends a stream whose history is gone (SSE event
@@ -50,7 +52,7 @@ type watchProgressDoc struct {
 type watchCompactedDoc struct {
 	Type string `json:"type" enums:"compacted"`
 	// The store's revision.
-	Header responseHeaderDoc `json:"header"`
+	Header wire.ResponseHeader `json:"header"`
 	// The compact revision: list again, and watch from the list's revision + 1.
 	CompactRevision int64 `json:"compact_revision" format:"int64"`
 } // @name WatchCompacted
@@ -62,12 +64,3 @@ type watchCanceledDoc struct {
 	// Why: shutting down, token expired, token revoked, user deleted, auth disabled, auth enabled: a token is needed, permission denied.
 	Reason string `json:"reason"`
 } // @name WatchCanceled
-
-// eventDoc is one change in a watch message or a history page.
-type eventDoc struct {
-	Type string `json:"type" enums:"put,delete"`
-	// The key after the change; a delete's carries the key and the delete's mod_revision, with no value.
-	KV keyValueDoc `json:"kv"`
-	// With prev_kv=true: the key before the change, if it existed.
-	PrevKV *keyValueDoc `json:"prev_kv,omitempty"`
-} // @name WatchEvent

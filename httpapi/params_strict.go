@@ -8,14 +8,36 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/httpkv/httpkv/internal/suggest"
+	"github.com/httpkv/httpkv/wire"
 )
+
+// newQuery reads r's query string, which may hold the accepted
+// parameters only (and access_token, on the streams that take it), each
+// at most once.
+func newQuery(r *http.Request, accepted wire.Params) *wire.Query {
+	v := r.URL.Query()
+	q := wire.NewQuery(v, accepted)
+	q.Fail(strictQuery(r, v, accepted))
+	return q
+}
+
+// strictQuery refuses a parameter the route does not accept
+// (unknownParam), then one given twice (repeatedParam).
+func strictQuery(r *http.Request, v url.Values, accepted wire.Params) error {
+	if aerr := unknownParam(r, v, accepted); aerr != nil {
+		return aerr
+	}
+	if aerr := repeatedParam(v); aerr != nil {
+		return aerr
+	}
+	return nil
+}
 
 // unknownParam refuses the first parameter of v (in name order) that the
 // route does not accept, naming it, the nearest accepted name, and every
 // accepted one. access_token is accepted where a token may come in the
 // query (queryTokenAllowed); elsewhere authentication refuses it first.
-func unknownParam(r *http.Request, v url.Values, accepted params) *apiError {
+func unknownParam(r *http.Request, v url.Values, accepted wire.Params) *apiError {
 	var unknown []string
 	for name := range v {
 		if !slices.Contains(accepted, name) && (name != "access_token" || !queryTokenAllowed(r)) {
@@ -34,7 +56,7 @@ func unknownParam(r *http.Request, v url.Values, accepted params) *apiError {
 	if len(accepted) == 0 {
 		return badRequest("unknown query parameter %q: %s takes no query parameters", name, route)
 	}
-	return badRequest("unknown query parameter %q%s: %s takes %s", name, didYouMean(name, accepted), route, strings.Join(accepted, ", "))
+	return badRequest("unknown query parameter %q%s: %s takes %s", name, wire.DidYouMean(name, accepted), route, strings.Join(accepted, ", "))
 }
 
 // repeatedParam refuses a parameter given more than once (in name
@@ -87,31 +109,16 @@ func keyPathHint(r *http.Request, name string) string {
 		" a range, use " + r.Method + " /v1/kv?" + q.Encode()
 }
 
-// didYouMean suggests the known name nearest to name, if one is near
-// enough to be a slip (suggest.Nearest).
-func didYouMean(name string, known []string) string {
-	best := suggest.Nearest(name, known)
-	if best == "" {
-		return ""
-	}
-	return ` (did you mean "` + best + `"?)`
-}
-
 // noQuery refuses every query parameter, for the routes that take none.
 func (h *Handler) noQuery(next http.Handler) http.Handler { return h.onlyQuery(nil)(next) }
 
 // onlyQuery refuses every query parameter but the accepted ones, for the
 // routes whose handlers read their few parameters themselves.
-func (h *Handler) onlyQuery(accepted params) func(http.Handler) http.Handler {
+func (h *Handler) onlyQuery(accepted wire.Params) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			v := r.URL.Query()
-			aerr := unknownParam(r, v, accepted)
-			if aerr == nil {
-				aerr = repeatedParam(v)
-			}
-			if aerr != nil {
-				h.writeError(w, r, aerr)
+			if err := strictQuery(r, r.URL.Query(), accepted); err != nil {
+				h.writeError(w, r, err)
 				return
 			}
 			next.ServeHTTP(w, r)

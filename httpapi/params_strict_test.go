@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // errorMessage returns the message of an error answer.
 func errorMessage(tb testing.TB, rec *httptest.ResponseRecorder) string {
 	tb.Helper()
-	var e errorDoc
+	var e wire.ErrorResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
 		tb.Fatalf("error body %q: %v", rec.Body, err)
 	}
@@ -126,7 +128,7 @@ func TestDidYouMean(t *testing.T) {
 		{"prefx", "prefix"}, {"fromkey", "from_key"}, {"rangeend", "range_end"}, {"revison", "revision"},
 		{"putt", "put"}, {"ky", "key"}, {"zebra", ""}, {"x", ""},
 	} {
-		got := didYouMean(tt.name, known)
+		got := wire.DidYouMean(tt.name, known)
 		want := ""
 		if tt.want != "" {
 			want = ` (did you mean "` + tt.want + `"?)`

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // TestParseErrorAnswerLeavesHandlersAlone: the router's own answers, 4xx
@@ -63,7 +65,7 @@ func TestParseErrorAnswerLeavesHandlersAlone(t *testing.T) {
 		t.Fatalf("ParseErrorAnswer(%q) = %q, not an HTTP answer: %v", writes[len(writes)-1], answer, err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	var e errorDoc
+	var e wire.ErrorResponse
 	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || e.Error.Code != "invalid_argument" {
 		t.Errorf("ParseErrorAnswer(%q) = %q, want a 400 invalid_argument JSON error", writes[len(writes)-1], answer)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // TestPathParamsDecoded: a name in a path is percent-decoded, however it
@@ -31,7 +33,7 @@ func TestPathParamsDecoded(t *testing.T) {
 		{"/v1/auth/users/a:b", "a:b"},
 		{"/v1/auth/users/%61%3A%62", "a:b"},
 	} {
-		var u userDoc
+		var u wire.User
 		if err := json.Unmarshal(mustServe(t, h, http.StatusOK, "GET", tc.path, "").Body.Bytes(), &u); err != nil || u.Name != tc.want {
 			t.Errorf("GET %s = %+v (%v), want the user %q", tc.path, u, err, tc.want)
 		}

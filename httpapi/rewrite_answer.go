@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // writeRewrite answers an import or a restore with what it changed.
@@ -21,7 +23,7 @@ func writeRewrite(w http.ResponseWriter, res *kv.RewriteResult) {
 	}
 	setRevision(w, res.Revision)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"header":  responseHeaderDoc{Revision: res.Revision},
+		"header":  wire.ResponseHeader{Revision: res.Revision},
 		"created": res.Created, "updated": res.Updated, "deleted": res.Deleted, "unchanged": res.Unchanged,
 		"keys": keys,
 	})

@@ -31,11 +31,11 @@ var (
 //	@ID				snapshot
 //	@Produce		octet-stream
 //	@Success		200	{file}		file		"The snapshot: the bbolt file, then its SHA-256."
-//	@Failure		401	{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc	"permission_denied: only the root role may."
-//	@Failure		500	{object}	errorDoc	"internal: an unexpected failure."
-//	@Failure		501	{object}	errorDoc	"not_supported: a gateway over etcd whose snapshot would hold more than its deployment's records (with --etcd-namespace, or on a cluster holding other keys, or with etcd's own auth on), every other namespace's keys and users included; GET /v1/export copies the namespace's keys."
-//	@Failure		503	{object}	errorDoc	"unavailable: the server is shutting down or its backend failed."
+//	@Failure		401	{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse	"permission_denied: only the root role may."
+//	@Failure		500	{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Failure		501	{object}	wire.ErrorResponse	"not_supported: a gateway over etcd whose snapshot would hold more than its deployment's records (with --etcd-namespace, or on a cluster holding other keys, or with etcd's own auth on), every other namespace's keys and users included; GET /v1/export copies the namespace's keys."
+//	@Failure		503	{object}	wire.ErrorResponse	"unavailable: the server is shutting down or its backend failed."
 //	@Header			200	{integer}	X-Revision		"The revision of the state the snapshot holds."
 //	@Header			200	{integer}	Content-Length	"The size of the file with its hash."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"

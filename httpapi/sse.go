@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // streamEncoder frames watch responses as Server-Sent Events or, for
@@ -102,8 +104,8 @@ func (e streamEncoder) keepAlive(b []byte) []byte {
 }
 
 func (e streamEncoder) created(b []byte, rev, start int64) []byte {
-	p := appendHeader(nil, rev)
-	p = appendIntField(p, "start_revision", start)
+	p := wire.AppendHeader(nil, rev)
+	p = wire.AppendIntField(p, "start_revision", start)
 	// The created message is a bookmark too: a browser that reconnects
 	// before any event arrived sends it back as Last-Event-ID and resumes
 	// at start, instead of watching from a later "now" and missing what
@@ -121,8 +123,8 @@ func (e streamEncoder) created(b []byte, rev, start int64) []byte {
 func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s []byte, final bool) {
 	switch {
 	case r.CompactRevision != 0:
-		p := appendHeader(scratch[:0], r.Revision)
-		p = appendIntField(p, "compact_revision", r.CompactRevision)
+		p := wire.AppendHeader(scratch[:0], r.Revision)
+		p = wire.AppendIntField(p, "compact_revision", r.CompactRevision)
 		b = e.retry(b, 60000)
 		return e.frame(b, "compacted", noID, append(p, '}')), p, true
 	case r.Canceled:
@@ -131,10 +133,10 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 		if reason == "" {
 			reason = "canceled"
 		}
-		p = appendString(p, []byte(reason))
+		p = wire.AppendString(p, []byte(reason))
 		return e.frame(b, "canceled", noID, append(p, '}')), p, true
 	case r.Progress:
-		p := append(appendHeader(scratch[:0], r.Revision), '}')
+		p := append(wire.AppendHeader(scratch[:0], r.Revision), '}')
 		return e.frame(b, "progress", r.Revision, p), p, false
 	}
 	// One message per revision; a response may hold several.
@@ -153,7 +155,7 @@ func (e streamEncoder) response(b, scratch []byte, r *kv.WatchResponse) (out, s 
 // in after its "type" cost a copy of every event.
 func (e streamEncoder) events(b []byte, rev int64, evs []kv.Event) []byte {
 	b = e.eventsHead(b, rev)
-	b = appendEventsField(b, evs)
+	b = wire.AppendEventsField(b, evs)
 	return e.eventsEnd(b)
 }
 
@@ -187,30 +189,6 @@ func revisionSpan(evs []kv.Event) (rev int64, n int) {
 		n++
 	}
 	return rev, n
-}
-
-// appendEventsField appends `,"events":[...]`.
-func appendEventsField(p []byte, evs []kv.Event) []byte {
-	p = append(p, `,"events":[`...)
-	for i := range evs {
-		if i > 0 {
-			p = append(p, ',')
-		}
-		p = appendEvent(p, &evs[i])
-	}
-	return append(p, ']')
-}
-
-func appendEvent(b []byte, ev *kv.Event) []byte {
-	b = append(b, `{"type":"`...)
-	b = append(b, ev.Type.String()...)
-	b = append(b, `","kv":`...)
-	b = appendKV(b, &ev.KV, ev.Type == 0)
-	if ev.PrevKV != nil {
-		b = append(b, `,"prev_kv":`...)
-		b = appendKV(b, ev.PrevKV, true)
-	}
-	return append(b, '}')
 }
 
 // encodedEvents is the events field of one revision's message,
@@ -257,7 +235,7 @@ func appendRecentEvents(b []byte, rev int64, evs []kv.Event) []byte {
 		return append(b, c...)
 	}
 	start := len(b)
-	b = appendEventsField(b, evs)
+	b = wire.AppendEventsField(b, evs)
 	if len(b)-start <= maxSharedMessage {
 		recentEncoded[uint64(rev)%uint64(len(recentEncoded))].Store(&encodedEvents{first: &evs[0], n: len(evs), json: bytes.Clone(b[start:])})
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // testEvents returns n events over revisions from rev, two to a revision,
@@ -43,7 +45,7 @@ func TestStreamEncoderEventsInPlace(t *testing.T) {
 	for _, enc := range []streamEncoder{{}, {ndjson: true}} {
 		for len(evs) > 0 {
 			rev, n := revisionSpan(evs)
-			payload := append(appendEventsField(appendHeader(nil, rev), evs[:n]), '}')
+			payload := append(wire.AppendEventsField(wire.AppendHeader(nil, rev), evs[:n]), '}')
 			want := enc.frame([]byte("before"), "", rev, payload)
 			if got := enc.events([]byte("before"), rev, evs[:n]); !bytes.Equal(got, want) {
 				t.Fatalf("ndjson=%v: events wrote\n%s\nwant\n%s", enc.ndjson, got, want)

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // A revision whose keys and values are large is encoded a piece at a
@@ -83,21 +85,21 @@ func (c *chunkWriter) writeLargeEvents(e streamEncoder, rev int64, evs []kv.Even
 	return c.ok
 }
 
-// kv is appendKV, its key and value encoded in pieces.
+// kv is wire.AppendKV, its key and value encoded in pieces.
 func (c *chunkWriter) kv(entry *kv.KeyValue, withValue bool) {
 	c.sb.out = append(c.sb.out, '{')
 	c.bytesField("key", entry.Key, true)
 	if withValue {
 		c.bytesField("value", entry.Value, false)
 	}
-	b := appendIntField(c.sb.out, "create_revision", entry.CreateRevision)
-	b = appendIntField(b, "mod_revision", entry.ModRevision)
-	b = appendIntField(b, "version", entry.Version)
-	b = appendIntField(b, "lease", entry.Lease)
+	b := wire.AppendIntField(c.sb.out, "create_revision", entry.CreateRevision)
+	b = wire.AppendIntField(b, "mod_revision", entry.ModRevision)
+	b = wire.AppendIntField(b, "version", entry.Version)
+	b = wire.AppendIntField(b, "lease", entry.Lease)
 	c.sb.out = append(b, '}')
 }
 
-// bytesField is appendBytesField, b encoded in pieces.
+// bytesField is wire.AppendBytesField, b encoded in pieces.
 func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
 	out := c.sb.out
 	if !first {
@@ -119,7 +121,7 @@ func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
 			for n < len(b) && !utf8.RuneStart(b[n]) {
 				n--
 			}
-			c.sb.out = appendStringBody(c.sb.out, b[:n])
+			c.sb.out = wire.AppendStringBody(c.sb.out, b[:n])
 		} else {
 			c.sb.out = base64.StdEncoding.AppendEncode(c.sb.out, b[:n])
 		}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // txn serves POST /v1/txn.
@@ -14,30 +16,30 @@ import (
 //	@ID				runTxn
 //	@Accept			json
 //	@Produce		json
-//	@Param			txn	body		txnRequestDoc	true	"The compares and the ops of each branch."
-//	@Success		200	{object}	txnResponseDoc	"Which branch ran, and the answer to each of its ops."
-//	@Failure		400	{object}	errorDoc		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one."
-//	@Failure		401	{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403	{object}	errorDoc		"permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names."
-//	@Failure		404	{object}	errorDoc		"lease_not_found: a put names a lease that does not exist."
-//	@Failure		410	{object}	errorDoc		"compacted: a range at a revision below the compact revision."
-//	@Failure		413	{object}	errorDoc		"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429	{object}	errorDoc		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows, or the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
-//	@Failure		500	{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503	{object}	errorDoc		"unavailable: the server is shutting down or its backend failed."
-//	@Failure		507	{object}	errorDoc		"no_space: the backend quota is exceeded (NOSPACE alarm)."
+//	@Param			txn	body		wire.TxnRequest	true	"The compares and the ops of each branch."
+//	@Success		200	{object}	wire.TxnResponse	"Which branch ran, and the answer to each of its ops."
+//	@Failure		400	{object}	wire.ErrorResponse		"invalid_argument: malformed JSON, a bad compare or op, a key written twice, too many ops, or ranges whose answer would pass --max-response-bytes or, without a limit, 10000 keys (max_response_bytes or max_keys names the bound; nothing is written); future_revision: a range at a revision above the current one."
+//	@Failure		401	{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403	{object}	wire.ErrorResponse		"permission_denied: the caller may not read or write every key the txn can touch, nor write every key already attached to a lease a put names."
+//	@Failure		404	{object}	wire.ErrorResponse		"lease_not_found: a put names a lease that does not exist."
+//	@Failure		410	{object}	wire.ErrorResponse		"compacted: a range at a revision below the compact revision."
+//	@Failure		413	{object}	wire.ErrorResponse		"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429	{object}	wire.ErrorResponse		"too_many_requests: more request bytes are in flight than --max-inflight-request-bytes allows, or the answers over 64 KiB being built and sent at once would pass --max-held-answer-bytes; retry later (Retry-After)."
+//	@Failure		500	{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503	{object}	wire.ErrorResponse		"unavailable: the server is shutting down or its backend failed."
+//	@Failure		507	{object}	wire.ErrorResponse		"no_space: the backend quota is exceeded (NOSPACE alarm)."
 //	@Header			200	{integer}	X-Revision		"The store's revision after the txn."
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/txn [post]
 func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
-	var j txnRequestDoc
+	var j wire.TxnRequest
 	if err := decodeJSON(r, &j); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	var a Access
-	req, err := j.toTxn(&a)
+	req, err := j.Txn(&a)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -58,7 +60,7 @@ func (h *Handler) txn(w http.ResponseWriter, r *http.Request) {
 
 // limitRanges puts every range of t, nested txns' included, under one
 // set of limits: together they return at most MaxResponseBytes, and a
-// range without a limit at most maxListLimit keys (a larger one fails the
+// range without a limit at most wire.MaxListLimit keys (a larger one fails the
 // txn, which then changes nothing).
 func limitRanges(t *kv.TxnRequest, l *kv.ReadLimits) {
 	for _, ops := range [][]kv.Op{t.Success, t.Failure} {
@@ -76,8 +78,8 @@ func limitRanges(t *kv.TxnRequest, l *kv.ReadLimits) {
 // appendTxnResult writes a txn result; req tells which options shaped
 // each op's answer.
 func appendTxnResult(b []byte, res *kv.TxnResult, req *kv.TxnRequest) []byte {
-	b = appendHeader(b, res.Revision)
-	b = appendBoolField(b, "succeeded", res.Succeeded)
+	b = wire.AppendHeader(b, res.Revision)
+	b = wire.AppendBoolField(b, "succeeded", res.Succeeded)
 	b = append(b, `,"responses":[`...)
 	ops := req.Success
 	if !res.Succeeded {
@@ -91,10 +93,10 @@ func appendTxnResult(b []byte, res *kv.TxnResult, req *kv.TxnRequest) []byte {
 		switch {
 		case out.Put != nil:
 			b = append(b, `{"put":`...)
-			b = appendHeader(b, out.Put.Revision)
+			b = wire.AppendHeader(b, out.Put.Revision)
 			if out.Put.PrevKV != nil {
 				b = append(b, `,"prev_kv":`...)
-				b = appendKV(b, out.Put.PrevKV, true)
+				b = wire.AppendKV(b, out.Put.PrevKV, true)
 			}
 			b = append(b, '}')
 		case out.Delete != nil:
@@ -102,10 +104,10 @@ func appendTxnResult(b []byte, res *kv.TxnResult, req *kv.TxnRequest) []byte {
 			b = appendDeleteResult(b, out.Delete, op.Delete.PrevKV)
 		case out.Range != nil:
 			b = append(b, `{"range":`...)
-			b = appendHeader(b, out.Range.Revision)
-			b = appendKVs(b, "kvs", out.Range.KVs, !op.Range.Options.KeysOnly)
-			b = appendIntField(b, "count", out.Range.Count)
-			b = appendBoolField(b, "more", out.Range.More)
+			b = wire.AppendHeader(b, out.Range.Revision)
+			b = wire.AppendKVs(b, "kvs", out.Range.KVs, !op.Range.Options.KeysOnly)
+			b = wire.AppendIntField(b, "count", out.Range.Count)
+			b = wire.AppendBoolField(b, "more", out.Range.More)
 			b = append(b, '}')
 		case out.Txn != nil:
 			b = append(b, `{"txn":`...)

@@ -12,16 +12,18 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // decodeTxn decodes a txn body and converts it, as the handler does.
 func decodeTxn(body string) (kv.TxnRequest, Access, error) {
-	var j txnRequestDoc
+	var j wire.TxnRequest
 	var a Access
-	if err := decodeJSONBytes([]byte(body), &j); err != nil {
+	if err := wire.Decode([]byte(body), &j); err != nil {
 		return kv.TxnRequest{}, a, err
 	}
-	t, err := j.toTxn(&a)
+	t, err := j.Txn(&a)
 	return t, a, err
 }
 
@@ -114,8 +116,8 @@ func TestTxnDecode(t *testing.T) {
 	for _, tt := range invalid {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := decodeTxn(tt.body)
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument {
+			var we *wire.Error
+			if !errors.As(err, &we) || we.Code != kv.CodeInvalidArgument {
 				t.Errorf("decode %s = %v, want an invalid_argument error", tt.body, err)
 			}
 		})
@@ -129,7 +131,7 @@ func TestTxnThroughRouter(t *testing.T) {
 		`{"compare":[{"key":"a","target":"value","result":"equal","value":"x"}],
 		  "success":[{"put":{"key":"a","value":"y","prev_kv":true}},{"range":{"key":"a"}}],
 		  "failure":[{"range":{"key":"a"}}]}`)
-	var res txnResponseDoc
+	var res wire.TxnResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
 		t.Fatalf("POST /v1/txn: body %q: %v", rec.Body, err)
 	}
@@ -239,8 +241,8 @@ func FuzzTxnRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		r, a, err := decodeTxn(body)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != kv.CodeInvalidArgument || ae.message == "" {
+			var we *wire.Error
+			if !errors.As(err, &we) || we.Code != kv.CodeInvalidArgument || we.Message == "" {
 				t.Fatalf("decode %q = %v, want an invalid_argument error with a message", body, err)
 			}
 		} else {
@@ -314,7 +316,7 @@ func TestAnswerBounds(t *testing.T) {
 	rec := serve(t, h, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","prefix":true,"keys_only":true}}]}`)
 	tooLarge(rec, "max_keys", 10000)
 	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"range":{"key":"many/","range_end":"many/10000","keys_only":true}}]}`)
-	var res txnResponseDoc
+	var res wire.TxnResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || len(res.Responses) != 1 || res.Responses[0].Range == nil || len(res.Responses[0].Range.KVs) != 10000 || res.Responses[0].Range.More {
 		t.Errorf("txn range of 10000 keys without a limit = %.200s, want all 10000 keys", rec.Body)
 	}

@@ -9,10 +9,12 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // watchParams are the query parameters of GET /v1/watch.
-var watchParams = paramsOf(selectorParams, params{"start_revision", "prev_kv", "filters", "progress_notify"})
+var watchParams = wire.ParamsOf(wire.SelectorParams, wire.Params{"start_revision", "prev_kv", "filters", "progress_notify"})
 
 // watch serves GET /v1/watch: one watcher per stream, framed as SSE (or
 // NDJSON on request) until the client leaves, the watch ends (compacted,
@@ -42,12 +44,12 @@ var watchParams = paramsOf(selectorParams, params{"start_revision", "prev_kv", "
 //	@Param			Last-Event-ID		header		integer			false	"Resume after this revision, as a browser does on reconnecting: overrides start_revision with it + 1."	minimum(0)	format(int64)
 //	@Param			Accept				header		string			false	"application/x-ndjson for NDJSON instead of Server-Sent Events."
 //	@Success		200					{object}	watchMessageDoc	"The stream of watch messages: text/event-stream, or NDJSON lines when asked for. Compaction is reported in-band, still with 200."
-//	@Failure		400					{object}	errorDoc		"invalid_argument: a bad selector, parameter, filter or Last-Event-ID."
-//	@Failure		401					{object}	errorDoc		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403					{object}	errorDoc		"permission_denied: the caller may not read every key of the range."
-//	@Failure		429					{object}	errorDoc		"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
-//	@Failure		500					{object}	errorDoc		"internal: an unexpected failure."
-//	@Failure		503					{object}	errorDoc		"unavailable: the server is shutting down."
+//	@Failure		400					{object}	wire.ErrorResponse		"invalid_argument: a bad selector, parameter, filter or Last-Event-ID."
+//	@Failure		401					{object}	wire.ErrorResponse		"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403					{object}	wire.ErrorResponse		"permission_denied: the caller may not read every key of the range."
+//	@Failure		429					{object}	wire.ErrorResponse		"too_many_requests: past --max-stream-connections or --max-watchers, for the server or for the caller (its user, or its address with auth off); the connection closes."
+//	@Failure		500					{object}	wire.ErrorResponse		"internal: an unexpected failure."
+//	@Failure		503					{object}	wire.ErrorResponse		"unavailable: the server is shutting down."
 //	@Header			200					{integer}	X-Revision		"The store's revision when the watch started."
 //	@Header			200					{string}	Cache-Control	"no-cache"
 //	@Header			401	{string}	WWW-Authenticate	"Bearer"
@@ -56,25 +58,25 @@ var watchParams = paramsOf(selectorParams, params{"start_revision", "prev_kv", "
 //	@Router			/v1/watch [get]
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r, watchParams)
-	sel := q.selector(false)
+	sel := q.Selector(false)
 	req := kv.WatchRequest{
 		Key:            sel.Key,
 		End:            sel.End,
-		StartRevision:  q.int64("start_revision", 0),
-		PrevKV:         q.boolean("prev_kv"),
-		ProgressNotify: q.boolean("progress_notify"),
+		StartRevision:  q.Int64("start_revision", 0),
+		PrevKV:         q.Bool("prev_kv"),
+		ProgressNotify: q.Bool("progress_notify"),
 	}
-	req.NoPut, req.NoDelete = q.filters()
+	req.NoPut, req.NoDelete = q.Filters()
 	if id := strings.TrimSpace(r.Header.Get("Last-Event-ID")); id != "" {
 		// Resume after the last message the client saw.
 		n, err := strconv.ParseInt(id, 10, 64)
 		if err != nil || n < 0 || n == 1<<63-1 {
-			q.fail("Last-Event-ID must be a revision, not %q", id)
+			q.Failf("Last-Event-ID must be a revision, not %q", id)
 		}
 		req.StartRevision = n + 1
 	}
-	if q.err != nil {
-		h.writeError(w, r, q.err)
+	if q.Err() != nil {
+		h.writeError(w, r, q.Err())
 		return
 	}
 	// Take the change signal before checking, so no change slips between.

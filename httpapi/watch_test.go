@@ -68,7 +68,7 @@ func expectPuts(tb testing.TB, s *sseReader, keys ...string) int64 {
 		tb.Fatalf("watch message %q: %d events, want %d (%q)", m.Raw, len(d.Events), len(keys), keys)
 	}
 	for i, ev := range d.Events {
-		if ev.Type != "put" || ev.KV.key() != keys[i] || ev.KV.ModRevision != d.Header.Revision {
+		if ev.Type != "put" || keyOf(ev.KV) != keys[i] || ev.KV.ModRevision != d.Header.Revision {
 			tb.Fatalf("watch message %q: event %d, want a put of %q at revision %d", m.Raw, i, keys[i], d.Header.Revision)
 		}
 	}
@@ -140,7 +140,7 @@ func TestWatchFramingOfAwkwardBytes(t *testing.T) {
 			t.Errorf("message for value %q = %q, want id, data and a blank line, no CR", v, m.Raw)
 		}
 		d := decodeWatchData[watchEventsDoc](t, m)
-		if len(d.Events) != 1 || d.Events[0].KV.key() != key || d.Events[0].KV.value() != v {
+		if len(d.Events) != 1 || keyOf(d.Events[0].KV) != key || valueOf(d.Events[0].KV) != v {
 			t.Errorf("message %q, want a put of %q = %q", m.Raw, key, v)
 		}
 	}
@@ -168,7 +168,7 @@ func TestWatchTxnOneMessage(t *testing.T) {
 	mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"put":{"key":"k4","value":"d"}},{"delete":{"key":"k1"}}]}`)
 	m := s.next(t, streamTimeout)
 	d := decodeWatchData[watchEventsDoc](t, m)
-	if len(d.Events) != 2 || d.Events[0].Type != "put" || d.Events[1].Type != "delete" || d.Events[1].KV.key() != "k1" {
+	if len(d.Events) != 2 || d.Events[0].Type != "put" || d.Events[1].Type != "delete" || keyOf(d.Events[1].KV) != "k1" {
 		t.Errorf("second txn message %q, want put k4 then delete k1", m.Raw)
 	}
 }

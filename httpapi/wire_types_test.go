@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/kv"
+
+	"github.com/httpkv/httpkv/wire"
 )
 
 // decodeDeclared decodes what a hand-written appender (or a handler) wrote
@@ -50,14 +52,14 @@ func decodeAs[T any](t testing.TB, name string, out []byte) T {
 func TestAppendersMatchDeclaredTypes(t *testing.T) {
 	text := kv.KeyValue{Key: []byte("k"), Value: []byte("v"), CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
 	binary := kv.KeyValue{Key: []byte{0xff}, Value: []byte{0, 0xfe}, CreateRevision: 4, ModRevision: 4, Version: 1}
-	decodeDeclared[keyValueDoc](t, "appendKV(text)", appendKV(nil, &text, true))
-	decodeDeclared[keyValueDoc](t, "appendKV(binary)", appendKV(nil, &binary, true))
-	decodeDeclared[keyValueDoc](t, "appendKV(keys only)", appendKV(nil, &text, false))
-	decodeDeclared[eventDoc](t, "appendEvent(put)", appendEvent(nil, &kv.Event{Type: kv.EventPut, KV: text, PrevKV: &binary}))
-	decodeDeclared[eventDoc](t, "appendEvent(delete)", appendEvent(nil, &kv.Event{Type: kv.EventDelete, KV: binary}))
+	decodeDeclared[wire.KeyValue](t, "appendKV(text)", wire.AppendKV(nil, &text, true))
+	decodeDeclared[wire.KeyValue](t, "appendKV(binary)", wire.AppendKV(nil, &binary, true))
+	decodeDeclared[wire.KeyValue](t, "appendKV(keys only)", wire.AppendKV(nil, &text, false))
+	decodeDeclared[wire.WatchEvent](t, "wire.AppendEvent(put)", wire.AppendEvent(nil, &kv.Event{Type: kv.EventPut, KV: text, PrevKV: &binary}))
+	decodeDeclared[wire.WatchEvent](t, "wire.AppendEvent(delete)", wire.AppendEvent(nil, &kv.Event{Type: kv.EventDelete, KV: binary}))
 	del := kv.DeleteResult{Revision: 9, Deleted: 2, PrevKVs: []kv.KeyValue{text, binary}}
-	decodeDeclared[deleteResponseDoc](t, "appendDeleteResult(prev_kv)", appendDeleteResult(nil, &del, true))
-	decodeDeclared[deleteResponseDoc](t, "appendDeleteResult", appendDeleteResult(nil, &del, false))
+	decodeDeclared[wire.DeleteResponse](t, "appendDeleteResult(prev_kv)", appendDeleteResult(nil, &del, true))
+	decodeDeclared[wire.DeleteResponse](t, "appendDeleteResult", appendDeleteResult(nil, &del, false))
 
 	req := kv.TxnRequest{Success: []kv.Op{
 		{Put: &kv.PutRequest{Key: []byte("a"), PrevKV: true}},
@@ -71,5 +73,5 @@ func TestAppendersMatchDeclaredTypes(t *testing.T) {
 		{Range: &kv.RangeResult{Revision: 10, KVs: []kv.KeyValue{text}, Count: 3, More: true}},
 		{Txn: &kv.TxnResult{Revision: 10, Responses: []kv.OpResult{}}},
 	}}
-	decodeDeclared[txnResponseDoc](t, "appendTxnResult", appendTxnResult(nil, &res, &req))
+	decodeDeclared[wire.TxnResponse](t, "appendTxnResult", appendTxnResult(nil, &res, &req))
 }

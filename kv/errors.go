@@ -142,6 +142,12 @@ var (
 	// further write; nothing after the last successful commit was
 	// acknowledged. Restart to recover.
 	ErrBackendFailed = Errorf(ErrUnavailable, "the backend failed; the server takes no more writes until it is restarted")
+	// ErrBackendTimeout: the backend's store (etcd, behind a gateway)
+	// did not answer within the time a request may wait for it.
+	ErrBackendTimeout = Errorf(ErrUnavailable, "the backend did not answer in time")
+	// ErrHistoryBusy: the backend reads as much history at once as it may
+	// (over etcd, each read of history is an etcd watch).
+	ErrHistoryBusy = NewError(CodeTooManyRequests, "the server reads as much history at once as it may")
 )
 
 // LeaseNotFound is ErrLeaseNotFound for the lease id.

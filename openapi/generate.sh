@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Generates everything in openapi/ from the annotations on the handlers of
-# package httpapi (and web): `go generate ./openapi/` runs it. With a
-# directory as argument it writes there instead of here (the staleness
-# test does that and compares).
+# package httpapi (and web), which name the documents of package wire:
+# `go generate ./openapi/` runs it. With a directory as argument it writes
+# there instead of here (the staleness test does that and compares).
 #
 #   swagger.json, swagger.yaml  Swagger 2.0, by swag
 #   openapi3.json               OpenAPI 3.0, converted from it (internal/convert)
@@ -15,7 +15,7 @@ out=${1:-.}
 mkdir -p "$out/client" "$out/ts/src"
 
 go tool swag init --quiet --requiredByDefault \
-	--generalInfo openapi.go --dir ../httpapi,../web \
+	--generalInfo openapi.go --dir ../httpapi,../web,../wire \
 	--output "$out" --outputTypes json,yaml
 go run ./internal/convert "$out/swagger.json" "$out/openapi3.json"
 go tool oapi-codegen -config client/oapi-codegen.yaml \

@@ -35,6 +35,10 @@ type Patch struct {
 	maxBytes int
 }
 
+// ErrTooLarge: the patched value would be larger than the bound Parse
+// was given. It is a case of kv.ErrPatchFailed.
+var ErrTooLarge = kv.Errorf(kv.ErrPatchFailed, "the patched value would be larger than a value may be")
+
 // Parse checks body as a patch of kind; the results of applying it are
 // bounded to maxBytes. A body that is no JSON, or no JSON Patch, is an
 // ErrInvalidArgument.
@@ -99,7 +103,7 @@ func (p *Patch) Apply(key, value []byte, exists bool) ([]byte, error) {
 		return nil, kv.Errorf(kv.ErrPatchFailed, "the patch of %q made no JSON: %v", key, err)
 	}
 	if buf.Len() > p.maxBytes {
-		return nil, kv.Errorf(kv.ErrPatchFailed, "the patched value of %q would be %d bytes, more than the %d a value may have (--max-request-bytes)", key, buf.Len(), p.maxBytes)
+		return nil, kv.Errorf(ErrTooLarge, "the patched value of %q would be %d bytes, more than the %d a value may have", key, buf.Len(), p.maxBytes)
 	}
 	return buf.Bytes(), nil
 }

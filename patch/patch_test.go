@@ -34,7 +34,7 @@ func TestApply(t *testing.T) {
 		{name: "json patch path missing", kind: JSON, patch: `[{"op":"replace","path":"/x/y","value":2}]`, value: `{"a":1}`, err: kv.ErrPatchFailed, says: "missing"},
 		{name: "json patch on missing key", kind: JSON, patch: `[{"op":"add","path":"/a","value":1}]`, missing: true, err: kv.ErrKeyNotFound},
 		{name: "json patch on a value that is not JSON", kind: JSON, patch: `[]`, value: `{`, err: kv.ErrPatchFailed, says: "not JSON"},
-		{name: "result over the bound", kind: Merge, patch: `{"big":"` + strings.Repeat("x", 200) + `"}`, value: `{}`, err: kv.ErrPatchFailed, says: "--max-request-bytes"},
+		{name: "result over the bound", kind: Merge, patch: `{"big":"` + strings.Repeat("x", 200) + `"}`, value: `{}`, err: ErrTooLarge, says: "more than the 128 a value may have"},
 		{name: "copies over the bound", kind: JSON, patch: `[{"op":"copy","from":"/a","path":"/b"},{"op":"copy","from":"/a","path":"/c"},{"op":"copy","from":"/a","path":"/d"}]`,
 			value: `{"a":"` + strings.Repeat("x", 60) + `"}`, err: kv.ErrPatchFailed, says: "copies"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -67,7 +68,15 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
 		}
 	}
-	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
+	// The wire is the API's documents, not how they travel: it knows
+	// no HTTP, no store, and not the API that serves it.
+	wire := deps(t, "wire")
+	for _, banned := range append([]string{"httpapi"}, storages...) {
+		if slices.Contains(wire, module+banned) {
+			t.Errorf("wire imports %s: the documents know neither the API that serves them nor a store", banned)
+		}
+	}
+	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "wire", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
 			t.Errorf("%s imports net/http: only httpapi (and the command) may know HTTP", below)
 		}
@@ -81,8 +90,9 @@ var apiWords = regexp.MustCompile(`/v1/|(^|[\s(])--[a-z]`)
 // TestDomainMessages: the packages below the API say what failed in
 // their own terms; the routes and flags that help are added where the
 // API answers (httpapi/error_hints.go) or the command reports. No string
-// of theirs names one. (A gateway may name etcd's own flags, which are
-// etcd's terms: only routes are checked in backend/etcd.)
+// of theirs names one. A gateway may name etcd's own flags, which are
+// etcd's terms, but not httpkv's: in backend/etcd a flag is checked
+// against the command's (httpkvFlags) but those etcd has too.
 func TestDomainMessages(t *testing.T) {
 	t.Parallel()
 	check := func(dir string, words *regexp.Regexp) {
@@ -111,8 +121,75 @@ func TestDomainMessages(t *testing.T) {
 			})
 		}
 	}
-	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "backend/embedded"} {
+	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "patch", "reconcile", "wire", "backend/embedded"} {
 		check(dir, apiWords)
 	}
-	check("backend/etcd", regexp.MustCompile(`/v1/`))
+	var ours []string
+	for name := range httpkvFlags(t) {
+		if !etcdFlags[name] {
+			ours = append(ours, regexp.QuoteMeta(name))
+		}
+	}
+	check("backend/etcd", regexp.MustCompile(`/v1/|(^|[\s("])--(`+strings.Join(ours, "|")+`)([^a-z0-9-]|$)`))
+}
+
+// etcdFlags are the flags etcd has under the same names as httpkv's: a
+// gateway's message may name them as etcd's ("etcd's --max-request-bytes").
+var etcdFlags = map[string]bool{
+	"max-request-bytes": true, "max-txn-ops": true, "quota-backend-bytes": true,
+	"auto-compaction-mode": true, "auto-compaction-retention": true,
+	"data-dir": true, "log-level": true,
+}
+
+// httpkvFlags returns the names of the command's flags, read from where
+// cmd/httpkv (and its client commands) declares them: fs.StringVar(&v, "name", ...), fs.Int("name",
+// ...) and the like.
+func httpkvFlags(tb testing.TB) map[string]bool {
+	tb.Helper()
+	declare := map[string]bool{"Bool": true, "BoolVar": true, "BoolFunc": true, "Duration": true, "DurationVar": true,
+		"Float64": true, "Float64Var": true, "Func": true, "Int": true, "IntVar": true, "Int64": true, "Int64Var": true,
+		"String": true, "StringVar": true, "TextVar": true, "Uint": true, "UintVar": true, "Uint64": true, "Uint64Var": true, "Var": true}
+	var files []string
+	err := filepath.WalkDir(filepath.Join("..", "cmd", "httpkv"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	flags := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || !declare[sel.Sel.Name] {
+				return true
+			}
+			for _, arg := range call.Args {
+				if lit, ok := arg.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if s, err := strconv.Unquote(lit.Value); err == nil {
+						flags[s] = true
+					}
+					break
+				}
+			}
+			return true
+		})
+	}
+	// The test is only as good as what it found.
+	for _, want := range []string{"etcd-namespace", "etcd-request-timeout", "etcd-max-history-watches", "max-leases"} {
+		if !flags[want] {
+			tb.Fatalf("httpkvFlags found no --%s in cmd/httpkv: it no longer reads the flags as they are declared", want)
+		}
+	}
+	return flags
 }

@@ -322,7 +322,7 @@ func (b *Backend) firstRead(ctx context.Context) (rev int64, cluster uint64, err
 // pageTokenKey derives the key that seals page tokens from the cluster
 // and the namespace, so that every gateway of a deployment accepts the
 // others' tokens with nothing to share or store. The key authenticates
-// that a token was issued for its list (see httpapi's page_token.go);
+// that a token was issued for its list (see wire/token.go);
 // it is no secret from whoever knows the cluster's ID, and needs not be:
 // a page token only repeats what the request may ask for anyway (its
 // start key must lie in the range the request is authorized for).
@@ -412,7 +412,7 @@ func (b *Backend) call(ctx context.Context, fn func(ctx context.Context) error) 
 		return context.Cause(sctx) // the prober's: etcd stopped serving
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return kv.Errorf(kv.ErrUnavailable, "etcd did not answer within %v (--etcd-request-timeout); retry after Retry-After", b.opts.RequestTimeout)
+		return kv.Errorf(kv.ErrBackendTimeout, "etcd did not answer within %v", b.opts.RequestTimeout)
 	}
 	err = mapErr(err)
 	if errors.Is(err, kv.ErrCompacted) {

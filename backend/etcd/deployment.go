@@ -63,7 +63,7 @@ func markerKey(ns string) string { return ns + markerName }
 // nsName names a namespace for people.
 func nsName(ns string) string {
 	if ns == "" {
-		return `the deployment without a namespace (--etcd-namespace "")`
+		return `the deployment without a namespace ("")`
 	}
 	return fmt.Sprintf("the deployment of namespace %q", ns)
 }
@@ -186,7 +186,7 @@ func (b *Backend) checkEnclosing(ctx context.Context) error {
 
 // overlap is the error of a namespace that overlaps other's deployment.
 func (b *Backend) overlap(other, how string) error {
-	return fmt.Errorf("%w: --etcd-namespace %q %s %s (its marker is %q): the keys of one would land among the other's keys and private records. Give each deployment on a cluster a namespace that neither begins with another's nor is the beginning of one (README, \"More than one machine\")",
+	return fmt.Errorf("%w: the namespace %q %s %s (its marker is %q): the keys of one would land among the other's keys and private records. Give each deployment on a cluster a namespace that neither begins with another's nor is the beginning of one (README, \"More than one machine\")",
 		ErrOverlap, b.opts.Namespace, how, nsName(other), markerKey(other))
 }
 
@@ -242,7 +242,7 @@ func (b *Backend) readArea(ctx context.Context) (own, empty bool, err error) {
 		} else if ok {
 			return false, false, b.overlap(other, "covers")
 		}
-		return false, false, fmt.Errorf("%w: --etcd-namespace %q holds %q, which is no key of this deployment's: another deployment's namespace begins with %q, or a client of etcd's own writes there. Give each deployment on a cluster a namespace that neither begins with another's nor is the beginning of one (README, \"More than one machine\")",
+		return false, false, fmt.Errorf("%w: the namespace %q holds %q, which is no key of this deployment's: another deployment's namespace begins with %q, or a client of etcd's own writes there. Give each deployment on a cluster a namespace that neither begins with another's nor is the beginning of one (README, \"More than one machine\")",
 			ErrOverlap, ns, found, ns)
 	}
 	return own, empty, nil

@@ -95,8 +95,7 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 
 // errHistoryBusy answers a request that would open an etcd watch to read
 // history while Options.MaxHistoryWatches are open.
-var errHistoryBusy = kv.NewError(kv.CodeTooManyRequests,
-	"the gateway has as many etcd watches open to read history as it may (--etcd-max-history-watches): retry later")
+var errHistoryBusy = kv.Errorf(kv.ErrHistoryBusy, "the gateway has as many etcd watches open to read history as it may")
 
 // historyReplay is replay for a request: one of the etcd watches
 // requests may have open at once, or errHistoryBusy. (The watch

@@ -10,7 +10,6 @@ import (
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/reconcile"
 	"github.com/httpkv/httpkv/reconcile/reconciletest"
 )
 
@@ -23,22 +22,6 @@ func TestRewriteConformance(t *testing.T) {
 		n++
 		return openGateway(t, c, fmt.Sprintf("/conf%d/", n), func(o *Options) { o.MaxTxnOps, o.ClusterMaintenance = 4000, true })
 	})
-}
-
-func entriesOf(t *testing.T, pairs ...string) *reconcile.Entries {
-	t.Helper()
-	b := &reconcile.Builder{}
-	for i, p := range pairs {
-		k, v, _ := strings.Cut(p, "=")
-		if err := b.Add([]byte(k), []byte(v), i+1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
 
 // TestRewriteMaxTxnOps: a rewrite needing more ops, or more compares,
@@ -57,9 +40,9 @@ func TestRewriteMaxTxnOps(t *testing.T) {
 		name string
 		req  kv.RewriteRequest
 	}{
-		{"five puts", kv.RewriteRequest{Entries: entriesOf(t, "a=2", "b=2", "c=2", "d=2", "e=2")}},
-		{"four updates and a compare each, plus one", kv.RewriteRequest{Entries: entriesOf(t, "a=2", "b=2", "c=2", "d=2")}},
-		{"If-Match: a compare per key of the range", kv.RewriteRequest{Entries: entriesOf(t, "a=2"), UnchangedSince: rev}},
+		{"five puts", kv.RewriteRequest{Entries: reconciletest.Entries(t, "a=2", "b=2", "c=2", "d=2", "e=2")}},
+		{"four updates and a compare each, plus one", kv.RewriteRequest{Entries: reconciletest.Entries(t, "a=2", "b=2", "c=2", "d=2")}},
+		{"If-Match: a compare per key of the range", kv.RewriteRequest{Entries: reconciletest.Entries(t, "a=2"), UnchangedSince: rev}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.req
@@ -78,7 +61,7 @@ func TestRewriteMaxTxnOps(t *testing.T) {
 		})
 	}
 	// Three updates: three ops, four compares.
-	res, err := b.Rewrite(ctx, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entriesOf(t, "a=2", "b=2", "c=2")})
+	res, err := b.Rewrite(ctx, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: reconciletest.Entries(t, "a=2", "b=2", "c=2")})
 	if err != nil || res.Updated != 3 {
 		t.Fatalf("a rewrite within the bound = %+v, %v", res, err)
 	}
@@ -115,7 +98,7 @@ func TestRewriteTxnNoticesChanges(t *testing.T) {
 			put(t, b, "s/upd", "1")
 			rev := put(t, b, "s/gone", "1")
 			scope := keyrange.Prefix([]byte("s/"))
-			r := kv.RewriteRequest{Key: scope.Key, End: scope.End, Replace: true, Entries: entriesOf(t, "s/same=1", "s/upd=2")}
+			r := kv.RewriteRequest{Key: scope.Key, End: scope.End, Replace: true, Entries: reconciletest.Entries(t, "s/same=1", "s/upd=2")}
 			if tc.since {
 				r.UnchangedSince = rev
 			}

@@ -72,6 +72,9 @@ func runMigrate(ctx context.Context, args []string, _ func(string) string, stdou
 		RequestTimeout: ec.requestTimeout,
 		MaxTxnOps:      *maxTxnOps,
 	}, src)
+	if errors.Is(err, etcd.ErrOverlap) {
+		return fmt.Errorf("migrate: --etcd-namespace %q: %w", ec.namespace, err)
+	}
 	if errors.Is(err, etcd.ErrNotEmpty) {
 		return fmt.Errorf("migrate: %w: migrate into an empty namespace (--etcd-namespace)", err)
 	}

@@ -131,6 +131,10 @@ var _ httpapi.StreamStore = (*etcd.Backend)(nil)
 func openBackend(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Committer) (Backend, error) {
 	if cfg.Etcd != nil {
 		b, err := etcd.Open(ctx, func(err error) { log.Warn().Err(err).Msg("etcd") }, *cfg.Etcd)
+		if errors.Is(err, etcd.ErrOverlap) {
+			// The backend speaks of namespaces; the command's is the flag.
+			return nil, fmt.Errorf("--etcd-namespace %q: %w", cfg.Etcd.Namespace, err)
+		}
 		if err != nil {
 			return nil, err
 		}

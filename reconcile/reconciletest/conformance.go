@@ -59,8 +59,9 @@ func Run(t *testing.T, open Open) {
 
 var ctx = context.Background()
 
-// entries builds the entries of "k=v" pairs.
-func entries(t *testing.T, pairs ...string) *reconcile.Entries {
+// Entries builds the entries of "k=v" pairs, numbered as the lines of an
+// import from 1, for a backend's own tests of rewrites.
+func Entries(t testing.TB, pairs ...string) *reconcile.Entries {
 	t.Helper()
 	b := &reconcile.Builder{}
 	for i, p := range pairs {
@@ -149,7 +150,7 @@ func check(t *testing.T, what, got, want string) {
 func importIntoEmpty(t *testing.T, b Backend) {
 	_, before := state(t, b, all)
 	w := watch(t, b, before+1)
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entries(t, "t/b=2", "t/a=1", "t/c=3")})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: Entries(t, "t/b=2", "t/a=1", "t/c=3")})
 	check(t, "summary", summary(res), "created 3 [t/a t/b t/c] updated 0 [] deleted 0 [] unchanged 0")
 	if res.Revision != before+1 {
 		t.Errorf("the import is at revision %d, want %d: one revision", res.Revision, before+1)
@@ -168,7 +169,7 @@ func importMerge(t *testing.T, b Backend) {
 	put(t, b, "t/other", "1", l.ID)
 	put(t, b, "t/keep", "1", 0)
 	put(t, b, "u/out", "1", 0)
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entries(t, "t/same=1", "t/other=2", "t/new=3")})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: Entries(t, "t/same=1", "t/other=2", "t/new=3")})
 	check(t, "summary", summary(res), "created 1 [t/new] updated 1 [t/other] deleted 0 [] unchanged 1")
 	got, _ := state(t, b, all)
 	// A key that already holds its value keeps its lease; one put has none.
@@ -184,20 +185,20 @@ func importReplace(t *testing.T, b Backend) {
 	put(t, b, "u/x", "1", 0)
 	_, before := state(t, b, all)
 	w := watch(t, b, before+1)
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: entries(t, "t/b=2")})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: Entries(t, "t/b=2")})
 	check(t, "summary", summary(res), "created 0 [] updated 1 [t/b] deleted 2 [t/a t/c] unchanged 0")
 	got, _ := state(t, b, keyrange.All())
 	check(t, "state", got, "t/b=2 u/x=1")
 	check(t, "watch", w.next(t), fmt.Sprintf("@%d delete t/a put t/b=2 delete t/c", res.Revision))
 	// Replacing with nothing empties the scope.
-	res = rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: entries(t)})
+	res = rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: Entries(t)})
 	check(t, "summary", summary(res), "created 0 [] updated 0 [] deleted 1 [t/b] unchanged 0")
 }
 
 func importNothingDiffers(t *testing.T, b Backend) {
 	put(t, b, "t/a", "1", 0)
 	rev := put(t, b, "t/b", "2", 0)
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: entries(t, "t/a=1", "t/b=2")})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, Entries: Entries(t, "t/a=1", "t/b=2")})
 	check(t, "summary", summary(res), "created 0 [] updated 0 [] deleted 0 [] unchanged 2")
 	if _, now := state(t, b, all); res.Revision != rev || now != rev {
 		t.Errorf("an import that changes nothing answered revision %d, the store is at %d; want both at %d", res.Revision, now, rev)
@@ -207,7 +208,7 @@ func importNothingDiffers(t *testing.T, b Backend) {
 func importDryRun(t *testing.T, b Backend) {
 	put(t, b, "t/a", "1", 0)
 	rev := put(t, b, "t/b", "1", 0)
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, DryRun: true, Entries: entries(t, "t/b=2", "t/c=3")})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Replace: true, DryRun: true, Entries: Entries(t, "t/b=2", "t/c=3")})
 	check(t, "summary", summary(res), "created 1 [t/c] updated 1 [t/b] deleted 1 [t/a] unchanged 0")
 	got, now := state(t, b, all)
 	check(t, "state", got, "t/a=1 t/b=1")
@@ -223,7 +224,7 @@ func importIfMatch(t *testing.T, b Backend) {
 	r := put(t, b, "t/s/b", "1", 0)
 	put(t, b, "t/other", "1", 0) // outside the scope: not a change of it
 	req := func(since int64) kv.RewriteRequest {
-		return kv.RewriteRequest{Key: scope.Key, End: scope.End, UnchangedSince: since, Entries: entries(t, "t/s/a=2")}
+		return kv.RewriteRequest{Key: scope.Key, End: scope.End, UnchangedSince: since, Entries: Entries(t, "t/s/a=2")}
 	}
 	res := rewrite(t, b, req(r))
 	check(t, "summary", summary(res), "created 0 [] updated 1 [t/s/a] deleted 0 [] unchanged 0")
@@ -267,7 +268,7 @@ func importListsAtMost(t *testing.T, b Backend) {
 	for i := range pairs {
 		pairs[i] = fmt.Sprintf("t/%05d=v", i)
 	}
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entries(t, pairs...)})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: Entries(t, pairs...)})
 	if res.Created != int64(n) || len(res.CreatedKeys) != kv.MaxListedKeys || string(res.CreatedKeys[0]) != "t/00000" {
 		t.Errorf("an import of %d keys: created %d, %d listed from %q; want %d, %d listed from t/00000",
 			n, res.Created, len(res.CreatedKeys), res.CreatedKeys[0], n, kv.MaxListedKeys)
@@ -344,7 +345,7 @@ func each(t *testing.T, b Backend) {
 	for i := range pairs {
 		pairs[i] = fmt.Sprintf("t/%05d=%d", i, i)
 	}
-	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: entries(t, pairs...)})
+	res := rewrite(t, b, kv.RewriteRequest{Key: all.Key, End: all.End, Entries: Entries(t, pairs...)})
 	put(t, b, "t/00007", "later", 0)
 	del(t, b, "t/00009")
 	var got []string

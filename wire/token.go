@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"crypto/hmac"
@@ -34,34 +34,34 @@ const tokenFormat byte = 2
 
 // Token kinds: one per endpoint that hands tokens out.
 const (
-	tokenKindListPage byte = 1
-	tokenKindHistory  byte = 2
-	tokenKindLeases   byte = 3
+	TokenListPage byte = 1
+	TokenHistory  byte = 2
+	TokenLeases   byte = 3
 )
 
-// tokenKeyBytes is the size of the key made when none is configured.
-const tokenKeyBytes = 32
+// TokenKeyBytes is the size of the key made when none is configured.
+const TokenKeyBytes = 32
 
-// errBadToken: the token was not sealed by this key for this kind.
-var errBadToken = errors.New("not a token issued by this server for this request")
+// ErrBadToken: the token was not sealed by this key for this kind.
+var ErrBadToken = errors.New("not a token issued by this server for this request")
 
-// tokenCodec seals and opens tokens with one key.
-type tokenCodec struct {
+// Tokens seals and opens tokens with one key.
+type Tokens struct {
 	key []byte
 }
 
-// newTokenCodec returns a codec for key, or for a fresh random key when
+// NewTokens returns a codec for key, or for a fresh random key when
 // key is empty.
-func newTokenCodec(key []byte) tokenCodec {
+func NewTokens(key []byte) Tokens {
 	if len(key) == 0 {
-		key = make([]byte, tokenKeyBytes)
+		key = make([]byte, TokenKeyBytes)
 		_, _ = rand.Read(key) // never fails: it crashes the process instead
 	}
-	return tokenCodec{key: append([]byte(nil), key...)}
+	return Tokens{key: append([]byte(nil), key...)}
 }
 
-// seal returns the token of kind holding payload.
-func (c tokenCodec) seal(kind byte, payload []byte) string {
+// Seal returns the token of kind holding payload.
+func (c Tokens) Seal(kind byte, payload []byte) string {
 	b := make([]byte, 0, 2+len(payload)+sha256.Size)
 	b = append(b, tokenFormat, kind)
 	b = append(b, payload...)
@@ -69,27 +69,27 @@ func (c tokenCodec) seal(kind byte, payload []byte) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// open returns the payload of a token that seal made for kind with this
-// codec's key, or errBadToken. Only the one spelling seal gives a token
+// Open returns the payload of a token that Seal made for kind with this
+// codec's key, or ErrBadToken. Only the one spelling Seal gives a token
 // opens: the decoder would skip line breaks and ignore stray low bits,
 // and a token must not have spellings that pass for other tokens.
-func (c tokenCodec) open(kind byte, token string) ([]byte, error) {
+func (c Tokens) Open(kind byte, token string) ([]byte, error) {
 	if strings.ContainsAny(token, "\r\n") {
-		return nil, errBadToken
+		return nil, ErrBadToken
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) < 2+sha256.Size || b[0] != tokenFormat || b[1] != kind {
-		return nil, errBadToken
+		return nil, ErrBadToken
 	}
 	body, tag := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
 	if !hmac.Equal(c.tag(body), tag) {
-		return nil, errBadToken
+		return nil, ErrBadToken
 	}
 	return body[2:], nil
 }
 
 // tag returns the HMAC-SHA256 of data under the codec's key.
-func (c tokenCodec) tag(data []byte) []byte {
+func (c Tokens) tag(data []byte) []byte {
 	m := hmac.New(sha256.New, c.key)
 	m.Write(data)
 	return m.Sum(nil)

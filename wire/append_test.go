@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestAppendString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(appendString([]byte("x"), []byte(tt.in)))
+			got := string(AppendString([]byte("x"), []byte(tt.in)))
 			if got != "x"+tt.want {
 				t.Errorf("appendString(%q) = %s, want %s", tt.in, got[1:], tt.want)
 			}
@@ -61,7 +61,7 @@ func TestAppendBytesField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(append(appendBytesField([]byte("{"), "key", tt.in, true), '}'))
+			got := string(append(AppendBytesField([]byte("{"), "key", tt.in, true), '}'))
 			if got != tt.want {
 				t.Errorf("appendBytesField(%q) = %s, want %s", tt.in, got, tt.want)
 			}
@@ -90,13 +90,13 @@ func randomBytes(rng *rand.Rand) []byte {
 	return b
 }
 
-// checkBytesField checks that appendBytesField(b) decodes, with
+// checkBytesField checks that AppendBytesField(b) decodes, with
 // encoding/json, to b in the right form: the string field for valid
 // UTF-8, else the base64 twin; never both; and that the output holds no
 // raw control character or JavaScript line separator.
 func checkBytesField(t testing.TB, b []byte) {
 	t.Helper()
-	out := append(appendBytesField([]byte("{"), "value", b, true), '}')
+	out := append(AppendBytesField([]byte("{"), "value", b, true), '}')
 	if !json.Valid(out) {
 		t.Fatalf("appendBytesField(%q) = %s: not valid JSON", b, out)
 	}
@@ -143,18 +143,18 @@ func TestAppendBytesFieldRandom(t *testing.T) {
 // TestAppendKVDecodes checks a whole KeyValue against encoding/json.
 func TestAppendKVDecodes(t *testing.T) {
 	kval := kv.KeyValue{Key: []byte("k\u2028"), Value: []byte{0xff, 0}, CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
-	out := appendKV(nil, &kval, true)
-	var got keyValueDoc
+	out := AppendKV(nil, &kval, true)
+	var got KeyValue
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("json.Unmarshal(appendKV) = %v; body %s", err, out)
+		t.Fatalf("json.Unmarshal(AppendKV) = %v; body %s", err, out)
 	}
-	want := keyValueDoc{Key: "k\u2028", ValueBase64: base64.StdEncoding.EncodeToString([]byte{0xff, 0}), CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
+	want := KeyValue{Key: "k\u2028", ValueBase64: base64.StdEncoding.EncodeToString([]byte{0xff, 0}), CreateRevision: 2, ModRevision: 3, Version: 2, Lease: 7}
 	if got != want {
-		t.Errorf("appendKV = %s, decodes to %+v, want %+v", out, got, want)
+		t.Errorf("AppendKV = %s, decodes to %+v, want %+v", out, got, want)
 	}
-	keysOnly := appendKV(nil, &kval, false)
+	keysOnly := AppendKV(nil, &kval, false)
 	if bytes.Contains(keysOnly, []byte(`"value`)) {
-		t.Errorf("appendKV(withValue=false) = %s, want no value field", keysOnly)
+		t.Errorf("AppendKV(withValue=false) = %s, want no value field", keysOnly)
 	}
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// jsonTextError refuses what encoding/json decodes without complaint but
+// CheckText refuses what encoding/json decodes without complaint but
 // not as sent:
 //
 //   - a string that is not UTF-8. encoding/json replaces each byte that is
@@ -22,7 +22,7 @@ import (
 // JSON, every backslash starts an escape inside a string, and an object
 // has no more names than its type has fields (plus the duplicate), which
 // bounds the names compared.
-func jsonTextError(body []byte) *apiError {
+func CheckText(body []byte) error {
 	if !utf8.Valid(body) {
 		at := 0
 		for at < len(body) {
@@ -75,7 +75,7 @@ func jsonTextError(body []byte) *apiError {
 
 // endOfString returns the index of the quote that ends the string body[at]
 // opens, refusing an escaped surrogate without its pair.
-func endOfString(body []byte, at int) (int, *apiError) {
+func endOfString(body []byte, at int) (int, *Error) {
 	for i := at + 1; ; i++ {
 		switch body[i] {
 		case '"':
@@ -131,7 +131,7 @@ func fieldName(quoted []byte) []byte {
 	return []byte(s)
 }
 
-func notUTF8(at int) *apiError {
+func notUTF8(at int) *Error {
 	return badRequest("a JSON string at byte %d is not UTF-8 (a byte that is not, or an escaped UTF-16 surrogate without its pair): send keys and values that are not UTF-8 in their _base64 fields", at)
 }
 

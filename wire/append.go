@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"encoding/base64"
@@ -17,7 +17,7 @@ import (
 
 // plainASCII says which bytes a JSON string takes as they are: ASCII but
 // control characters, '"' and '\\'. One lookup a byte, where the tests it
-// replaces took four: the loop of appendString runs for every byte of
+// replaces took four: the loop of AppendString runs for every byte of
 // every key and value a list returns.
 var plainASCII = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
@@ -28,7 +28,7 @@ var plainASCII = func() (t [256]bool) {
 
 // plain8 reports whether the eight bytes packed in w are all plainASCII,
 // in a few word operations (the "has a zero byte" tests of Hacker's
-// Delight): keys and values are mostly plain text, and appendString
+// Delight): keys and values are mostly plain text, and AppendString
 // skips them eight bytes at a time.
 func plain8(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
@@ -43,17 +43,17 @@ func plain8(w uint64) bool {
 		(backslash-ones)&^backslash&highs == 0
 }
 
-// appendString appends s as a JSON string. s must be valid UTF-8.
-func appendString(dst []byte, s []byte) []byte {
+// AppendString appends s as a JSON string. s must be valid UTF-8.
+func AppendString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
-	dst = appendStringBody(dst, s)
+	dst = AppendStringBody(dst, s)
 	return append(dst, '"')
 }
 
-// appendStringBody appends s as the inside of a JSON string, without
+// AppendStringBody appends s as the inside of a JSON string, without
 // its quotes: a string split at rune boundaries may be appended a piece
 // at a time. s must be valid UTF-8.
-func appendStringBody(dst []byte, s []byte) []byte {
+func AppendStringBody(dst []byte, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
@@ -100,9 +100,9 @@ func appendStringBody(dst []byte, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendBytesField appends `"name":"..."` when b is valid UTF-8 and
+// AppendBytesField appends `"name":"..."` when b is valid UTF-8 and
 // `"name_base64":"..."` otherwise, preceded by a comma unless first.
-func appendBytesField(dst []byte, name string, b []byte, first bool) []byte {
+func AppendBytesField(dst []byte, name string, b []byte, first bool) []byte {
 	if !first {
 		dst = append(dst, ',')
 	}
@@ -110,47 +110,49 @@ func appendBytesField(dst []byte, name string, b []byte, first bool) []byte {
 	dst = append(dst, name...)
 	if utf8.Valid(b) {
 		dst = append(dst, '"', ':')
-		return appendString(dst, b)
+		return AppendString(dst, b)
 	}
 	dst = append(dst, "_base64\":\""...)
 	dst = base64.StdEncoding.AppendEncode(dst, b)
 	return append(dst, '"')
 }
 
-func appendIntField(dst []byte, name string, n int64) []byte {
+// AppendIntField appends `,"name":n`.
+func AppendIntField(dst []byte, name string, n int64) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
 	return strconv.AppendInt(dst, n, 10)
 }
 
-func appendBoolField(dst []byte, name string, v bool) []byte {
+// AppendBoolField appends `,"name":true` or false.
+func AppendBoolField(dst []byte, name string, v bool) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
 	return strconv.AppendBool(dst, v)
 }
 
-// appendKV appends a KeyValue object. withValue leaves the value out for
+// AppendKV appends a KeyValue object. withValue leaves the value out for
 // keys-only reads and delete events.
-func appendKV(dst []byte, entry *kv.KeyValue, withValue bool) []byte {
+func AppendKV(dst []byte, entry *kv.KeyValue, withValue bool) []byte {
 	dst = append(dst, '{')
-	dst = appendBytesField(dst, "key", entry.Key, true)
+	dst = AppendBytesField(dst, "key", entry.Key, true)
 	if withValue {
-		dst = appendBytesField(dst, "value", entry.Value, false)
+		dst = AppendBytesField(dst, "value", entry.Value, false)
 	}
-	dst = appendIntField(dst, "create_revision", entry.CreateRevision)
-	dst = appendIntField(dst, "mod_revision", entry.ModRevision)
-	dst = appendIntField(dst, "version", entry.Version)
-	dst = appendIntField(dst, "lease", entry.Lease)
+	dst = AppendIntField(dst, "create_revision", entry.CreateRevision)
+	dst = AppendIntField(dst, "mod_revision", entry.ModRevision)
+	dst = AppendIntField(dst, "version", entry.Version)
+	dst = AppendIntField(dst, "lease", entry.Lease)
 	return append(dst, '}')
 }
 
-// appendKVs appends the array name of kvs. It grows dst once, to about
+// AppendKVs appends the array name of kvs. It grows dst once, to about
 // what the array takes, rather than by doubling as it fills: a list's
 // answer would otherwise be copied twice over on its way out.
-func appendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byte {
-	dst = slices.Grow(dst, kvsSize(kvs, withValue)+len(name)+8)
+func AppendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byte {
+	dst = slices.Grow(dst, KVsSize(kvs, withValue)+len(name)+8)
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, "\":["...)
@@ -158,20 +160,20 @@ func appendKVs(dst []byte, name string, kvs []kv.KeyValue, withValue bool) []byt
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendKV(dst, &kvs[i], withValue)
+		dst = AppendKV(dst, &kvs[i], withValue)
 	}
 	return append(dst, ']')
 }
 
-// kvObjectSize is about what appendKV writes for a key besides its key
+// kvObjectSize is about what AppendKV writes for a key besides its key
 // and value: the field names and four revisions of up to 9 digits.
 const kvObjectSize = 100
 
-// kvsSize is about what appendKVs writes for kvs: exact for keys and
+// KVsSize is about what AppendKVs writes for kvs: exact for keys and
 // values of plain text, short of it for those with characters to escape
 // (the buffer then grows as usual), and a value that is not UTF-8 takes a
 // third more in base64.
-func kvsSize(kvs []kv.KeyValue, withValue bool) int {
+func KVsSize(kvs []kv.KeyValue, withValue bool) int {
 	n := 0
 	for i := range kvs {
 		n += len(kvs[i].Key) + kvObjectSize
@@ -182,19 +184,44 @@ func kvsSize(kvs []kv.KeyValue, withValue bool) int {
 	return n
 }
 
-// appendHeader starts an object with its header: `{"header":{"revision":R}`.
-func appendHeader(dst []byte, rev int64) []byte {
+// AppendHeader starts an object with its header: `{"header":{"revision":R}`.
+func AppendHeader(dst []byte, rev int64) []byte {
 	dst = append(dst, `{"header":{"revision":`...)
 	dst = strconv.AppendInt(dst, rev, 10)
 	return append(dst, '}')
 }
 
-// textOrBase64 is b as a key-like field of a declared wire type: text
+// TextOrBase64 is b as a key-like field of a declared wire type: text
 // when b is valid UTF-8, else its standard base64 twin, the other empty
-// (as appendBytesField writes it).
-func textOrBase64(b []byte) (text, b64 string) {
+// (as AppendBytesField writes it).
+func TextOrBase64(b []byte) (text, b64 string) {
 	if utf8.Valid(b) {
 		return string(b), ""
 	}
 	return "", base64.StdEncoding.EncodeToString(b)
+}
+
+// AppendEventsField appends `,"events":[...]`.
+func AppendEventsField(p []byte, evs []kv.Event) []byte {
+	p = append(p, `,"events":[`...)
+	for i := range evs {
+		if i > 0 {
+			p = append(p, ',')
+		}
+		p = AppendEvent(p, &evs[i])
+	}
+	return append(p, ']')
+}
+
+// AppendEvent appends ev as a WatchEvent: a delete's key without a value.
+func AppendEvent(b []byte, ev *kv.Event) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, ev.Type.String()...)
+	b = append(b, `","kv":`...)
+	b = AppendKV(b, &ev.KV, ev.Type == 0)
+	if ev.PrevKV != nil {
+		b = append(b, `,"prev_kv":`...)
+		b = AppendKV(b, ev.PrevKV, true)
+	}
+	return append(b, '}')
 }

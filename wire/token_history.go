@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bytes"
@@ -9,15 +9,18 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// historyToken is where the next page of a history read starts, and the
+// HistoryToken is where the next page of a history read starts, and the
 // read it belongs to: the window the first page fixed, the order and the
 // filters. The key range is the token's binding.
-type historyToken struct {
-	start, end int64
-	next       kv.Revision
-	descend    bool
-	noPut      bool
-	noDelete   bool
+type HistoryToken struct {
+	// Start and End are the window of revisions the first page fixed.
+	Start, End int64
+	// Next is where the next page starts.
+	Next kv.Revision
+	// Descend, NoPut and NoDelete are the read's order and filters.
+	Descend  bool
+	NoPut    bool
+	NoDelete bool
 }
 
 // appendBinding appends sel to b, length-prefixed, an absent end told
@@ -39,47 +42,47 @@ const (
 	historyFlags = historyDescend | historyNoPut | historyNoDelete
 )
 
-// sealHistory returns the token of t. The key range it belongs to is
+// SealHistory returns the token of t. The key range it belongs to is
 // sealed in with it but checked, not read, when it comes back: a token
 // presented with any other range is refused.
-func (c tokenCodec) sealHistory(t historyToken, sel keyrange.Range) string {
+func (c Tokens) SealHistory(t HistoryToken, sel keyrange.Range) string {
 	var b []byte
-	for _, n := range []int64{t.start, t.end, t.next.Main, t.next.Sub} {
+	for _, n := range []int64{t.Start, t.End, t.Next.Main, t.Next.Sub} {
 		b = binary.AppendUvarint(b, uint64(n))
 	}
 	var flags byte
-	if t.descend {
+	if t.Descend {
 		flags |= historyDescend
 	}
-	if t.noPut {
+	if t.NoPut {
 		flags |= historyNoPut
 	}
-	if t.noDelete {
+	if t.NoDelete {
 		flags |= historyNoDelete
 	}
-	return c.seal(tokenKindHistory, appendBinding(append(b, flags), sel))
+	return c.Seal(TokenHistory, appendBinding(append(b, flags), sel))
 }
 
-// openHistory returns the position a token of sealHistory holds, if it
+// OpenHistory returns the position a token of SealHistory holds, if it
 // was sealed for sel.
-func (c tokenCodec) openHistory(token string, sel keyrange.Range) (historyToken, bool) {
-	b, err := c.open(tokenKindHistory, token)
+func (c Tokens) OpenHistory(token string, sel keyrange.Range) (HistoryToken, bool) {
+	b, err := c.Open(TokenHistory, token)
 	if err != nil {
-		return historyToken{}, false
+		return HistoryToken{}, false
 	}
 	var n [4]int64
 	for i := range n {
 		v, size := binary.Uvarint(b)
 		if size <= 0 || v > math.MaxInt64 {
-			return historyToken{}, false
+			return HistoryToken{}, false
 		}
 		n[i], b = int64(v), b[size:]
 	}
 	if len(b) < 1 || b[0]&^historyFlags != 0 || !bytes.Equal(b[1:], appendBinding(nil, sel)) {
-		return historyToken{}, false
+		return HistoryToken{}, false
 	}
-	return historyToken{
-		start: n[0], end: n[1], next: kv.Revision{Main: n[2], Sub: n[3]},
-		descend: b[0]&historyDescend != 0, noPut: b[0]&historyNoPut != 0, noDelete: b[0]&historyNoDelete != 0,
+	return HistoryToken{
+		Start: n[0], End: n[1], Next: kv.Revision{Main: n[2], Sub: n[3]},
+		Descend: b[0]&historyDescend != 0, NoPut: b[0]&historyNoPut != 0, NoDelete: b[0]&historyNoDelete != 0,
 	}, true
 }

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// BenchmarkAppendKVs encodes the answer of a 1,000-key list, as listPage
+// BenchmarkAppendKVs encodes the answer of a 1,000-key list, as ListPage
 // does: keys like a configuration tree's, values of 100 bytes.
 func BenchmarkAppendKVs(b *testing.B) {
 	kvs := make([]kv.KeyValue, 1000)
@@ -19,8 +19,8 @@ func BenchmarkAppendKVs(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out := appendHeader(nil, 12345)
-		out = appendKVs(out, "kvs", kvs, true)
+		out := AppendHeader(nil, 12345)
+		out = AppendKVs(out, "kvs", kvs, true)
 		b.SetBytes(int64(len(out)))
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"encoding/base64"
@@ -7,13 +7,13 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// The exact sizes of what the appenders of wire.go write, without
+// The exact sizes of what the appenders of append.go write, without
 // writing it: a stream of many watchers counts what it will hold against
 // the bound for all streams before it encodes it (multistream_flow.go),
 // and JSON escapes a control byte in six, so the raw size of a value says
 // little of its encoding.
 
-// stringBodySize is len(appendStringBody(nil, s)). s must be valid UTF-8.
+// stringBodySize is len(AppendStringBody(nil, s)). s must be valid UTF-8.
 func stringBodySize(s []byte) int {
 	n := len(s)
 	for i := 0; i < len(s); {
@@ -39,7 +39,7 @@ func stringBodySize(s []byte) int {
 	return n
 }
 
-// bytesFieldSize is what appendBytesField appends.
+// bytesFieldSize is what AppendBytesField appends.
 func bytesFieldSize(name string, b []byte, first bool) int {
 	n := 0
 	if !first {
@@ -51,7 +51,7 @@ func bytesFieldSize(name string, b []byte, first bool) int {
 	return n + len(name) + len(`"_base64":""`) + base64.StdEncoding.EncodedLen(len(b))
 }
 
-// intFieldSize is what appendIntField appends.
+// intFieldSize is what AppendIntField appends.
 func intFieldSize(name string, v int64) int {
 	return len(name) + len(`,"":`) + intSize(v)
 }
@@ -72,7 +72,7 @@ func intSize(v int64) int {
 	return n
 }
 
-// kvSize is what appendKV appends.
+// kvSize is what AppendKV appends.
 func kvSize(entry *kv.KeyValue, withValue bool) int {
 	n := len("{}") + bytesFieldSize("key", entry.Key, true)
 	if withValue {
@@ -82,8 +82,8 @@ func kvSize(entry *kv.KeyValue, withValue bool) int {
 		intFieldSize("version", entry.Version) + intFieldSize("lease", entry.Lease)
 }
 
-// eventsFieldSize is what appendEventsField appends for evs.
-func eventsFieldSize(evs []kv.Event) int {
+// EventsFieldSize is what AppendEventsField appends for evs.
+func EventsFieldSize(evs []kv.Event) int {
 	n := len(`,"events":[]`)
 	for i := range evs {
 		ev := &evs[i]

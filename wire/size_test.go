@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"math/rand/v2"
@@ -42,8 +42,8 @@ func TestEventsFieldSize(t *testing.T) {
 				evs[j].PrevKV = &p
 			}
 		}
-		if got, want := eventsFieldSize(evs), len(appendEventsField(nil, evs)); got != want {
-			t.Fatalf("case %d: eventsFieldSize = %d, appendEventsField wrote %d bytes: %s", i, got, want, appendEventsField(nil, evs))
+		if got, want := EventsFieldSize(evs), len(AppendEventsField(nil, evs)); got != want {
+			t.Fatalf("case %d: eventsFieldSize = %d, AppendEventsField wrote %d bytes: %s", i, got, want, AppendEventsField(nil, evs))
 		}
 	}
 }

@@ -1,6 +1,7 @@
-package httpapi
+package wire
 
 import (
+	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -11,19 +12,19 @@ import (
 // string differs from an absent field; exactly one of put, delete, range
 // and txn is set per op.
 
-// txnRequestDoc is the body of POST /v1/txn.
-type txnRequestDoc struct {
+// TxnRequest is the body of POST /v1/txn.
+type TxnRequest struct {
 	// Conditions, all of which must hold for success to run; none means success runs.
-	Compare []compareDoc `json:"compare,omitempty"`
+	Compare []Compare `json:"compare,omitempty"`
 	// Ops run when every compare holds.
-	Success []requestOpDoc `json:"success,omitempty"`
+	Success []RequestOp `json:"success,omitempty"`
 	// Ops run otherwise.
-	Failure []requestOpDoc `json:"failure,omitempty"`
+	Failure []RequestOp `json:"failure,omitempty"`
 } // @name TxnRequest
 
-// compareDoc is one condition of a txn.
-type compareDoc struct {
-	selector
+// Compare is one condition of a txn.
+type Compare struct {
+	Selector
 	// What is compared; the operand is the field of the same name (create: create_revision, mod: mod_revision).
 	Target string `json:"target" enums:"value,version,create,mod,lease" example:"value"`
 	// How the target compares with the operand; over a range, every key of it must satisfy the condition.
@@ -41,16 +42,16 @@ type compareDoc struct {
 	Lease *int64 `json:"lease,omitempty" format:"int64"`
 } // @name Compare
 
-// requestOpDoc is one op of a txn branch: exactly one field is set.
-type requestOpDoc struct {
-	Put    *putOpDoc      `json:"put,omitempty"`
-	Delete *deleteOpDoc   `json:"delete,omitempty"`
-	Range  *rangeOpDoc    `json:"range,omitempty"`
-	Txn    *txnRequestDoc `json:"txn,omitempty"`
+// RequestOp is one op of a txn branch: exactly one field is set.
+type RequestOp struct {
+	Put    *PutOp      `json:"put,omitempty"`
+	Delete *DeleteOp   `json:"delete,omitempty"`
+	Range  *RangeOp    `json:"range,omitempty"`
+	Txn    *TxnRequest `json:"txn,omitempty"`
 } // @name RequestOp
 
-// putOpDoc is a put in a txn.
-type putOpDoc struct {
+// PutOp is a put in a txn.
+type PutOp struct {
 	// key or key_base64 is required.
 	Key       *string `json:"key,omitempty" example:"a"`
 	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
@@ -67,16 +68,16 @@ type putOpDoc struct {
 	IgnoreLease bool `json:"ignore_lease,omitempty"`
 } // @name PutOp
 
-// deleteOpDoc is a delete in a txn.
-type deleteOpDoc struct {
-	selector
+// DeleteOp is a delete in a txn.
+type DeleteOp struct {
+	Selector
 	// Answer with the deleted keys.
 	PrevKV bool `json:"prev_kv,omitempty"`
 } // @name DeleteOp
 
-// rangeOpDoc is a read in a txn, with the options of GET /v1/kv but pages.
-type rangeOpDoc struct {
-	selector
+// RangeOp is a read in a txn, with the options of GET /v1/kv but pages.
+type RangeOp struct {
+	Selector
 	Revision int64 `json:"revision,omitempty" format:"int64" minimum:"0"`
 	// At most this many keys; 0 or none: every key, as in etcd, but a range that then matches more than 10000 keys fails the txn (400). The ranges of one txn together return at most --max-response-bytes of keys and values.
 	Limit             int64  `json:"limit,omitempty" format:"int64" minimum:"0" maximum:"10000"`
@@ -104,7 +105,7 @@ var (
 // selector is the fields that name a key or a range in a request body,
 // as the query parameters of GET /v1/kv do: declared once, embedded in
 // each body that names one (a compare, a delete, a range, a permission).
-type selector struct {
+type Selector struct {
 	// The key, or the start of the range [key, range_end); key or key_base64 is required.
 	Key       *string `json:"key,omitempty" example:"a"`
 	KeyBase64 *string `json:"key_base64,omitempty" format:"byte"`
@@ -117,14 +118,14 @@ type selector struct {
 	FromKey bool `json:"from_key,omitempty"`
 }
 
-// selection resolves key, range_end, prefix and from_key.
-func (j selector) selection() (keyrange.Range, error) {
+// KeyRange resolves key, range_end, prefix and from_key.
+func (j Selector) KeyRange() (keyrange.Range, error) {
 	prefix, fromKey := j.Prefix, j.FromKey
-	k, err := requireKey(twin{j.Key, j.KeyBase64}, "key")
+	k, err := RequireKey("key", j.Key, j.KeyBase64)
 	if err != nil {
 		return keyrange.Range{}, err
 	}
-	e, hasEnd, err := twin{j.RangeEnd, j.RangeEndBase64}.get("range_end")
+	e, hasEnd, err := Twin("range_end", j.RangeEnd, j.RangeEndBase64)
 	if err != nil {
 		return keyrange.Range{}, err
 	}
@@ -149,12 +150,13 @@ func (j selector) selection() (keyrange.Range, error) {
 	return keyrange.Single(k), nil
 }
 
-// toTxn converts the wire txn, and collects what it can touch into a.
-func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
+// Txn converts the wire txn to the store's, and adds the keys it reads
+// and writes to need, which authorization decides on.
+func (j *TxnRequest) Txn(need *auth.Need) (kv.TxnRequest, error) {
 	var t kv.TxnRequest
 	for i := range j.Compare {
 		c := &j.Compare[i]
-		sel, err := c.selection()
+		sel, err := c.KeyRange()
 		if err != nil {
 			return t, err
 		}
@@ -170,7 +172,7 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 		var operand *int64
 		switch target {
 		case kv.CompareValue:
-			v, set, err := twin{c.Value, c.ValueBase64}.get("value")
+			v, set, err := Twin("value", c.Value, c.ValueBase64)
 			if err != nil {
 				return t, err
 			}
@@ -196,17 +198,17 @@ func (j *txnRequestDoc) toTxn(a *Access) (kv.TxnRequest, error) {
 			mc.Number = *operand
 		}
 		t.Compare = append(t.Compare, mc)
-		a.Read = append(a.Read, sel)
+		need.Read = append(need.Read, sel)
 	}
 	var err error
-	if t.Success, err = toOps(j.Success, a); err != nil {
+	if t.Success, err = toOps(j.Success, need); err != nil {
 		return t, err
 	}
-	t.Failure, err = toOps(j.Failure, a)
+	t.Failure, err = toOps(j.Failure, need)
 	return t, err
 }
 
-func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
+func toOps(ops []RequestOp, a *auth.Need) ([]kv.Op, error) {
 	out := make([]kv.Op, 0, len(ops))
 	for i := range ops {
 		op := &ops[i]
@@ -222,11 +224,11 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 		switch {
 		case op.Put != nil:
 			p := op.Put
-			k, err := requireKey(twin{p.Key, p.KeyBase64}, "key")
+			k, err := RequireKey("key", p.Key, p.KeyBase64)
 			if err != nil {
 				return nil, err
 			}
-			v, _, err := twin{p.Value, p.ValueBase64}.get("value")
+			v, _, err := Twin("value", p.Value, p.ValueBase64)
 			if err != nil {
 				return nil, err
 			}
@@ -238,7 +240,7 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 			}
 		case op.Delete != nil:
 			d := op.Delete
-			sel, err := d.selection()
+			sel, err := d.KeyRange()
 			if err != nil {
 				return nil, err
 			}
@@ -249,12 +251,12 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 			}
 		case op.Range != nil:
 			rj := op.Range
-			sel, err := rj.selection()
+			sel, err := rj.KeyRange()
 			if err != nil {
 				return nil, err
 			}
-			if rj.Limit < 0 || rj.Limit > maxListLimit {
-				return nil, badRequest("a range's limit must be between 0 (every key, at most %d) and %d", maxListLimit, maxListLimit)
+			if rj.Limit < 0 || rj.Limit > MaxListLimit {
+				return nil, badRequest("a range's limit must be between 0 (every key, at most %d) and %d", MaxListLimit, MaxListLimit)
 			}
 			o := kv.RangeOptions{Revision: rj.Revision, Limit: rj.Limit, KeysOnly: rj.KeysOnly, CountOnly: rj.CountOnly,
 				MinModRevision: rj.MinModRevision, MaxModRevision: rj.MaxModRevision,
@@ -274,7 +276,7 @@ func toOps(ops []requestOpDoc, a *Access) ([]kv.Op, error) {
 			out = append(out, kv.Op{Range: &kv.RangeOp{Key: sel.Key, End: sel.End, Options: o}})
 			a.Read = append(a.Read, sel)
 		default:
-			nested, err := op.Txn.toTxn(a)
+			nested, err := op.Txn.Txn(a)
 			if err != nil {
 				return nil, err
 			}

@@ -1,10 +1,10 @@
-package httpapi
+package wire
 
-// rewriteResponseDoc answers an import or a restore: what changed, or
+// RewriteResponse answers an import or a restore: what changed, or
 // what would change (a dry run).
-type rewriteResponseDoc struct {
+type RewriteResponse struct {
 	// The revision of the changes, all in one; when nothing changed (or a dry run), the store's current revision.
-	Header responseHeaderDoc `json:"header"`
+	Header ResponseHeader `json:"header"`
 	// Keys created: in the content, not in the range.
 	Created int64 `json:"created" format:"int64" minimum:"0"`
 	// Keys whose value changed.
@@ -14,13 +14,13 @@ type rewriteResponseDoc struct {
 	// Keys that already held the value wanted, left as they were (their leases too).
 	Unchanged int64 `json:"unchanged" format:"int64" minimum:"0"`
 	// The first 1000 keys of each kind, in key order; the counts are exact.
-	Keys rewriteKeysDoc `json:"keys"`
+	Keys RewriteKeys `json:"keys"`
 } // @name RewriteResponse
 
-// rewriteKeysDoc names the keys a rewrite changed. Each list is given as
+// RewriteKeys names the keys a rewrite changed. Each list is given as
 // text, or, when any of its keys is not valid UTF-8, as base64 in its
 // _base64 twin instead.
-type rewriteKeysDoc struct {
+type RewriteKeys struct {
 	Created       []string `json:"created,omitempty"`
 	CreatedBase64 []string `json:"created_base64,omitempty" format:"byte"`
 	Updated       []string `json:"updated,omitempty"`
@@ -29,9 +29,9 @@ type rewriteKeysDoc struct {
 	DeletedBase64 []string `json:"deleted_base64,omitempty" format:"byte"`
 } // @name RewriteKeys
 
-// restoreRequestDoc is the body of POST /v1/restore.
-type restoreRequestDoc struct {
-	selector
+// RestoreRequest is the body of POST /v1/restore.
+type RestoreRequest struct {
+	Selector
 	// The revision whose content of the range comes back; at or above the compact revision.
 	Revision int64 `json:"revision" format:"int64" minimum:"1"`
 	// Change nothing: answer what would change.
