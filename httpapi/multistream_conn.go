@@ -145,7 +145,7 @@ func (ms *multiStream) evict() bool {
 		ms.conn = nil
 		close(c.kicked)
 		if c.sink != nil {
-			c.sink.cut() // its buffer comes back once its send fails (recycle)
+			c.sink.Cut() // its buffer comes back once its send fails (recycle)
 		}
 		ms.flow.writing = false
 		ms.armIdle()
@@ -211,11 +211,11 @@ type multiConn struct {
 // on, when the token it was opened with expires or is revoked: the client
 // reconnects with a new one and its Last-Event-ID.
 func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
-	defer sink.close()
+	defer sink.Close()
 	defer mc.ms.detach(mc.c)
 	mc.ms.setSink(mc.c, sink)
 	enc := streamEncoder{}
-	if !sink.send(enc.retry(nil, 1000)) {
+	if !sink.Send(enc.retry(nil, 1000)) {
 		return
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
@@ -224,21 +224,21 @@ func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
 	defer stop()
 	// leave says why the connection ends, to a client that reads comments.
 	leave := func(why string) {
-		sink.send(append(append([]byte(": "), why...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
+		sink.Send(append(append([]byte(": "), why...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
 	}
 	for {
 		var sb *streamBuffer
 		done := false
 		select {
-		case <-sink.gone():
+		case <-sink.Gone():
 			return
 		case <-mc.c.kicked:
 			return
-		case <-h.streams.stop:
+		case <-h.streams.Stop():
 			if mc.ms.shared != nil {
 				// The stream is the deployment's and goes on: the client
 				// resumes it on another gateway with its Last-Event-ID.
-				sink.send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
+				sink.Send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
 				return
 			}
 			if sb := mc.ms.shutdownConn(mc.c); sb != nil {

@@ -154,14 +154,14 @@ func (h *Handler) observeEnd(b []byte, err error) []byte {
 // leaves, the observer ends or the handler closes. It closes the observer
 // and the sink before returning.
 func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
-	defer sink.close()
+	defer sink.Close()
 	defer st.obs.Close()
 	var enc streamEncoder
 	out := enc.retry(nil, 1000)
 	if st.first != nil {
 		out = appendObservation(out, *st.first)
 	}
-	if !sink.send(out) {
+	if !sink.Send(out) {
 		return
 	}
 	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
@@ -181,9 +181,9 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 	for {
 		out, final := []byte(nil), false
 		select {
-		case <-sink.gone():
+		case <-sink.Gone():
 			return
-		case <-h.streams.stop:
+		case <-h.streams.Stop():
 			out, final = canceled("shutting down"), true
 		case <-keepAlive.C:
 			out = enc.keepAlive(nil)
@@ -212,7 +212,7 @@ func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
 			}
 			keepAlive.Reset(h.cfg.KeepAliveInterval)
 		}
-		if !sink.send(out) || final {
+		if !sink.Send(out) || final {
 			return
 		}
 	}

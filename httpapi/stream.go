@@ -1,178 +1,16 @@
 package httpapi
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"net"
-	"net/http"
 
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/sink"
 )
 
-// streamSink is where a watch stream writes.
-type streamSink interface {
-	// send writes and flushes b; false means the client is gone.
-	send(b []byte) bool
-	// gone is closed when the client goes away.
-	gone() <-chan struct{}
-	// close ends the response and releases what the sink holds.
-	close()
-	// cut makes a send in progress, or the next, fail: it may be called
-	// from another goroutine than the one sending, to let go of a client
-	// that has stopped reading.
-	cut()
-}
-
-// Each send on a watch stream, over a hijacked HTTP/1 connection or an
-// HTTP/2 stream, goes out in pieces of answerChunk bytes, each under a
-// write deadline of Config.WriteTimeout: a client that takes no bytes for
-// that long is treated as gone, so that a stuck client cannot hold a
-// stream forever, while one that reads a large message slowly, but
-// reads, keeps it. (Shutdown does not wait for it: see Handler.Shutdown.)
-
-// responseSink writes through the server's ResponseWriter: HTTP/2, or an
-// HTTP/1 connection that could not be taken over.
-type responseSink struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	done    <-chan struct{}
-	timeout time.Duration // Config.WriteTimeout
-}
-
-// send writes under a deadline per piece, and lifts it once the bytes
-// are out: an HTTP/2 stream whose deadline passes while it is idle is
-// reset.
-func (s *responseSink) send(b []byte) bool {
-	for len(b) > 0 {
-		if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return false
-		}
-		n := min(len(b), answerChunk)
-		if _, err := s.w.Write(b[:n]); err != nil || s.rc.Flush() != nil {
-			return false
-		}
-		b = b[n:]
-	}
-	_ = s.rc.SetWriteDeadline(time.Time{})
-	return true
-}
-
-func (s *responseSink) gone() <-chan struct{} { return s.done }
-func (s *responseSink) close()                {}
-func (s *responseSink) cut()                  { _ = s.rc.SetWriteDeadline(time.Now()) }
-
-// connSink writes to a hijacked HTTP/1 connection. The response has no
-// length and no chunking: it ends when the connection closes, which is
-// what "Connection: close" announces. The handler's hangups notice the
-// client leaving, or where they cannot, a small reader of its own.
-type connSink struct {
-	conn net.Conn
-	left chan struct{} // closed when the client leaves
-	// forget stops the hangups watching conn; nil when a reader does.
-	forget func()
-	reader chan struct{} // closed when the reader, if any, has returned
-	// deadlineSet is when the write deadline was last moved to timeout
-	// (Config.WriteTimeout) ahead; see send.
-	deadlineSet time.Time
-	timeout     time.Duration
-}
-
-// deadlineSlack is how stale a stream's write deadline may grow before a
-// send moves it: setting it costs a lock and a timer change, and with
-// ten thousand streams sending an event each, setting it on every send
-// was a tenth of their cost. Each piece of a send thus has between
-// timeout less deadlineSlack and timeout.
-const deadlineSlack = time.Second
-
-// hijack takes the connection of w over and writes the response head from
-// w's headers (those the middleware set included); hangups, when not nil,
-// notice its client leaving; each send has timeout per piece (see
-// connSink.send). ok is false when w cannot be taken over
-// (HTTP/2, a recorder): answer through w then. A non-nil error means the
-// connection was taken and is already lost.
-func hijack(w http.ResponseWriter, hangups *hangups, timeout time.Duration) (sink *connSink, ok bool, err error) {
-	conn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return nil, false, nil
-	}
-	hd := w.Header().Clone()
-	hd.Set("Connection", "close")
-	hd.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	head := bufio.NewWriterSize(conn, 1024)
-	_, _ = head.WriteString("HTTP/1.1 200 OK\r\n")
-	_ = hd.Write(head)
-	_, _ = head.WriteString("\r\n")
-	now := time.Now()
-	// The server's read deadline, if any, is for requests: a stream reads
-	// only to drop what its client sends.
-	_ = conn.SetReadDeadline(time.Time{})
-	_ = conn.SetWriteDeadline(now.Add(timeout))
-	if err := head.Flush(); err != nil {
-		conn.Close()
-		return nil, true, err
-	}
-	// Whatever the client sent after its request is of no use; the read
-	// buffer and its 4 KiB go with brw.
-	_ = brw
-	s := &connSink{conn: conn, left: make(chan struct{}), deadlineSet: now, timeout: timeout}
-	if hangups != nil {
-		s.forget, _ = hangups.watch(conn, s.left)
-	}
-	if s.forget == nil {
-		s.reader = make(chan struct{})
-		go s.read()
-	}
-	return s, true, nil
-}
-
-// read waits for the client to close its side; the stream owns it and
-// waits for it in close.
-func (s *connSink) read() {
-	defer close(s.reader)
-	var buf [64]byte
-	for {
-		if _, err := s.conn.Read(buf[:]); err != nil {
-			close(s.left)
-			return
-		}
-	}
-}
-
-// send writes b in pieces of answerChunk, moving the deadline before a
-// piece once it is deadlineSlack stale: a piece taken is progress, and a
-// large message taken slowly is not cut off for its size.
-func (s *connSink) send(b []byte) bool {
-	for len(b) > 0 {
-		if now := time.Now(); now.Sub(s.deadlineSet) >= deadlineSlack {
-			if err := s.conn.SetWriteDeadline(now.Add(s.timeout)); err != nil {
-				return false
-			}
-			s.deadlineSet = now
-		}
-		n := min(len(b), answerChunk)
-		if _, err := s.conn.Write(b[:n]); err != nil {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
-}
-
-func (s *connSink) gone() <-chan struct{} { return s.left }
-func (s *connSink) cut()                  { s.conn.Close() }
-
-func (s *connSink) close() {
-	if s.forget != nil {
-		s.forget()
-	}
-	s.conn.Close()
-	if s.reader != nil {
-		<-s.reader
-	}
-}
+// streamSink is where a stream writes (package sink).
+type streamSink = sink.Sink
 
 // watchStream is one open watch: its watcher, its framing, and what it
 // needs to check again that its caller may still read it.
@@ -191,7 +29,7 @@ type watchStream struct {
 // (compacted, canceled) or the handler closes. It closes the watcher and
 // the sink before returning.
 func (h *Handler) pump(ws *watchStream, sink streamSink) {
-	defer sink.close()
+	defer sink.Close()
 	defer ws.stream.Close()
 	start := time.Now()
 	defer func() {
@@ -201,7 +39,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	sb := getStreamBuffer()
 	sb.out = enc.retry(sb.out, 1000)
 	sb.out = enc.created(sb.out, ws.rev, ws.stream.StartRevision())
-	ok := sink.send(sb.out)
+	ok := sink.Send(sb.out)
 	putStreamBuffer(sb)
 	if !ok {
 		return
@@ -230,16 +68,16 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 	final := func(r *kv.WatchResponse) {
 		sb := getStreamBuffer()
 		sb.out, sb.scratch, _ = enc.response(sb.out, sb.scratch, r)
-		sink.send(sb.out)
+		sink.Send(sb.out)
 		putStreamBuffer(sb)
 	}
 	for {
 		// The buffers are taken only to write: an idle stream holds none.
 		var sb *streamBuffer
 		select {
-		case <-sink.gone():
+		case <-sink.Gone():
 			return
-		case <-h.streams.stop:
+		case <-h.streams.Stop():
 			final(&kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
 			return
 		case <-keepAlive.C:
@@ -284,7 +122,7 @@ func (h *Handler) pump(ws *watchStream, sink streamSink) {
 				continue
 			}
 		}
-		ok := sink.send(sb.out)
+		ok := sink.Send(sb.out)
 		putStreamBuffer(sb)
 		ws.stream.Release()
 		if !ok {
@@ -313,7 +151,7 @@ func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []k
 			return true
 		}
 		wrote = true
-		ok := sink.send(sb.out)
+		ok := sink.Send(sb.out)
 		sb.out = sb.out[:0]
 		return ok
 	}
@@ -322,7 +160,7 @@ func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []k
 		if r.CompactRevision != 0 || r.Canceled || r.Progress || len(r.Events) == 0 {
 			sb.out, sb.scratch, ended = enc.response(sb.out, sb.scratch, r)
 			if ended {
-				return sink.send(sb.out), true, true
+				return sink.Send(sb.out), true, true
 			}
 			if !flush() {
 				return false, false, true
@@ -359,13 +197,12 @@ func writeResponses(sink streamSink, enc streamEncoder, sb *streamBuffer, rs []k
 // Close ends every open watch stream with a canceled message ("shutting
 // down") and waits for them all, those that took their connection over
 // included, then drops the streams of many watchers. New watches answer
-// 503 from then on. It is safe to call more
-// than once, and after Shutdown.
+// 503 from then on. It is safe to call more than once, and after
+// Shutdown.
 func (h *Handler) Close() {
-	h.streams.beginClose()
-	_ = h.streams.wait(context.Background())
+	h.streams.BeginClose()
+	_ = h.streams.Wait(context.Background())
 	h.wstreams.close()
-	h.stopHangups()
 }
 
 // Shutdown is Close with a grace period: it waits for the streams until
@@ -374,38 +211,8 @@ func (h *Handler) Close() {
 // stream over HTTP/2 still sending then is cut by closing the server
 // (http.Server.Close), after which Close returns promptly.
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.streams.beginClose()
-	err := h.streams.wait(ctx)
+	h.streams.BeginClose()
+	err := h.streams.Wait(ctx)
 	h.wstreams.close()
-	h.stopHangups()
 	return err
-}
-
-// takenHangups returns the hangups of the connections streams take over,
-// started with the first; nil where there are none (not Linux), and the
-// streams read for themselves.
-func (h *Handler) takenHangups() *hangups {
-	h.hangupsMu.Lock()
-	defer h.hangupsMu.Unlock()
-	if h.hangups == nil && !h.hangupsTried {
-		h.hangupsTried = true
-		hs, err := newHangups()
-		if err != nil {
-			h.cfg.Logger.Debug().Err(err).Msg("streams watch their own connections")
-		} else {
-			h.hangups = hs
-		}
-	}
-	return h.hangups
-}
-
-// stopHangups stops the hangups, if started; streams still open after a
-// Shutdown's grace then notice their client leaving only when a write
-// fails, which the closed connection makes it do.
-func (h *Handler) stopHangups() {
-	h.hangupsMu.Lock()
-	defer h.hangupsMu.Unlock()
-	if h.hangups != nil {
-		h.hangups.stop()
-	}
 }

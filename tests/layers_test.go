@@ -35,7 +35,7 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
-	for _, pkg := range []string{"httpapi", "concurrency"} {
+	for _, pkg := range []string{"httpapi", "concurrency", "sink"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
 			if slices.Contains(imports, module+storage) {
