@@ -71,8 +71,10 @@ func (ms *multiStream) run(authChanged <-chan struct{}) {
 			}
 			ms.reg.evictStalled()
 		case <-ms.readyCh:
-			// Let the watchers of what is being published become ready,
-			// so that they are taken in one pass (see pump).
+			// The store notifies the watchers of a commit one after
+			// another: yield once, so that it can finish notifying the
+			// rest before the ready list is taken, and they are taken
+			// in one pass.
 			runtime.Gosched()
 			ms.readyMu.Lock()
 			batch, ms.ready = ms.ready, batch[:0]

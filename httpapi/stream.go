@@ -2,133 +2,100 @@ package httpapi
 
 import (
 	"context"
-
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/httpkv/httpkv/kv"
-	"github.com/httpkv/httpkv/sink"
+	"github.com/httpkv/httpkv/stream"
 )
 
-// streamSink is where a stream writes (package sink).
-type streamSink = sink.Sink
+// streamSink is where a stream writes: package sink's connections.
+type streamSink = stream.Sink
 
-// watchStream is one open watch: its watcher, its framing, and what it
-// needs to check again that its caller may still read it.
-type watchStream struct {
-	stream      kv.WatchStream
-	enc         streamEncoder
-	rev         int64 // the store's revision when the watch began
-	auth        streamAuthorizer
-	authChanged <-chan struct{}
-	caller      streamCaller
-	access      Access
-	requestID   string
+// loop is the one loop every stream of the handler runs in.
+func (h *Handler) loop() stream.Loop {
+	return stream.Loop{KeepAlive: h.cfg.KeepAliveInterval, Stop: h.streams.Stop()}
 }
 
-// pump writes a watch to its sink until the client leaves, the watch ends
-// (compacted, canceled) or the handler closes. It closes the watcher and
-// the sink before returning.
-func (h *Handler) pump(ws *watchStream, sink streamSink) {
-	defer sink.Close()
-	defer ws.stream.Close()
-	start := time.Now()
-	defer func() {
-		h.cfg.Logger.Debug().Str("request_id", ws.requestID).Dur("duration", time.Since(start)).Msg("watch stream ended")
-	}()
-	enc := ws.enc
+// streamGuard is what checks again, while a stream is open, that caller
+// may still have access: a (nil: auth off) was asked for changed before
+// the request was authorized, so that no change slips between.
+func streamGuard(a streamAuthorizer, changed <-chan struct{}, caller streamCaller, access Access) stream.Guard {
+	if a == nil {
+		return stream.Guard{}
+	}
+	return stream.Guard{Expires: caller.Expires, Changed: changed, Next: a.Changed,
+		Recheck: func() error { return a.Recheck(caller, access) }}
+}
+
+// watchStream is one open watch as the stream loop drives it: its
+// watcher and its framing.
+type watchStream struct {
+	stream    kv.WatchStream
+	enc       streamEncoder
+	rev       int64 // the store's revision when the watch began
+	requestID string
+	log       zerolog.Logger
+	start     time.Time
+}
+
+// Open writes the retry delay and the created message.
+func (ws *watchStream) Open(s streamSink) bool {
+	ws.start = time.Now()
 	sb := getStreamBuffer()
-	sb.out = enc.retry(sb.out, 1000)
-	sb.out = enc.created(sb.out, ws.rev, ws.stream.StartRevision())
-	ok := sink.Send(sb.out)
+	sb.out = ws.enc.retry(sb.out, 1000)
+	sb.out = ws.enc.created(sb.out, ws.rev, ws.stream.StartRevision())
+	ok := s.Send(sb.out)
 	putStreamBuffer(sb)
-	if !ok {
-		return
+	return ok
+}
+
+func (ws *watchStream) Ready() <-chan struct{} { return ws.stream.Ready() }
+func (ws *watchStream) Done() <-chan struct{}  { return nil }
+
+// Take takes everything ready, then writes it at once: a burst goes out
+// in few writes, a lone event at once. The store wakes a reader once a
+// commit's revisions are all queued, so one write carries the whole
+// commit. (Yielding first, to let later commits join, saved nothing more
+// once it did, and cost every lone event a second pass through the
+// scheduler: docs/performance.md.) One take per write: what it holds
+// counts against the watcher's byte bound until the write is done and
+// released, so a client that stops reading holds at most that bound
+// here. The buffers are taken only to write: an idle stream holds none.
+func (ws *watchStream) Take(s streamSink) (wrote, end bool) {
+	sb := getStreamBuffer()
+	defer putStreamBuffer(sb)
+	ok, ended, wrote := writeResponses(s, ws.enc, sb, ws.stream.Next())
+	if !ok || ended {
+		return wrote, true
 	}
-	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
-	defer keepAlive.Stop()
-	// resetKeepAlive puts the next keep-alive an interval after a write,
-	// moving it at most once a second (a fraction of the interval, when
-	// that is shorter): the timer's lock is taken per move, and a stream
-	// of a busy prefix writes many times a second.
-	lastReset := time.Now()
-	resetKeepAlive := func() {
-		if now := time.Now(); now.Sub(lastReset) >= min(time.Second, h.cfg.KeepAliveInterval/8) {
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
-			lastReset = now
-		}
+	if len(sb.out) > 0 {
+		ok = s.Send(sb.out)
+		wrote = true
 	}
-	// The stream ends when the token it was opened with expires.
-	var expired <-chan time.Time
-	if !ws.caller.Expires.IsZero() {
-		t := time.NewTimer(time.Until(ws.caller.Expires))
-		defer t.Stop()
-		expired = t.C
-	}
-	// final writes a last message; the stream ends after it.
-	final := func(r *kv.WatchResponse) {
-		sb := getStreamBuffer()
-		sb.out, sb.scratch, _ = enc.response(sb.out, sb.scratch, r)
-		sink.Send(sb.out)
-		putStreamBuffer(sb)
-	}
-	for {
-		// The buffers are taken only to write: an idle stream holds none.
-		var sb *streamBuffer
-		select {
-		case <-sink.Gone():
-			return
-		case <-h.streams.Stop():
-			final(&kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
-			return
-		case <-keepAlive.C:
-			sb = getStreamBuffer()
-			sb.out = enc.keepAlive(sb.out)
-		case <-expired:
-			final(&kv.WatchResponse{Canceled: true, CancelReason: reasonTokenExpired})
-			return
-		case <-ws.authChanged:
-			// Users, roles or the enabled flag changed: end the stream if
-			// its token is no longer good or its caller may no longer
-			// read it.
-			ws.authChanged = ws.auth.Changed()
-			if err := ws.auth.Recheck(ws.caller, ws.access); err != nil {
-				final(&kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(err)})
-				return
-			}
-			continue
-		case <-ws.stream.Ready():
-			// Take everything ready, then write it at once: a burst goes
-			// out in few writes, a lone event at once. The store wakes a
-			// reader once a commit's revisions are all queued, so one
-			// write carries the whole commit. (Yielding first, to let
-			// later commits join, saved nothing more once it did, and
-			// cost every lone event a second pass through the
-			// scheduler: docs/performance.md.) One take per write: what
-			// it holds counts against the watcher's byte bound until the
-			// write is done and released, so a client that stops reading
-			// holds at most that bound here.
-			sb = getStreamBuffer()
-			ok, ended, wrote := writeResponses(sink, enc, sb, ws.stream.Next())
-			if !ok || ended {
-				putStreamBuffer(sb)
-				return
-			}
-			if wrote || len(sb.out) > 0 {
-				resetKeepAlive()
-			}
-			if len(sb.out) == 0 {
-				putStreamBuffer(sb)
-				ws.stream.Release()
-				continue
-			}
-		}
-		ok := sink.Send(sb.out)
-		putStreamBuffer(sb)
-		ws.stream.Release()
-		if !ok {
-			return
-		}
-	}
+	ws.stream.Release()
+	return wrote, !ok
+}
+
+func (ws *watchStream) KeepAlive(s streamSink) bool {
+	sb := getStreamBuffer()
+	defer putStreamBuffer(sb)
+	sb.out = ws.enc.keepAlive(sb.out)
+	return s.Send(sb.out)
+}
+
+// End writes a canceled message: the stream ends after it.
+func (ws *watchStream) End(s streamSink, why error) {
+	sb := getStreamBuffer()
+	sb.out, sb.scratch, _ = ws.enc.response(sb.out, sb.scratch, &kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(why)})
+	s.Send(sb.out)
+	putStreamBuffer(sb)
+}
+
+func (ws *watchStream) Close() {
+	ws.stream.Close()
+	ws.log.Debug().Str("request_id", ws.requestID).Dur("duration", time.Since(ws.start)).Msg("watch stream ended")
 }
 
 // streamChunk is how much of a take a stream encodes before it writes: a

@@ -7,7 +7,8 @@ import (
 	"github.com/httpkv/httpkv/sink"
 )
 
-// runStream serves a long-lived stream whose headers are set: pump writes
+// runStream serves a long-lived stream whose headers are set: pump (the
+// stream loop, given its source) writes
 // it to a sink until it ends (sink.Set.Serve). Once the handler is
 // closing, or if the connection is lost while taken over, abandon is
 // called instead of pump. Either way release is called once the stream

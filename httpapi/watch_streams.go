@@ -204,12 +204,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 			return ms, c, err
 		}
 	}
-	mc := &multiConn{}
-	mc.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
-	if mc.auth != nil {
-		mc.authChanged = mc.auth.Changed()
+	var authChanged <-chan struct{}
+	var caller streamCaller
+	streamAuth, _ := h.cfg.Authorizer.(streamAuthorizer)
+	if streamAuth != nil {
+		authChanged = streamAuth.Changed()
 		var err error
-		if mc.caller, err = mc.auth.Identify(r); err != nil {
+		if caller, err = streamAuth.Identify(r); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
@@ -224,12 +225,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	mc.ms, mc.c = ms, c
+	mc := &multiConn{ms: ms, c: c}
+	guard := connGuard(streamAuth, authChanged, caller)
 	hd := w.Header()
 	hd.Set("Content-Type", streamEncoder{}.contentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	h.runStream(w, r, func(sink streamSink) { h.pumpMulti(mc, sink) }, mc.abandon, release)
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, mc, guard) }, mc.abandon, release)
 }
 
 // streamCursor reads the cursor to resume after: Last-Event-ID, or the

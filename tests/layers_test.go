@@ -35,7 +35,7 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
-	for _, pkg := range []string{"httpapi", "concurrency", "sink"} {
+	for _, pkg := range []string{"httpapi", "concurrency", "sink", "stream"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
 			if slices.Contains(imports, module+storage) {
@@ -66,6 +66,11 @@ func TestLayers(t *testing.T) {
 		if slices.Contains(deps(t, server), module+"bench") {
 			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
 		}
+	}
+	// The stream engine is transport-free: it knows neither HTTP nor the
+	// API it serves, and reaches the store through interfaces it declares.
+	if imports := deps(t, "stream"); slices.Contains(imports, "net/http") || slices.Contains(imports, module+"httpapi") || slices.Contains(imports, module+"sink") {
+		t.Error("stream imports net/http, httpapi or sink: the stream engine knows no transport; sink and httpapi drive it")
 	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
