@@ -34,20 +34,23 @@ import (
 // etcd backend is one. Records are opaque to it; versions increase with
 // every change.
 type StreamStore interface {
-	// CreateStreamRecord stores a new record, counted against group, on a
-	// lease of ttl; false if id is taken.
-	CreateStreamRecord(ctx context.Context, id, group string, data []byte, ttl time.Duration) (bool, error)
+	// CreateStreamRecord stores a new record, counted against group with
+	// its watchers, on a lease of ttl; false if id is taken, or w is
+	// conditional and another stream's count changed since.
+	CreateStreamRecord(ctx context.Context, id, group string, data []byte, w kv.StreamWatchers, ttl time.Duration) (bool, error)
 	// StreamRecord returns a record and its version; nil if there is none.
 	StreamRecord(ctx context.Context, id string) (data []byte, version int64, err error)
-	// UpdateStreamRecord replaces a record still at version.
-	UpdateStreamRecord(ctx context.Context, id string, data []byte, version int64) (newVersion int64, ok bool, err error)
+	// UpdateStreamRecord replaces a record of group still at version,
+	// and its count of watchers as w says.
+	UpdateStreamRecord(ctx context.Context, id, group string, data []byte, w kv.StreamWatchers, version int64) (newVersion int64, ok bool, err error)
 	// DeleteStreamRecord deletes a record still at version (any when
 	// 0); false if there was none, or another version.
 	DeleteStreamRecord(ctx context.Context, id string, version int64) (bool, error)
 	// TouchStreamRecord renews a record's lease; false if it is gone.
 	TouchStreamRecord(ctx context.Context, id string) (bool, error)
-	// CountStreamRecords counts the records, and those of group.
-	CountStreamRecords(ctx context.Context, group string) (total, inGroup int64, err error)
+	// CountStreamRecords counts the records and their watchers, in all
+	// and those of group.
+	CountStreamRecords(ctx context.Context, group string) (kv.StreamCounts, error)
 	// FollowStreamRecord calls fn with each version of a record after
 	// version (data nil once deleted) until ctx ends or fn returns false.
 	FollowStreamRecord(ctx context.Context, id string, version int64, fn func(data []byte, version int64) bool) error
@@ -201,44 +204,79 @@ func (g *streamRegistry) defOf(ctx context.Context, id int64, req kv.WatchReques
 		Progress: req.ProgressNotify, Start: start, Created: created}, nil
 }
 
-// sharedCreate makes a stream's record, with its first watchers, within
-// the bounds of the deployment's streams and its owner's, counted in the
-// store.
-func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, limitKey string, reqs []kv.WatchRequest) (string, []int64, error) {
-	total, mine, err := g.store.CountStreamRecords(ctx, limitKey)
-	switch {
-	case err != nil:
-		return "", nil, err
-	case total >= int64(g.cfg.MaxStreams):
-		return "", nil, errorf(kv.CodeTooManyRequests, "the deployment has %d watch streams, its most (--max-watch-streams); retry later", g.cfg.MaxStreams)
-	case mine >= int64(g.cfg.MaxStreamsPerUser):
-		return "", nil, tooManyStreamsPerUser(g.cfg.MaxStreamsPerUser)
-	}
-	d := &streamDef{User: owner.user, UserID: []byte(owner.id), AuthOn: owner.authOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
-	ids := make([]int64, len(reqs))
+// defsOf returns the records of new watchers, numbered from id on. The
+// watchers from now all start where the first of them does: one probe of
+// the backend for the lot (over etcd, a request to it), not one each.
+func (g *streamRegistry) defsOf(ctx context.Context, id int64, reqs []kv.WatchRequest) ([]watchDef, error) {
+	defs := make([]watchDef, len(reqs))
+	var fromNow *watchDef
 	for i, req := range reqs {
-		wd, err := g.defOf(ctx, int64(i)+1, req)
-		if err != nil {
-			return "", nil, err
+		if req.StartRevision == 0 && fromNow != nil {
+			defs[i] = watchDef{ID: id + int64(i), Key: req.Key, End: req.End, PrevKV: req.PrevKV, NoPut: req.NoPut, NoDelete: req.NoDelete,
+				Progress: req.ProgressNotify, Start: fromNow.Start, Created: fromNow.Created}
+			continue
 		}
-		d.Watches = append(d.Watches, wd)
-		ids[i] = wd.ID
+		wd, err := g.defOf(ctx, id+int64(i), req)
+		if err != nil {
+			return nil, err
+		}
+		defs[i] = wd
+		if req.StartRevision == 0 {
+			fromNow = &defs[i]
+		}
+	}
+	return defs, nil
+}
+
+// sharedCreate makes a stream's record, with its first watchers, within
+// the bounds of the deployment's streams and watchers and its owner's,
+// counted in the store: their watchers are the deployment's from now on,
+// whether a gateway serves them or not.
+func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, limitKey string, reqs []kv.WatchRequest) (string, []int64, error) {
+	d := &streamDef{User: owner.user, UserID: []byte(owner.id), AuthOn: owner.authOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
+	defs, err := g.defsOf(ctx, 1, reqs)
+	if err != nil {
+		return "", nil, err
+	}
+	d.Watches = defs
+	ids := make([]int64, len(defs))
+	for i := range defs {
+		ids[i] = defs[i].ID
 	}
 	data, err := d.encode()
 	if err != nil {
 		return "", nil, err
 	}
-	for {
+	for range changeRetries {
+		c, err := g.store.CountStreamRecords(ctx, limitKey)
+		switch {
+		case err != nil:
+			return "", nil, err
+		case c.Streams >= int64(g.cfg.MaxStreams):
+			return "", nil, errorf(kv.CodeTooManyRequests, "the deployment has %d watch streams, its most (--max-watch-streams); retry later", g.cfg.MaxStreams)
+		case c.GroupStreams >= int64(g.cfg.MaxStreamsPerUser):
+			return "", nil, tooManyStreamsPerUser(g.cfg.MaxStreamsPerUser)
+		}
+		if aerr := g.watchers.recorded(c, len(reqs)); aerr != nil {
+			return "", nil, aerr
+		}
 		id := newStreamID()
-		ok, err := g.store.CreateStreamRecord(ctx, id, limitKey, data, g.cfg.IdleTimeout)
+		ok, err := g.store.CreateStreamRecord(ctx, id, limitKey, data, kv.StreamWatchers{Live: len(reqs), AsOf: c.AsOf}, g.cfg.IdleTimeout)
 		if err != nil {
 			return "", nil, err
 		}
 		if ok {
 			return id, ids, nil
 		}
+		// The id was taken, or another stream changed since the count:
+		// count again.
 	}
+	return "", nil, errStreamsBusy
 }
+
+// errStreamsBusy answers a change that lost every compare-and-swap to
+// others made at the same time.
+var errStreamsBusy = errorf(kv.CodeUnavailable, "the streams changed %d times while this change was made; retry", changeRetries)
 
 // loadDef reads stream id's record for owner: errStreamNotFound when it
 // has none, or it is another's.
@@ -269,6 +307,7 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 		if err != nil {
 			return err
 		}
+		was := d.live()
 		if err := change(d); err != nil {
 			return err
 		}
@@ -276,7 +315,21 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 		if err != nil {
 			return err
 		}
-		v, ok, err := g.store.UpdateStreamRecord(ctx, id, data, version)
+		w := kv.StreamWatchers{Live: -1}
+		if live := d.live(); live != was {
+			w.Live = live
+		}
+		if added := w.Live - was; added > 0 {
+			c, err := g.store.CountStreamRecords(ctx, d.Limit)
+			if err != nil {
+				return err
+			}
+			if aerr := g.watchers.recorded(c, added); aerr != nil {
+				return aerr
+			}
+			w.AsOf = c.AsOf
+		}
+		v, ok, err := g.store.UpdateStreamRecord(ctx, id, d.Limit, data, w, version)
 		if err != nil {
 			return err
 		}
@@ -289,7 +342,7 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 			return nil
 		}
 	}
-	return errorf(kv.CodeUnavailable, "the stream changed %d times while this change was made; retry", changeRetries)
+	return errStreamsBusy
 }
 
 // sharedAddWatch adds a watcher to stream id's record; the instance

@@ -49,6 +49,21 @@ func (q *quota) acquire(key string, n int) *apiError {
 	return nil
 }
 
+// recorded checks n more watchers against the bounds counted in the
+// deployment's stream records (c) rather than here: over a StreamStore,
+// a stream's watchers are held in its record, served by a gateway or
+// not, so the bound for all is the deployment's and the bound for one
+// the owner's across every gateway.
+func (q *quota) recorded(c kv.StreamCounts, n int) *apiError {
+	switch {
+	case c.Watchers+int64(n) > int64(q.all):
+		return errorf(kv.CodeTooManyRequests, "the deployment's streams have %d %s, its most (%s): retry later", c.Watchers, q.what, q.allFlag)
+	case c.GroupWatchers+int64(n) > int64(q.per):
+		return errorf(kv.CodeTooManyRequests, "at most %d %s per user, or per client address with auth off (%s)", q.per, q.what, q.perFlag)
+	}
+	return nil
+}
+
 // release gives back n units of key.
 func (q *quota) release(key string, n int) {
 	if n == 0 {

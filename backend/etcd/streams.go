@@ -1,14 +1,18 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/httpkv/httpkv/kv"
 )
 
 // Streams of many watchers (/v1/watch/streams) are the deployment's, not
@@ -17,10 +21,12 @@ import (
 //	N + "streams/" + id                   its definition (opaque here: the
 //	                                      API's encoding of its watchers
 //	                                      and owner)
-//	N + "streamowners/" + group + "/" + id  an empty key per stream, group
-//	                                      a hash of what it counts against
-//	                                      (its owner), for the per-owner
-//	                                      bound
+//	N + "streamowners/" + group + "/" + id  a key per stream, group a hash
+//	                                      of what it counts against (its
+//	                                      owner), whose value is its count
+//	                                      of live watchers in decimal, for
+//	                                      the bounds on streams and
+//	                                      watchers, per owner and in all
 //
 // both attached to a lease of their own whose TTL is the stream's idle
 // timeout and a second (leaseTTL): the gateway serving a connection of
@@ -29,7 +35,10 @@ import (
 // whichever gateways died in between. These leases have no record under N+"lease/": the API never
 // lists, reads or revokes them. Records are changed by compare-and-swap
 // on their mod revision, so that watch IDs given by two gateways at once
-// never collide.
+// never collide; a change that adds watchers or streams is made only if
+// no owner key changed since the counts it was checked against were read
+// (a compare of the mod revision of the whole streamowners/ prefix), so
+// that two gateways adding at once never pass a bound together.
 
 // Sub-prefixes of the streams' records.
 const (
@@ -62,9 +71,10 @@ func leaseTTL(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds())) + 1
 }
 
-// CreateStreamRecord stores a new stream's record, counted against group,
-// on a lease of ttl; false if id is taken.
-func (b *Backend) CreateStreamRecord(ctx context.Context, id, group string, data []byte, ttl time.Duration) (bool, error) {
+// CreateStreamRecord stores a new stream's record, counted against group
+// with its watchers, on a lease of ttl; false if id is taken, or if w is
+// conditional and an owner key changed since w.AsOf.
+func (b *Backend) CreateStreamRecord(ctx context.Context, id, group string, data []byte, w kv.StreamWatchers, ttl time.Duration) (bool, error) {
 	var created bool
 	err := b.call(ctx, func(ctx context.Context) error {
 		lease, err := b.cli.Grant(ctx, leaseTTL(ttl))
@@ -73,9 +83,9 @@ func (b *Backend) CreateStreamRecord(ctx context.Context, id, group string, data
 		}
 		key := b.streamKey(id)
 		resp, err := b.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			If(append(b.unchangedSince(w.AsOf), clientv3.Compare(clientv3.CreateRevision(key), "=", 0))...).
 			Then(clientv3.OpPut(key, string(data), clientv3.WithLease(lease.ID)),
-				clientv3.OpPut(b.streamOwnerKey(group, id), "", clientv3.WithLease(lease.ID))).
+				clientv3.OpPut(b.streamOwnerKey(group, id), strconv.Itoa(max(w.Live, 0)), clientv3.WithLease(lease.ID))).
 			Commit()
 		if err != nil || !resp.Succeeded {
 			// The lease holds nothing: let it go now rather than at its TTL.
@@ -108,16 +118,24 @@ func (b *Backend) StreamRecord(ctx context.Context, id string) (data []byte, ver
 	return data, version, err
 }
 
-// UpdateStreamRecord replaces stream id's record if it is still at
-// version; ok is false, and nothing changes, when it is not (changed
-// since, or gone). It returns the new version.
-func (b *Backend) UpdateStreamRecord(ctx context.Context, id string, data []byte, version int64) (newVersion int64, ok bool, err error) {
+// UpdateStreamRecord replaces stream id's record, counted against group,
+// if it is still at version, and its count of watchers as w says; ok is
+// false, and nothing changes, when it is not (changed since, or gone), or
+// when w is conditional and an owner key changed since w.AsOf. It
+// returns the new version.
+func (b *Backend) UpdateStreamRecord(ctx context.Context, id, group string, data []byte, w kv.StreamWatchers, version int64) (newVersion int64, ok bool, err error) {
 	err = b.call(ctx, func(ctx context.Context) error {
-		key := b.streamKey(id)
-		resp, err := b.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", version), clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
-			Then(clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease())).
-			Commit()
+		key, owner := b.streamKey(id), b.streamOwnerKey(group, id)
+		cmps := append(b.unchangedSince(w.AsOf),
+			clientv3.Compare(clientv3.ModRevision(key), "=", version), clientv3.Compare(clientv3.CreateRevision(key), ">", 0))
+		ops := []clientv3.Op{clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease())}
+		if w.Live >= 0 {
+			// The owner key exists as long as the record does: both are
+			// on the record's lease, and deleted together.
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(owner), ">", 0))
+			ops = append(ops, clientv3.OpPut(owner, strconv.Itoa(w.Live), clientv3.WithIgnoreLease()))
+		}
+		resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {
 			return err
 		}
@@ -186,23 +204,43 @@ func (b *Backend) TouchStreamRecord(ctx context.Context, id string) (bool, error
 	return alive, err
 }
 
-// CountStreamRecords counts the deployment's streams, and those counted
-// against group.
-func (b *Backend) CountStreamRecords(ctx context.Context, group string) (total, inGroup int64, err error) {
-	err = b.call(ctx, func(ctx context.Context) error {
-		all, err := b.cli.Get(ctx, b.opts.Namespace+streamsPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+// CountStreamRecords counts the deployment's streams and their watchers,
+// in all and those counted against group, from the owner keys: one read
+// of at most as many small keys as the deployment may have streams.
+func (b *Backend) CountStreamRecords(ctx context.Context, group string) (kv.StreamCounts, error) {
+	var c kv.StreamCounts
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.cli.Get(ctx, b.opts.Namespace+streamOwnersPrefix, clientv3.WithPrefix())
 		if err != nil {
 			return err
 		}
-		own, err := b.cli.Get(ctx, b.streamOwnersOf(group), clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			return err
+		b.saw(resp.Header.Revision)
+		c = kv.StreamCounts{AsOf: resp.Header.Revision}
+		mine := []byte(b.streamOwnersOf(group))
+		for _, o := range resp.Kvs {
+			// An owner key without a count (made before counts were
+			// kept) counts no watcher.
+			n, _ := strconv.ParseInt(string(o.Value), 10, 64)
+			c.Streams++
+			c.Watchers += n
+			if bytes.HasPrefix(o.Key, mine) {
+				c.GroupStreams++
+				c.GroupWatchers += n
+			}
 		}
-		b.saw(own.Header.Revision)
-		total, inGroup = all.Count, own.Count
 		return nil
 	})
-	return total, inGroup, err
+	return c, err
+}
+
+// unchangedSince is the compare that no owner key was made or changed
+// after revision rev: none when rev is 0. (A key deleted since, as an
+// idle stream's lease expired, only lowers the counts.)
+func (b *Backend) unchangedSince(rev int64) []clientv3.Cmp {
+	if rev == 0 {
+		return nil
+	}
+	return []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(b.opts.Namespace+streamOwnersPrefix), "<", rev+1).WithPrefix()}
 }
 
 // FollowStreamRecord calls fn with each new version of stream id's record

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/kv"
 )
 
 // TestStreamRecords: a stream's record is made once per id, changed only
@@ -22,20 +23,23 @@ func TestStreamRecords(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	if ok, err := b.CreateStreamRecord(ctx, "one", "alice", []byte("v1"), time.Minute); err != nil || !ok {
+	if ok, err := b.CreateStreamRecord(ctx, "one", "alice", []byte("v1"), kv.StreamWatchers{Live: 3}, time.Minute); err != nil || !ok {
 		t.Fatalf("create = %v, %v", ok, err)
 	}
-	if ok, err := b.CreateStreamRecord(ctx, "one", "bob", []byte("x"), time.Minute); err != nil || ok {
+	if ok, err := b.CreateStreamRecord(ctx, "one", "bob", []byte("x"), kv.StreamWatchers{Live: 1}, time.Minute); err != nil || ok {
 		t.Fatalf("create of a taken id = %v, %v; want false", ok, err)
 	}
-	if ok, err := b.CreateStreamRecord(ctx, "two", "alice", []byte("w"), time.Minute); err != nil || !ok {
+	if ok, err := b.CreateStreamRecord(ctx, "two", "alice", []byte("w"), kv.StreamWatchers{Live: 2}, time.Minute); err != nil || !ok {
 		t.Fatalf("create two = %v, %v", ok, err)
 	}
-	if total, mine, err := b.CountStreamRecords(ctx, "alice"); err != nil || total != 2 || mine != 2 {
-		t.Fatalf("count = %d, %d, %v; want 2, 2", total, mine, err)
+	if c, err := b.CountStreamRecords(ctx, "alice"); err != nil || c.Streams != 2 || c.GroupStreams != 2 || c.Watchers != 5 || c.GroupWatchers != 5 {
+		t.Fatalf("count = %+v, %v; want 2 streams and 5 watchers, all alice's", c, err)
 	}
-	if total, mine, err := other.CountStreamRecords(ctx, "alice"); err != nil || total != 0 || mine != 0 {
-		t.Fatalf("another namespace's count = %d, %d, %v; want 0, 0", total, mine, err)
+	if c, err := b.CountStreamRecords(ctx, "bob"); err != nil || c.Streams != 2 || c.GroupStreams != 0 || c.Watchers != 5 || c.GroupWatchers != 0 {
+		t.Fatalf("count for bob = %+v, %v; want 2 streams and 5 watchers, none bob's", c, err)
+	}
+	if c, err := other.CountStreamRecords(ctx, "alice"); err != nil || c.Streams != 0 || c.Watchers != 0 {
+		t.Fatalf("another namespace's count = %+v, %v; want none", c, err)
 	}
 	if data, _, err := other.StreamRecord(ctx, "one"); err != nil || data != nil {
 		t.Fatalf("another namespace reads %q, %v", data, err)
@@ -63,12 +67,15 @@ func TestStreamRecords(t *testing.T) {
 			return true
 		})
 	}()
-	v2, ok, err := b.UpdateStreamRecord(ctx, "one", []byte("v2"), v1)
+	v2, ok, err := b.UpdateStreamRecord(ctx, "one", "alice", []byte("v2"), kv.StreamWatchers{Live: 1}, v1)
 	if err != nil || !ok || v2 <= v1 {
 		t.Fatalf("update = %d, %v, %v", v2, ok, err)
 	}
-	if _, ok, err := b.UpdateStreamRecord(ctx, "one", []byte("stale"), v1); err != nil || ok {
+	if _, ok, err := b.UpdateStreamRecord(ctx, "one", "alice", []byte("stale"), kv.StreamWatchers{Live: -1}, v1); err != nil || ok {
 		t.Fatalf("update from a stale version = %v, %v; want false", ok, err)
+	}
+	if c, err := b.CountStreamRecords(ctx, "alice"); err != nil || c.Watchers != 3 {
+		t.Fatalf("count after an update to 1 watcher = %+v, %v; want 3 watchers", c, err)
 	}
 	if got := <-seen; got != "v2" {
 		t.Fatalf("followed %q, want v2", got)
@@ -92,8 +99,8 @@ func TestStreamRecords(t *testing.T) {
 		t.Fatalf("touch of a deleted record = %v, %v; want false", alive, err)
 	}
 	// Its owner key went with its lease.
-	if total, mine, err := b.CountStreamRecords(ctx, "alice"); err != nil || total != 1 || mine != 1 {
-		t.Fatalf("count after a delete = %d, %d, %v; want 1, 1", total, mine, err)
+	if c, err := b.CountStreamRecords(ctx, "alice"); err != nil || c.Streams != 1 || c.GroupStreams != 1 || c.Watchers != 2 {
+		t.Fatalf("count after a delete = %+v, %v; want 1 stream of 2 watchers", c, err)
 	}
 	if ok, err := other.DeleteStreamRecord(ctx, "two", 0); err != nil || ok {
 		t.Fatalf("another namespace deletes = %v, %v; want false", ok, err)
@@ -108,7 +115,7 @@ func TestStreamRecordExpires(t *testing.T) {
 	b := openGateway(t, c, "/s/")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if ok, err := b.CreateStreamRecord(ctx, "idle", "alice", []byte("v"), time.Second); err != nil || !ok {
+	if ok, err := b.CreateStreamRecord(ctx, "idle", "alice", []byte("v"), kv.StreamWatchers{Live: 1}, time.Second); err != nil || !ok {
 		t.Fatalf("create = %v, %v", ok, err)
 	}
 	for {
@@ -125,7 +132,50 @@ func TestStreamRecordExpires(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if total, mine, err := b.CountStreamRecords(ctx, "alice"); err != nil || total != 0 || mine != 0 {
-		t.Fatalf("count after the expiry = %d, %d, %v; want 0, 0", total, mine, err)
+	if c, err := b.CountStreamRecords(ctx, "alice"); err != nil || c.Streams != 0 || c.Watchers != 0 {
+		t.Fatalf("count after the expiry = %+v, %v; want none", c, err)
+	}
+}
+
+// TestStreamRecordCountsConditional: a change made as of counts read
+// before another gateway's change is refused, so that two gateways
+// adding watchers at once cannot both pass a bound; one made as of the
+// newest counts, or unconditional, goes through.
+func TestStreamRecordCountsConditional(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	one, two := openGateway(t, c, "/s/"), openGateway(t, c, "/s/")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if ok, err := one.CreateStreamRecord(ctx, "a", "alice", []byte("a1"), kv.StreamWatchers{Live: 1}, time.Minute); err != nil || !ok {
+		t.Fatalf("create a = %v, %v", ok, err)
+	}
+	_, va, err := one.StreamRecord(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := one.CountStreamRecords(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other gateway adds a stream after the count was read.
+	if ok, err := two.CreateStreamRecord(ctx, "b", "bob", []byte("b1"), kv.StreamWatchers{Live: 4, AsOf: seen.AsOf}, time.Minute); err != nil || !ok {
+		t.Fatalf("create b as of the newest counts = %v, %v", ok, err)
+	}
+	if _, ok, err := one.UpdateStreamRecord(ctx, "a", "alice", []byte("a2"), kv.StreamWatchers{Live: 2, AsOf: seen.AsOf}, va); err != nil || ok {
+		t.Fatalf("an add as of counts another gateway changed since = %v, %v; want refused", ok, err)
+	}
+	if ok, err := one.CreateStreamRecord(ctx, "c", "alice", []byte("c1"), kv.StreamWatchers{Live: 1, AsOf: seen.AsOf}, time.Minute); err != nil || ok {
+		t.Fatalf("a create as of stale counts = %v, %v; want refused", ok, err)
+	}
+	now, err := one.CountStreamRecords(ctx, "alice")
+	if err != nil || now.Watchers != 5 || now.GroupWatchers != 1 || now.Streams != 2 {
+		t.Fatalf("counts = %+v, %v; want 2 streams, 5 watchers, alice's 1", now, err)
+	}
+	if _, ok, err := one.UpdateStreamRecord(ctx, "a", "alice", []byte("a2"), kv.StreamWatchers{Live: 2, AsOf: now.AsOf}, va); err != nil || !ok {
+		t.Fatalf("an add as of the newest counts = %v, %v", ok, err)
+	}
+	if c, err := two.CountStreamRecords(ctx, "alice"); err != nil || c.Watchers != 6 || c.GroupWatchers != 2 {
+		t.Fatalf("counts = %+v, %v; want 6 watchers, alice's 2", c, err)
 	}
 }
