@@ -153,6 +153,10 @@ type Backend struct {
 
 	// rev is the newest revision the gateway has seen (Rev).
 	rev atomic.Int64
+	// heard is when etcd last answered one of the gateway's requests (its
+	// time in Unix nanoseconds): the prober's evidence that etcd serves,
+	// slowly, when no member answered its probe in time.
+	heard atomic.Int64
 	// compact is the newest compact revision the gateway knows of.
 	compact atomic.Int64
 	// streams numbers the watch streams the gateway opens to etcd, each
@@ -230,6 +234,7 @@ func Open(ctx context.Context, onError func(error), opts Options) (*Backend, err
 		conns = append(conns, readCli.ActiveConnection())
 	}
 	b.avail = newProber(opts, b.probeKey(), conns...)
+	b.avail.heard = func() time.Time { return time.Unix(0, b.heard.Load()) }
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -348,6 +353,7 @@ func (b *Backend) Rev() int64 { return b.rev.Load() }
 
 // saw records a revision read in an answer of etcd.
 func (b *Backend) saw(rev int64) {
+	b.heard.Store(time.Now().UnixNano())
 	for {
 		cur := b.rev.Load()
 		if rev <= cur || b.rev.CompareAndSwap(cur, rev) {

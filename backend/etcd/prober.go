@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,16 @@ import (
 // heard from a quorum that long), /health included; and the gateway
 // serves again within probeInterval of a member answering.
 //
+// A member that says nothing within probeTimeout is weaker evidence than
+// one unreachable or without a leader: a member starved of CPU, or busy
+// applying a burst of writes, is silent too. So when no member answered
+// but some were only silent, etcd still counts as serving while it
+// answered one of the gateway's own requests within the last
+// heardWindow: a cluster that has stopped (its members stopped by a
+// signal, or cut off without their connections failing) is then still
+// found within 2 probeTimeout + probeInterval - heardWindow (2 s) of its
+// last answer, while one that is slow is not taken for one that is gone.
+//
 // Each member is probed through a client of its own, with no retries and
 // without waiting for a connection that failed: a member down or cut off
 // answers "unreachable" at once, one without a leader "no leader" at once,
@@ -49,6 +60,7 @@ import (
 const (
 	probeInterval = 250 * time.Millisecond
 	probeTimeout  = time.Second
+	heardWindow   = probeTimeout - probeInterval
 )
 
 // reconnectParams make the gateway's connections to etcd try again
@@ -83,6 +95,9 @@ type prober struct {
 	key     string // the key probes read, which nothing writes
 	members []*memberProbe
 	conns   []*grpc.ClientConn // the gateway's own, reconnected at once while etcd is down
+	// heard is when etcd last answered a request of the gateway; nil
+	// when unknown.
+	heard func() time.Time
 
 	mu sync.Mutex
 	// down is nil while etcd serves, else why it does not.
@@ -184,7 +199,18 @@ func (p *prober) probe(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	return verdict(p.members)
+	return p.judge()
+}
+
+// judge is the verdict of the members' last probes, but for a cluster
+// that was only silent while it answered the gateway (see above).
+func (p *prober) judge() error {
+	down := verdict(p.members)
+	if down != nil && p.heard != nil && time.Since(p.heard()) < heardWindow &&
+		slices.ContainsFunc(p.members, func(m *memberProbe) bool { return m.last == silent }) {
+		return nil
+	}
+	return down
 }
 
 // probe asks the member for a serializable read of key, if it has a

@@ -77,3 +77,39 @@ func TestProberStopsWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestProberSlowIsNotGone: members that only failed to answer a probe in
+// time count as serving while etcd answered the gateway within
+// heardWindow, and as not serving once it has been quiet longer; members
+// unreachable or without a leader count as not serving whatever was
+// heard.
+func TestProberSlowIsNotGone(t *testing.T) {
+	t.Parallel()
+	var heard time.Time
+	p := &prober{heard: func() time.Time { return heard }}
+	members := func(outcomes ...outcome) {
+		p.members = nil
+		for _, o := range outcomes {
+			p.members = append(p.members, &memberProbe{endpoint: "m", last: o, err: errors.New("connection refused")})
+		}
+	}
+	members(silent, silent, silent)
+	heard = time.Now()
+	if err := p.judge(); err != nil {
+		t.Fatalf("silent members of a cluster that just answered: %v, want serving", err)
+	}
+	heard = time.Now().Add(-2 * heardWindow)
+	if err := p.judge(); err == nil || !strings.Contains(err.Error(), "3 did not answer within") {
+		t.Fatalf("silent members of a cluster quiet for %v: %v, want not serving, saying so", 2*heardWindow, err)
+	}
+	heard = time.Now()
+	members(unreachable, leaderless, leaderless)
+	if err := p.judge(); err == nil || !strings.Contains(err.Error(), "2 without a leader") {
+		t.Fatalf("members unreachable and leaderless: %v, want not serving whatever was heard", err)
+	}
+	members(silent, answered, unreachable)
+	heard = time.Time{}
+	if err := p.judge(); err != nil {
+		t.Fatalf("a member answered: %v, want serving", err)
+	}
+}
