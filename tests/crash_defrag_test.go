@@ -53,21 +53,27 @@ func TestCrashInsideDefrag(t *testing.T) {
 	tmp := filepath.Join(s.DataDir, "httpkv.db.defrag") // mvcc's copy in progress
 	m := newCrashModel()
 
-	// 400 values of 64 KiB, half of them deleted and compacted away.
-	const big = 400
+	// 100 values of 256 KiB, half of them deleted and compacted away:
+	// the bytes of a long copy in few durable writes.
+	const big = 100
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < big; i += 8 {
 				key := fmt.Sprintf("big/%03d", i)
-				m.write(t, s, "PUT", key, key+"#"+strings.Repeat("v", 64<<10))
+				m.write(t, s, "PUT", key, key+"#"+strings.Repeat("v", 256<<10))
 			}
 		})
 	}
 	wg.Wait()
-	for i := 0; i < big; i += 2 {
-		m.write(t, s, "DELETE", fmt.Sprintf("big/%03d", i), "")
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 2 * w; i < big; i += 16 {
+				m.write(t, s, "DELETE", fmt.Sprintf("big/%03d", i), "")
+			}
+		})
 	}
+	wg.Wait()
 	m.sync(t, s)
 	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, m.top))).want(t, http.StatusOK)
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/mvcc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -22,6 +23,21 @@ const (
 	envCrashAt  = "HTTPKV_TEST_CRASH_AT"
 	envCrashArm = "HTTPKV_TEST_CRASH_ARM"
 	crashLine   = "test crash point reached"
+)
+
+// The batch sizes of every server of that build, smaller than the
+// server's own, so that a test reaches the same commits of a compaction
+// or of a mass expiry with a tenth of the history or of the leases
+// written first.
+const (
+	envCompactionBatch = "HTTPKV_TEST_COMPACTION_BATCH"
+	envRevokeRate      = "HTTPKV_TEST_REVOKE_RATE"
+	// crashCompactionBatch is how many revisions one commit of a
+	// compaction deletes: a tenth of mvcc.DefaultCompactionBatchLimit.
+	crashCompactionBatch = mvcc.DefaultCompactionBatchLimit / 10
+	// crashRevokeRate is how many expired leases a second are revoked
+	// (lease.DefaultRevokeRate is 1,000).
+	crashRevokeRate = 32
 )
 
 // crashPoint is where a server is told to kill itself.
@@ -55,7 +71,11 @@ func (s *server) restartAt(p crashPoint, arm string) {
 	s.tb.Helper()
 	s.env, s.bin = nil, ""
 	if p.commit != 0 {
-		s.env = []string{envCrashAt + "=" + p.String(), envCrashArm + "=" + arm}
+		s.env = []string{
+			envCrashAt + "=" + p.String(), envCrashArm + "=" + arm,
+			fmt.Sprintf("%s=%d", envCompactionBatch, crashCompactionBatch),
+			fmt.Sprintf("%s=%d", envRevokeRate, crashRevokeRate),
+		}
 		s.bin = crashBinary(s.tb)
 	}
 	s.Restart()
@@ -101,7 +121,8 @@ func writeAcked(tb testing.TB, s *server, m *crashModel, prefix string, writers,
 }
 
 // TestCrashInsideCompaction kills the server (SIGKILL, from its crash
-// point) at commits of a physical compaction of about 3,000 revisions,
+// point) at commits of a physical compaction of about 3 batches
+// (crashCompactionBatch) of revisions,
 // restarts it, and checks the whole readable history against what the
 // writers sent: every acknowledged write at its revision, every revision
 // one whole request, no gap; the compact revision is the new one if the
@@ -110,8 +131,8 @@ func writeAcked(tb testing.TB, s *server, m *crashModel, prefix string, writers,
 // below the compact revision, exactly one record per key.
 //
 // In the quiet rounds nothing else writes, so the N-th commit is the
-// compaction's own: 1 schedules it, the next ones delete up to 1,000
-// revisions each, the last records its end; the kill lands before one or
+// compaction's own: 1 schedules it, the next ones delete up to
+// crashCompactionBatch revisions each, the last records its end; the kill lands before one or
 // once it is durable. In the busy rounds writers go on writing and the
 // kill lands where it falls.
 func TestCrashInsideCompaction(t *testing.T) {
@@ -135,7 +156,7 @@ func TestCrashInsideCompaction(t *testing.T) {
 	}
 	inProgress := 0 // rounds killed with the compaction scheduled and history left to delete
 	for i, round := range rounds {
-		writeAcked(t, s, m, fmt.Sprintf("c%d", i), 8, 3000, rng)
+		writeAcked(t, s, m, fmt.Sprintf("c%d", i), 8, 3*crashCompactionBatch, rng)
 		m.sync(t, s)
 		compactAt := m.top
 		before := s.status(t).CompactRevision
@@ -177,7 +198,10 @@ func TestCrashInsideCompaction(t *testing.T) {
 			answer = <-compacted
 		}
 		os.Remove(arm)
-		left := len(countRecords(t, dataFile, compactAt))
+		left := 0
+		for _, n := range countRecords(t, dataFile, compactAt) {
+			left += n
+		}
 
 		s.restartAt(crashPoint{}, "")
 		got := s.status(t).CompactRevision

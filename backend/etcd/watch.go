@@ -37,6 +37,32 @@ func (b *Backend) Watch(ctx context.Context, r kv.WatchRequest) (kv.WatchStream,
 	if err != nil {
 		return nil, err
 	}
+	for !now && st.Revision() < r.StartRevision && r.StartRevision <= b.Rev() {
+		// The scheduler has not reached the watch's start, so it took the
+		// watcher for synced and will never read the history that would
+		// say it is compacted; yet etcd is past the start, and another
+		// client of etcd may have compacted past it. Ask etcd; if so,
+		// start the watch again once the scheduler has reached the
+		// compact revision: its history read then ends it compacted.
+		c, err := b.checkCompacted(ctx, r.StartRevision)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if r.StartRevision >= c {
+			break
+		}
+		st.Close()
+		b.up.waitFor(c)
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if st, err = b.sched.Watch(r); err != nil {
+			return nil, err
+		}
+	}
 	// Ask etcd how far it has got only up to what the gateway knows it
 	// reached: a watch from far in the future waits for its events
 	// without the upstream watch polling for it.

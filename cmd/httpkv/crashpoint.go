@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/httpkv/httpkv/internal/daemon"
 	"github.com/httpkv/httpkv/mvcc"
 )
 
@@ -26,14 +27,25 @@ import (
 //	                                       answered or applied in memory
 //	HTTPKV_TEST_CRASH_ARM=FILE             count only the commits made
 //	                                       while FILE exists (optional)
+//	HTTPKV_TEST_COMPACTION_BATCH=N         a compaction deletes at most N
+//	                                       revisions a commit, not 1,000
+//	                                       (mvcc.Options.CompactionBatchLimit)
+//	HTTPKV_TEST_REVOKE_RATE=N              at most N expired leases a
+//	                                       second are revoked, not 1,000
+//	                                       (lease.Config.RevokeRate)
 //
 // The arm file lets a test prepare a store through the server (grant
 // leases, write history) and then count only the commits of what it
 // wants to interrupt: a compaction's batches, the revokes of a mass
-// expiry. Neither variable is a flag, so neither shows in --help.
+// expiry. The smaller batches let it reach the same commits of those
+// with a tenth of the history or leases to write first, which is most of
+// a crash test's time. None of the variables is a flag, so none shows
+// in --help, and the server's binary reads none of them.
 const (
-	envCrashAt  = "HTTPKV_TEST_CRASH_AT"
-	envCrashArm = "HTTPKV_TEST_CRASH_ARM"
+	envCrashAt         = "HTTPKV_TEST_CRASH_AT"
+	envCrashArm        = "HTTPKV_TEST_CRASH_ARM"
+	envCompactionBatch = "HTTPKV_TEST_COMPACTION_BATCH"
+	envRevokeRate      = "HTTPKV_TEST_REVOKE_RATE"
 )
 
 // crashCommitter is an mvcc.Committer that kills the process at one
@@ -47,8 +59,27 @@ type crashCommitter struct {
 }
 
 // crashPoint returns the Committer the test crash point asks for, or nil
-// (an interface holding nothing) when none is set.
-func crashPoint(getenv func(string) string, stderr io.Writer) (mvcc.Committer, error) {
+// (an interface holding nothing) when none is set, and sets in cfg the
+// batch sizes the test asks for.
+func crashPoint(getenv func(string) string, stderr io.Writer, cfg *daemon.Config) (mvcc.Committer, error) {
+	for _, b := range []struct {
+		env string
+		to  *int
+	}{
+		{envCompactionBatch, &cfg.Embedded.Store.CompactionBatchLimit},
+		{envRevokeRate, &cfg.Embedded.Lease.RevokeRate},
+	} {
+		v := getenv(b.env)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: want a number of at least 1", b.env, v)
+		}
+		*b.to = n
+		fmt.Fprintf(stderr, "httpkv: TEST BATCH SIZE %s=%d set\n", b.env, n)
+	}
 	spec := getenv(envCrashAt)
 	if spec == "" {
 		return nil, nil

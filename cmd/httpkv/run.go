@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	crash, err := crashPoint(getenv, stderr)
+	crash, err := crashPoint(getenv, stderr, &dcfg)
 	if err != nil {
 		return err
 	}
