@@ -31,8 +31,9 @@ type WatchRequest struct {
 // slice of them is the identity of what they encode. The scheduler hands
 // the watchers that take a revision whole one shared slice of its
 // events, and the stream engine encodes each such slice once for all of
-// them, keyed by its address (package stream's encode-once cache and
-// shared fields), which is correct only while this holds. Every backend
+// them, keyed by its address (the API's encode-once cache of events
+// fields, httpapi's recentEncoded, and the shared fields of its streams
+// of many watchers), which is correct only while this holds. Every backend
 // (the embedded store's and etcd's both deliver through package watch)
 // and every test fake must keep it; events with previous versions are a
 // watcher's own slice, filled before they are delivered.
