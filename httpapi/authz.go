@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/stream"
 )
 
 // Access is everything one request can touch, as auth's policy reads
@@ -40,11 +41,14 @@ type streamCaller = auth.Caller
 const reasonTokenExpired = "token expired"
 
 // streamEndReasons are the canceled message's reasons for the errors
-// Recheck gives, in the contract's words.
+// Recheck gives, and those the stream loop ends a stream for, in the
+// contract's words.
 var streamEndReasons = []struct {
 	err    error
 	reason string
 }{
+	{stream.ErrShutdown, "shutting down"},
+	{stream.ErrTokenExpired, reasonTokenExpired},
 	{auth.ErrTokenExpired, reasonTokenExpired},
 	{auth.ErrTokenRevoked, "token revoked"},
 	{auth.ErrUserDeleted, "user deleted"},
@@ -52,7 +56,8 @@ var streamEndReasons = []struct {
 	{auth.ErrAuthEnabled, "auth enabled: a token is needed"},
 }
 
-// streamEndReason is the canceled message's reason for a Recheck error.
+// streamEndReason is the canceled message's reason for a Recheck error,
+// or the stream loop's.
 func streamEndReason(err error) string {
 	for _, e := range streamEndReasons {
 		if errors.Is(err, e.err) {

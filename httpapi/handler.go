@@ -14,7 +14,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/openapi"
-
+	"github.com/httpkv/httpkv/sink"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -111,17 +111,12 @@ type Handler struct {
 	// shuttingDown makes /health answer 503 while the server stops.
 	shuttingDown atomic.Bool
 	// streams are the open watch streams, which Close and Shutdown end.
-	streams *streamSet
+	streams *sink.Set
 	// wstreams are the streams of many watchers (/v1/watch/streams).
 	wstreams *streamRegistry
 	// streamConns and watchers count what clients hold against
 	// MaxStreamConnections and MaxWatchers (quota.go).
 	streamConns, watchers *quota
-	// hangups notice clients leaving the connections streams took over;
-	// started with the first such stream (see takenHangups).
-	hangupsMu    sync.Mutex
-	hangups      *hangups
-	hangupsTried bool
 	// openAPIValid validates the OpenAPI document once, when it is first
 	// asked for.
 	openAPIValid func() error
@@ -187,13 +182,15 @@ func newHandler(cfg wiring) *Handler {
 	orDefault(&cfg.MaxWatchersPerUser, DefaultMaxWatchersPerUser)
 	h := &Handler{
 		cfg:      cfg,
-		streams:  newStreamSet(),
 		tokens:   wire.NewTokens(cfg.Backend.PageTokenKey()),
 		ids:      newRequestIDs(),
 		inflight: semaphore.NewWeighted(cfg.MaxInflightRequestBytes),
 		imports:  semaphore.NewWeighted(cfg.MaxImportBytes),
 		held:     semaphore.NewWeighted(cfg.MaxHeldAnswerBytes),
 	}
+	h.streams = sink.NewSet(func(err error) {
+		h.cfg.Logger.Debug().Err(err).Msg("streams watch their own connections")
+	})
 	h.openAPIValid = sync.OnceValue(func() error {
 		_, err := openapi.Load()
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/sink"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -23,7 +24,7 @@ const (
 	// taken within WriteTimeout (a large answer gets longer, at a rate of
 	// at least 2 KiB/s by default), so that a client that reads slowly
 	// but reads is not cut off in the middle of a large message.
-	answerChunk = 64 << 10
+	answerChunk = sink.Piece
 	// DefaultWriteTimeout is Config.WriteTimeout when it is zero.
 	DefaultWriteTimeout = 30 * time.Second
 )

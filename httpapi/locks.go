@@ -134,7 +134,7 @@ func (h *Handler) waitContext(r *http.Request) (context.Context, context.CancelF
 	ctx, cancel := context.WithCancelCause(r.Context())
 	go func() {
 		select {
-		case <-h.streams.stop:
+		case <-h.streams.Stop():
 			cancel(errWaitShutdown)
 		case <-ctx.Done():
 		}

@@ -38,8 +38,9 @@ type multiStream struct {
 	limitKey string // what the stream counts against (see streamRegistry)
 
 	// readyMu guards ready and each watcher's queued flag. Lock order:
-	// mu, then the backend's own locks, then readyMu: Notify runs under
-	// the backend's locks and takes readyMu only.
+	// mu, then the backend's own locks (a watch started or closed under
+	// mu), then readyMu. Notify takes readyMu only, and the backend
+	// calls it holding none of its locks (kv.WatchRequest.Notify).
 	readyMu sync.Mutex
 	ready   []*streamWatcher
 	readyCh chan struct{} // signalled when ready gains a watcher
@@ -109,7 +110,7 @@ func newMultiStream(reg *streamRegistry, id string, owner streamOwner, limitKey 
 	}
 }
 
-// notify puts w on the ready list. It runs under the backend's locks.
+// notify puts w on the ready list: it is w's backend watch's Notify.
 func (ms *multiStream) notify(w *streamWatcher) {
 	ms.readyMu.Lock()
 	if !w.queued {

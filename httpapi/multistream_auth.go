@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/httpkv/httpkv/auth"
 )
@@ -70,14 +69,4 @@ func (h *Handler) streamOwner(r *http.Request) (streamOwner, error) {
 		return streamOwner{}, nil
 	}
 	return oa.Owner(r)
-}
-
-// callerExpiry returns what is signalled when the caller's token expires
-// (nil without a token) and what stops it.
-func callerExpiry(c streamCaller) (<-chan time.Time, func() bool) {
-	if c.Expires.IsZero() {
-		return nil, func() bool { return false }
-	}
-	t := time.NewTimer(time.Until(c.Expires))
-	return t.C, t.Stop
 }

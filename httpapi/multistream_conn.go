@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/stream"
 )
 
 // streamConn is a connection reading a stream of many watchers. At most
@@ -15,7 +16,7 @@ import (
 type streamConn struct {
 	ready  chan struct{} // signalled when pending has bytes, or the stream is gone
 	kicked chan struct{} // closed when another connection took the stream over, or it was cut
-	sink   streamSink    // where it writes, once its pump runs; guarded by the stream's mu
+	sink   streamSink    // where it writes, once its loop runs; guarded by the stream's mu
 }
 
 // setSink records where c writes, so that it can be cut (evict).
@@ -145,7 +146,7 @@ func (ms *multiStream) evict() bool {
 		ms.conn = nil
 		close(c.kicked)
 		if c.sink != nil {
-			c.sink.cut() // its buffer comes back once its send fails (recycle)
+			c.sink.Cut() // its buffer comes back once its send fails (recycle)
 		}
 		ms.flow.writing = false
 		ms.armIdle()
@@ -194,98 +195,91 @@ func (ms *multiStream) shutdownConn(c *streamConn) *streamBuffer {
 	return sb
 }
 
-// multiConn is what a connection reading a stream needs to check again
-// that its caller may still read it.
+// multiConn is a connection reading a stream of many watchers, as the
+// stream loop drives it. Every revision ready across the watchers goes
+// out in one write and one flush. The connection ends, and the stream
+// goes on, when another connection takes the stream over (Done), or when
+// the token it was opened with expires or is revoked: the client
+// reconnects with a new one and its Last-Event-ID.
 type multiConn struct {
-	ms          *multiStream
-	c           *streamConn
-	auth        streamAuthorizer
-	authChanged <-chan struct{}
-	caller      streamCaller
+	ms *multiStream
+	c  *streamConn
 }
 
-// pumpMulti writes a stream of many watchers to its sink until the client
-// leaves, another connection takes the stream over, the stream ends, or
-// the handler closes. Every revision ready across the watchers goes out
-// in one write and one flush. The connection ends, and the stream goes
-// on, when the token it was opened with expires or is revoked: the client
-// reconnects with a new one and its Last-Event-ID.
-func (h *Handler) pumpMulti(mc *multiConn, sink streamSink) {
-	defer sink.close()
-	defer mc.ms.detach(mc.c)
-	mc.ms.setSink(mc.c, sink)
-	enc := streamEncoder{}
-	if !sink.send(enc.retry(nil, 1000)) {
+// Open records where c writes, so that it can be cut (evict), and writes
+// the retry delay.
+func (mc *multiConn) Open(s streamSink) bool {
+	mc.ms.setSink(mc.c, s)
+	return s.Send(streamEncoder{}.retry(nil, 1000))
+}
+
+func (mc *multiConn) Ready() <-chan struct{} { return mc.c.ready }
+func (mc *multiConn) Done() <-chan struct{}  { return mc.c.kicked }
+func (mc *multiConn) Close()                 { mc.ms.detach(mc.c) }
+
+// Take writes what is pending.
+func (mc *multiConn) Take(s streamSink) (wrote, end bool) {
+	// Let the collector finish what it is taking now, so that it joins
+	// this write rather than the next.
+	runtime.Gosched()
+	sb, done := mc.ms.takePending(mc.c)
+	if sb == nil {
+		return false, done
+	}
+	ok := sendBuffer(s, sb)
+	mc.ms.recycle(sb)
+	if !ok || done {
+		return true, true
+	}
+	mc.ms.wrote(mc.c)
+	return true, false
+}
+
+// KeepAlive: idle this long, the stream keeps no buffer.
+func (mc *multiConn) KeepAlive(s streamSink) bool {
+	mc.ms.shed()
+	return s.Send(streamEncoder{}.keepAlive(nil))
+}
+
+// End ends the connection. Shutting down, the watchers of a gateway's
+// own stream end with "shutting down", written last; a stream that is
+// the deployment's goes on, and the client resumes it on another gateway
+// with its Last-Event-ID. A token that expired or was revoked ends the
+// connection only: a comment says why, to a client that reads comments.
+func (mc *multiConn) End(s streamSink, why error) {
+	if !errors.Is(why, stream.ErrShutdown) {
+		s.Send(append(append([]byte(": "), streamEndReason(why)...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
 		return
 	}
-	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
-	defer keepAlive.Stop()
-	expired, stop := callerExpiry(mc.caller)
-	defer stop()
-	// leave says why the connection ends, to a client that reads comments.
-	leave := func(why string) {
-		sink.send(append(append([]byte(": "), why...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
+	if mc.ms.shared != nil {
+		s.Send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
+		return
 	}
-	for {
-		var sb *streamBuffer
-		done := false
-		select {
-		case <-sink.gone():
-			return
-		case <-mc.c.kicked:
-			return
-		case <-h.streams.stop:
-			if mc.ms.shared != nil {
-				// The stream is the deployment's and goes on: the client
-				// resumes it on another gateway with its Last-Event-ID.
-				sink.send([]byte(": shutting down; reconnect with Last-Event-ID\n\n"))
-				return
-			}
-			if sb := mc.ms.shutdownConn(mc.c); sb != nil {
-				sendBuffer(sink, sb)
-				mc.ms.reg.dropBuffer(sb)
-			}
-			return
-		case <-keepAlive.C:
-			mc.ms.shed() // idle this long: keep no buffer
-			sb = getStreamBuffer()
-			sb.out = enc.keepAlive(sb.out)
-		case <-expired:
-			leave(reasonTokenExpired)
-			return
-		case <-mc.authChanged:
-			// The connection ends with its token; what ends the owner's
-			// right to the stream (the user deleted, auth turned on or
-			// off) ends the stream, whose last messages come first.
-			mc.authChanged = mc.auth.Changed()
-			err := mc.auth.Recheck(mc.caller, Access{})
-			if errors.Is(err, auth.ErrTokenRevoked) || errors.Is(err, auth.ErrTokenExpired) {
-				leave(streamEndReason(err))
-				return
-			}
-			continue
-		case <-mc.c.ready:
-			// Let the collector finish what is ready at once, so that it
-			// joins this write (see pump).
-			runtime.Gosched()
-			sb, done = mc.ms.takePending(mc.c)
-			if sb == nil {
-				if done {
-					return
-				}
-				continue
-			}
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
-		}
-		ok := sendBuffer(sink, sb)
-		mc.ms.recycle(sb)
-		if !ok || done {
-			return
-		}
-		mc.ms.wrote(mc.c)
+	if sb := mc.ms.shutdownConn(mc.c); sb != nil {
+		sendBuffer(s, sb)
+		mc.ms.reg.dropBuffer(sb)
 	}
 }
 
-// abandon is what runStream calls instead of the pump when the stream
+// connGuard is the Guard of a connection reading a stream: it ends with
+// its token (expired or revoked); what ends the owner's right to the
+// stream (the user deleted, auth turned on or off) ends the stream, whose
+// collector rechecks it (streamRegistry.recheck), its last messages
+// first.
+func connGuard(a streamAuthorizer, changed <-chan struct{}, caller streamCaller) stream.Guard {
+	g := streamGuard(a, changed, caller, Access{})
+	if a != nil {
+		g.Recheck = func() error {
+			err := a.Recheck(caller, Access{})
+			if errors.Is(err, auth.ErrTokenRevoked) || errors.Is(err, auth.ErrTokenExpired) {
+				return err
+			}
+			return nil
+		}
+	}
+	return g
+}
+
+// abandon is what runStream calls instead of the loop when the stream
 // cannot be served after all (the handler is closing).
 func (mc *multiConn) abandon() { mc.ms.detach(mc.c) }

@@ -238,7 +238,11 @@ func TestWatchStreamsTotalHoldsForACrowd(t *testing.T) {
 		streams = 16
 		total   = 1 << 20
 	)
-	c := newStreamCrowd(t, WatchStreamConfig{MaxStreamsPerUser: streams, TotalBufferBytes: total})
+	// A stream let go of waits for its reader without a connection: an
+	// idle timeout of an hour keeps it however slow a loaded machine
+	// makes the test (the default minute dropped one, which then
+	// answered 404).
+	c := newStreamCrowd(t, WatchStreamConfig{MaxStreamsPerUser: streams, TotalBufferBytes: total, IdleTimeout: time.Hour})
 	for i := range streams {
 		c.open(t, fmt.Sprintf(`{"key":"k/%02d"}`, i))
 	}

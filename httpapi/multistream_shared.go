@@ -156,7 +156,7 @@ func sendBuffer(sink streamSink, sb *streamBuffer) bool {
 func sendChunks(sink streamSink, b []byte) bool {
 	for len(b) > 0 {
 		n := min(len(b), streamChunk)
-		if !sink.send(b[:n]) {
+		if !sink.Send(b[:n]) {
 			return false
 		}
 		b = b[n:]

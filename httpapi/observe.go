@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
@@ -49,19 +48,20 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Take the change signal before checking, so no change slips between.
-	st := &observeStream{}
-	st.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
-	if st.auth != nil {
-		st.authChanged = st.auth.Changed()
+	var authChanged <-chan struct{}
+	var caller streamCaller
+	streamAuth, _ := h.cfg.Authorizer.(streamAuthorizer)
+	if streamAuth != nil {
+		authChanged = streamAuth.Changed()
 	}
 	b, name, ok := h.nameRequest(w, r, "/v1/elections/", "/observe", nil, false)
 	if !ok {
 		return
 	}
-	st.access = nameAccess(name, false)
-	if st.auth != nil {
+	access := nameAccess(name, false)
+	if streamAuth != nil {
 		var err error
-		if st.caller, err = st.auth.Identify(r); err != nil {
+		if caller, err = streamAuth.Identify(r); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
@@ -92,11 +92,12 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, first.Revision)
-	st.obs = obs
+	st := &observeStream{h: h, obs: obs}
 	if after == 0 {
 		st.first = &first
 	}
-	h.runStream(w, r, func(sink streamSink) { h.pumpObservations(st, sink) }, obs.Close, release)
+	guard := streamGuard(streamAuth, authChanged, caller, access)
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, st, guard) }, obs.Close, release)
 }
 
 // lastEventID reads the Last-Event-ID header as a revision to resume
@@ -113,16 +114,52 @@ func lastEventID(r *http.Request) (int64, *apiError) {
 	return n, nil
 }
 
-// observeStream is one open observe: its observer, the state to send
-// first, and what it needs to check again that its caller may still
-// read the election.
+// observeStream is one open observe as the stream loop drives it: its
+// observer, and the state to send first.
 type observeStream struct {
-	obs         *concurrency.Observer
-	first       *concurrency.Observation // nil when resuming
-	auth        streamAuthorizer
-	authChanged <-chan struct{}
-	caller      streamCaller
-	access      Access
+	h     *Handler
+	obs   *concurrency.Observer
+	first *concurrency.Observation // nil when resuming
+}
+
+// Open writes the retry delay and, unless resuming, the state now.
+func (st *observeStream) Open(s streamSink) bool {
+	out := streamEncoder{}.retry(nil, 1000)
+	if st.first != nil {
+		out = appendObservation(out, *st.first)
+	}
+	return s.Send(out)
+}
+
+func (st *observeStream) Ready() <-chan struct{} { return st.obs.Ready() }
+func (st *observeStream) Done() <-chan struct{}  { return nil }
+func (st *observeStream) Close()                 { st.obs.Close() }
+
+// Take writes the observations ready; the observer's end is the
+// stream's.
+func (st *observeStream) Take(s streamSink) (wrote, end bool) {
+	obs, err := st.obs.Next()
+	var out []byte
+	for _, o := range obs {
+		out = appendObservation(out, o)
+	}
+	if err != nil {
+		out = st.h.observeEnd(out, err)
+	}
+	if len(out) == 0 {
+		return false, false
+	}
+	return true, !s.Send(out) || err != nil
+}
+
+func (st *observeStream) KeepAlive(s streamSink) bool {
+	return s.Send(streamEncoder{}.keepAlive(nil))
+}
+
+// End writes a canceled message, as a watch does.
+func (st *observeStream) End(s streamSink, why error) {
+	b, _, _ := streamEncoder{}.response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(why)})
+	s.Send(b)
 }
 
 // appendObservation appends one observation as an SSE message whose id
@@ -150,72 +187,4 @@ func (h *Handler) observeEnd(b []byte, err error) []byte {
 	}
 	b, _, _ = streamEncoder{}.response(b, nil, &end)
 	return b
-}
-
-// pumpObservations writes an observe stream to its sink until the client
-// leaves, the observer ends or the handler closes. It closes the observer
-// and the sink before returning.
-func (h *Handler) pumpObservations(st *observeStream, sink streamSink) {
-	defer sink.close()
-	defer st.obs.Close()
-	var enc streamEncoder
-	out := enc.retry(nil, 1000)
-	if st.first != nil {
-		out = appendObservation(out, *st.first)
-	}
-	if !sink.send(out) {
-		return
-	}
-	keepAlive := time.NewTicker(h.cfg.KeepAliveInterval)
-	defer keepAlive.Stop()
-	// The stream ends when the token it was opened with expires, as a
-	// watch does.
-	var expired <-chan time.Time
-	if !st.caller.Expires.IsZero() {
-		t := time.NewTimer(time.Until(st.caller.Expires))
-		defer t.Stop()
-		expired = t.C
-	}
-	canceled := func(reason string) []byte {
-		b, _, _ := enc.response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: reason})
-		return b
-	}
-	for {
-		out, final := []byte(nil), false
-		select {
-		case <-sink.gone():
-			return
-		case <-h.streams.stop:
-			out, final = canceled("shutting down"), true
-		case <-keepAlive.C:
-			out = enc.keepAlive(nil)
-		case <-expired:
-			out, final = canceled(reasonTokenExpired), true
-		case <-st.authChanged:
-			// Users, roles or the enabled flag changed: end the stream if
-			// its token is no longer good or its caller may no longer
-			// read the election.
-			st.authChanged = st.auth.Changed()
-			err := st.auth.Recheck(st.caller, st.access)
-			if err == nil {
-				continue
-			}
-			out, final = canceled(streamEndReason(err)), true
-		case <-st.obs.Ready():
-			obs, err := st.obs.Next()
-			for _, o := range obs {
-				out = appendObservation(out, o)
-			}
-			if err != nil {
-				out, final = h.observeEnd(out, err), true
-			}
-			if len(out) == 0 {
-				continue
-			}
-			keepAlive.Reset(h.cfg.KeepAliveInterval)
-		}
-		if !sink.send(out) || final {
-			return
-		}
-	}
 }

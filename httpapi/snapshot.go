@@ -47,11 +47,11 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Counted as a stream: Close ends it, and waits for it.
-	if !h.streams.start() {
+	if !h.streams.Start() {
 		h.writeError(w, r, kv.ErrClosed)
 		return
 	}
-	defer h.streams.end()
+	defer h.streams.End()
 	snap, err := h.cfg.Backend.Snapshot(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
@@ -68,7 +68,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 
 	sw := &snapshotWriter{
 		w: w, rc: http.NewResponseController(w), timeout: h.cfg.SnapshotWriteTimeout,
-		gone: r.Context().Done(), stop: h.streams.stop,
+		gone: r.Context().Done(), stop: h.streams.Stop(),
 	}
 	// The connection may serve further requests: no deadline of this
 	// response may linger on it.

@@ -3,12 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"fmt"
-	"net"
-	"os"
 	"strings"
 	"testing"
-	"testing/synctest"
-	"time"
 
 	"github.com/httpkv/httpkv/kv"
 
@@ -62,16 +58,16 @@ type recordSink struct {
 	failAfter int
 }
 
-func (s *recordSink) send(b []byte) bool {
+func (s *recordSink) Send(b []byte) bool {
 	if s.failAfter > 0 && len(s.sends) == s.failAfter {
 		return false
 	}
 	s.sends = append(s.sends, bytes.Clone(b))
 	return true
 }
-func (s *recordSink) gone() <-chan struct{} { return nil }
-func (s *recordSink) close()                {}
-func (s *recordSink) cut()                  {}
+func (s *recordSink) Gone() <-chan struct{} { return nil }
+func (s *recordSink) Close()                {}
+func (s *recordSink) Cut()                  {}
 
 // TestWriteResponsesInChunks writes a take of many responses, as a
 // watcher catching up gets: it goes out in writes of about streamChunk,
@@ -154,103 +150,4 @@ func TestSharedEventsByIdentity(t *testing.T) {
 	if c := recentEncoded[900001%len(recentEncoded)].Load(); c == nil || c.first != &shared[0] {
 		t.Fatalf("the last message encoded was not kept for other streams")
 	}
-}
-
-// deadlineConn records the write deadlines set on it.
-type deadlineConn struct {
-	net.Conn
-	set []time.Time
-}
-
-func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
-	c.set = append(c.set, t)
-	return nil
-}
-func (c *deadlineConn) Write(b []byte) (int, error) { return len(b), nil }
-
-// TestConnSinkDeadlineSlack checks that a stream's sends keep a write
-// deadline of about the write timeout ahead, moving it only once it is
-// deadlineSlack stale rather than on every send.
-func TestConnSinkDeadlineSlack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c := &deadlineConn{}
-		s := &connSink{conn: c, deadlineSet: time.Now(), timeout: DefaultWriteTimeout}
-		for range 100 { // a burst: the deadline set at the head holds
-			if !s.send([]byte("x")) {
-				t.Fatal("send failed")
-			}
-		}
-		if len(c.set) != 0 {
-			t.Fatalf("a burst within %s set the deadline %d times, want none", deadlineSlack, len(c.set))
-		}
-		time.Sleep(deadlineSlack)
-		s.send([]byte("x"))
-		s.send([]byte("x"))
-		if len(c.set) != 1 || !c.set[0].Equal(time.Now().Add(DefaultWriteTimeout)) {
-			t.Fatalf("after %s: deadlines set %v, want one, %s from now", deadlineSlack, c.set, DefaultWriteTimeout)
-		}
-	})
-}
-
-// slowReaderConn is the server's end of a connection whose client takes
-// perRead bytes every interval, or nothing when perRead is zero; a write
-// fails with os.ErrDeadlineExceeded once the deadline set on it passes.
-type slowReaderConn struct {
-	net.Conn
-	perRead  int
-	interval time.Duration
-	deadline time.Time
-	taken    int
-}
-
-func (c *slowReaderConn) SetWriteDeadline(t time.Time) error {
-	c.deadline = t
-	return nil
-}
-
-func (c *slowReaderConn) Write(b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		if !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
-			return n, os.ErrDeadlineExceeded
-		}
-		if c.perRead == 0 {
-			time.Sleep(time.Until(c.deadline))
-			continue
-		}
-		time.Sleep(c.interval)
-		m := min(c.perRead, len(b)-n)
-		n += m
-		c.taken += m
-	}
-	return n, nil
-}
-
-// TestConnSinkSlowReader: a client that reads a large message slowly, but
-// steadily, gets all of it, however long the whole message takes; one
-// that reads nothing is cut off after the write timeout.
-func TestConnSinkSlowReader(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const timeout = 30 * time.Second
-		msg := make([]byte, 1<<20)
-		// 16 KiB every 5 s: 1 MiB takes 320 s, each 64 KiB 20 s.
-		c := &slowReaderConn{perRead: 16 << 10, interval: 5 * time.Second}
-		s := &connSink{conn: c, deadlineSet: time.Now(), timeout: timeout}
-		_ = c.SetWriteDeadline(time.Now().Add(timeout))
-		start := time.Now()
-		if !s.send(msg) || c.taken != len(msg) {
-			t.Fatalf("a reader taking 16 KiB every 5 s was cut off after %s, having taken %d of %d bytes", time.Since(start), c.taken, len(msg))
-		}
-
-		stalled := &slowReaderConn{}
-		s = &connSink{conn: stalled, deadlineSet: time.Now(), timeout: timeout}
-		_ = stalled.SetWriteDeadline(time.Now().Add(timeout))
-		start = time.Now()
-		if s.send(msg) {
-			t.Fatal("a reader that takes nothing got the message")
-		}
-		if d := time.Since(start); d != timeout {
-			t.Fatalf("a reader that takes nothing was cut off after %s, want %s", d, timeout)
-		}
-	})
 }

@@ -52,7 +52,7 @@ type chunkWriter struct {
 func (c *chunkWriter) flush() {
 	if c.ok && len(c.sb.out) >= streamChunk {
 		c.sent = true
-		c.ok = c.sink.send(c.sb.out)
+		c.ok = c.sink.Send(c.sb.out)
 		c.sb.out = c.sb.out[:0]
 	}
 }

@@ -15,16 +15,16 @@ type recordingSink struct {
 	fail  int
 }
 
-func (s *recordingSink) send(b []byte) bool {
+func (s *recordingSink) Send(b []byte) bool {
 	if s.fail > 0 && len(s.sends) == s.fail {
 		return false
 	}
 	s.sends = append(s.sends, bytes.Clone(b))
 	return true
 }
-func (s *recordingSink) gone() <-chan struct{} { return nil }
-func (s *recordingSink) close()                {}
-func (s *recordingSink) cut()                  {}
+func (s *recordingSink) Gone() <-chan struct{} { return nil }
+func (s *recordingSink) Close()                {}
+func (s *recordingSink) Cut()                  {}
 
 // TestWriteLargeEvents: a revision of large keys and values is sent in
 // chunks of at most about streamChunk, whose bytes are exactly the

@@ -116,10 +116,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	setRevision(w, rev)
-	ws := &watchStream{
-		stream: stream, enc: enc, rev: rev,
-		auth: streamAuth, authChanged: authChanged, caller: caller, access: access,
-		requestID: middleware.GetReqID(r.Context()),
-	}
-	h.runStream(w, r, func(sink streamSink) { h.pump(ws, sink) }, stream.Close, release)
+	ws := &watchStream{stream: stream, enc: enc, rev: rev, requestID: middleware.GetReqID(r.Context()), log: h.cfg.Logger}
+	guard := streamGuard(streamAuth, authChanged, caller, access)
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, ws, guard) }, stream.Close, release)
 }

@@ -3,54 +3,16 @@ package httpapi
 import (
 	"bytes"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
-
 	"github.com/httpkv/httpkv/wire"
 )
 
 // The endpoints of /v1/watch/streams: a stream carries many watchers,
 // added and canceled while it runs, each message tagged with its
 // watcher, resumable as a whole (see multistream.go).
-
-// toWatch converts a watch from the wire; the range says what it reads.
-func (j *watchRequestDoc) toWatch() (kv.WatchRequest, keyrange.Range, error) {
-	sel, err := watchSelection(wire.Selector{Key: j.Key, KeyBase64: j.KeyBase64, RangeEnd: j.RangeEnd, RangeEndBase64: j.RangeEndBase64, Prefix: j.Prefix, FromKey: j.FromKey})
-	if err != nil {
-		return kv.WatchRequest{}, sel, err
-	}
-	if j.StartRevision < 0 {
-		return kv.WatchRequest{}, sel, badRequest("start_revision must not be negative")
-	}
-	req := kv.WatchRequest{Key: sel.Key, End: sel.End, StartRevision: j.StartRevision, PrevKV: j.PrevKV, ProgressNotify: j.ProgressNotify}
-	q := wire.NewQuery(url.Values{"filters": {j.Filters}}, wire.Params{"filters"})
-	req.NoPut, req.NoDelete = q.Filters()
-	if q.Err() != nil {
-		return kv.WatchRequest{}, sel, q.Err()
-	}
-	return req, sel, nil
-}
-
-// watchSelection is the range of a watch: as KeyRange, but no key, or
-// an empty one with prefix, means every key, as in GET /v1/watch.
-func watchSelection(j wire.Selector) (keyrange.Range, error) {
-	k, hasKey, err := wire.Twin("key", j.Key, j.KeyBase64)
-	if err != nil {
-		return keyrange.Range{}, err
-	}
-	hasEnd := j.RangeEnd != nil || j.RangeEndBase64 != nil
-	switch {
-	case !hasKey && (hasEnd || j.FromKey):
-		return keyrange.Range{}, badRequest("range_end and from_key need a key")
-	case !hasKey, len(k) == 0 && j.Prefix && !hasEnd && !j.FromKey:
-		return keyrange.All(), nil
-	}
-	return j.KeyRange()
-}
 
 // readWatchStreamParams are the query parameters of GET
 // /v1/watch/streams/{stream}.
@@ -66,13 +28,13 @@ var readWatchStreamParams = wire.Params{"last_event_id"}
 //	@Produce		json
 //	@Param			stream	body		watchStreamCreateDoc	false	"The first watches of the stream, if any."
 //	@Success		201		{object}	watchStreamCreatedDoc	"Created: its id, and the watch_id of each watch of the body, in order."
-//	@Failure		400		{object}	wire.ErrorResponse				"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
-//	@Failure		401		{object}	wire.ErrorResponse				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	wire.ErrorResponse				"permission_denied: the caller may not read every key of some watch's range."
-//	@Failure		413		{object}	wire.ErrorResponse				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	wire.ErrorResponse				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user."
-//	@Failure		500		{object}	wire.ErrorResponse				"internal: an unexpected failure."
-//	@Failure		503		{object}	wire.ErrorResponse				"unavailable: the server is shutting down."
+//	@Failure		400		{object}	errorDoc				"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	errorDoc				"permission_denied: the caller may not read every key of some watch's range."
+//	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user."
+//	@Failure		500		{object}	errorDoc				"internal: an unexpected failure."
+//	@Failure		503		{object}	errorDoc				"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate		"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams [post]
@@ -175,12 +137,12 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 //	@Param			Last-Event-ID	header		string					false	"Resume after the message with this id."
 //	@Param			last_event_id	query		string					false	"Last-Event-ID, for a client that cannot set headers; the header wins."
 //	@Success		200				{object}	watchStreamMessageDoc	"The messages of every watcher of the stream."
-//	@Failure		400				{object}	wire.ErrorResponse				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
-//	@Failure		401				{object}	wire.ErrorResponse				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404				{object}	wire.ErrorResponse				"stream_not_found: no such stream (deleted, dropped, or another user's)."
-//	@Failure		429				{object}	wire.ErrorResponse				"too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes."
-//	@Failure		500				{object}	wire.ErrorResponse				"internal: an unexpected failure."
-//	@Failure		503				{object}	wire.ErrorResponse				"unavailable: the server is shutting down."
+//	@Failure		400				{object}	errorDoc				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
+//	@Failure		401				{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404				{object}	errorDoc				"stream_not_found: no such stream (deleted, dropped, or another user's)."
+//	@Failure		429				{object}	errorDoc				"too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes."
+//	@Failure		500				{object}	errorDoc				"internal: an unexpected failure."
+//	@Failure		503				{object}	errorDoc				"unavailable: the server is shutting down."
 //	@Header			200				{string}	Cache-Control			"no-cache"
 //	@Header			401				{string}	WWW-Authenticate		"Bearer"
 //	@Security		BearerAuth
@@ -207,12 +169,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 			return ms, c, err
 		}
 	}
-	mc := &multiConn{}
-	mc.auth, _ = h.cfg.Authorizer.(streamAuthorizer)
-	if mc.auth != nil {
-		mc.authChanged = mc.auth.Changed()
+	var authChanged <-chan struct{}
+	var caller streamCaller
+	streamAuth, _ := h.cfg.Authorizer.(streamAuthorizer)
+	if streamAuth != nil {
+		authChanged = streamAuth.Changed()
 		var err error
-		if mc.caller, err = mc.auth.Identify(r); err != nil {
+		if caller, err = streamAuth.Identify(r); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
@@ -227,35 +190,13 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	mc.ms, mc.c = ms, c
+	mc := &multiConn{ms: ms, c: c}
+	guard := connGuard(streamAuth, authChanged, caller)
 	hd := w.Header()
 	hd.Set("Content-Type", streamEncoder{}.contentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	h.runStream(w, r, func(sink streamSink) { h.pumpMulti(mc, sink) }, mc.abandon, release)
-}
-
-// streamCursor reads the cursor to resume after: Last-Event-ID, or the
-// last_event_id query parameter.
-func streamCursor(r *http.Request) (int64, bool, *apiError) {
-	s := cursorText(r)
-	if s == "" {
-		return 0, false, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false, badRequest("Last-Event-ID must be the id of a message of this stream, not %q", s)
-	}
-	return n, true, nil
-}
-
-// cursorText is the cursor a request gives: Last-Event-ID, or the
-// last_event_id query parameter.
-func cursorText(r *http.Request) string {
-	if s := strings.TrimSpace(r.Header.Get("Last-Event-ID")); s != "" {
-		return s
-	}
-	return r.URL.Query().Get("last_event_id")
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, mc, guard) }, mc.abandon, release)
 }
 
 // addStreamWatch serves POST /v1/watch/streams/{stream}/watches.
@@ -269,14 +210,14 @@ func cursorText(r *http.Request) string {
 //	@Param			stream	path		string				true	"The stream's id."
 //	@Param			watch	body		watchRequestDoc		true	"What to watch, as the query of GET /v1/watch."
 //	@Success		201		{object}	watchAddedDoc		"Added."
-//	@Failure		400		{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
-//	@Failure		401		{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	wire.ErrorResponse			"permission_denied: the caller may not read every key of the range."
-//	@Failure		404		{object}	wire.ErrorResponse			"stream_not_found: no such stream."
-//	@Failure		413		{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	wire.ErrorResponse			"too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user."
-//	@Failure		500		{object}	wire.ErrorResponse			"internal: an unexpected failure."
-//	@Failure		503		{object}	wire.ErrorResponse			"unavailable: the server is shutting down."
+//	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
+//	@Failure		404		{object}	errorDoc			"stream_not_found: no such stream."
+//	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	errorDoc			"too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user."
+//	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
+//	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches [post]
@@ -335,11 +276,11 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Produce		json
 //	@Param			stream		path		string		true	"The stream's id."
 //	@Param			watch_id	path		integer		true	"The watcher's watch_id."	minimum(1)	format(int64)
-//	@Success		200			{object}	wire.Empty	"Canceled."
-//	@Failure		400			{object}	wire.ErrorResponse	"invalid_argument: a watch_id that is not a positive integer."
-//	@Failure		401			{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404			{object}	wire.ErrorResponse	"stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended."
-//	@Failure		500			{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Success		200			{object}	emptyDoc	"Canceled."
+//	@Failure		400			{object}	errorDoc	"invalid_argument: a watch_id that is not a positive integer."
+//	@Failure		401			{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404			{object}	errorDoc	"stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended."
+//	@Failure		500			{object}	errorDoc	"internal: an unexpected failure."
 //	@Header			401			{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches/{watch_id} [delete]
@@ -382,10 +323,10 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@ID				deleteWatchStream
 //	@Produce		json
 //	@Param			stream	path		string		true	"The stream's id."
-//	@Success		200		{object}	wire.Empty	"Deleted."
-//	@Failure		401		{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404		{object}	wire.ErrorResponse	"stream_not_found: no such stream."
-//	@Failure		500		{object}	wire.ErrorResponse	"internal: an unexpected failure."
+//	@Success		200		{object}	emptyDoc	"Deleted."
+//	@Failure		401		{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404		{object}	errorDoc	"stream_not_found: no such stream."
+//	@Failure		500		{object}	errorDoc	"internal: an unexpected failure."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream} [delete]
@@ -411,37 +352,4 @@ func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeRawJSON(w, http.StatusOK, []byte("{}\n"))
-}
-
-// openSharedStream reads the record of the request's stream for its
-// caller and its cursor, and returns what makes the connection its
-// reader (streamRegistry.sharedAttach); nil once it answered an error.
-func (h *Handler) openSharedStream(w http.ResponseWriter, r *http.Request) func() (*multiStream, *streamConn, error) {
-	g := h.wstreams
-	var authChanged <-chan struct{}
-	if g.auth != nil {
-		authChanged = g.auth.Changed()
-	}
-	owner, err := h.streamOwner(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return nil
-	}
-	var cur *sharedCursor
-	if s := cursorText(r); s != "" {
-		var aerr *apiError
-		if cur, aerr = parseSharedCursor(s); aerr != nil {
-			h.writeError(w, r, aerr)
-			return nil
-		}
-	}
-	stream := pathParam(r, "stream")
-	d, version, err := g.loadDef(r.Context(), stream, owner)
-	if err != nil {
-		h.writeError(w, r, err)
-		return nil
-	}
-	return func() (*multiStream, *streamConn, error) {
-		return g.sharedAttach(r.Context(), stream, d, version, cur, authChanged)
-	}
 }

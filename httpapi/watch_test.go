@@ -239,7 +239,7 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 	h, store, srv, client := newWatchServer(t)
 	// The goroutine that notices clients hanging up lives as long as the
 	// handler, from the first stream that takes its connection over.
-	h.takenHangups()
+	h.streams.StartHangups()
 	baseline := runtime.NumGoroutine()
 
 	cancels := make([]context.CancelFunc, 0, streams)

@@ -15,13 +15,28 @@ type WatchRequest struct {
 	// Notify, when not nil, is called instead of signalling Ready
 	// whenever responses may be waiting (and Ready is then nil): a reader
 	// of many watches learns which one is ready without a goroutine or a
-	// channel each. It is called from inside the backend, under its locks:
-	// it must return at once and must not call back into the stream.
+	// channel each. It is called with no lock of the backend's held (by
+	// the call that published, or by a goroutine of the backend's), so
+	// it may call back into the stream; it should return at once, as the
+	// notifications of other watches wait for it.
 	Notify func()
 }
 
 // WatchResponse is what a watch delivers: events, a progress bookmark,
 // or the end of the watch.
+//
+// Once delivered (returned by WatchStream.Next), a response's Events,
+// and the events and key-values they hold, are never changed again by
+// the backend, nor their memory reused while anything refers to them: a
+// slice of them is the identity of what they encode. The scheduler hands
+// the watchers that take a revision whole one shared slice of its
+// events, and the stream engine encodes each such slice once for all of
+// them, keyed by its address (the API's encode-once cache of events
+// fields, httpapi's recentEncoded, and the shared fields of its streams
+// of many watchers), which is correct only while this holds. Every backend
+// (the embedded store's and etcd's both deliver through package watch)
+// and every test fake must keep it; events with previous versions are a
+// watcher's own slice, filled before they are delivered.
 type WatchResponse struct {
 	// Revision: for events, the revision of the last of them; for a
 	// progress response, the revision up to which every event has been

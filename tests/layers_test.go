@@ -36,7 +36,7 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
-	for _, pkg := range []string{"httpapi", "concurrency"} {
+	for _, pkg := range []string{"httpapi", "concurrency", "sink", "stream"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
 			if slices.Contains(imports, module+storage) {
@@ -75,6 +75,11 @@ func TestLayers(t *testing.T) {
 		if slices.Contains(wire, module+banned) {
 			t.Errorf("wire imports %s: the documents know neither the API that serves them nor a store", banned)
 		}
+	}
+	// The stream engine is transport-free: it knows neither HTTP nor the
+	// API it serves, and reaches the store through interfaces it declares.
+	if imports := deps(t, "stream"); slices.Contains(imports, "net/http") || slices.Contains(imports, module+"httpapi") || slices.Contains(imports, module+"sink") {
+		t.Error("stream imports net/http, httpapi or sink: the stream engine knows no transport; sink and httpapi drive it")
 	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "wire", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {

@@ -130,3 +130,46 @@ func TestPublishWakesOncePerCommit(t *testing.T) {
 	default:
 	}
 }
+
+// TestNotifyOutsideLocks: Notify is called with no lock of the store's
+// held, whatever signals it (a published revision, a progress bookmark,
+// the watch's end), so that a reader may call back into the store from
+// it. Called under the store's lock, the call back deadlocked.
+func TestNotifyOutsideLocks(t *testing.T) {
+	h := &memHistory{compact: 1}
+	s := New(h, 1, Options{})
+	called := make(chan struct{}, 16)
+	notify := func() {
+		_ = s.Stats() // takes the store's lock
+		called <- struct{}{}
+	}
+	// Closed by the store's Close, at the end: a cleanup that closed it
+	// would wait for the store's lock, which a failure leaves held.
+	st, err := s.Watch(kv.WatchRequest{Key: []byte("a"), Notify: notify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(what string, signal func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			signal()
+		}()
+		select {
+		case <-called:
+		case <-time.After(recvTimeout):
+			t.Fatalf("%s: Notify was not called within %s (deadlocked under the store's lock?)", what, recvTimeout)
+		}
+		<-done
+		st.Next()
+		st.Release()
+	}
+	wait("a published revision", func() {
+		ch := putAt(2, "a", "1")
+		h.add(ch)
+		s.Publish([]kv.Changes{ch})
+	})
+	wait("a progress request", st.RequestProgress)
+	wait("the watch's end", s.Close)
+}

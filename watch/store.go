@@ -139,6 +139,9 @@ type Store struct {
 	// waking lists the watchers Publish has queued responses for, to be
 	// signalled once it has queued them all (under mu).
 	waking []*watcher
+	// notes calls the watches' Notify functions outside the store's
+	// locks.
+	notes *notes
 
 	// readBuf and batchBuf are the sync loop's, kept between passes: the
 	// page read from the history, and the response being gathered for
@@ -193,6 +196,7 @@ func New(h History, rev int64, opts Options) *Store {
 		syncKick:        make(chan struct{}, 1),
 		fills:           make(chan struct{}, maxFills),
 		stop:            make(chan struct{}),
+		notes:           newNotes(),
 	}
 	s.wg.Add(3)
 	go s.syncLoop()
@@ -213,7 +217,12 @@ func New(h History, rev int64, opts Options) *Store {
 // blocks on a reader; after Close it does nothing.
 func (s *Store) Publish(changes []kv.Changes) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlocked := false
+	defer func() {
+		if !unlocked {
+			s.mu.Unlock()
+		}
+	}()
 	if s.closed {
 		return
 	}
@@ -232,10 +241,13 @@ func (s *Store) Publish(changes []kv.Changes) {
 	// watcher per revision instead of per commit.
 	for _, w := range s.waking {
 		w.waking = false
-		w.signal()
+		w.wake()
 	}
 	clear(s.waking)
 	s.waking = s.waking[:0]
+	s.mu.Unlock()
+	unlocked = true
+	s.notes.flush()
 }
 
 // victim is the revision a victim could not take, held for it until
@@ -372,6 +384,7 @@ func (s *Store) Watch(r kv.WatchRequest) (*Stream, error) {
 		noDelete: r.NoDelete,
 		progress: r.ProgressNotify,
 		notify:   r.Notify,
+		notes:    s.notes,
 	}
 	if w.notify == nil {
 		w.ready = make(chan struct{}, 1)
@@ -499,5 +512,6 @@ func (s *Store) Close() {
 		for _, w := range ws {
 			w.finish(kv.WatchResponse{Canceled: true, CancelReason: "shutting down"})
 		}
+		s.notes.stop() // after the watchers' last signals
 	})
 }

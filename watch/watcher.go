@@ -59,9 +59,10 @@ type watcher struct {
 	stalled bool
 	done    bool
 	// ready is signalled when queue becomes non-empty or done; notify,
-	// when set, is called instead (and ready is nil).
+	// when set, is called instead (and ready is nil), through notes.
 	ready  chan struct{}
 	notify func()
+	notes  *notes
 }
 
 // matches reports whether ev is for this watcher.
@@ -245,15 +246,27 @@ func (w *watcher) exclusive() int64 {
 	return n
 }
 
+// signal wakes the reader: its Ready channel, or its Notify function,
+// which notes calls once no lock of the store's is held.
 func (w *watcher) signal() {
 	if w.notify != nil {
-		w.notify()
+		w.notes.add(w.notify, true)
 		return
 	}
 	select {
 	case w.ready <- struct{}{}:
 	default:
 	}
+}
+
+// wake is signal for Publish, which calls the Notify functions itself
+// once it has queued all it publishes and let go of the store's lock.
+func (w *watcher) wake() {
+	if w.notify != nil {
+		w.notes.add(w.notify, false)
+		return
+	}
+	w.signal()
 }
 
 // take empties the queue. What it returns counts as held by the reader

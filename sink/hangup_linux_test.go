@@ -1,6 +1,6 @@
 //go:build linux
 
-package httpapi
+package sink
 
 import (
 	"io"
