@@ -28,13 +28,13 @@ var readWatchStreamParams = wire.Params{"last_event_id"}
 //	@Produce		json
 //	@Param			stream	body		watchStreamCreateDoc	false	"The first watches of the stream, if any."
 //	@Success		201		{object}	watchStreamCreatedDoc	"Created: its id, and the watch_id of each watch of the body, in order."
-//	@Failure		400		{object}	errorDoc				"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
-//	@Failure		401		{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	errorDoc				"permission_denied: the caller may not read every key of some watch's range."
-//	@Failure		413		{object}	errorDoc				"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user."
-//	@Failure		500		{object}	errorDoc				"internal: an unexpected failure."
-//	@Failure		503		{object}	errorDoc				"unavailable: the server is shutting down."
+//	@Failure		400		{object}	wire.ErrorResponse				"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	wire.ErrorResponse				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	wire.ErrorResponse				"permission_denied: the caller may not read every key of some watch's range."
+//	@Failure		413		{object}	wire.ErrorResponse				"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	wire.ErrorResponse				"too_many_requests: past --max-watch-streams, --max-watch-streams-per-user, --max-watchers-per-stream, --max-watchers or --max-watchers-per-user."
+//	@Failure		500		{object}	wire.ErrorResponse				"internal: an unexpected failure."
+//	@Failure		503		{object}	wire.ErrorResponse				"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate		"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams [post]
@@ -137,12 +137,12 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 //	@Param			Last-Event-ID	header		string					false	"Resume after the message with this id."
 //	@Param			last_event_id	query		string					false	"Last-Event-ID, for a client that cannot set headers; the header wins."
 //	@Success		200				{object}	watchStreamMessageDoc	"The messages of every watcher of the stream."
-//	@Failure		400				{object}	errorDoc				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
-//	@Failure		401				{object}	errorDoc				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404				{object}	errorDoc				"stream_not_found: no such stream (deleted, dropped, or another user's)."
-//	@Failure		429				{object}	errorDoc				"too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes."
-//	@Failure		500				{object}	errorDoc				"internal: an unexpected failure."
-//	@Failure		503				{object}	errorDoc				"unavailable: the server is shutting down."
+//	@Failure		400				{object}	wire.ErrorResponse				"invalid_argument: a Last-Event-ID that is not one of this stream's, or none for a stream read before."
+//	@Failure		401				{object}	wire.ErrorResponse				"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404				{object}	wire.ErrorResponse				"stream_not_found: no such stream (deleted, dropped, or another user's)."
+//	@Failure		429				{object}	wire.ErrorResponse				"too_many_requests: past --max-stream-connections, for the server or for the caller (its user, or its address with auth off); the connection closes."
+//	@Failure		500				{object}	wire.ErrorResponse				"internal: an unexpected failure."
+//	@Failure		503				{object}	wire.ErrorResponse				"unavailable: the server is shutting down."
 //	@Header			200				{string}	Cache-Control			"no-cache"
 //	@Header			401				{string}	WWW-Authenticate		"Bearer"
 //	@Security		BearerAuth
@@ -210,14 +210,14 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 //	@Param			stream	path		string				true	"The stream's id."
 //	@Param			watch	body		watchRequestDoc		true	"What to watch, as the query of GET /v1/watch."
 //	@Success		201		{object}	watchAddedDoc		"Added."
-//	@Failure		400		{object}	errorDoc			"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
-//	@Failure		401		{object}	errorDoc			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		403		{object}	errorDoc			"permission_denied: the caller may not read every key of the range."
-//	@Failure		404		{object}	errorDoc			"stream_not_found: no such stream."
-//	@Failure		413		{object}	errorDoc			"request_too_large: the body is over the server's --max-request-bytes."
-//	@Failure		429		{object}	errorDoc			"too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user."
-//	@Failure		500		{object}	errorDoc			"internal: an unexpected failure."
-//	@Failure		503		{object}	errorDoc			"unavailable: the server is shutting down."
+//	@Failure		400		{object}	wire.ErrorResponse			"invalid_argument: malformed JSON, a bad selector, start_revision or filter."
+//	@Failure		401		{object}	wire.ErrorResponse			"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		403		{object}	wire.ErrorResponse			"permission_denied: the caller may not read every key of the range."
+//	@Failure		404		{object}	wire.ErrorResponse			"stream_not_found: no such stream."
+//	@Failure		413		{object}	wire.ErrorResponse			"request_too_large: the body is over the server's --max-request-bytes."
+//	@Failure		429		{object}	wire.ErrorResponse			"too_many_requests: the stream has --max-watchers-per-stream watchers, or the server or the stream's owner its --max-watchers or --max-watchers-per-user."
+//	@Failure		500		{object}	wire.ErrorResponse			"internal: an unexpected failure."
+//	@Failure		503		{object}	wire.ErrorResponse			"unavailable: the server is shutting down."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches [post]
@@ -276,11 +276,11 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Produce		json
 //	@Param			stream		path		string		true	"The stream's id."
 //	@Param			watch_id	path		integer		true	"The watcher's watch_id."	minimum(1)	format(int64)
-//	@Success		200			{object}	emptyDoc	"Canceled."
-//	@Failure		400			{object}	errorDoc	"invalid_argument: a watch_id that is not a positive integer."
-//	@Failure		401			{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404			{object}	errorDoc	"stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended."
-//	@Failure		500			{object}	errorDoc	"internal: an unexpected failure."
+//	@Success		200			{object}	wire.Empty	"Canceled."
+//	@Failure		400			{object}	wire.ErrorResponse	"invalid_argument: a watch_id that is not a positive integer."
+//	@Failure		401			{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404			{object}	wire.ErrorResponse	"stream_not_found: no such stream; watch_not_found: no such watcher, or it has ended."
+//	@Failure		500			{object}	wire.ErrorResponse	"internal: an unexpected failure."
 //	@Header			401			{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream}/watches/{watch_id} [delete]
@@ -323,10 +323,10 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@ID				deleteWatchStream
 //	@Produce		json
 //	@Param			stream	path		string		true	"The stream's id."
-//	@Success		200		{object}	emptyDoc	"Deleted."
-//	@Failure		401		{object}	errorDoc	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
-//	@Failure		404		{object}	errorDoc	"stream_not_found: no such stream."
-//	@Failure		500		{object}	errorDoc	"internal: an unexpected failure."
+//	@Success		200		{object}	wire.Empty	"Deleted."
+//	@Failure		401		{object}	wire.ErrorResponse	"unauthenticated: auth is enabled and the token is missing, invalid or expired."
+//	@Failure		404		{object}	wire.ErrorResponse	"stream_not_found: no such stream."
+//	@Failure		500		{object}	wire.ErrorResponse	"internal: an unexpected failure."
 //	@Header			401		{string}	WWW-Authenticate	"Bearer"
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream} [delete]
