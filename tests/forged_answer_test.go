@@ -209,7 +209,23 @@ func (c countReader) Read(p []byte) (int, error) {
 // the client read, and what waits in the client's receive queue and in
 // the server's send queue), what waits in the client's receive queue,
 // and what waits unread in the server's.
+//
+// The kernel writes /proc/net/tcp a page at a time as it is read, so a
+// read while other connections come and go can miss a line: a connection
+// not found is looked for again, up to a second.
 func (a *forgery) written() (w, clientRxq, serverRxq int, err error) {
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+		w, clientRxq, serverRxq, err = a.writtenOnce()
+		if !errors.Is(err, errNotListed) || time.Now().After(deadline) {
+			return w, clientRxq, serverRxq, err
+		}
+	}
+}
+
+// errNotListed: a read of /proc/net/tcp did not list both ends.
+var errNotListed = errors.New("not in /proc/net/tcp")
+
+func (a *forgery) writtenOnce() (w, clientRxq, serverRxq int, err error) {
 	client := a.conn.LocalAddr().(*net.TCPAddr).Port
 	server := a.conn.RemoteAddr().(*net.TCPAddr).Port
 	b, err := os.ReadFile("/proc/net/tcp")
@@ -240,7 +256,7 @@ func (a *forgery) written() (w, clientRxq, serverRxq int, err error) {
 		}
 	}
 	if found != 2 {
-		return 0, 0, 0, fmt.Errorf("the connection %d-%d is not in /proc/net/tcp", client, server)
+		return 0, 0, 0, fmt.Errorf("the connection %d-%d: %w", client, server, errNotListed)
 	}
 	return a.read + clientRxq + serverTxq, clientRxq, serverRxq, nil
 }
