@@ -210,7 +210,7 @@ type multiConn struct {
 // the retry delay.
 func (mc *multiConn) Open(s streamSink) bool {
 	mc.ms.setSink(mc.c, s)
-	return s.Send(streamEncoder{}.retry(nil, 1000))
+	return s.Send(stream.Encoder{}.Retry(nil, 1000))
 }
 
 func (mc *multiConn) Ready() <-chan struct{} { return mc.c.ready }
@@ -238,7 +238,7 @@ func (mc *multiConn) Take(s streamSink) (wrote, end bool) {
 // KeepAlive: idle this long, the stream keeps no buffer.
 func (mc *multiConn) KeepAlive(s streamSink) bool {
 	mc.ms.shed()
-	return s.Send(streamEncoder{}.keepAlive(nil))
+	return s.Send(stream.Encoder{}.KeepAlive(nil))
 }
 
 // End ends the connection. Shutting down, the watchers of a gateway's

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -210,7 +211,7 @@ func TestWatchStreamsShareLargeEvents(t *testing.T) {
 	encoded := int64(6 * len(crowdValue))
 	t.Logf("%d stalled streams of %d watchers, %d puts of %d bytes (%d as JSON): the streams counted at most %d bytes, the heap grew %d bytes",
 		streams, watchers, puts, len(crowdValue), encoded, most, grown)
-	if limit := puts*encoded + streams*maxPooledStreamBuffer; most > limit {
+	if limit := puts*encoded + streams*stream.MaxPooledBuffer; most > limit {
 		t.Fatalf("the streams counted %d bytes against their bound, want at most one encoding of each put and a buffer each (%d)", most, limit)
 	}
 	if limit := puts*(encoded+int64(len(crowdValue))) + 16<<20; grown > limit {

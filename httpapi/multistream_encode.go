@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -27,7 +28,7 @@ func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next
 		w.sent.advance(kind, next)
 		suffix = ms.cursorSuffix()
 	}
-	ms.pending.out = streamEncoder{}.frameCursor(ms.pending.out, event, cmp.Or(event, defaultType), seq, suffix, payload)
+	ms.pending.out = stream.Encoder{}.FrameCursor(ms.pending.out, event, cmp.Or(event, stream.DefaultType), seq, suffix, payload)
 	ms.log.issue(w, kind, next, len(ms.pending.out)-before)
 }
 
@@ -73,7 +74,7 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, pla
 	// One message per revision; a response may hold several.
 	evs := r.Events
 	for len(evs) > 0 {
-		rev, n := revisionSpan(evs)
+		rev, n := stream.RevisionSpan(evs)
 		w.next = rev + 1
 		ms.emitEvents(w, rev, evs[:n], plan.field())
 		evs = evs[n:]
@@ -94,7 +95,7 @@ func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f
 		w.sent.advance(entryData, w.next)
 		b = append(b, ms.cursorSuffix()...)
 	}
-	b = append(b, "\ndata: {\"type\":\""+defaultType+"\",\"watch_id\":"...)
+	b = append(b, "\ndata: {\"type\":\""+stream.DefaultType+"\",\"watch_id\":"...)
 	b = strconv.AppendInt(b, w.id, 10)
 	b = appendHeaderField(b, rev)
 	if f != nil {
@@ -102,7 +103,7 @@ func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f
 		sb.refs = append(sb.refs, sharedRef{at: len(b), f: f})
 		sb.shared += f.size
 	} else {
-		b = appendRecentEvents(b, rev, evs)
+		b = stream.AppendRecentEvents(b, rev, evs)
 	}
 	sb.out = append(b, "}\n\n"...)
 	ms.log.issue(w, entryData, w.next, sb.size()-before)

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"runtime"
 	"time"
+
+	"github.com/httpkv/httpkv/stream"
 )
 
 // Flow control of a stream of many watchers: what it holds is bounded,
@@ -223,7 +225,7 @@ func (ms *multiStream) park(w *streamWatcher) {
 func (ms *multiStream) madeRoom(took int) {
 	ms.flow.writing = took > 0
 	ms.flow.hint = max(took, ms.flow.hint/2)
-	if ms.flow.hint <= maxPooledStreamBuffer {
+	if ms.flow.hint <= stream.MaxPooledBuffer {
 		ms.flow.spare = nil // not busy: keep nothing
 	}
 	ms.account()

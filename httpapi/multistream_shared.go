@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -16,7 +17,7 @@ import (
 // connection lasts. A revision of large values copied into each stream's
 // buffer was then a copy per stream: a put of 1.4 MB of control bytes
 // (each escaped in six) held 8.4 MB in each of a user's 32 stalled
-// streams. So an events field larger than maxSharedMessage is encoded
+// streams. So an events field larger than stream.MaxSharedMessage is encoded
 // once, into a sharedField that every stream carrying the same events
 // refers to (the scheduler hands the watchers of one revision one shared
 // slice of its events, see watch.Store's notify), and the connection
@@ -55,7 +56,7 @@ type sharedRef struct {
 // scheduler's shared ones (events with previous versions are a
 // watcher's own).
 func shareable(evs []kv.Event, size int) bool {
-	if size <= maxSharedMessage {
+	if size <= stream.MaxSharedMessage {
 		return false
 	}
 	for i := range evs {
@@ -139,7 +140,7 @@ func (g *streamRegistry) unpinRefs(sb *streamBuffer) {
 }
 
 // sendBuffer writes sb, its own bytes and the shared fields between
-// them, streamChunk at most a send, so that each send's deadline is for
+// them, stream.Chunk at most a send, so that each send's deadline is for
 // a chunk, as a single watch's are.
 func sendBuffer(sink streamSink, sb *streamBuffer) bool {
 	at := 0
@@ -152,10 +153,10 @@ func sendBuffer(sink streamSink, sb *streamBuffer) bool {
 	return sendChunks(sink, sb.out[at:])
 }
 
-// sendChunks sends b, streamChunk at most a send.
+// sendChunks sends b, stream.Chunk at most a send.
 func sendChunks(sink streamSink, b []byte) bool {
 	for len(b) > 0 {
-		n := min(len(b), streamChunk)
+		n := min(len(b), stream.Chunk)
 		if !sink.Send(b[:n]) {
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -57,7 +58,7 @@ func (ms *multiStream) growFor(own int) (grow int64, ok bool) {
 		// the pool, counted at its capacity before it is pending.
 		var sb *streamBuffer
 		var fresh int
-		if ms.flow.hint > maxPooledStreamBuffer {
+		if ms.flow.hint > stream.MaxPooledBuffer {
 			fresh = max(own, ms.pendingCap())
 			if !ms.reg.reserve(int64(fresh)) {
 				return 0, false
@@ -125,8 +126,8 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 			continue
 		}
 		for evs := r.Events; len(evs) > 0; {
-			rev, n := revisionSpan(evs)
-			size := len(recentEvents(rev, evs[:n]))
+			rev, n := stream.RevisionSpan(evs)
+			size := len(stream.RecentEvents(rev, evs[:n]))
 			if size == 0 {
 				size = wire.EventsFieldSize(evs[:n])
 			}
@@ -193,7 +194,7 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 	case ms.pending != nil:
 	case ms.flow.spare != nil:
 		ms.pending, ms.flow.spare = ms.flow.spare, nil
-	case ms.flow.hint > maxPooledStreamBuffer:
+	case ms.flow.hint > stream.MaxPooledBuffer:
 		ms.pending = &streamBuffer{out: make([]byte, 0, ms.pendingCap())}
 	default:
 		ms.pending = getStreamBuffer()
@@ -215,7 +216,7 @@ func (ms *multiStream) recycle(sb *streamBuffer) {
 	defer ms.mu.Unlock()
 	ms.flow.writingCap = 0
 	defer ms.account()
-	if cap(sb.out) > maxPooledStreamBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone &&
+	if cap(sb.out) > stream.MaxPooledBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone &&
 		ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes {
 		sb.out = sb.out[:0]
 		ms.flow.spare = sb

@@ -7,6 +7,7 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -193,7 +194,7 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 	mc := &multiConn{ms: ms, c: c}
 	guard := connGuard(streamAuth, authChanged, caller)
 	hd := w.Header()
-	hd.Set("Content-Type", streamEncoder{}.contentType())
+	hd.Set("Content-Type", stream.Encoder{}.ContentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, mc, guard) }, mc.abandon, release)
