@@ -106,7 +106,7 @@ func (ws *watchStream) Close() {
 func (h *Handler) Close() {
 	h.streams.BeginClose()
 	_ = h.streams.Wait(context.Background())
-	h.wstreams.close()
+	h.wstreams.Close()
 }
 
 // Shutdown is Close with a grace period: it waits for the streams until
@@ -117,6 +117,6 @@ func (h *Handler) Close() {
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.streams.BeginClose()
 	err := h.streams.Wait(ctx)
-	h.wstreams.close()
+	h.wstreams.Close()
 	return err
 }

@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 
 // streamBuffer is what a stream of many watchers encodes into: the bytes
 // to write, and the shared fields written between them (refs, in order;
-// see multistream_shared.go), which hold shared bytes.
+// see shared.go), which hold shared bytes.
 type streamBuffer struct {
 	out    []byte
 	refs   []sharedRef
