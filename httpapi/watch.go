@@ -117,7 +117,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	setRevision(w, rev)
-	ws := &watchStream{stream: bw, enc: enc, rev: rev, requestID: middleware.GetReqID(r.Context()), log: h.cfg.Logger}
+	ws := &stream.Watch{Stream: bw, Enc: enc, Rev: rev, Reason: streamEndReason, RequestID: middleware.GetReqID(r.Context()), Log: h.cfg.Logger}
 	guard := streamGuard(streamAuth, authChanged, caller, access)
 	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, ws, guard) }, bw.Close, release)
 }
