@@ -111,8 +111,8 @@ type Quota interface {
 	Recorded(c kv.StreamCounts, n int) error
 }
 
-// Registry holds the streams of many watchers of a Handler and
-// owns their collector goroutines.
+// Registry holds the streams of many watchers of a server and owns
+// their goroutines: Close stops them and waits.
 type Registry struct {
 	cfg     Config
 	backend Backend
