@@ -6,6 +6,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/stream"
+	"github.com/httpkv/httpkv/stream/multi"
 )
 
 // Access is everything one request can touch, as auth's policy reads
@@ -54,6 +55,7 @@ var streamEndReasons = []struct {
 	{auth.ErrUserDeleted, "user deleted"},
 	{auth.ErrAuthDisabled, "auth disabled"},
 	{auth.ErrAuthEnabled, "auth enabled: a token is needed"},
+	{multi.ErrGatewayWatchers, "too many watchers on this gateway (--max-watchers)"},
 }
 
 // streamEndReason is the canceled message's reason for a Recheck error,

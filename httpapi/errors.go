@@ -96,6 +96,9 @@ func toAPIError(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	if ae := streamError(err); ae != nil {
+		return ae
+	}
 	// The wire's refusals are written for clients, as this package's are.
 	var we *wire.Error
 	if errors.As(err, &we) {

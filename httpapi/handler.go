@@ -15,6 +15,7 @@ import (
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/openapi"
 	"github.com/httpkv/httpkv/sink"
+	"github.com/httpkv/httpkv/stream/multi"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -73,7 +74,7 @@ type Config struct {
 	KeepAliveInterval time.Duration
 	// WatchStreams bounds the streams of many watchers
 	// (/v1/watch/streams); zero fields take their defaults.
-	WatchStreams WatchStreamConfig
+	WatchStreams multi.Config
 	// MaxStreamConnections bounds the streams open at once, each holding
 	// a connection: single watches (GET /v1/watch), the readers of
 	// streams of many watchers and elections' observers;
@@ -113,7 +114,7 @@ type Handler struct {
 	// streams are the open watch streams, which Close and Shutdown end.
 	streams *sink.Set
 	// wstreams are the streams of many watchers (/v1/watch/streams).
-	wstreams *streamRegistry
+	wstreams *multi.Registry
 	// streamConns and watchers count what clients hold against
 	// MaxStreamConnections and MaxWatchers (quota.go).
 	streamConns, watchers *quota
@@ -198,8 +199,7 @@ func newHandler(cfg wiring) *Handler {
 	h.streamConns = newQuota(cfg.MaxStreamConnections, cfg.MaxStreamConnectionsPerUser,
 		"streams open", "--max-stream-connections", "--max-stream-connections-per-user")
 	h.watchers = newQuota(cfg.MaxWatchers, cfg.MaxWatchersPerUser, "watchers", "--max-watchers", "--max-watchers-per-user")
-	h.wstreams = newStreamRegistry(cfg.WatchStreams, cfg.Backend, cfg.Authorizer)
-	h.wstreams.watchers = h.watchers
+	h.wstreams = multi.New(cfg.WatchStreams, cfg.Backend, newStreamAuthority(cfg.Authorizer), watcherQuota{h.watchers})
 	h.metrics = h.newMetrics()
 	h.router = h.routes()
 	// Walking routes this package declares fails only on a bug, which
@@ -236,4 +236,11 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// orDefault sets *v to def unless it is positive.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/internal/ssetest"
+	"github.com/httpkv/httpkv/internal/storetest"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -23,17 +24,7 @@ import (
 // closed on cleanup.
 func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
 	tb.Helper()
-	opts.Store.NoFsync = true
-	b, err := embedded.Open(tb.TempDir(), nil, nil, opts)
-	if err != nil {
-		tb.Fatalf("embedded.Open: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			tb.Errorf("embedded.Backend.Close: %v", err)
-		}
-	})
-	return b
+	return storetest.Open(tb, opts)
 }
 
 // newTestHandler returns the real handler over the embedded backend in a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/httpkv/httpkv/concurrency"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -79,7 +80,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", streamEncoder{}.contentType())
+	hd.Set("Content-Type", stream.Encoder{}.ContentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	if err != nil {
@@ -124,7 +125,7 @@ type observeStream struct {
 
 // Open writes the retry delay and, unless resuming, the state now.
 func (st *observeStream) Open(s streamSink) bool {
-	out := streamEncoder{}.retry(nil, 1000)
+	out := stream.Encoder{}.Retry(nil, 1000)
 	if st.first != nil {
 		out = appendObservation(out, *st.first)
 	}
@@ -153,12 +154,12 @@ func (st *observeStream) Take(s streamSink) (wrote, end bool) {
 }
 
 func (st *observeStream) KeepAlive(s streamSink) bool {
-	return s.Send(streamEncoder{}.keepAlive(nil))
+	return s.Send(stream.Encoder{}.KeepAlive(nil))
 }
 
 // End writes a canceled message, as a watch does.
 func (st *observeStream) End(s streamSink, why error) {
-	b, _, _ := streamEncoder{}.response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(why)})
+	b, _, _ := stream.Encoder{}.Response(nil, nil, &kv.WatchResponse{Canceled: true, CancelReason: streamEndReason(why)})
 	s.Send(b)
 }
 
@@ -167,10 +168,10 @@ func (st *observeStream) End(s streamSink, why error) {
 func appendObservation(b []byte, o concurrency.Observation) []byte {
 	p := wire.AppendHeader(nil, o.Revision)
 	if o.Leader == nil {
-		return streamEncoder{}.frame(b, "no_leader", o.Revision, append(p, '}'))
+		return stream.Encoder{}.Frame(b, "no_leader", o.Revision, append(p, '}'))
 	}
 	p = wire.AppendKV(append(p, `,"kv":`...), o.Leader, true)
-	return streamEncoder{}.frameTyped(b, "", "leader", o.Revision, append(p, '}'))
+	return stream.Encoder{}.FrameTyped(b, "", "leader", o.Revision, append(p, '}'))
 }
 
 // observeEnd appends the last message of a stream that err ended:
@@ -185,6 +186,6 @@ func (h *Handler) observeEnd(b []byte, err error) []byte {
 		h.cfg.Logger.Error().Err(err).Msg("observe stream")
 		end.CancelReason = "internal error"
 	}
-	b, _, _ = streamEncoder{}.response(b, nil, &end)
+	b, _, _ = stream.Encoder{}.Response(b, nil, &end)
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream/multi"
 )
 
 // What clients hold for as long as they like, counted for the whole
@@ -50,7 +51,7 @@ func (q *quota) acquire(key string, n int) *apiError {
 }
 
 // recorded checks n more watchers against the bounds counted in the
-// deployment's stream records (c) rather than here: over a StreamStore,
+// deployment's stream records (c) rather than here: over a multi.Store,
 // a stream's watchers are held in its record, served by a gateway or
 // not, so the bound for all is the deployment's and the bound for one
 // the owner's across every gateway.
@@ -84,12 +85,32 @@ func (q *quota) held() int {
 	return q.n
 }
 
+// watcherQuota is the quota of watchers as the stream engine counts its
+// own against it (multi.Quota).
+type watcherQuota struct{ q *quota }
+
+func (w watcherQuota) Acquire(key string, n int) error {
+	if aerr := w.q.acquire(key, n); aerr != nil {
+		return aerr
+	}
+	return nil
+}
+
+func (w watcherQuota) Release(key string, n int) { w.q.release(key, n) }
+
+func (w watcherQuota) Recorded(c kv.StreamCounts, n int) error {
+	if aerr := w.q.recorded(c, n); aerr != nil {
+		return aerr
+	}
+	return nil
+}
+
 // clientKey is what r counts against in a quota: its user while auth is
 // on, else its client's address (an IPv6 client by its /64, as one host
 // commonly holds a whole /64).
-func clientKey(o streamOwner, r *http.Request) string {
-	if o.authOn {
-		return "user " + o.user
+func clientKey(o multi.Owner, r *http.Request) string {
+	if o.AuthOn {
+		return "user " + o.User
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

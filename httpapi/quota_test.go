@@ -143,13 +143,7 @@ func TestWatchersBounded(t *testing.T) {
 		t.Fatalf("a single watch with the server's watchers all taken = %d, want 429", status)
 	}
 	// A stream deleted gives its watchers back.
-	h.wstreams.mu.Lock()
-	var ids []string
-	for id := range h.wstreams.streams {
-		ids = append(ids, id)
-	}
-	h.wstreams.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range h.wstreams.IDs() {
 		mustServe(t, h, http.StatusOK, "DELETE", "/v1/watch/streams/"+id, "")
 	}
 	if n := h.watchers.held(); n != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -97,12 +98,12 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	enc := streamEncoder{ndjson: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
+	enc := stream.Encoder{NDJSON: strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")}
 	release, ok := h.admitStream(w, r, 1)
 	if !ok {
 		return
 	}
-	stream, err := h.cfg.Backend.Watch(r.Context(), req)
+	bw, err := h.cfg.Backend.Watch(r.Context(), req)
 	if err != nil {
 		release()
 		h.writeError(w, r, err)
@@ -110,13 +111,13 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	// The revision watchers had seen when this one began: start_revision
 	// - 1 for a watch from now. The store's may be ahead of it.
-	rev := stream.Revision()
+	rev := bw.Revision()
 	hd := w.Header()
-	hd.Set("Content-Type", enc.contentType())
+	hd.Set("Content-Type", enc.ContentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	setRevision(w, rev)
-	ws := &watchStream{stream: stream, enc: enc, rev: rev, requestID: middleware.GetReqID(r.Context()), log: h.cfg.Logger}
+	ws := &stream.Watch{Stream: bw, Enc: enc, Rev: rev, Reason: streamEndReason, RequestID: middleware.GetReqID(r.Context()), Log: h.cfg.Logger}
 	guard := streamGuard(streamAuth, authChanged, caller, access)
-	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, ws, guard) }, stream.Close, release)
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, ws, guard) }, bw.Close, release)
 }

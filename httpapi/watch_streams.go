@@ -7,12 +7,14 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
+	"github.com/httpkv/httpkv/stream/multi"
 	"github.com/httpkv/httpkv/wire"
 )
 
 // The endpoints of /v1/watch/streams: a stream carries many watchers,
 // added and canceled while it runs, each message tagged with its
-// watcher, resumable as a whole (see multistream.go).
+// watcher, resumable as a whole (see package stream/multi).
 
 // readWatchStreamParams are the query parameters of GET
 // /v1/watch/streams/{stream}.
@@ -51,9 +53,8 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cfg := h.wstreams.cfg
-	if len(in.Watches) > cfg.MaxWatchers {
-		h.writeError(w, r, tooManyWatchers(cfg.MaxWatchers))
+	if most := h.wstreams.Config().MaxWatchers; len(in.Watches) > most {
+		h.writeError(w, r, multi.TooManyWatchers(most))
 		return
 	}
 	reqs := make([]kv.WatchRequest, len(in.Watches))
@@ -66,8 +67,8 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 	}
 	// Take the change signal before checking, so no change slips between.
 	var authChanged <-chan struct{}
-	if h.wstreams.auth != nil {
-		authChanged = h.wstreams.auth.Changed()
+	if streamAuth, ok := h.cfg.Authorizer.(streamAuthorizer); ok {
+		authChanged = streamAuth.Changed()
 	}
 	if !h.authorize(w, r, access) {
 		return
@@ -77,8 +78,8 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if h.wstreams.store != nil {
-		id, ids, err := h.wstreams.sharedCreate(r.Context(), owner, clientKey(owner, r), reqs)
+	if h.wstreams.Shared() {
+		id, ids, err := h.wstreams.SharedCreate(r.Context(), owner, clientKey(owner, r), reqs)
 		if err != nil {
 			h.writeError(w, r, err)
 			return
@@ -90,35 +91,35 @@ func (h *Handler) createWatchStream(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, watchStreamCreatedDoc{Stream: id, Watches: out})
 		return
 	}
-	ms, err := h.wstreams.create(owner, clientKey(owner, r), authChanged)
+	ms, err := h.wstreams.Create(owner, clientKey(owner, r), authChanged)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	out := make([]watchAddedDoc, len(reqs))
 	for i := range reqs {
-		id, err := ms.addWatch(reqs[i])
+		id, err := ms.AddWatch(reqs[i])
 		if err != nil {
-			ms.delete("stream deleted")
+			ms.Delete("stream deleted")
 			h.writeError(w, r, err)
 			return
 		}
 		out[i].WatchID = id
 	}
-	writeJSON(w, http.StatusCreated, watchStreamCreatedDoc{Stream: ms.id, Watches: out})
+	writeJSON(w, http.StatusCreated, watchStreamCreatedDoc{Stream: ms.ID(), Watches: out})
 }
 
 // lookupStream finds the stream of the request's path, if it is the
 // caller's; it answers 404 otherwise, as if the stream did not exist.
-func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiStream, bool) {
+func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multi.Stream, bool) {
 	owner, err := h.streamOwner(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return nil, false
 	}
-	ms := h.wstreams.get(pathParam(r, "stream"))
-	if ms == nil || ms.owner != owner {
-		h.writeError(w, r, errStreamNotFound)
+	ms := h.wstreams.Get(pathParam(r, "stream"))
+	if ms == nil || ms.Owner() != owner {
+		h.writeError(w, r, multi.ErrStreamNotFound)
 		return nil, false
 	}
 	return ms, true
@@ -149,8 +150,8 @@ func (h *Handler) lookupStream(w http.ResponseWriter, r *http.Request) (*multiSt
 //	@Security		AccessToken
 //	@Router			/v1/watch/streams/{stream} [get]
 func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
-	var open func() (*multiStream, *streamConn, error)
-	if h.wstreams.store != nil {
+	var open func() (*multi.Conn, error)
+	if h.wstreams.Shared() {
 		if open = h.openSharedStream(w, r); open == nil {
 			return
 		}
@@ -164,10 +165,7 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, r, aerr)
 			return
 		}
-		open = func() (*multiStream, *streamConn, error) {
-			c, err := ms.attach(cursor, has)
-			return ms, c, err
-		}
+		open = func() (*multi.Conn, error) { return ms.Attach(cursor, has) }
 	}
 	var authChanged <-chan struct{}
 	var caller streamCaller
@@ -184,19 +182,18 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ms, c, err := open()
+	mc, err := open()
 	if err != nil {
 		release()
 		h.writeError(w, r, err)
 		return
 	}
-	mc := &multiConn{ms: ms, c: c}
 	guard := connGuard(streamAuth, authChanged, caller)
 	hd := w.Header()
-	hd.Set("Content-Type", streamEncoder{}.contentType())
+	hd.Set("Content-Type", stream.Encoder{}.ContentType())
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, mc, guard) }, mc.abandon, release)
+	h.runStream(w, r, func(s streamSink) { h.loop().Run(s, mc, guard) }, mc.Abandon, release)
 }
 
 // addStreamWatch serves POST /v1/watch/streams/{stream}/watches.
@@ -223,7 +220,7 @@ func (h *Handler) readWatchStream(w http.ResponseWriter, r *http.Request) {
 //	@Router			/v1/watch/streams/{stream}/watches [post]
 func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 	var add func(kv.WatchRequest) (int64, error)
-	if h.wstreams.store != nil {
+	if h.wstreams.Shared() {
 		owner, err := h.streamOwner(r)
 		if err != nil {
 			h.writeError(w, r, err)
@@ -232,19 +229,19 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 		stream := pathParam(r, "stream")
 		// The record is read before the body, so that a stream that is
 		// not the caller's answers 404 whatever the body.
-		if _, _, err := h.wstreams.loadDef(r.Context(), stream, owner); err != nil {
+		if _, err := h.wstreams.Record(r.Context(), stream, owner); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
 		add = func(req kv.WatchRequest) (int64, error) {
-			return h.wstreams.sharedAddWatch(r.Context(), stream, owner, req)
+			return h.wstreams.SharedAddWatch(r.Context(), stream, owner, req)
 		}
 	} else {
 		ms, ok := h.lookupStream(w, r)
 		if !ok {
 			return
 		}
-		add = ms.addWatch
+		add = ms.AddWatch
 	}
 	var in watchRequestDoc
 	if err := decodeJSON(r, &in); err != nil {
@@ -286,21 +283,21 @@ func (h *Handler) addStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Router			/v1/watch/streams/{stream}/watches/{watch_id} [delete]
 func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 	var cancel func(id int64) error
-	if h.wstreams.store != nil {
+	if h.wstreams.Shared() {
 		owner, err := h.streamOwner(r)
 		if err != nil {
 			h.writeError(w, r, err)
 			return
 		}
 		cancel = func(id int64) error {
-			return h.wstreams.sharedCancelWatch(r.Context(), pathParam(r, "stream"), owner, id)
+			return h.wstreams.SharedCancelWatch(r.Context(), pathParam(r, "stream"), owner, id)
 		}
 	} else {
 		ms, ok := h.lookupStream(w, r)
 		if !ok {
 			return
 		}
-		cancel = func(id int64) error { return ms.cancelWatch(id, "watch deleted") }
+		cancel = func(id int64) error { return ms.CancelWatch(id, "watch deleted") }
 	}
 	s := pathParam(r, "watch_id")
 	id, err := strconv.ParseInt(s, 10, 64)
@@ -331,10 +328,10 @@ func (h *Handler) deleteStreamWatch(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/watch/streams/{stream} [delete]
 func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
-	if h.wstreams.store != nil {
+	if h.wstreams.Shared() {
 		owner, err := h.streamOwner(r)
 		if err == nil {
-			err = h.wstreams.sharedDelete(r.Context(), pathParam(r, "stream"), owner)
+			err = h.wstreams.SharedDelete(r.Context(), pathParam(r, "stream"), owner)
 		}
 		if err != nil {
 			h.writeError(w, r, err)
@@ -347,8 +344,8 @@ func (h *Handler) deleteWatchStream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !ms.delete("stream deleted") {
-		h.writeError(w, r, errStreamNotFound)
+	if !ms.Delete("stream deleted") {
+		h.writeError(w, r, multi.ErrStreamNotFound)
 		return
 	}
 	writeRawJSON(w, http.StatusOK, []byte("{}\n"))

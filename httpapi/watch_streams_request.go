@@ -8,6 +8,7 @@ import (
 
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream/multi"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -74,33 +75,31 @@ func cursorText(r *http.Request) string {
 
 // openSharedStream reads the record of the request's stream for its
 // caller and its cursor, and returns what makes the connection its
-// reader (streamRegistry.sharedAttach); nil once it answered an error.
-func (h *Handler) openSharedStream(w http.ResponseWriter, r *http.Request) func() (*multiStream, *streamConn, error) {
+// reader (multi.Registry.AttachShared); nil once it answered an error.
+func (h *Handler) openSharedStream(w http.ResponseWriter, r *http.Request) func() (*multi.Conn, error) {
 	g := h.wstreams
 	var authChanged <-chan struct{}
-	if g.auth != nil {
-		authChanged = g.auth.Changed()
+	if streamAuth, ok := h.cfg.Authorizer.(streamAuthorizer); ok {
+		authChanged = streamAuth.Changed()
 	}
 	owner, err := h.streamOwner(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return nil
 	}
-	var cur *sharedCursor
+	var cur *multi.Cursor
 	if s := cursorText(r); s != "" {
-		var aerr *apiError
-		if cur, aerr = parseSharedCursor(s); aerr != nil {
-			h.writeError(w, r, aerr)
+		if cur, err = multi.ParseCursor(s); err != nil {
+			h.writeError(w, r, err)
 			return nil
 		}
 	}
-	stream := pathParam(r, "stream")
-	d, version, err := g.loadDef(r.Context(), stream, owner)
+	rec, err := g.Record(r.Context(), pathParam(r, "stream"), owner)
 	if err != nil {
 		h.writeError(w, r, err)
 		return nil
 	}
-	return func() (*multiStream, *streamConn, error) {
-		return g.sharedAttach(r.Context(), stream, d, version, cur, authChanged)
+	return func() (*multi.Conn, error) {
+		return g.AttachShared(r.Context(), rec, cur, authChanged)
 	}
 }

@@ -32,7 +32,7 @@ type WatchRequest struct {
 // the watchers that take a revision whole one shared slice of its
 // events, and the stream engine encodes each such slice once for all of
 // them, keyed by its address (the API's encode-once cache of events
-// fields, httpapi's recentEncoded, and the shared fields of its streams
+// fields, stream's recentEncoded, and the shared fields of its streams
 // of many watchers), which is correct only while this holds. Every backend
 // (the embedded store's and etcd's both deliver through package watch)
 // and every test fake must keep it; events with previous versions are a

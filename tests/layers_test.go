@@ -36,7 +36,7 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
-	for _, pkg := range []string{"httpapi", "concurrency", "sink", "stream"} {
+	for _, pkg := range []string{"httpapi", "concurrency", "sink", "stream", "stream/multi"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
 			if slices.Contains(imports, module+storage) {
@@ -78,8 +78,10 @@ func TestLayers(t *testing.T) {
 	}
 	// The stream engine is transport-free: it knows neither HTTP nor the
 	// API it serves, and reaches the store through interfaces it declares.
-	if imports := deps(t, "stream"); slices.Contains(imports, "net/http") || slices.Contains(imports, module+"httpapi") || slices.Contains(imports, module+"sink") {
-		t.Error("stream imports net/http, httpapi or sink: the stream engine knows no transport; sink and httpapi drive it")
+	for _, engine := range []string{"stream", "stream/multi"} {
+		if imports := deps(t, engine); slices.Contains(imports, "net/http") || slices.Contains(imports, module+"httpapi") || slices.Contains(imports, module+"sink") {
+			t.Errorf("%s imports net/http, httpapi or sink: the stream engine knows no transport; sink and httpapi drive it", engine)
+		}
 	}
 	for _, below := range []string{"kv", "keyrange", "concurrency", "reconcile", "patch", "wire", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "backend/embedded"} {
 		if slices.Contains(deps(t, below), "net/http") {
@@ -126,7 +128,7 @@ func TestDomainMessages(t *testing.T) {
 			})
 		}
 	}
-	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "patch", "reconcile", "wire", "backend/embedded"} {
+	for _, dir := range []string{"kv", "keyrange", "mvcc", "watch", "lease", "auth", "compactor", "snapshot", "concurrency", "patch", "reconcile", "wire", "stream", "stream/multi", "backend/embedded"} {
 		check(dir, apiWords)
 	}
 	var ours []string

@@ -9,7 +9,7 @@ import (
 
 // The exact sizes of what the appenders of append.go write, without
 // writing it: a stream of many watchers counts what it will hold against
-// the bound for all streams before it encodes it (multistream_flow.go),
+// the bound for all streams before it encodes it (stream/multi/flow.go),
 // and JSON escapes a control byte in six, so the raw size of a value says
 // little of its encoding.
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/httpkv/httpkv/cmd/httpkv/internal/cli"
 	"github.com/httpkv/httpkv/httpapi"
+	"github.com/httpkv/httpkv/stream/multi"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -91,7 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.maxWatchStreamsPerUser, "max-watch-streams-per-user", 32, "most streams of many watchers per user, or per client address with auth off")
 	fs.IntVar(&c.maxWatchersPerStream, "max-watchers-per-stream", 10000, "most watchers of one stream of many watchers")
 	fs.Int64Var(&c.watchStreamBufferBytes, "watch-stream-buffer-bytes", 4<<20, "most bytes a stream of many watchers holds unwritten; past it its watchers catch up from history")
-	fs.Int64Var(&c.watchStreamBufferTotalBytes, "watch-stream-buffer-total-bytes", httpapi.DefaultWatchStreamsBufferBytes, "most bytes all streams of many watchers hold together in their buffers, counted as encoded, the events they share once; past it no stream takes more, its watchers catch up from history, and streams whose readers stalled are let go of")
+	fs.Int64Var(&c.watchStreamBufferTotalBytes, "watch-stream-buffer-total-bytes", multi.DefaultTotalBufferBytes, "most bytes all streams of many watchers hold together in their buffers, counted as encoded, the events they share once; past it no stream takes more, its watchers catch up from history, and streams whose readers stalled are let go of")
 	fs.Int64Var(&c.watchStreamResumeBytes, "watch-stream-resume-bytes", 4<<20, "how much of what a stream of many watchers wrote it remembers, to resume exactly after Last-Event-ID")
 	fs.DurationVar(&c.authTokenTTL, "auth-token-ttl", 5*time.Minute, "lifetime of tokens from POST /v1/auth/token")
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", bcrypt.DefaultCost, "bcrypt cost of password hashes, 4 to 31 (as etcd's --bcrypt-cost)")

@@ -8,6 +8,7 @@ import (
 	"github.com/httpkv/httpkv/internal/daemon"
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/stream/multi"
 )
 
 // daemon returns the server the command line c asks for, each flag
@@ -35,7 +36,7 @@ func (c config) daemon() (daemon.Config, error) {
 			MaxWatchersPerUser:          c.maxWatchersPerUser,
 			WriteTimeout:                c.writeTimeout,
 			SnapshotWriteTimeout:        c.writeTimeout,
-			WatchStreams: httpapi.WatchStreamConfig{
+			WatchStreams: multi.Config{
 				IdleTimeout:       c.watchStreamIdleTimeout,
 				MaxStreams:        c.maxWatchStreams,
 				MaxStreamsPerUser: c.maxWatchStreamsPerUser,

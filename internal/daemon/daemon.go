@@ -16,6 +16,7 @@ import (
 	"github.com/httpkv/httpkv/backend/etcd"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/stream/multi"
 )
 
 // Defaults for Config fields left zero.
@@ -124,7 +125,7 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger, commit mvcc.Commi
 
 // A gateway's streams of many watchers are the deployment's: the etcd
 // backend keeps their records.
-var _ httpapi.StreamStore = (*etcd.Backend)(nil)
+var _ multi.Store = (*etcd.Backend)(nil)
 
 // openBackend opens the backend cfg names: a gateway to an etcd cluster,
 // or the embedded store in its data directory.

@@ -1,4 +1,4 @@
-package httpapi
+package stream
 
 import (
 	"encoding/base64"
@@ -10,7 +10,7 @@ import (
 )
 
 // A revision whose keys and values are large is encoded a piece at a
-// time, and sent every streamChunk bytes, rather than whole: a stream
+// time, and sent every Chunk bytes, rather than whole: a stream
 // whose client has stopped reading blocks in its send holding the bytes
 // it encoded, and a whole message of large values (one per stalled
 // stream, times every stream of a crowd that stopped reading) was
@@ -20,7 +20,7 @@ import (
 
 // largeRevision is the size of a revision's keys and values past which
 // its message is encoded in pieces.
-const largeRevision = streamChunk
+const largeRevision = Chunk
 
 // encodePiece is how many bytes of a key or value are encoded at once: a
 // multiple of 3, so that base64 pieces join into one encoding, and small
@@ -43,65 +43,65 @@ func revisionBytes(evs []kv.Event) int {
 // chunkWriter encodes into a stream's buffer and sends it whenever it
 // holds a chunk. Once a send fails it sends nothing more.
 type chunkWriter struct {
-	sink streamSink
-	sb   *streamBuffer
+	sink Sink
+	sb   *Buffer
 	ok   bool // no send has failed
 	sent bool // something was sent
 }
 
 func (c *chunkWriter) flush() {
-	if c.ok && len(c.sb.out) >= streamChunk {
+	if c.ok && len(c.sb.Out) >= Chunk {
 		c.sent = true
-		c.ok = c.sink.Send(c.sb.out)
-		c.sb.out = c.sb.out[:0]
+		c.ok = c.sink.Send(c.sb.Out)
+		c.sb.Out = c.sb.Out[:0]
 	}
 }
 
 // writeLargeEvents is events for a revision of large keys or values: the
-// same bytes, sent every streamChunk as they are encoded, the rest left
+// same bytes, sent every Chunk as they are encoded, the rest left
 // in the buffer. It reports false once a send failed.
-func (c *chunkWriter) writeLargeEvents(e streamEncoder, rev int64, evs []kv.Event) bool {
-	c.sb.out = append(e.eventsHead(c.sb.out, rev), `,"events":[`...)
+func (c *chunkWriter) writeLargeEvents(e Encoder, rev int64, evs []kv.Event) bool {
+	c.sb.Out = append(e.EventsHead(c.sb.Out, rev), `,"events":[`...)
 	for i := range evs {
 		ev := &evs[i]
 		if i > 0 {
-			c.sb.out = append(c.sb.out, ',')
+			c.sb.Out = append(c.sb.Out, ',')
 		}
-		c.sb.out = append(c.sb.out, `{"type":"`...)
-		c.sb.out = append(c.sb.out, ev.Type.String()...)
-		c.sb.out = append(c.sb.out, `","kv":`...)
+		c.sb.Out = append(c.sb.Out, `{"type":"`...)
+		c.sb.Out = append(c.sb.Out, ev.Type.String()...)
+		c.sb.Out = append(c.sb.Out, `","kv":`...)
 		c.kv(&ev.KV, ev.Type == 0)
 		if ev.PrevKV != nil {
-			c.sb.out = append(c.sb.out, `,"prev_kv":`...)
+			c.sb.Out = append(c.sb.Out, `,"prev_kv":`...)
 			c.kv(ev.PrevKV, true)
 		}
-		c.sb.out = append(c.sb.out, '}')
+		c.sb.Out = append(c.sb.Out, '}')
 		if !c.ok {
 			return false
 		}
 	}
-	c.sb.out = e.eventsEnd(append(c.sb.out, ']'))
+	c.sb.Out = e.EventsEnd(append(c.sb.Out, ']'))
 	c.flush()
 	return c.ok
 }
 
 // kv is wire.AppendKV, its key and value encoded in pieces.
 func (c *chunkWriter) kv(entry *kv.KeyValue, withValue bool) {
-	c.sb.out = append(c.sb.out, '{')
+	c.sb.Out = append(c.sb.Out, '{')
 	c.bytesField("key", entry.Key, true)
 	if withValue {
 		c.bytesField("value", entry.Value, false)
 	}
-	b := wire.AppendIntField(c.sb.out, "create_revision", entry.CreateRevision)
+	b := wire.AppendIntField(c.sb.Out, "create_revision", entry.CreateRevision)
 	b = wire.AppendIntField(b, "mod_revision", entry.ModRevision)
 	b = wire.AppendIntField(b, "version", entry.Version)
 	b = wire.AppendIntField(b, "lease", entry.Lease)
-	c.sb.out = append(b, '}')
+	c.sb.Out = append(b, '}')
 }
 
 // bytesField is wire.AppendBytesField, b encoded in pieces.
 func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
-	out := c.sb.out
+	out := c.sb.Out
 	if !first {
 		out = append(out, ',')
 	}
@@ -113,7 +113,7 @@ func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
 	} else {
 		out = append(out, `_base64":"`...)
 	}
-	c.sb.out = out
+	c.sb.Out = out
 	for len(b) > 0 && c.ok {
 		n := min(len(b), encodePiece)
 		if text {
@@ -121,12 +121,12 @@ func (c *chunkWriter) bytesField(name string, b []byte, first bool) {
 			for n < len(b) && !utf8.RuneStart(b[n]) {
 				n--
 			}
-			c.sb.out = wire.AppendStringBody(c.sb.out, b[:n])
+			c.sb.Out = wire.AppendStringBody(c.sb.Out, b[:n])
 		} else {
-			c.sb.out = base64.StdEncoding.AppendEncode(c.sb.out, b[:n])
+			c.sb.Out = base64.StdEncoding.AppendEncode(c.sb.Out, b[:n])
 		}
 		b = b[n:]
 		c.flush()
 	}
-	c.sb.out = append(c.sb.out, '"')
+	c.sb.Out = append(c.sb.Out, '"')
 }

@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"context"
@@ -12,26 +12,26 @@ import (
 // Streams of many watchers shared by the gateways of a deployment.
 //
 // Over a backend that keeps records where every gateway reads them (a
-// StreamStore: backend/etcd), a stream is its record, not a gateway's
+// Store: backend/etcd), a stream is its record, not a gateway's
 // memory: its owner, what it counts against, and each of its watchers
 // (range, options, watch ID, start revision and the revision of its
 // created message, whether it was deleted). Every change is a
 // compare-and-swap of the record, so that watch IDs given by two gateways
 // at once never collide. A gateway serving a connection of the stream
-// holds an instance of it (a multiStream with shared set), made from the
+// holds an instance of it (a Stream with shared set), made from the
 // record, which follows the record (a watcher added through another
 // gateway starts on it, one deleted there ends, the stream deleted there
 // ends) and keeps it alive: the record is on a lease of the idle
 // timeout's TTL that the serving gateway renews, so that a stream nobody
 // reads is deleted by the backend once that long has passed since its
 // last connection, whatever gateways died meanwhile. The message ids of
-// an instance carry where each watcher stands (multistream_cursor.go), so
+// an instance carry where each watcher stands (cursor.go), so
 // that any gateway resumes the stream exactly after any message.
 
-// StreamStore keeps the records of the streams of a deployment; the
+// Store keeps the records of the streams of a deployment; the
 // etcd backend is one. Records are opaque to it; versions increase with
 // every change.
-type StreamStore interface {
+type Store interface {
 	// CreateStreamRecord stores a new record, counted against group with
 	// its watchers, on a lease of ttl; false if id is taken, or w is
 	// conditional and another stream's count changed since.
@@ -63,7 +63,7 @@ type streamDef struct {
 	User   string `json:"user,omitempty"`
 	UserID []byte `json:"user_id,omitempty"` // bytes, not text: JSON would mangle them
 	AuthOn bool   `json:"auth_on,omitempty"`
-	// Limit is what the stream counts against (streamRegistry.perKey).
+	// Limit is what the stream counts against (Registry.perKey).
 	Limit string `json:"limit"`
 	// Next is the next watch ID.
 	Next int64 `json:"next"`
@@ -94,8 +94,8 @@ type watchDef struct {
 	Deleted bool `json:"deleted,omitempty"`
 }
 
-func (d *streamDef) owner() streamOwner {
-	return streamOwner{user: d.User, id: string(d.UserID), authOn: d.AuthOn}
+func (d *streamDef) owner() Owner {
+	return Owner{User: d.User, ID: string(d.UserID), AuthOn: d.AuthOn}
 }
 
 func (wd *watchDef) request() kv.WatchRequest {
@@ -154,7 +154,7 @@ func (d *streamDef) encode() ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > maxStreamRecordBytes {
-		return nil, errorf(kv.CodeTooManyRequests, "a stream's watchers take at most %d bytes to record: delete some, or make another stream", maxStreamRecordBytes)
+		return nil, &LimitError{Limit: LimitRecordBytes, Max: maxStreamRecordBytes}
 	}
 	return data, nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"context"
@@ -29,16 +29,16 @@ func TestWatchStreamsTotalBuffer(t *testing.T) {
 		)
 		b := openTestBackend(t, embedded.Options{})
 		const total = 3 * value
-		reg := newStreamRegistry(WatchStreamConfig{BufferBytes: 1 << 20, TotalBufferBytes: total}, b, allowAll{})
-		defer reg.close()
-		mss := make([]*multiStream, streams)
+		reg := New(Config{BufferBytes: 1 << 20, TotalBufferBytes: total}, b, nil, nil)
+		defer reg.Close()
+		mss := make([]*Stream, streams)
 		conns := make([]*streamConn, streams)
 		for i := range mss {
-			ms, err := reg.create(streamOwner{}, fmt.Sprint("test", i), nil)
+			ms, err := reg.Create(Owner{}, fmt.Sprint("test", i), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ms.addWatch(kv.WatchRequest{Key: []byte("t/"), End: []byte("t0")}); err != nil {
+			if _, err := ms.AddWatch(kv.WatchRequest{Key: []byte("t/"), End: []byte("t0")}); err != nil {
 				t.Fatal(err)
 			}
 			if conns[i], err = ms.attach(0, false); err != nil {
@@ -117,7 +117,7 @@ func TestWatchStreamsTotalBuffer(t *testing.T) {
 				t.Fatalf("stream %d took revisions %s, want %s", i, got[i], want)
 			}
 		}
-		reg.close()
+		reg.Close()
 		if n := reg.buffered.Load(); n != 0 {
 			t.Fatalf("the registry counts %d bytes of buffers after every stream is gone, want 0", n)
 		}

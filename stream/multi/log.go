@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 // Resuming a stream of many watchers.
 //
@@ -153,7 +153,7 @@ func (l *deliveryLog) check(c int64) cursorState {
 
 // fold moves the oldest entry into its watcher's base. A watcher whose
 // final message is folded is forgotten.
-func (ms *multiStream) fold() {
+func (ms *Stream) fold() {
 	e := *ms.log.front()
 	ms.log.folded = ms.log.pop()
 	w := e.w
@@ -172,7 +172,7 @@ func (ms *multiStream) fold() {
 
 // trimLog folds the messages written longest ago while the log holds more
 // than ResumeBytes of them.
-func (ms *multiStream) trimLog() {
+func (ms *Stream) trimLog() {
 	for ms.log.bytes > ms.reg.cfg.ResumeBytes {
 		if e := ms.log.front(); e == nil || ms.log.first > ms.log.written {
 			return
@@ -183,7 +183,7 @@ func (ms *multiStream) trimLog() {
 
 // foldEnded folds written messages, oldest first, until fewer than max
 // ended watchers are kept.
-func (ms *multiStream) foldEnded(max int) {
+func (ms *Stream) foldEnded(max int) {
 	for ms.ended >= max {
 		if e := ms.log.front(); e == nil || ms.log.first > ms.log.written {
 			return
@@ -197,7 +197,7 @@ func (ms *multiStream) foldEnded(max int) {
 // watcher they were for is rewound to its base and its messages from
 // there are queued again, and every message not yet handed to a
 // connection with them, so that no watcher's messages go out of order.
-func (ms *multiStream) resume(c int64) {
+func (ms *Stream) resume(c int64) {
 	for e := ms.log.front(); e != nil && ms.log.first <= c; e = ms.log.front() {
 		ms.fold()
 	}
@@ -230,7 +230,7 @@ func (ms *multiStream) resume(c int64) {
 // rewind restarts w at its base: its created message again if that was
 // not confirmed, then its final message if it ended, or its backend
 // watch from its base revision.
-func (ms *multiStream) rewind(w *streamWatcher) {
+func (ms *Stream) rewind(w *streamWatcher) {
 	if ms.gone {
 		return
 	}

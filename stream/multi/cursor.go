@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"encoding/base64"
@@ -9,7 +9,7 @@ import (
 
 // The cursor of a stream shared by the gateways of a deployment.
 //
-// A stream's log (multistream_log.go) is the serving gateway's: a client
+// A stream's log (log.go) is the serving gateway's: a client
 // resuming on another gateway, or after its gateway died, cannot be
 // resumed from it. So each message's id carries, after its sequence
 // number, where every watcher of the stream stands right after it:
@@ -39,7 +39,7 @@ import (
 // Bounds of a cursor.
 const (
 	maxCursorRuns = 2048         // bytes of runs a message's id carries at most
-	maxCursorText = 4*1024 + 256 // what a client may send as Last-Event-ID
+	MaxCursorText = 4*1024 + 256 // what a client may send as Last-Event-ID
 )
 
 // Watcher states in a cursor.
@@ -49,8 +49,8 @@ const (
 	posNextBase  = 2
 )
 
-// sharedCursor is a cursor as a client sent it.
-type sharedCursor struct {
+// Cursor is a cursor as a client sent it.
+type Cursor struct {
 	seq     int64
 	inst    [8]byte
 	hasInst bool
@@ -67,7 +67,7 @@ type cursorRun struct {
 
 // state returns watcher id's state: posGone, posUncreated, or its next
 // revision plus posNextBase. Watchers above known are posUncreated.
-func (c *sharedCursor) state(id int64) uint64 {
+func (c *Cursor) state(id int64) uint64 {
 	if !c.hasPos || id > c.known {
 		return posUncreated
 	}
@@ -83,20 +83,15 @@ func (c *sharedCursor) state(id int64) uint64 {
 	return c.runs[lo].value
 }
 
-// parseSharedCursor reads a Last-Event-ID: a sequence number, alone or
+// ParseCursor reads a Last-Event-ID: a sequence number, alone or
 // with the positions of a stream shared by gateways.
-func parseSharedCursor(s string) (*sharedCursor, *apiError) {
-	bad := func() *apiError {
-		if len(s) > 64 {
-			s = s[:64] + "..."
-		}
-		return badRequest("Last-Event-ID must be the id of a message of this stream, not %q", s)
-	}
-	if len(s) > maxCursorText {
-		return nil, badRequest("Last-Event-ID is %d bytes, more than any id of a stream (%d)", len(s), maxCursorText)
+func ParseCursor(s string) (*Cursor, error) {
+	bad := func() error { return &CursorError{Problem: CursorMalformed, Text: s} }
+	if len(s) > MaxCursorText {
+		return nil, &CursorError{Problem: CursorTooLong, Text: s}
 	}
 	num, rest, hasRest := strings.Cut(s, ".")
-	c := &sharedCursor{}
+	c := &Cursor{}
 	var err error
 	if c.seq, err = strconv.ParseInt(num, 10, 64); err != nil || c.seq < 0 {
 		return nil, bad()
@@ -144,7 +139,7 @@ func parseSharedCursor(s string) (*sharedCursor, *apiError) {
 // cursorSuffix returns what follows the sequence number in the id of the
 // message just recorded: the instance and, if they fit, where the
 // watchers stand. The caller holds mu.
-func (ms *multiStream) cursorSuffix() []byte {
+func (ms *Stream) cursorSuffix() []byte {
 	sh := ms.shared
 	b := append(sh.suffix[:0], '.')
 	raw := append(sh.raw[:0], sh.inst[:]...)
@@ -213,7 +208,7 @@ func (ms *multiStream) cursorSuffix() []byte {
 
 // cursorBytes bounds what a message's id adds to it for its cursor
 // (planTake counts it).
-func (ms *multiStream) cursorBytes() int64 {
+func (ms *Stream) cursorBytes() int64 {
 	if ms.shared == nil {
 		return 0
 	}

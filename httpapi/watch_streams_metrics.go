@@ -1,18 +1,22 @@
 package httpapi
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/httpkv/httpkv/stream/multi"
+)
 
 // streamsCollector reports the streams of many watchers, and what all
 // streams and watchers hold against their bounds, read once per scrape.
 type streamsCollector struct {
-	g                     *streamRegistry
+	g                     *multi.Registry
 	streamConns, watchers *quota
 	streams, parked       *prometheus.Desc
 	buffered              *prometheus.Desc
 	open, watching        *prometheus.Desc
 }
 
-func newStreamsCollector(g *streamRegistry, streamConns, watchers *quota) *streamsCollector {
+func newStreamsCollector(g *multi.Registry, streamConns, watchers *quota) *streamsCollector {
 	return &streamsCollector{
 		g: g, streamConns: streamConns, watchers: watchers,
 		streams: prometheus.NewDesc("httpkv_watch_streams", "Streams of many watchers (/v1/watch/streams).", nil, nil),
@@ -36,9 +40,9 @@ func (c *streamsCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *streamsCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(c.g.len()))
-	ch <- prometheus.MustNewConstMetric(c.parked, prometheus.CounterValue, float64(c.g.parks.Load()))
-	ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(c.g.buffered.Load()))
+	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(c.g.Len()))
+	ch <- prometheus.MustNewConstMetric(c.parked, prometheus.CounterValue, float64(c.g.Parks()))
+	ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(c.g.Buffered()))
 	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(c.streamConns.held()))
 	ch <- prometheus.MustNewConstMetric(c.watching, prometheus.GaugeValue, float64(c.watchers.held()))
 }

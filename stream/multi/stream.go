@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"context"
@@ -10,19 +10,19 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// multiStream is one stream of /v1/watch/streams: many watchers, read
+// Stream is one stream of /v1/watch/streams: many watchers, read
 // through one connection at a time, resumable as a whole.
 //
 // Its watchers are the backend's watches, started with a Notify function
 // rather than a Ready channel each, so that a watcher costs no goroutine
 // and no channel: Notify puts it on the ready list, and the stream's
 // collector goroutine takes what it has, encodes it into pending and
-// records each message in the log (multistream_log.go) under a sequence
+// records each message in the log (log.go) under a sequence
 // number, the message's SSE id. The connection reading the stream
-// (multistream_conn.go) writes all of pending at once, one write and one
+// (conn.go) writes all of pending at once, one write and one
 // flush for every revision ready across the watchers.
 //
-// Memory is bounded per stream (multistream_flow.go): pending holds at
+// Memory is bounded per stream (flow.go): pending holds at
 // most BufferBytes (plus the one take that crossed it); past it, ready
 // watchers wait in the backend, whose own bound per watch applies, while
 // the reader is taking what is pending, and are parked when it is away or
@@ -30,12 +30,12 @@ import (
 // single watch's reader does, whatever the number of watchers. All
 // streams together hold at most TotalBufferBytes, each take counted as
 // encoded before it is, the large events they carry shared
-// (multistream_shared.go).
-type multiStream struct {
+// (shared.go).
+type Stream struct {
 	id       string
-	reg      *streamRegistry
-	owner    streamOwner
-	limitKey string // what the stream counts against (see streamRegistry)
+	reg      *Registry
+	owner    Owner
+	limitKey string // what the stream counts against (see Registry)
 
 	// readyMu guards ready and each watcher's queued flag. Lock order:
 	// mu, then the backend's own locks (a watch started or closed under
@@ -64,11 +64,23 @@ type multiStream struct {
 	rewound  []*streamWatcher
 	stopOnce sync.Once
 	// shared is set when the stream is the deployment's, its record in
-	// the backend (multistream_store.go); nil for a gateway's own.
+	// the backend (store.go); nil for a gateway's own.
 	shared *sharedStream
 }
 
-// streamWatcher is one watcher of a multiStream. All fields but queued are
+// Owner is who a stream of many watchers belongs to: a user, by name and
+// ID (a user created again under the name of a deleted one has another
+// ID, and none of her streams), or no one while auth is off. A stream
+// outlives the token it was made with: any valid token of its owner reads
+// it, and it ends only when the owner no longer can (deleted, or auth
+// turned on or off).
+type Owner struct {
+	User   string
+	ID     string
+	AuthOn bool
+}
+
+// streamWatcher is one watcher of a Stream. All fields but queued are
 // guarded by the stream's mu.
 type streamWatcher struct {
 	id  int64
@@ -100,8 +112,8 @@ type streamFinal struct {
 
 // newMultiStream returns a stream with no watchers; its collector starts
 // with run.
-func newMultiStream(reg *streamRegistry, id string, owner streamOwner, limitKey string) *multiStream {
-	return &multiStream{
+func newMultiStream(reg *Registry, id string, owner Owner, limitKey string) *Stream {
+	return &Stream{
 		id: id, reg: reg, owner: owner, limitKey: limitKey,
 		readyCh:  make(chan struct{}, 1),
 		quit:     make(chan struct{}),
@@ -111,7 +123,7 @@ func newMultiStream(reg *streamRegistry, id string, owner streamOwner, limitKey 
 }
 
 // notify puts w on the ready list: it is w's backend watch's Notify.
-func (ms *multiStream) notify(w *streamWatcher) {
+func (ms *Stream) notify(w *streamWatcher) {
 	ms.readyMu.Lock()
 	if !w.queued {
 		w.queued = true
@@ -122,7 +134,7 @@ func (ms *multiStream) notify(w *streamWatcher) {
 }
 
 // watch starts w's backend watch from revision from (0: from now).
-func (ms *multiStream) watch(w *streamWatcher, from int64) error {
+func (ms *Stream) watch(w *streamWatcher, from int64) error {
 	req := w.req
 	req.StartRevision = from
 	bw, err := ms.reg.backend.Watch(context.Background(), req)
@@ -142,32 +154,32 @@ func cancelReason(err error) string {
 	return "the backend failed"
 }
 
-// addWatch starts a watcher and queues its created message.
-func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {
+// AddWatch starts a watcher and queues its created message.
+func (ms *Stream) AddWatch(req kv.WatchRequest) (int64, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
-		return 0, errStreamNotFound
+		return 0, ErrStreamNotFound
 	}
 	if ms.live >= ms.reg.cfg.MaxWatchers {
-		return 0, tooManyWatchers(ms.reg.cfg.MaxWatchers)
+		return 0, TooManyWatchers(ms.reg.cfg.MaxWatchers)
 	}
 	// Ended watchers are kept until their final message is confirmed;
 	// past as many as there may be live ones, the oldest are let go.
 	ms.foldEnded(ms.reg.cfg.MaxWatchers)
 	if ms.ended >= ms.reg.cfg.MaxWatchers {
-		return 0, tooManyWatchers(ms.reg.cfg.MaxWatchers)
+		return 0, TooManyWatchers(ms.reg.cfg.MaxWatchers)
 	}
 	// Each live watcher counts against the bound for all watchers of the
 	// server, and its owner's share of it, until it ends (finish) or the
 	// stream goes (markGone).
-	if aerr := ms.reg.watchers.acquire(ms.limitKey, 1); aerr != nil {
+	if aerr := ms.reg.acquire(ms.limitKey, 1); aerr != nil {
 		return 0, aerr
 	}
 	w := &streamWatcher{id: ms.nextID, req: req}
 	w.req.Notify = func() { ms.notify(w) }
 	if err := ms.watch(w, req.StartRevision); err != nil {
-		ms.reg.watchers.release(ms.limitKey, 1)
+		ms.reg.release(ms.limitKey, 1)
 		return 0, err
 	}
 	ms.nextID++
@@ -186,8 +198,9 @@ func (ms *multiStream) addWatch(req kv.WatchRequest) (int64, error) {
 	return w.id, nil
 }
 
-// delete ends the stream; false if it was gone already.
-func (ms *multiStream) delete(reason string) bool {
+// Delete ends the stream, every watcher canceled for reason; false if
+// it was gone already.
+func (ms *Stream) Delete(reason string) bool {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
@@ -197,16 +210,16 @@ func (ms *multiStream) delete(reason string) bool {
 	return true
 }
 
-// cancelWatch ends a watcher with a canceled message.
-func (ms *multiStream) cancelWatch(id int64, reason string) error {
+// CancelWatch ends a watcher with a canceled message.
+func (ms *Stream) CancelWatch(id int64, reason string) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	w := ms.watchers[id]
 	if ms.gone {
-		return errStreamNotFound
+		return ErrStreamNotFound
 	}
 	if w == nil || w.final != nil {
-		return errWatchNotFound
+		return ErrWatchNotFound
 	}
 	ms.finish(w, "canceled", canceledPayload(ms.scratch[:0], w.id, reason))
 	ms.signalConn()
@@ -214,7 +227,7 @@ func (ms *multiStream) cancelWatch(id int64, reason string) error {
 }
 
 // finish ends w with its final message: compacted or canceled.
-func (ms *multiStream) finish(w *streamWatcher, event string, payload []byte) {
+func (ms *Stream) finish(w *streamWatcher, event string, payload []byte) {
 	if w.bw != nil {
 		w.bw.Close()
 		w.bw = nil
@@ -222,7 +235,7 @@ func (ms *multiStream) finish(w *streamWatcher, event string, payload []byte) {
 	w.parked = false
 	w.final = &streamFinal{event: event, payload: append([]byte(nil), payload...)}
 	ms.live--
-	ms.reg.watchers.release(ms.limitKey, 1)
+	ms.reg.release(ms.limitKey, 1)
 	ms.ended++
 	ms.emitFinal(w)
 }
@@ -230,7 +243,7 @@ func (ms *multiStream) finish(w *streamWatcher, event string, payload []byte) {
 // end ends every watcher with a canceled message for reason (all of them,
 // those ended already included, with all), and the stream with them: the
 // connection writes what is pending and closes. The caller holds mu.
-func (ms *multiStream) end(reason string, all bool) {
+func (ms *Stream) end(reason string, all bool) {
 	if ms.gone {
 		return
 	}
@@ -249,12 +262,12 @@ func (ms *multiStream) end(reason string, all bool) {
 
 // markGone stops the stream: no more requests, no more collecting. The
 // caller holds mu.
-func (ms *multiStream) markGone() {
+func (ms *Stream) markGone() {
 	if ms.gone {
 		return
 	}
 	ms.gone = true
-	ms.reg.watchers.release(ms.limitKey, ms.live)
+	ms.reg.release(ms.limitKey, ms.live)
 	ms.live = 0
 	for _, w := range ms.watchers {
 		if w.bw != nil {
@@ -277,7 +290,7 @@ func (ms *multiStream) markGone() {
 }
 
 // dropPending lets go of what is pending, unwritten. The caller holds mu.
-func (ms *multiStream) dropPending() {
+func (ms *Stream) dropPending() {
 	if ms.pending != nil {
 		ms.reg.dropBuffer(ms.pending)
 		ms.pending = nil
@@ -286,14 +299,14 @@ func (ms *multiStream) dropPending() {
 
 // rechecks the watchers' permissions with allowed; those refused end with
 // a canceled message.
-func (ms *multiStream) recheck(ownerErr error, allowed func(keyrange.Range) bool) {
+func (ms *Stream) recheck(ownerErr error, allowed func(keyrange.Range) bool) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
 		return
 	}
 	if ownerErr != nil {
-		ms.end(streamEndReason(ownerErr), false)
+		ms.end(ms.reg.reason(ownerErr), false)
 		return
 	}
 	for _, w := range ms.watchers {
@@ -302,4 +315,31 @@ func (ms *multiStream) recheck(ownerErr error, allowed func(keyrange.Range) bool
 		}
 	}
 	ms.signalConn()
+}
+
+// ID is the stream's id, which names it in the API.
+func (ms *Stream) ID() string { return ms.id }
+
+// Owner is who the stream belongs to.
+func (ms *Stream) Owner() Owner { return ms.owner }
+
+// Stats is what a stream holds, as Stream.Stats reads it.
+type Stats struct {
+	// Watchers counts the live watchers; Messages, those the stream
+	// has issued.
+	Watchers int
+	Messages int64
+	// Deferred counts the watchers ready and waiting for room.
+	Deferred int
+	// Holding reports whether the stream holds bytes pending or being
+	// written.
+	Holding bool
+}
+
+// Stats reads what the stream holds now.
+func (ms *Stream) Stats() Stats {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return Stats{Watchers: ms.live, Messages: ms.log.issued, Deferred: len(ms.flow.deferred),
+		Holding: ms.pending != nil || ms.flow.writingCap > 0}
 }

@@ -1,8 +1,10 @@
-package httpapi
+package multi
 
 import (
 	"runtime"
 	"time"
+
+	"github.com/httpkv/httpkv/stream"
 )
 
 // Flow control of a stream of many watchers: what it holds is bounded,
@@ -51,7 +53,7 @@ type streamFlow struct {
 // parks deferred ones when the reader stalls, and rechecks permissions
 // when users or roles change, until the stream is gone. The registry owns
 // it and waits for it.
-func (ms *multiStream) run(authChanged <-chan struct{}) {
+func (ms *Stream) run(authChanged <-chan struct{}) {
 	defer ms.reg.wg.Done()
 	var batch []*streamWatcher
 	stall := time.NewTimer(stallAfter)
@@ -91,7 +93,7 @@ func (ms *multiStream) run(authChanged <-chan struct{}) {
 
 // collect takes what the watchers of batch have queued, or defers or
 // parks them when pending is full; it reports whether any waits for room.
-func (ms *multiStream) collect(batch []*streamWatcher) bool {
+func (ms *Stream) collect(batch []*streamWatcher) bool {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
@@ -124,7 +126,7 @@ func (ms *multiStream) collect(batch []*streamWatcher) bool {
 // would otherwise each take one more. When there is no room, streams
 // whose readers have stalled are to let go of what they hold
 // (evictStalled, which the collector runs next). The caller holds mu.
-func (ms *multiStream) registryRoom() bool {
+func (ms *Stream) registryRoom() bool {
 	if ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes {
 		return true
 	}
@@ -137,7 +139,7 @@ func (ms *multiStream) registryRoom() bool {
 // capacity, and the scratch space of its messages (shared fields are
 // counted apart, once); nothing once the stream is gone without a
 // connection to write them. The caller holds mu.
-func (ms *multiStream) account() {
+func (ms *Stream) account() {
 	var n int64
 	if !ms.gone || ms.conn != nil {
 		n = ms.flow.writingCap + int64(cap(ms.scratch))
@@ -157,7 +159,7 @@ func (ms *multiStream) account() {
 // stalled reports whether the stream's reader is away, or has made no
 // progress for stallAfter: it has been writing what it took, or has not
 // taken what is pending, that long. The caller holds mu.
-func (ms *multiStream) stalled() bool {
+func (ms *Stream) stalled() bool {
 	return ms.conn == nil ||
 		ms.flow.writing && time.Since(ms.flow.tookAt) >= stallAfter ||
 		ms.pending != nil && time.Since(ms.flow.since) >= stallAfter
@@ -168,7 +170,7 @@ func (ms *multiStream) stalled() bool {
 // if the reader has taken everything (a window of them came back with
 // nothing to send, so that no take would call for more). It reports
 // whether some still wait, to check again later.
-func (ms *multiStream) checkFlow() bool {
+func (ms *Stream) checkFlow() bool {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
@@ -194,7 +196,7 @@ func (ms *multiStream) checkFlow() bool {
 func (f *streamFlow) waiting() bool { return len(f.deferred) > 0 || len(f.parked) > 0 }
 
 // parkDeferred parks every deferred watcher. The caller holds mu.
-func (ms *multiStream) parkDeferred() {
+func (ms *Stream) parkDeferred() {
 	for i, w := range ms.flow.deferred {
 		ms.flow.deferred[i] = nil
 		if w.deferred {
@@ -209,7 +211,7 @@ func (ms *multiStream) parkDeferred() {
 
 // park closes w's backend watch, dropping what it queued; unpark watches
 // it again from w.next.
-func (ms *multiStream) park(w *streamWatcher) {
+func (ms *Stream) park(w *streamWatcher) {
 	w.bw.Close()
 	w.bw = nil
 	w.parked = true
@@ -220,10 +222,10 @@ func (ms *multiStream) park(w *streamWatcher) {
 
 // madeRoom: the connection took pending (took bytes of it) to write it.
 // The caller holds mu.
-func (ms *multiStream) madeRoom(took int) {
+func (ms *Stream) madeRoom(took int) {
 	ms.flow.writing = took > 0
 	ms.flow.hint = max(took, ms.flow.hint/2)
-	if ms.flow.hint <= maxPooledStreamBuffer {
+	if ms.flow.hint <= stream.MaxPooledBuffer {
 		ms.flow.spare = nil // not busy: keep nothing
 	}
 	ms.account()
@@ -231,7 +233,7 @@ func (ms *multiStream) madeRoom(took int) {
 }
 
 // wrote: the connection c has written what it took.
-func (ms *multiStream) wrote(c *streamConn) {
+func (ms *Stream) wrote(c *streamConn) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.conn == c && !ms.gone {
@@ -243,7 +245,7 @@ func (ms *multiStream) wrote(c *streamConn) {
 // reflow: the reader made progress. Deferred watchers are ready again,
 // and parked ones watched again, while pending has room. The caller
 // holds mu.
-func (ms *multiStream) reflow() {
+func (ms *Stream) reflow() {
 	ms.flow.tookAt = time.Now()
 	if len(ms.flow.deferred) > 0 {
 		ms.readyMu.Lock()
@@ -265,7 +267,7 @@ func (ms *multiStream) reflow() {
 }
 
 // kick wakes the collector.
-func (ms *multiStream) kick() {
+func (ms *Stream) kick() {
 	select {
 	case ms.readyCh <- struct{}{}:
 	default:
@@ -276,7 +278,7 @@ func (ms *multiStream) kick() {
 // window allows: it doubles while nothing had to be parked since the last
 // take, and halves when something had. A watch that cannot start (the
 // backend is closing) ends the stream.
-func (ms *multiStream) unpark() {
+func (ms *Stream) unpark() {
 	f := &ms.flow
 	n := max(minUnpark, f.unparkN*2)
 	if f.parkedNow {
@@ -303,7 +305,7 @@ func (ms *multiStream) unpark() {
 }
 
 // signalConn tells the connection there is something to write.
-func (ms *multiStream) signalConn() {
+func (ms *Stream) signalConn() {
 	if ms.conn != nil && (ms.pending != nil || ms.gone) {
 		ms.conn.signal()
 	}

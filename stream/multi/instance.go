@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 
 // An instance of a shared stream on the gateway serving it: made from
 // its record, it follows the record and keeps its lease (see
-// multistream_record.go).
+// record.go).
 
 // sharedStream is what an instance of a shared stream adds to it.
 // Guarded by the stream's mu but for the fields set at its making.
 type sharedStream struct {
-	store  StreamStore
+	store  Store
 	inst   [8]byte // names this instance in its cursors
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -29,7 +29,7 @@ type sharedStream struct {
 }
 
 // isGone reports whether the stream is gone.
-func (ms *multiStream) isGone() bool {
+func (ms *Stream) isGone() bool {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	return ms.gone
@@ -37,7 +37,7 @@ func (ms *multiStream) isGone() bool {
 
 // kickConn ends the stream's connection, if any, as detach would: the
 // stream is read elsewhere. The caller holds mu.
-func (ms *multiStream) kickConn() {
+func (ms *Stream) kickConn() {
 	c := ms.conn
 	if c == nil {
 		return
@@ -54,7 +54,7 @@ func (sh *sharedStream) name() string { return base64.RawURLEncoding.EncodeToStr
 
 // load starts the watchers of record d at version, each where cursor c
 // says (nil: from its start). The caller holds mu.
-func (ms *multiStream) load(d *streamDef, version int64, c *sharedCursor) {
+func (ms *Stream) load(d *streamDef, version int64, c *Cursor) {
 	sh := ms.shared
 	sh.version, sh.reader = version, d.Reader
 	sh.known = d.Next - 1
@@ -74,7 +74,7 @@ func (ms *multiStream) load(d *streamDef, version int64, c *sharedCursor) {
 
 // applyDef brings the instance up to record d at version: watchers added
 // since start, those deleted end. The caller holds mu.
-func (ms *multiStream) applyDef(d *streamDef, version int64) {
+func (ms *Stream) applyDef(d *streamDef, version int64) {
 	sh := ms.shared
 	if ms.gone || version <= sh.version {
 		return
@@ -104,7 +104,7 @@ func (ms *multiStream) applyDef(d *streamDef, version int64) {
 // revision plus posNextBase); a deleted one sends only what the client
 // has not had of it: its created message, then its final one. The
 // caller holds mu.
-func (ms *multiStream) startDef(wd *watchDef, state uint64) {
+func (ms *Stream) startDef(wd *watchDef, state uint64) {
 	w := &streamWatcher{id: wd.ID, req: wd.request(), start: wd.Start, createdRev: wd.Created}
 	w.req.Notify = func() { ms.notify(w) }
 	created := state != posUncreated
@@ -123,14 +123,14 @@ func (ms *multiStream) startDef(wd *watchDef, state uint64) {
 	switch {
 	case wd.Deleted:
 		ms.finishUnwatched(w, "watch deleted")
-	case ms.reg.watchers.acquire(ms.limitKey, 1) != nil:
-		ms.finishUnwatched(w, "too many watchers on this gateway (--max-watchers)")
+	case ms.reg.acquire(ms.limitKey, 1) != nil:
+		ms.finishUnwatched(w, ms.reg.reason(ErrGatewayWatchers))
 	case !ms.reg.allowed(ms, w.keys()):
-		ms.reg.watchers.release(ms.limitKey, 1)
+		ms.reg.release(ms.limitKey, 1)
 		ms.finishUnwatched(w, "permission denied")
 	default:
 		if err := ms.watch(w, w.next); err != nil {
-			ms.reg.watchers.release(ms.limitKey, 1)
+			ms.reg.release(ms.limitKey, 1)
 			ms.finishUnwatched(w, cancelReason(err))
 		}
 	}
@@ -139,7 +139,7 @@ func (ms *multiStream) startDef(wd *watchDef, state uint64) {
 // finishUnwatched ends a watcher that has no backend watch and holds no
 // count against --max-watchers with a canceled message, as finish does.
 // The caller holds mu.
-func (ms *multiStream) finishUnwatched(w *streamWatcher, reason string) {
+func (ms *Stream) finishUnwatched(w *streamWatcher, reason string) {
 	w.final = &streamFinal{event: "canceled", payload: canceledPayload(nil, w.id, reason)}
 	ms.live--
 	ms.ended++
@@ -149,7 +149,7 @@ func (ms *multiStream) finishUnwatched(w *streamWatcher, reason string) {
 // followRecord applies each change of the stream's record, made through
 // any gateway, until the stream is gone here; the record deleted (through
 // another gateway, or by its lease's expiry) ends it.
-func (ms *multiStream) followRecord() {
+func (ms *Stream) followRecord() {
 	defer ms.reg.wg.Done()
 	sh := ms.shared
 	_ = sh.store.FollowStreamRecord(sh.ctx, ms.id, sh.startVersion, func(data []byte, version int64) bool {
@@ -173,7 +173,7 @@ func (ms *multiStream) followRecord() {
 // of this gateway reads it, and once more when one ends, so that the
 // record goes IdleTimeout after the last connection, until the stream is
 // gone here.
-func (ms *multiStream) keepRecord() {
+func (ms *Stream) keepRecord() {
 	defer ms.reg.wg.Done()
 	sh := ms.shared
 	t := time.NewTicker(max(ms.reg.cfg.IdleTimeout/6, 50*time.Millisecond))
@@ -208,7 +208,7 @@ func (ms *multiStream) keepRecord() {
 // record too if this instance was the last to read it and nothing changed
 // it since (else the record's lease, or the instance now reading it,
 // decides).
-func (ms *multiStream) dropIdle(gen uint64) {
+func (ms *Stream) dropIdle(gen uint64) {
 	sh := ms.shared
 	ms.mu.Lock()
 	idle := !ms.gone && ms.conn == nil && ms.idleGen == gen
@@ -230,7 +230,7 @@ func (ms *multiStream) dropIdle(gen uint64) {
 
 // touchRecord asks keepRecord to renew the record's lease now. The caller
 // holds mu.
-func (ms *multiStream) touchRecord() {
+func (ms *Stream) touchRecord() {
 	if ms.shared == nil {
 		return
 	}

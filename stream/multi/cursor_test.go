@@ -1,20 +1,19 @@
-package httpapi
+package multi
 
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/httpkv/httpkv/kv"
 )
 
 // TestSharedCursorRoundTrip: the positions a message's id carries are
 // read back as written, gaps and watchers past the last one included;
 // watchers at one revision make one run.
 func TestSharedCursorRoundTrip(t *testing.T) {
-	ms := &multiStream{shared: &sharedStream{known: 7}}
+	ms := &Stream{shared: &sharedStream{known: 7}}
 	ms.shared.inst = [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
 	sent := map[int64]watcherBase{
 		1: {next: 10, created: true},
@@ -27,7 +26,7 @@ func TestSharedCursorRoundTrip(t *testing.T) {
 		ms.shared.order = append(ms.shared.order, &streamWatcher{id: id, sent: sent[id]})
 	}
 	id := "42" + string(ms.cursorSuffix())
-	c, err := parseSharedCursor(id)
+	c, err := ParseCursor(id)
 	if err != nil {
 		t.Fatalf("parse %q: %v", id, err)
 	}
@@ -49,7 +48,7 @@ func TestSharedCursorRoundTrip(t *testing.T) {
 // carries its instance alone; a common stream of many watchers at one
 // revision fits in a few bytes.
 func TestSharedCursorBounds(t *testing.T) {
-	ms := &multiStream{shared: &sharedStream{known: 10000}}
+	ms := &Stream{shared: &sharedStream{known: 10000}}
 	for id := int64(1); id <= 10000; id++ {
 		ms.shared.order = append(ms.shared.order, &streamWatcher{id: id, sent: watcherBase{next: 500, created: true}})
 	}
@@ -61,10 +60,10 @@ func TestSharedCursorBounds(t *testing.T) {
 		w.sent.next = int64(1000 + i) // every one apart
 	}
 	apart := "7" + string(ms.cursorSuffix())
-	if len(apart) > maxCursorText {
-		t.Fatalf("a cursor of %d bytes, past what a client may send (%d)", len(apart), maxCursorText)
+	if len(apart) > MaxCursorText {
+		t.Fatalf("a cursor of %d bytes, past what a client may send (%d)", len(apart), MaxCursorText)
 	}
-	c, err := parseSharedCursor(apart)
+	c, err := ParseCursor(apart)
 	if err != nil || c.hasPos || !c.hasInst {
 		t.Fatalf("positions past the bound: %+v, %v; want the instance alone", c, err)
 	}
@@ -85,13 +84,14 @@ func TestSharedCursorRefused(t *testing.T) {
 		enc(3, 2, 5),       // runs short of known
 		enc(2, 2, 5, 1, 5), // runs past known
 		enc(2, 0, 5),       // an empty run
-		"1." + strings.Repeat("A", maxCursorText), // too long
+		"1." + strings.Repeat("A", MaxCursorText), // too long
 	} {
-		if _, err := parseSharedCursor(s); err == nil || err.code != kv.CodeInvalidArgument {
-			t.Errorf("parse %.40q: %v, want invalid_argument", s, err)
+		var ce *CursorError
+		if _, err := ParseCursor(s); !errors.As(err, &ce) || ce.Text != s {
+			t.Errorf("parse %.40q: %v, want a CursorError", s, err)
 		}
 	}
-	if c, err := parseSharedCursor(strconv.Itoa(12)); err != nil || c.seq != 12 || c.hasInst {
+	if c, err := ParseCursor(strconv.Itoa(12)); err != nil || c.seq != 12 || c.hasInst {
 		t.Errorf("a sequence number alone: %+v, %v", c, err)
 	}
 }
@@ -99,7 +99,7 @@ func TestSharedCursorRefused(t *testing.T) {
 // BenchmarkSharedCursor: the cursor of one message of a stream of 10,000
 // watchers of which 10 are busy, as each message computes it.
 func BenchmarkSharedCursor(b *testing.B) {
-	ms := &multiStream{shared: &sharedStream{known: 10000}, watchers: make(map[int64]*streamWatcher)}
+	ms := &Stream{shared: &sharedStream{known: 10000}, watchers: make(map[int64]*streamWatcher)}
 	for id := int64(1); id <= 10000; id++ {
 		w := &streamWatcher{id: id, sent: watcherBase{next: 500, created: true}}
 		if id%1000 == 0 {

@@ -1,4 +1,4 @@
-package httpapi
+package stream
 
 import (
 	"bytes"
@@ -8,26 +8,8 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// recordingSink keeps what is sent to it, and fails sends past fail
-// (when not zero).
-type recordingSink struct {
-	sends [][]byte
-	fail  int
-}
-
-func (s *recordingSink) Send(b []byte) bool {
-	if s.fail > 0 && len(s.sends) == s.fail {
-		return false
-	}
-	s.sends = append(s.sends, bytes.Clone(b))
-	return true
-}
-func (s *recordingSink) Gone() <-chan struct{} { return nil }
-func (s *recordingSink) Close()                {}
-func (s *recordingSink) Cut()                  {}
-
 // TestWriteLargeEvents: a revision of large keys and values is sent in
-// chunks of at most about streamChunk, whose bytes are exactly the
+// chunks of at most about Chunk, whose bytes are exactly the
 // message events encodes whole: text with escapes and runes of every
 // width across piece boundaries, U+2028, values that are not UTF-8
 // (base64), previous versions, deletes, SSE and NDJSON.
@@ -57,26 +39,26 @@ func TestWriteLargeEvents(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		for _, enc := range []streamEncoder{{}, {ndjson: true}} {
-			t.Run(c.name+map[bool]string{false: " sse", true: " ndjson"}[enc.ndjson], func(t *testing.T) {
+		for _, enc := range []Encoder{{}, {NDJSON: true}} {
+			t.Run(c.name+map[bool]string{false: " sse", true: " ndjson"}[enc.NDJSON], func(t *testing.T) {
 				if n := revisionBytes(c.evs); n <= largeRevision {
 					t.Fatalf("revisionBytes = %d, want a large revision (over %d)", n, largeRevision)
 				}
-				want := enc.events([]byte("before"), rev, c.evs)
-				sink := &recordingSink{}
-				sb := &streamBuffer{out: []byte("before")}
+				want := enc.Events([]byte("before"), rev, c.evs)
+				sink := &recordSink{}
+				sb := &Buffer{Out: []byte("before")}
 				w := chunkWriter{sink: sink, sb: sb, ok: true}
 				if !w.writeLargeEvents(enc, rev, c.evs) || !w.sent {
 					t.Fatalf("writeLargeEvents = %v, sent %v; want sent and true", w.ok, w.sent)
 				}
 				var got []byte
 				for _, b := range sink.sends {
-					if len(b) > streamChunk+6*encodePiece+1024 {
-						t.Errorf("a send of %d bytes, want at most a chunk and a piece (%d)", len(b), streamChunk+6*encodePiece+1024)
+					if len(b) > Chunk+6*encodePiece+1024 {
+						t.Errorf("a send of %d bytes, want at most a chunk and a piece (%d)", len(b), Chunk+6*encodePiece+1024)
 					}
 					got = append(got, b...)
 				}
-				got = append(got, sb.out...)
+				got = append(got, sb.Out...)
 				if !bytes.Equal(got, want) {
 					t.Fatalf("writeLargeEvents sent %d bytes differing from events' %d:\n%.300q\nwant\n%.300q", len(got), len(want), got, want)
 				}
@@ -84,14 +66,14 @@ func TestWriteLargeEvents(t *testing.T) {
 		}
 	}
 	// A failed send stops it.
-	sink := &recordingSink{fail: 1}
-	w := chunkWriter{sink: sink, sb: &streamBuffer{}, ok: true}
-	if w.writeLargeEvents(streamEncoder{}, rev, cases[3].evs) || len(sink.sends) != 1 {
+	sink := &recordSink{failAfter: 1}
+	w := chunkWriter{sink: sink, sb: &Buffer{}, ok: true}
+	if w.writeLargeEvents(Encoder{}, rev, cases[3].evs) || len(sink.sends) != 1 {
 		t.Fatalf("with the second send failing, writeLargeEvents = true or sent %d times, want false after one", len(sink.sends))
 	}
 }
 
-// TestWriteResponsesLarge: writeResponses sends a large revision in
+// TestWriteResponsesLarge: WriteResponses sends a large revision in
 // chunks and a small one whole, in order, the same bytes as response.
 func TestWriteResponsesLarge(t *testing.T) {
 	value := []byte(strings.Repeat("v", 200<<10))
@@ -102,23 +84,23 @@ func TestWriteResponsesLarge(t *testing.T) {
 	}
 	var want []byte
 	for i := range rs {
-		want, _, _ = streamEncoder{}.response(want, nil, &rs[i])
+		want, _, _ = Encoder{}.Response(want, nil, &rs[i])
 	}
-	sink := &recordingSink{}
-	sb := &streamBuffer{}
-	ok, ended, wrote := writeResponses(sink, streamEncoder{}, sb, rs)
+	sink := &recordSink{}
+	sb := &Buffer{}
+	ok, ended, wrote := WriteResponses(sink, Encoder{}, sb, rs)
 	if !ok || ended || !wrote {
-		t.Fatalf("writeResponses = %v, %v, %v; want true, false, true", ok, ended, wrote)
+		t.Fatalf("WriteResponses = %v, %v, %v; want true, false, true", ok, ended, wrote)
 	}
 	var got []byte
 	for _, b := range sink.sends {
-		if len(b) > 2*streamChunk {
+		if len(b) > 2*Chunk {
 			t.Errorf("a send of %d bytes, want chunks", len(b))
 		}
 		got = append(got, b...)
 	}
-	got = append(got, sb.out...)
+	got = append(got, sb.Out...)
 	if !bytes.Equal(got, want) {
-		t.Fatalf("writeResponses wrote %d bytes differing from response's %d", len(got), len(want))
+		t.Fatalf("WriteResponses wrote %d bytes differing from response's %d", len(got), len(want))
 	}
 }

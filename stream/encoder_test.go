@@ -1,4 +1,4 @@
-package httpapi
+package stream
 
 import (
 	"bytes"
@@ -38,13 +38,13 @@ func testEvents(rev int64, n int) []kv.Event {
 // in place, is exactly what framing its payload gives, in both forms.
 func TestStreamEncoderEventsInPlace(t *testing.T) {
 	evs := testEvents(7, 6)
-	for _, enc := range []streamEncoder{{}, {ndjson: true}} {
+	for _, enc := range []Encoder{{}, {NDJSON: true}} {
 		for len(evs) > 0 {
-			rev, n := revisionSpan(evs)
+			rev, n := RevisionSpan(evs)
 			payload := append(wire.AppendEventsField(wire.AppendHeader(nil, rev), evs[:n]), '}')
-			want := enc.frame([]byte("before"), "", rev, payload)
-			if got := enc.events([]byte("before"), rev, evs[:n]); !bytes.Equal(got, want) {
-				t.Fatalf("ndjson=%v: events wrote\n%s\nwant\n%s", enc.ndjson, got, want)
+			want := enc.Frame([]byte("before"), "", rev, payload)
+			if got := enc.Events([]byte("before"), rev, evs[:n]); !bytes.Equal(got, want) {
+				t.Fatalf("ndjson=%v: events wrote\n%s\nwant\n%s", enc.NDJSON, got, want)
 			}
 			evs = evs[n:]
 		}
@@ -70,7 +70,7 @@ func (s *recordSink) Close()                {}
 func (s *recordSink) Cut()                  {}
 
 // TestWriteResponsesInChunks writes a take of many responses, as a
-// watcher catching up gets: it goes out in writes of about streamChunk,
+// watcher catching up gets: it goes out in writes of about Chunk,
 // each ending on a message's end, together exactly the encoding of the
 // whole take; a final response goes out with what precedes it and ends
 // the stream; a failed write stops it.
@@ -83,48 +83,48 @@ func TestWriteResponsesInChunks(t *testing.T) {
 		evs = evs[n:]
 	}
 	rs = append(rs, kv.WatchResponse{Revision: 5000, Progress: true})
-	for _, enc := range []streamEncoder{{}, {ndjson: true}} {
+	for _, enc := range []Encoder{{}, {NDJSON: true}} {
 		var want []byte
 		for i := range rs {
-			want, _, _ = enc.response(want, nil, &rs[i])
+			want, _, _ = enc.Response(want, nil, &rs[i])
 		}
 		sink := &recordSink{}
-		sb := &streamBuffer{}
-		ok, ended, wrote := writeResponses(sink, enc, sb, rs)
+		sb := &Buffer{}
+		ok, ended, wrote := WriteResponses(sink, enc, sb, rs)
 		if !ok || ended || !wrote {
-			t.Fatalf("ndjson=%v: writeResponses = %v, %v, %v; want ok, not ended, wrote", enc.ndjson, ok, ended, wrote)
+			t.Fatalf("ndjson=%v: WriteResponses = %v, %v, %v; want ok, not ended, wrote", enc.NDJSON, ok, ended, wrote)
 		}
-		sent := bytes.Join(append(sink.sends, sb.out), nil)
+		sent := bytes.Join(append(sink.sends, sb.Out), nil)
 		if !bytes.Equal(sent, want) {
-			t.Fatalf("ndjson=%v: sent %d bytes differing from the take's %d", enc.ndjson, len(sent), len(want))
+			t.Fatalf("ndjson=%v: sent %d bytes differing from the take's %d", enc.NDJSON, len(sent), len(want))
 		}
-		if len(sink.sends) < len(want)/streamChunk-1 {
-			t.Fatalf("ndjson=%v: %d writes for %d bytes, want about one per %d", enc.ndjson, len(sink.sends), len(want), streamChunk)
+		if len(sink.sends) < len(want)/Chunk-1 {
+			t.Fatalf("ndjson=%v: %d writes for %d bytes, want about one per %d", enc.NDJSON, len(sink.sends), len(want), Chunk)
 		}
 		end := "\n\n"
-		if enc.ndjson {
+		if enc.NDJSON {
 			end = "}\n"
 		}
 		for i, b := range sink.sends {
-			if len(b) < streamChunk || len(b) > streamChunk+2048 || !strings.HasSuffix(string(b), end) {
-				t.Fatalf("ndjson=%v: write %d of %d bytes, want one of about %d ending a message", enc.ndjson, i, len(b), streamChunk)
+			if len(b) < Chunk || len(b) > Chunk+2048 || !strings.HasSuffix(string(b), end) {
+				t.Fatalf("ndjson=%v: write %d of %d bytes, want one of about %d ending a message", enc.NDJSON, i, len(b), Chunk)
 			}
 		}
-		if cap(sb.out) > maxPooledStreamBuffer {
-			t.Fatalf("ndjson=%v: the buffer grew to %d, past what the pool keeps (%d)", enc.ndjson, cap(sb.out), maxPooledStreamBuffer)
+		if cap(sb.Out) > MaxPooledBuffer {
+			t.Fatalf("ndjson=%v: the buffer grew to %d, past what the pool keeps (%d)", enc.NDJSON, cap(sb.Out), MaxPooledBuffer)
 		}
 	}
 
 	// A final response: everything before it and it, then the end.
 	final := append(rs[:len(rs)-1:len(rs)-1], kv.WatchResponse{Revision: 6000, CompactRevision: 10})
 	sink := &recordSink{}
-	ok, ended, _ := writeResponses(sink, streamEncoder{}, &streamBuffer{}, final)
+	ok, ended, _ := WriteResponses(sink, Encoder{}, &Buffer{}, final)
 	if !ok || !ended || !strings.Contains(string(sink.sends[len(sink.sends)-1]), "event: compacted") {
 		t.Fatalf("with a final response: ok %v, ended %v; want both, the compacted message last", ok, ended)
 	}
 	// A client gone mid-take.
 	sink = &recordSink{failAfter: 2}
-	if ok, _, _ := writeResponses(sink, streamEncoder{}, &streamBuffer{}, rs); ok || len(sink.sends) != 2 {
+	if ok, _, _ := WriteResponses(sink, Encoder{}, &Buffer{}, rs); ok || len(sink.sends) != 2 {
 		t.Fatalf("a failing sink: ok %v after %d writes, want false after 2", ok, len(sink.sends))
 	}
 }
@@ -137,12 +137,12 @@ func TestSharedEventsByIdentity(t *testing.T) {
 	shared := testEvents(900001, 1)
 	own := testEvents(900001, 1)
 	own[0].PrevKV = &kv.KeyValue{Key: own[0].KV.Key, Value: []byte("mine")}
-	for _, enc := range []streamEncoder{{}, {ndjson: true}} {
+	for _, enc := range []Encoder{{}, {NDJSON: true}} {
 		for _, evs := range [][]kv.Event{shared, own, shared} {
-			want := enc.events(nil, 900001, evs)
+			want := enc.Events(nil, 900001, evs)
 			for range 2 { // encoded, then found
-				if got := enc.sharedEvents([]byte{}, 900001, evs); !bytes.Equal(got, want) {
-					t.Fatalf("ndjson=%v: sharedEvents wrote\n%s\nwant\n%s", enc.ndjson, got, want)
+				if got := enc.SharedEvents([]byte{}, 900001, evs); !bytes.Equal(got, want) {
+					t.Fatalf("ndjson=%v: sharedEvents wrote\n%s\nwant\n%s", enc.NDJSON, got, want)
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 )
 
 // The registry's side of shared streams: their records, changed by
-// compare-and-swap (see multistream_record.go).
+// compare-and-swap (see record.go).
 
 // changeRetries bounds the compare-and-swaps of one change of a record
 // that others keep changing.
@@ -16,7 +16,7 @@ const changeRetries = 32
 
 // probeStart asks the backend where a watch of req starts and what
 // revision its created message says, as a watcher added now would.
-func (g *streamRegistry) probeStart(ctx context.Context, req kv.WatchRequest) (start, created int64, err error) {
+func (g *Registry) probeStart(ctx context.Context, req kv.WatchRequest) (start, created int64, err error) {
 	bw, err := g.backend.Watch(ctx, req)
 	if err != nil {
 		return 0, 0, err
@@ -26,7 +26,7 @@ func (g *streamRegistry) probeStart(ctx context.Context, req kv.WatchRequest) (s
 }
 
 // defOf returns a new watcher's record.
-func (g *streamRegistry) defOf(ctx context.Context, id int64, req kv.WatchRequest) (watchDef, error) {
+func (g *Registry) defOf(ctx context.Context, id int64, req kv.WatchRequest) (watchDef, error) {
 	start, created, err := g.probeStart(ctx, req)
 	if err != nil {
 		return watchDef{}, err
@@ -38,7 +38,7 @@ func (g *streamRegistry) defOf(ctx context.Context, id int64, req kv.WatchReques
 // defsOf returns the records of new watchers, numbered from id on. The
 // watchers from now all start where the first of them does: one probe of
 // the backend for the lot (over etcd, a request to it), not one each.
-func (g *streamRegistry) defsOf(ctx context.Context, id int64, reqs []kv.WatchRequest) ([]watchDef, error) {
+func (g *Registry) defsOf(ctx context.Context, id int64, reqs []kv.WatchRequest) ([]watchDef, error) {
 	defs := make([]watchDef, len(reqs))
 	var fromNow *watchDef
 	for i, req := range reqs {
@@ -59,12 +59,12 @@ func (g *streamRegistry) defsOf(ctx context.Context, id int64, reqs []kv.WatchRe
 	return defs, nil
 }
 
-// sharedCreate makes a stream's record, with its first watchers, within
+// SharedCreate makes a stream's record, with its first watchers, within
 // the bounds of the deployment's streams and watchers and its owner's,
 // counted in the store: their watchers are the deployment's from now on,
 // whether a gateway serves them or not.
-func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, limitKey string, reqs []kv.WatchRequest) (string, []int64, error) {
-	d := &streamDef{User: owner.user, UserID: []byte(owner.id), AuthOn: owner.authOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
+func (g *Registry) SharedCreate(ctx context.Context, owner Owner, limitKey string, reqs []kv.WatchRequest) (string, []int64, error) {
+	d := &streamDef{User: owner.User, UserID: []byte(owner.ID), AuthOn: owner.AuthOn, Limit: limitKey, Next: int64(len(reqs)) + 1}
 	defs, err := g.defsOf(ctx, 1, reqs)
 	if err != nil {
 		return "", nil, err
@@ -84,11 +84,11 @@ func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, li
 		case err != nil:
 			return "", nil, err
 		case c.Streams >= int64(g.cfg.MaxStreams):
-			return "", nil, errorf(kv.CodeTooManyRequests, "the deployment has %d watch streams, its most (--max-watch-streams); retry later", g.cfg.MaxStreams)
+			return "", nil, &LimitError{Limit: LimitDeploymentStreams, Max: g.cfg.MaxStreams}
 		case c.GroupStreams >= int64(g.cfg.MaxStreamsPerUser):
-			return "", nil, tooManyStreamsPerUser(g.cfg.MaxStreamsPerUser)
+			return "", nil, &LimitError{Limit: LimitStreamsPerOwner, Max: g.cfg.MaxStreamsPerUser}
 		}
-		if aerr := g.watchers.recorded(c, len(reqs)); aerr != nil {
+		if aerr := g.recorded(c, len(reqs)); aerr != nil {
 			return "", nil, aerr
 		}
 		id := newStreamID()
@@ -102,29 +102,25 @@ func (g *streamRegistry) sharedCreate(ctx context.Context, owner streamOwner, li
 		// The id was taken, or another stream changed since the count:
 		// count again.
 	}
-	return "", nil, errStreamsBusy
+	return "", nil, ErrBusy
 }
 
-// errStreamsBusy answers a change that lost every compare-and-swap to
-// others made at the same time.
-var errStreamsBusy = errorf(kv.CodeUnavailable, "the streams changed %d times while this change was made; retry", changeRetries)
-
-// loadDef reads stream id's record for owner: errStreamNotFound when it
+// loadDef reads stream id's record for owner: ErrStreamNotFound when it
 // has none, or it is another's.
-func (g *streamRegistry) loadDef(ctx context.Context, id string, owner streamOwner) (*streamDef, int64, error) {
+func (g *Registry) loadDef(ctx context.Context, id string, owner Owner) (*streamDef, int64, error) {
 	data, version, err := g.store.StreamRecord(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}
 	if data == nil {
-		return nil, 0, errStreamNotFound
+		return nil, 0, ErrStreamNotFound
 	}
 	d, err := decodeStreamDef(data)
 	if err != nil {
 		return nil, 0, err
 	}
 	if d.owner() != owner {
-		return nil, 0, errStreamNotFound
+		return nil, 0, ErrStreamNotFound
 	}
 	return d, version, nil
 }
@@ -132,7 +128,7 @@ func (g *streamRegistry) loadDef(ctx context.Context, id string, owner streamOwn
 // changeDef applies change to stream id's record, again while another
 // change comes between its read and its write, and hands the result to
 // the stream's instance on this gateway, if any.
-func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamOwner, change func(d *streamDef) error) error {
+func (g *Registry) changeDef(ctx context.Context, id string, owner Owner, change func(d *streamDef) error) error {
 	for range changeRetries {
 		d, version, err := g.loadDef(ctx, id, owner)
 		if err != nil {
@@ -155,7 +151,7 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 			if err != nil {
 				return err
 			}
-			if aerr := g.watchers.recorded(c, added); aerr != nil {
+			if aerr := g.recorded(c, added); aerr != nil {
 				return aerr
 			}
 			w.AsOf = c.AsOf
@@ -165,7 +161,7 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 			return err
 		}
 		if ok {
-			if ms := g.get(id); ms != nil && ms.shared != nil {
+			if ms := g.Get(id); ms != nil && ms.shared != nil {
 				ms.mu.Lock()
 				ms.applyDef(d, v)
 				ms.mu.Unlock()
@@ -173,19 +169,19 @@ func (g *streamRegistry) changeDef(ctx context.Context, id string, owner streamO
 			return nil
 		}
 	}
-	return errStreamsBusy
+	return ErrBusy
 }
 
-// sharedAddWatch adds a watcher to stream id's record; the instance
+// SharedAddWatch adds a watcher to stream id's record; the instance
 // serving it, on whichever gateway, starts it.
-func (g *streamRegistry) sharedAddWatch(ctx context.Context, id string, owner streamOwner, req kv.WatchRequest) (int64, error) {
+func (g *Registry) SharedAddWatch(ctx context.Context, id string, owner Owner, req kv.WatchRequest) (int64, error) {
 	wd, err := g.defOf(ctx, 0, req)
 	if err != nil {
 		return 0, err
 	}
 	err = g.changeDef(ctx, id, owner, func(d *streamDef) error {
 		if d.live() >= g.cfg.MaxWatchers {
-			return tooManyWatchers(g.cfg.MaxWatchers)
+			return TooManyWatchers(g.cfg.MaxWatchers)
 		}
 		wd.ID = d.Next
 		d.Next++
@@ -196,13 +192,13 @@ func (g *streamRegistry) sharedAddWatch(ctx context.Context, id string, owner st
 	return wd.ID, err
 }
 
-// sharedCancelWatch marks a watcher of stream id's record deleted; the
+// SharedCancelWatch marks a watcher of stream id's record deleted; the
 // instance serving it ends it.
-func (g *streamRegistry) sharedCancelWatch(ctx context.Context, id string, owner streamOwner, wid int64) error {
+func (g *Registry) SharedCancelWatch(ctx context.Context, id string, owner Owner, wid int64) error {
 	return g.changeDef(ctx, id, owner, func(d *streamDef) error {
 		wd := d.find(wid)
 		if wd == nil || wd.Deleted {
-			return errWatchNotFound
+			return ErrWatchNotFound
 		}
 		wd.Deleted = true
 		d.prune(g.cfg.MaxWatchers)
@@ -210,8 +206,8 @@ func (g *streamRegistry) sharedCancelWatch(ctx context.Context, id string, owner
 	})
 }
 
-// sharedDelete deletes stream id's record; the instance serving it ends.
-func (g *streamRegistry) sharedDelete(ctx context.Context, id string, owner streamOwner) error {
+// SharedDelete deletes stream id's record; the instance serving it ends.
+func (g *Registry) SharedDelete(ctx context.Context, id string, owner Owner) error {
 	if _, _, err := g.loadDef(ctx, id, owner); err != nil {
 		return err
 	}
@@ -219,33 +215,52 @@ func (g *streamRegistry) sharedDelete(ctx context.Context, id string, owner stre
 	if err != nil {
 		return err
 	}
-	if ms := g.get(id); ms != nil {
-		ms.delete("stream deleted")
+	if ms := g.Get(id); ms != nil {
+		ms.Delete("stream deleted")
 	}
 	if !ok {
-		return errStreamNotFound
+		return ErrStreamNotFound
 	}
 	return nil
 }
 
-// sharedAttach makes a connection the reader of stream id, whose record
-// d at version was read for its owner, resuming after cursor c (nil:
-// none), and claims the stream for this instance in the record: an
-// instance reading it on another gateway ends its connection, as a newer
-// connection takes a stream over on one gateway.
-func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamDef, version int64, c *sharedCursor, authChanged <-chan struct{}) (*multiStream, *streamConn, error) {
-	ms, conn, err := g.sharedOpen(ctx, id, d, version, c, authChanged)
+// Record is a shared stream's record, as Registry.Record read it for
+// its owner.
+type Record struct {
+	id      string
+	def     *streamDef
+	version int64
+}
+
+// Record reads stream id's record for owner: ErrStreamNotFound when it
+// has none, or it is another's.
+func (g *Registry) Record(ctx context.Context, id string, owner Owner) (*Record, error) {
+	d, version, err := g.loadDef(ctx, id, owner)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	return &Record{id: id, def: d, version: version}, nil
+}
+
+// AttachShared makes a connection the reader of the stream of rec,
+// resuming after cursor c (nil: none), and claims the stream for this
+// instance in the record: an instance reading it on another gateway ends
+// its connection, as a newer connection takes a stream over on one
+// gateway.
+func (g *Registry) AttachShared(ctx context.Context, rec *Record, c *Cursor, authChanged <-chan struct{}) (*Conn, error) {
+	id, d := rec.id, rec.def
+	ms, conn, err := g.sharedOpen(ctx, id, d, rec.version, c, authChanged)
+	if err != nil {
+		return nil, err
 	}
 	if ms.isGone() {
 		// Ended as it was attached (a cursor too old): the record goes too.
 		_, _ = g.store.DeleteStreamRecord(ctx, id, 0)
-		return ms, conn, nil
+		return &Conn{ms: ms, c: conn}, nil
 	}
 	name := ms.shared.name()
 	if d.Read && d.Reader == name {
-		return ms, conn, nil
+		return &Conn{ms: ms, c: conn}, nil
 	}
 	err = g.changeDef(ctx, id, d.owner(), func(d *streamDef) error {
 		d.Read, d.Reader = true, name
@@ -253,19 +268,19 @@ func (g *streamRegistry) sharedAttach(ctx context.Context, id string, d *streamD
 	})
 	if err != nil {
 		ms.detach(conn)
-		return nil, nil, err
+		return nil, err
 	}
-	return ms, conn, nil
+	return &Conn{ms: ms, c: conn}, nil
 }
 
 // sharedOpen attaches the connection: a cursor of this gateway's
 // instance resumes from its log; one of another instance, or of a
 // gateway gone, makes a new instance where the cursor says each watcher
 // stands.
-func (g *streamRegistry) sharedOpen(ctx context.Context, id string, d *streamDef, version int64, c *sharedCursor, authChanged <-chan struct{}) (*multiStream, *streamConn, error) {
+func (g *Registry) sharedOpen(ctx context.Context, id string, d *streamDef, version int64, c *Cursor, authChanged <-chan struct{}) (*Stream, *streamConn, error) {
 	g.openMu.Lock()
 	defer g.openMu.Unlock()
-	ms := g.get(id)
+	ms := g.Get(id)
 	if ms != nil && ms.shared == nil {
 		ms = nil
 	}
@@ -274,10 +289,10 @@ func (g *streamRegistry) sharedOpen(ctx context.Context, id string, d *streamDef
 		conn, err := ms.attach(0, false)
 		return ms, conn, err
 	case c == nil && d.Read:
-		return nil, nil, badRequest("this stream was read before: reconnect with Last-Event-ID (or last_event_id), the id of the last message received")
+		return nil, nil, ErrCursorNeeded
 	case c != nil && !c.hasInst:
 		if ms == nil {
-			return nil, nil, badRequest("Last-Event-ID %d is not the id of a message of this stream", c.seq)
+			return nil, nil, &CursorError{Problem: CursorUnknown, Seq: c.seq}
 		}
 		conn, err := ms.attach(c.seq, true)
 		return ms, conn, err
@@ -285,7 +300,7 @@ func (g *streamRegistry) sharedOpen(ctx context.Context, id string, d *streamDef
 		conn, err := ms.attach(c.seq, true)
 		return ms, conn, err
 	case c != nil && c.hasPos && c.known >= d.Next:
-		return nil, nil, badRequest("Last-Event-ID names watchers this stream never had")
+		return nil, nil, &CursorError{Problem: CursorUnknownWatchers}
 	}
 	if ms != nil {
 		// Another instance's cursor: the client has what it says, not

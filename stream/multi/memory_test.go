@@ -1,4 +1,4 @@
-package httpapi
+package multi
 
 import (
 	"fmt"
@@ -6,18 +6,10 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
-
-// heapInUse is the live heap after a full collection.
-func heapInUse() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
 
 // watcherMemory returns the heap bytes an idle watcher of a stream holds,
 // over n watchers of a key or a prefix (half each), server side: the stream's record of it
@@ -25,9 +17,9 @@ func heapInUse() uint64 {
 func watcherMemory(tb testing.TB, n int) float64 {
 	tb.Helper()
 	b := openTestBackend(tb, embedded.Options{})
-	reg := newStreamRegistry(WatchStreamConfig{MaxWatchers: n}, b, allowAll{})
-	defer reg.close()
-	ms, err := reg.create(streamOwner{}, "test", nil)
+	reg := New(Config{MaxWatchers: n}, b, nil, nil)
+	defer reg.Close()
+	ms, err := reg.Create(Owner{}, "test", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,13 +27,13 @@ func watcherMemory(tb testing.TB, n int) float64 {
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "memory/%08d", i)
 	}
-	before := heapInUse()
+	before := storetest.HeapInUse()
 	for i, k := range keys {
 		r := keyrange.Single(k)
 		if i%2 == 1 {
 			r = keyrange.Prefix(k)
 		}
-		if _, err := ms.addWatch(kv.WatchRequest{Key: r.Key, End: r.End}); err != nil {
+		if _, err := ms.AddWatch(kv.WatchRequest{Key: r.Key, End: r.End}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -54,7 +46,7 @@ func watcherMemory(tb testing.TB, n int) float64 {
 	ms.log.written = ms.log.issued
 	ms.log.reset()
 	ms.mu.Unlock()
-	after := heapInUse()
+	after := storetest.HeapInUse()
 	runtime.KeepAlive(keys)
 	return float64(after-before) / float64(n)
 }

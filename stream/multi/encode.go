@@ -1,24 +1,25 @@
-package httpapi
+package multi
 
 import (
 	"cmp"
 	"strconv"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
 
 // The messages of a stream of many watchers. They are a single watch's
-// (see sse.go), with "watch_id" right after "type", and an id on every
+// (see package stream's Encoder), with "watch_id" right after "type", and an id on every
 // one: a cursor, the message's sequence number in the stream (see
-// multistream_log.go), rather than a revision. Each message goes into the
+// log.go), rather than a revision. Each message goes into the
 // stream's pending buffer and its log at once (emit).
 
 // emit appends one message of w to pending and records it in the log:
 // after it, w's next revision is next. payload is the message's JSON
 // object, starting with its watch_id.
-func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next int64, payload []byte) {
+func (ms *Stream) emit(w *streamWatcher, kind entryKind, event string, next int64, payload []byte) {
 	ms.pendingBuffer()
 	before := len(ms.pending.out)
 	seq := ms.log.issued + 1
@@ -27,13 +28,13 @@ func (ms *multiStream) emit(w *streamWatcher, kind entryKind, event string, next
 		w.sent.advance(kind, next)
 		suffix = ms.cursorSuffix()
 	}
-	ms.pending.out = streamEncoder{}.frameCursor(ms.pending.out, event, cmp.Or(event, defaultType), seq, suffix, payload)
+	ms.pending.out = stream.Encoder{}.FrameCursor(ms.pending.out, event, cmp.Or(event, stream.DefaultType), seq, suffix, payload)
 	ms.log.issue(w, kind, next, len(ms.pending.out)-before)
 }
 
 // emitCreated queues w's created message: where it starts, and the
 // revision the stream was consistent with then.
-func (ms *multiStream) emitCreated(w *streamWatcher) {
+func (ms *Stream) emitCreated(w *streamWatcher) {
 	p := watchIDPayload(ms.scratch[:0], w.id)
 	p = appendHeaderField(p, w.createdRev)
 	p = wire.AppendIntField(p, "start_revision", w.start)
@@ -42,13 +43,13 @@ func (ms *multiStream) emitCreated(w *streamWatcher) {
 }
 
 // emitFinal queues w's final message again or for the first time.
-func (ms *multiStream) emitFinal(w *streamWatcher) {
+func (ms *Stream) emitFinal(w *streamWatcher) {
 	ms.emit(w, entryFinal, w.final.event, w.next, w.final.payload)
 }
 
 // encodeResponse queues one response of w's backend watch, as plan
 // says (see planTake); it reports whether it ended the watcher.
-func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, plan *takePlan) bool {
+func (ms *Stream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, plan *takePlan) bool {
 	switch {
 	case r.CompactRevision != 0:
 		p := watchIDPayload(ms.scratch[:0], w.id)
@@ -73,7 +74,7 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, pla
 	// One message per revision; a response may hold several.
 	evs := r.Events
 	for len(evs) > 0 {
-		rev, n := revisionSpan(evs)
+		rev, n := stream.RevisionSpan(evs)
 		w.next = rev + 1
 		ms.emitEvents(w, rev, evs[:n], plan.field())
 		evs = evs[n:]
@@ -85,7 +86,7 @@ func (ms *multiStream) encodeResponse(w *streamWatcher, r *kv.WatchResponse, pla
 // output for its payload, written in place, its events field from f
 // when they are shared, else copied from another stream's encoding of
 // them or encoded here.
-func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f *sharedField) {
+func (ms *Stream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f *sharedField) {
 	sb := ms.pendingBuffer()
 	before := sb.size()
 	b := append(sb.out, "id: "...)
@@ -94,7 +95,7 @@ func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f
 		w.sent.advance(entryData, w.next)
 		b = append(b, ms.cursorSuffix()...)
 	}
-	b = append(b, "\ndata: {\"type\":\""+defaultType+"\",\"watch_id\":"...)
+	b = append(b, "\ndata: {\"type\":\""+stream.DefaultType+"\",\"watch_id\":"...)
 	b = strconv.AppendInt(b, w.id, 10)
 	b = appendHeaderField(b, rev)
 	if f != nil {
@@ -102,7 +103,7 @@ func (ms *multiStream) emitEvents(w *streamWatcher, rev int64, evs []kv.Event, f
 		sb.refs = append(sb.refs, sharedRef{at: len(b), f: f})
 		sb.shared += f.size
 	} else {
-		b = appendRecentEvents(b, rev, evs)
+		b = stream.AppendRecentEvents(b, rev, evs)
 	}
 	sb.out = append(b, "}\n\n"...)
 	ms.log.issue(w, entryData, w.next, sb.size()-before)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/stream/multi"
+
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -30,7 +32,7 @@ func BenchmarkWatchStreamFanout(b *testing.B) {
 func benchmarkFanout(b *testing.B, watchers int) {
 	be := openTestBackend(b, embedded.Options{})
 	h := NewHandler(be, nil, zerolog.Nop(), Config{KeepAliveInterval: time.Hour,
-		WatchStreams: WatchStreamConfig{MaxWatchers: watchers}})
+		WatchStreams: multi.Config{MaxWatchers: watchers}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()
@@ -86,5 +88,5 @@ func benchmarkFanout(b *testing.B, watchers int) {
 	mu.Unlock()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*watchers)/time.Since(start).Seconds(), "events/s")
-	b.ReportMetric(float64(h.wstreams.parks.Load())/float64(b.N), "parks/put")
+	b.ReportMetric(float64(h.wstreams.Parks())/float64(b.N), "parks/put")
 }

@@ -1,22 +1,23 @@
-package httpapi
+package multi
 
 import (
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 	"github.com/httpkv/httpkv/wire"
 )
 
 // A take of a stream of many watchers: what a ready watcher has queued,
 // counted against TotalBufferBytes before it is encoded into pending
-// (see multistream_flow.go for when a watcher is taken, deferred or
+// (see flow.go for when a watcher is taken, deferred or
 // parked), and the buffers it is encoded into.
 
 // take encodes what w's backend watch has queued into pending, if the
 // bound for all streams has room for it; else w is parked, and catches
 // up from history once there is room (unpark), as a watcher past its
 // stream's own bound does.
-func (ms *multiStream) take(w *streamWatcher) {
+func (ms *Stream) take(w *streamWatcher) {
 	rs := w.bw.Next()
 	plan, ok := ms.planTake(rs)
 	if !ok {
@@ -45,7 +46,7 @@ func (ms *multiStream) take(w *streamWatcher) {
 // grows by doubling, as append would, so that a stream taking many small
 // takes copies its buffer a few times, not once a take. A new pending
 // buffer is counted at its capacity.
-func (ms *multiStream) growFor(own int) (grow int64, ok bool) {
+func (ms *Stream) growFor(own int) (grow int64, ok bool) {
 	var used, capacity int // of the buffer pending will be; counted already
 	switch {
 	case ms.pending != nil:
@@ -57,7 +58,7 @@ func (ms *multiStream) growFor(own int) (grow int64, ok bool) {
 		// the pool, counted at its capacity before it is pending.
 		var sb *streamBuffer
 		var fresh int
-		if ms.flow.hint > maxPooledStreamBuffer {
+		if ms.flow.hint > stream.MaxPooledBuffer {
 			fresh = max(own, ms.pendingCap())
 			if !ms.reg.reserve(int64(fresh)) {
 				return 0, false
@@ -114,7 +115,7 @@ const messageOverhead = 256
 // enough. ok is false, and nothing is counted, when there is no room for
 // it. The events' encoded sizes are counted exactly: JSON escapes some
 // bytes in six, so their raw size says little.
-func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
+func (ms *Stream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 	p := &ms.plan
 	p.own, p.next = 0, 0
 	p.fields = p.fields[:0]
@@ -125,8 +126,8 @@ func (ms *multiStream) planTake(rs []kv.WatchResponse) (*takePlan, bool) {
 			continue
 		}
 		for evs := r.Events; len(evs) > 0; {
-			rev, n := revisionSpan(evs)
-			size := len(recentEvents(rev, evs[:n]))
+			rev, n := stream.RevisionSpan(evs)
+			size := len(stream.RecentEvents(rev, evs[:n]))
 			if size == 0 {
 				size = wire.EventsFieldSize(evs[:n])
 			}
@@ -164,7 +165,7 @@ func (p *takePlan) field() *sharedField {
 
 // done drops the references the plan still holds: those of messages not
 // encoded, the watcher having ended before them.
-func (p *takePlan) done(g *streamRegistry) {
+func (p *takePlan) done(g *Registry) {
 	for i, f := range p.fields {
 		if f != nil {
 			g.unpinField(f)
@@ -175,7 +176,7 @@ func (p *takePlan) done(g *streamRegistry) {
 
 // pendingBytes is how much is encoded and not yet taken by a connection,
 // the shared fields it refers to included.
-func (ms *multiStream) pendingBytes() int64 {
+func (ms *Stream) pendingBytes() int64 {
 	if ms.pending == nil {
 		return 0
 	}
@@ -185,7 +186,7 @@ func (ms *multiStream) pendingBytes() int64 {
 // pendingBuffer returns pending, made if need be: the spare buffer of a
 // busy stream, or one made for the size of its recent takes, or one from
 // the pool.
-func (ms *multiStream) pendingBuffer() *streamBuffer {
+func (ms *Stream) pendingBuffer() *streamBuffer {
 	if ms.pending == nil {
 		ms.flow.since = time.Now()
 	}
@@ -193,7 +194,7 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 	case ms.pending != nil:
 	case ms.flow.spare != nil:
 		ms.pending, ms.flow.spare = ms.flow.spare, nil
-	case ms.flow.hint > maxPooledStreamBuffer:
+	case ms.flow.hint > stream.MaxPooledBuffer:
 		ms.pending = &streamBuffer{out: make([]byte, 0, ms.pendingCap())}
 	default:
 		ms.pending = getStreamBuffer()
@@ -203,19 +204,19 @@ func (ms *multiStream) pendingBuffer() *streamBuffer {
 
 // pendingCap is what a busy stream's new pending buffer is made for: the
 // size of its recent takes and a quarter.
-func (ms *multiStream) pendingCap() int {
+func (ms *Stream) pendingCap() int {
 	return min(ms.flow.hint+ms.flow.hint/4, maxKeptBuffer)
 }
 
 // recycle takes back a buffer the connection wrote: a busy stream keeps
 // a large one for its next writes.
-func (ms *multiStream) recycle(sb *streamBuffer) {
+func (ms *Stream) recycle(sb *streamBuffer) {
 	ms.reg.unpinRefs(sb)
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.flow.writingCap = 0
 	defer ms.account()
-	if cap(sb.out) > maxPooledStreamBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone &&
+	if cap(sb.out) > stream.MaxPooledBuffer && cap(sb.out) <= maxKeptBuffer && ms.flow.spare == nil && !ms.gone &&
 		ms.reg.buffered.Load() < ms.reg.cfg.TotalBufferBytes {
 		sb.out = sb.out[:0]
 		ms.flow.spare = sb
@@ -226,7 +227,7 @@ func (ms *multiStream) recycle(sb *streamBuffer) {
 
 // shed lets go of the buffer a stream kept for its next writes: it has
 // been idle for a while.
-func (ms *multiStream) shed() {
+func (ms *Stream) shed() {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.flow.spare, ms.flow.hint = nil, 0

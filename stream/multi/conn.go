@@ -1,11 +1,10 @@
-package httpapi
+package multi
 
 import (
 	"errors"
 	"runtime"
 	"time"
 
-	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/stream"
 )
 
@@ -16,11 +15,11 @@ import (
 type streamConn struct {
 	ready  chan struct{} // signalled when pending has bytes, or the stream is gone
 	kicked chan struct{} // closed when another connection took the stream over, or it was cut
-	sink   streamSink    // where it writes, once its loop runs; guarded by the stream's mu
+	sink   stream.Sink   // where it writes, once its loop runs; guarded by the stream's mu
 }
 
 // setSink records where c writes, so that it can be cut (evict).
-func (ms *multiStream) setSink(c *streamConn, sink streamSink) {
+func (ms *Stream) setSink(c *streamConn, sink stream.Sink) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	c.sink = sink
@@ -33,22 +32,32 @@ func (c *streamConn) signal() {
 	}
 }
 
+// Attach makes a new connection the stream's reader, as attach does,
+// and returns it for the stream loop to drive.
+func (ms *Stream) Attach(cursor int64, hasCursor bool) (*Conn, error) {
+	c, err := ms.attach(cursor, hasCursor)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{ms: ms, c: c}, nil
+}
+
 // attach makes a new connection the stream's reader, resuming right after
 // the message whose id is cursor (0: before the first). Without a cursor
 // the stream must never have been read past a fold point: the client
 // could not say what it had.
-func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error) {
+func (ms *Stream) attach(cursor int64, hasCursor bool) (*streamConn, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone {
-		return nil, errStreamNotFound
+		return nil, ErrStreamNotFound
 	}
 	state := ms.log.check(cursor)
 	switch {
 	case !hasCursor && ms.log.folded > 0:
-		return nil, badRequest("this stream was read before: reconnect with Last-Event-ID (or last_event_id), the id of the last message received")
+		return nil, ErrCursorNeeded
 	case state == cursorUnknown:
-		return nil, badRequest("Last-Event-ID %d is not the id of a message of this stream", cursor)
+		return nil, &CursorError{Problem: CursorUnknown, Seq: cursor}
 	}
 	if ms.conn != nil {
 		close(ms.conn.kicked)
@@ -76,7 +85,7 @@ func (ms *multiStream) attach(cursor int64, hasCursor bool) (*streamConn, error)
 
 // detach forgets c, unless another connection took over; the stream is
 // dropped once it has had no connection for IdleTimeout.
-func (ms *multiStream) detach(c *streamConn) {
+func (ms *Stream) detach(c *streamConn) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.conn != c {
@@ -93,7 +102,7 @@ func (ms *multiStream) detach(c *streamConn) {
 }
 
 // armIdle starts the idle timer. The caller holds mu.
-func (ms *multiStream) armIdle() {
+func (ms *Stream) armIdle() {
 	if ms.gone {
 		return
 	}
@@ -107,7 +116,7 @@ func (ms *multiStream) armIdle() {
 
 // expire drops the stream if it still has had no connection since the
 // timer of generation gen was armed.
-func (ms *multiStream) expire(gen uint64) {
+func (ms *Stream) expire(gen uint64) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone || ms.conn != nil || ms.idleGen != gen {
@@ -136,7 +145,7 @@ func (ms *multiStream) expire(gen uint64) {
 // whose reader stops cannot keep the others from the room they need for
 // longer than stallAfter, rather than until its connection's write
 // deadline passes and the stream expires. It reports whether it did.
-func (ms *multiStream) evict() bool {
+func (ms *Stream) evict() bool {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.gone || ms.pending == nil && ms.flow.writingCap == 0 || !ms.stalled() {
@@ -160,7 +169,7 @@ func (ms *multiStream) evict() bool {
 
 // takePending hands what is pending to c to write; done says c is to end
 // after writing it (the stream is gone, or c was taken over).
-func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) {
+func (ms *Stream) takePending(c *streamConn) (sb *streamBuffer, done bool) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.conn != c {
@@ -185,7 +194,7 @@ func (ms *multiStream) takePending(c *streamConn) (sb *streamBuffer, done bool) 
 
 // shutdownConn ends every watcher with "shutting down" and hands what is
 // pending to c, its last write.
-func (ms *multiStream) shutdownConn(c *streamConn) *streamBuffer {
+func (ms *Stream) shutdownConn(c *streamConn) *streamBuffer {
 	ms.mu.Lock()
 	if ms.conn == c {
 		ms.end("shutting down", false)
@@ -195,30 +204,38 @@ func (ms *multiStream) shutdownConn(c *streamConn) *streamBuffer {
 	return sb
 }
 
-// multiConn is a connection reading a stream of many watchers, as the
+// Conn is a connection reading a stream of many watchers, as the
 // stream loop drives it. Every revision ready across the watchers goes
 // out in one write and one flush. The connection ends, and the stream
 // goes on, when another connection takes the stream over (Done), or when
 // the token it was opened with expires or is revoked: the client
 // reconnects with a new one and its Last-Event-ID.
-type multiConn struct {
-	ms *multiStream
+type Conn struct {
+	ms *Stream
 	c  *streamConn
 }
 
 // Open records where c writes, so that it can be cut (evict), and writes
 // the retry delay.
-func (mc *multiConn) Open(s streamSink) bool {
+func (mc *Conn) Open(s stream.Sink) bool {
 	mc.ms.setSink(mc.c, s)
-	return s.Send(streamEncoder{}.retry(nil, 1000))
+	return s.Send(stream.Encoder{}.Retry(nil, 1000))
 }
 
-func (mc *multiConn) Ready() <-chan struct{} { return mc.c.ready }
-func (mc *multiConn) Done() <-chan struct{}  { return mc.c.kicked }
-func (mc *multiConn) Close()                 { mc.ms.detach(mc.c) }
+// Ready is signalled when there is something pending, or the stream is
+// gone.
+func (mc *Conn) Ready() <-chan struct{} { return mc.c.ready }
+
+// Done is closed when another connection took the stream over, or this
+// one was cut (evict).
+func (mc *Conn) Done() <-chan struct{} { return mc.c.kicked }
+
+// Close lets go of the stream: it is dropped once it has had no
+// connection for IdleTimeout.
+func (mc *Conn) Close() { mc.ms.detach(mc.c) }
 
 // Take writes what is pending.
-func (mc *multiConn) Take(s streamSink) (wrote, end bool) {
+func (mc *Conn) Take(s stream.Sink) (wrote, end bool) {
 	// Let the collector finish what it is taking now, so that it joins
 	// this write rather than the next.
 	runtime.Gosched()
@@ -236,9 +253,9 @@ func (mc *multiConn) Take(s streamSink) (wrote, end bool) {
 }
 
 // KeepAlive: idle this long, the stream keeps no buffer.
-func (mc *multiConn) KeepAlive(s streamSink) bool {
+func (mc *Conn) KeepAlive(s stream.Sink) bool {
 	mc.ms.shed()
-	return s.Send(streamEncoder{}.keepAlive(nil))
+	return s.Send(stream.Encoder{}.KeepAlive(nil))
 }
 
 // End ends the connection. Shutting down, the watchers of a gateway's
@@ -246,9 +263,9 @@ func (mc *multiConn) KeepAlive(s streamSink) bool {
 // the deployment's goes on, and the client resumes it on another gateway
 // with its Last-Event-ID. A token that expired or was revoked ends the
 // connection only: a comment says why, to a client that reads comments.
-func (mc *multiConn) End(s streamSink, why error) {
+func (mc *Conn) End(s stream.Sink, why error) {
 	if !errors.Is(why, stream.ErrShutdown) {
-		s.Send(append(append([]byte(": "), streamEndReason(why)...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
+		s.Send(append(append([]byte(": "), mc.ms.reg.reason(why)...), "; reconnect with a valid token and Last-Event-ID\n\n"...))
 		return
 	}
 	if mc.ms.shared != nil {
@@ -261,25 +278,6 @@ func (mc *multiConn) End(s streamSink, why error) {
 	}
 }
 
-// connGuard is the Guard of a connection reading a stream: it ends with
-// its token (expired or revoked); what ends the owner's right to the
-// stream (the user deleted, auth turned on or off) ends the stream, whose
-// collector rechecks it (streamRegistry.recheck), its last messages
-// first.
-func connGuard(a streamAuthorizer, changed <-chan struct{}, caller streamCaller) stream.Guard {
-	g := streamGuard(a, changed, caller, Access{})
-	if a != nil {
-		g.Recheck = func() error {
-			err := a.Recheck(caller, Access{})
-			if errors.Is(err, auth.ErrTokenRevoked) || errors.Is(err, auth.ErrTokenExpired) {
-				return err
-			}
-			return nil
-		}
-	}
-	return g
-}
-
-// abandon is what runStream calls instead of the loop when the stream
-// cannot be served after all (the handler is closing).
-func (mc *multiConn) abandon() { mc.ms.detach(mc.c) }
+// Abandon is what the transport calls instead of the stream loop when
+// the connection cannot be served after all (the server is closing).
+func (mc *Conn) Abandon() { mc.ms.detach(mc.c) }

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/stream"
+	"github.com/httpkv/httpkv/stream/multi"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -38,7 +41,7 @@ type streamCrowd struct {
 	reconnects int
 }
 
-func newStreamCrowd(tb testing.TB, cfg WatchStreamConfig) *streamCrowd {
+func newStreamCrowd(tb testing.TB, cfg multi.Config) *streamCrowd {
 	tb.Helper()
 	c := &streamCrowd{}
 	c.h, c.b = newTestHandler(tb, Config{KeepAliveInterval: time.Hour, WatchStreams: cfg})
@@ -92,16 +95,12 @@ func (c *streamCrowd) settle(tb testing.TB) int64 {
 	reg := c.h.wstreams
 	var most int64
 	ok := waitFor(3*streamTimeout, func() bool {
-		most = max(most, reg.buffered.Load())
+		most = max(most, reg.Buffered())
 		if st := c.b.Stats().Watchers; st.PendingEvents != 0 || st.Unsynced != 0 || st.Victims != 0 {
 			return false
 		}
 		for _, id := range c.ids {
-			ms := reg.get(id)
-			ms.mu.Lock()
-			deferred := len(ms.flow.deferred)
-			ms.mu.Unlock()
-			if deferred > 0 {
+			if reg.Get(id).Stats().Deferred > 0 {
 				return false
 			}
 		}
@@ -110,7 +109,7 @@ func (c *streamCrowd) settle(tb testing.TB) int64 {
 	if !ok {
 		tb.Fatalf("the streams neither took nor parked their watchers within %v: %+v", 3*streamTimeout, c.b.Stats().Watchers)
 	}
-	return max(most, reg.buffered.Load())
+	return max(most, reg.Buffered())
 }
 
 // read resumes reading stream i and returns the value of each of the
@@ -194,23 +193,23 @@ func TestWatchStreamsShareLargeEvents(t *testing.T) {
 		watchers = 4
 		puts     = 2
 	)
-	c := newStreamCrowd(t, WatchStreamConfig{MaxStreamsPerUser: streams})
+	c := newStreamCrowd(t, multi.Config{MaxStreamsPerUser: streams})
 	watch := strings.TrimSuffix(strings.Repeat(`{"key":"k"},`, watchers), ",")
 	for range streams {
 		c.open(t, watch)
 	}
 	// The created messages are written: what is left is the puts'.
 	c.settle(t)
-	before := heapInUse()
+	before := storetest.HeapInUse()
 	for range puts {
 		mustServe(t, c.h, http.StatusOK, "PUT", "/v1/kv/k", crowdValue)
 	}
 	most := c.settle(t)
-	grown := int64(heapInUse()) - int64(before)
+	grown := int64(storetest.HeapInUse()) - int64(before)
 	encoded := int64(6 * len(crowdValue))
 	t.Logf("%d stalled streams of %d watchers, %d puts of %d bytes (%d as JSON): the streams counted at most %d bytes, the heap grew %d bytes",
 		streams, watchers, puts, len(crowdValue), encoded, most, grown)
-	if limit := puts*encoded + streams*maxPooledStreamBuffer; most > limit {
+	if limit := puts*encoded + streams*stream.MaxPooledBuffer; most > limit {
 		t.Fatalf("the streams counted %d bytes against their bound, want at most one encoding of each put and a buffer each (%d)", most, limit)
 	}
 	if limit := puts*(encoded+int64(len(crowdValue))) + 16<<20; grown > limit {
@@ -242,21 +241,21 @@ func TestWatchStreamsTotalHoldsForACrowd(t *testing.T) {
 	// idle timeout of an hour keeps it however slow a loaded machine
 	// makes the test (the default minute dropped one, which then
 	// answered 404).
-	c := newStreamCrowd(t, WatchStreamConfig{MaxStreamsPerUser: streams, TotalBufferBytes: total, IdleTimeout: time.Hour})
+	c := newStreamCrowd(t, multi.Config{MaxStreamsPerUser: streams, TotalBufferBytes: total, IdleTimeout: time.Hour})
 	for i := range streams {
 		c.open(t, fmt.Sprintf(`{"key":"k/%02d"}`, i))
 	}
 	c.settle(t)
-	before := heapInUse()
+	before := storetest.HeapInUse()
 	for i := range streams {
 		mustServe(t, c.h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/k/%02d", i), crowdValue)
 	}
 	most := c.settle(t)
-	grown := int64(heapInUse()) - int64(before)
+	grown := int64(storetest.HeapInUse()) - int64(before)
 	t.Logf("%d stalled streams, a put of %d bytes of 0x01 each (%d as JSON): the streams counted at most %d bytes (bound %d), the heap grew %d bytes; %d takes refused",
-		streams, len(crowdValue), 6*len(crowdValue), most, total, grown, c.h.wstreams.refused.Load())
+		streams, len(crowdValue), 6*len(crowdValue), most, total, grown, c.h.wstreams.Refused())
 	defer func() {
-		t.Logf("%d streams let go of what they held, %d readers reconnected", c.h.wstreams.evictions.Load(), c.reconnects)
+		t.Logf("%d streams let go of what they held, %d readers reconnected", c.h.wstreams.Evictions(), c.reconnects)
 	}()
 	if most > total {
 		t.Fatalf("the streams counted %d bytes against their bound %d", most, total)
@@ -269,21 +268,18 @@ func TestWatchStreamsTotalHoldsForACrowd(t *testing.T) {
 	// readers resume.
 	var holding, empty []int
 	for i, id := range c.ids {
-		ms := c.h.wstreams.get(id)
-		ms.mu.Lock()
-		if ms.pending != nil || ms.flow.writingCap > 0 {
+		if c.h.wstreams.Get(id).Stats().Holding {
 			holding = append(holding, i)
 		} else {
 			empty = append(empty, i)
 		}
-		ms.mu.Unlock()
 	}
 	for _, i := range append(empty, holding...) {
 		if got := c.read(t, i, 1); len(got[1]) != 1 || got[1][0] != crowdValue {
 			t.Fatalf("stream %d: got %d values, want its put", i, len(got[1]))
 		}
 	}
-	if len(holding) > 0 && c.h.wstreams.evictions.Load() == 0 {
+	if len(holding) > 0 && c.h.wstreams.Evictions() == 0 {
 		t.Fatalf("%d stalled streams held what others needed room for, and were not let go of", len(holding))
 	}
 }

@@ -1,10 +1,11 @@
-package httpapi
+package multi
 
 import (
 	"sync"
 	"time"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/stream"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -16,7 +17,7 @@ import (
 // connection lasts. A revision of large values copied into each stream's
 // buffer was then a copy per stream: a put of 1.4 MB of control bytes
 // (each escaped in six) held 8.4 MB in each of a user's 32 stalled
-// streams. So an events field larger than maxSharedMessage is encoded
+// streams. So an events field larger than stream.MaxSharedMessage is encoded
 // once, into a sharedField that every stream carrying the same events
 // refers to (the scheduler hands the watchers of one revision one shared
 // slice of its events, see watch.Store's notify), and the connection
@@ -55,7 +56,7 @@ type sharedRef struct {
 // scheduler's shared ones (events with previous versions are a
 // watcher's own).
 func shareable(evs []kv.Event, size int) bool {
-	if size <= maxSharedMessage {
+	if size <= stream.MaxSharedMessage {
 		return false
 	}
 	for i := range evs {
@@ -70,7 +71,7 @@ func shareable(evs []kv.Event, size int) bool {
 // reference to it: a new one is made and counted against
 // TotalBufferBytes (reserve), unless there is no room for it, and then
 // ok is false.
-func (g *streamRegistry) pinField(evs []kv.Event, size int) (f *sharedField, ok bool) {
+func (g *Registry) pinField(evs []kv.Event, size int) (f *sharedField, ok bool) {
 	k := fieldKey{first: &evs[0], n: len(evs)}
 	g.fieldsMu.Lock()
 	defer g.fieldsMu.Unlock()
@@ -87,7 +88,7 @@ func (g *streamRegistry) pinField(evs []kv.Event, size int) (f *sharedField, ok 
 }
 
 // unpinField drops a reference to f; the last one lets it go.
-func (g *streamRegistry) unpinField(f *sharedField) {
+func (g *Registry) unpinField(f *sharedField) {
 	g.fieldsMu.Lock()
 	defer g.fieldsMu.Unlock()
 	if f.refs--; f.refs > 0 {
@@ -108,7 +109,7 @@ func (f *sharedField) encoded(evs []kv.Event) []byte {
 // than the whole bound still goes through, one at a time. It reports
 // whether it did. What it counts is given back with unreserve, or kept
 // as a shared field's count.
-func (g *streamRegistry) reserve(n int64) bool {
+func (g *Registry) reserve(n int64) bool {
 	for {
 		cur := g.buffered.Load()
 		if cur+n > g.cfg.TotalBufferBytes && cur > g.cfg.TotalBufferBytes/16 {
@@ -120,17 +121,17 @@ func (g *streamRegistry) reserve(n int64) bool {
 	}
 }
 
-func (g *streamRegistry) unreserve(n int64) { g.buffered.Add(-n) }
+func (g *Registry) unreserve(n int64) { g.buffered.Add(-n) }
 
 // dropBuffer lets go of a stream's buffer that will not be written (or
 // was): its shared fields, then the buffer.
-func (g *streamRegistry) dropBuffer(sb *streamBuffer) {
+func (g *Registry) dropBuffer(sb *streamBuffer) {
 	g.unpinRefs(sb)
 	putStreamBuffer(sb)
 }
 
 // unpinRefs drops sb's references to shared fields.
-func (g *streamRegistry) unpinRefs(sb *streamBuffer) {
+func (g *Registry) unpinRefs(sb *streamBuffer) {
 	for i, r := range sb.refs {
 		g.unpinField(r.f)
 		sb.refs[i] = sharedRef{}
@@ -139,9 +140,9 @@ func (g *streamRegistry) unpinRefs(sb *streamBuffer) {
 }
 
 // sendBuffer writes sb, its own bytes and the shared fields between
-// them, streamChunk at most a send, so that each send's deadline is for
+// them, stream.Chunk at most a send, so that each send's deadline is for
 // a chunk, as a single watch's are.
-func sendBuffer(sink streamSink, sb *streamBuffer) bool {
+func sendBuffer(sink stream.Sink, sb *streamBuffer) bool {
 	at := 0
 	for _, r := range sb.refs {
 		if !sendChunks(sink, sb.out[at:r.at]) || !sendChunks(sink, r.f.json) {
@@ -152,10 +153,10 @@ func sendBuffer(sink streamSink, sb *streamBuffer) bool {
 	return sendChunks(sink, sb.out[at:])
 }
 
-// sendChunks sends b, streamChunk at most a send.
-func sendChunks(sink streamSink, b []byte) bool {
+// sendChunks sends b, stream.Chunk at most a send.
+func sendChunks(sink stream.Sink, b []byte) bool {
 	for len(b) > 0 {
-		n := min(len(b), streamChunk)
+		n := min(len(b), stream.Chunk)
 		if !sink.Send(b[:n]) {
 			return false
 		}
@@ -166,9 +167,9 @@ func sendChunks(sink streamSink, b []byte) bool {
 
 // evictStalled runs after a take found no room within TotalBufferBytes:
 // it lets go of what streams hold for readers that have stopped taking it
-// (multiStream.evict), at most every stallAfter/4. A collector calls it
+// (Stream.evict), at most every stallAfter/4. A collector calls it
 // holding no stream's mu.
-func (g *streamRegistry) evictStalled() {
+func (g *Registry) evictStalled() {
 	if !g.crowded.Load() {
 		return
 	}
@@ -178,7 +179,7 @@ func (g *streamRegistry) evictStalled() {
 	}
 	g.crowded.Store(false)
 	g.mu.Lock()
-	all := make([]*multiStream, 0, len(g.streams))
+	all := make([]*Stream, 0, len(g.streams))
 	for _, ms := range g.streams {
 		all = append(all, ms)
 	}
