@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -104,13 +105,18 @@ func TestConsoleModules(t *testing.T) {
 	runModuleChecks(t, consoleModuleChecks)
 }
 
+// moduleChecksTimeout bounds a run of module checks: seconds of work for
+// the page on a quiet machine, which load stretches far past the
+// console's usual consoleTimeout.
+const moduleChecksTimeout = 3 * time.Minute
+
 // runModuleChecks evaluates script, which imports the console's modules
 // and resolves to a list of failures, in a console page; each is an error.
 func runModuleChecks(t *testing.T, script string) {
 	t.Helper()
 	s := startServer(t)
 	p := openConsole(t, s, "#/leases", 1280, 800)
-	ctx, cancel := context.WithTimeout(p.ctx, consoleTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, moduleChecksTimeout)
 	defer cancel()
 	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](script, chromedp.EvalAwaitPromise))
 	if err != nil {

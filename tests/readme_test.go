@@ -145,14 +145,15 @@ func untilInterrupted(line string) bool {
 // readmeScriptLine is line n as the README test runs it: a data command
 // that announces its exit status runs in an if, its status noted; one
 // that runs until Ctrl-C is interrupted after a while, and what it
-// printed kept.
+// printed kept; one still running a minute after the interrupt is
+// killed, and the script fails there rather than hang.
 func readmeScriptLine(line string, n int) string {
 	code, _, _ := strings.Cut(line, " #")
 	if m := announcedExit.FindStringSubmatch(line); m != nil && dataCommand.MatchString(line) {
 		return fmt.Sprintf("if %s; then rc=0; else rc=$?; fi; httpkv_exit %d %s $rc", code, n, m[1])
 	}
 	if untilInterrupted(line) {
-		return fmt.Sprintf("timeout --preserve-status -s INT \"$HTTPKV_STREAM_SECONDS\" %s | tee \"$HTTPKV_DIR/run.%d\"; httpkv_ran %d", code, n, n)
+		return fmt.Sprintf("timeout --preserve-status -k 60 -s INT \"$HTTPKV_STREAM_SECONDS\" %s | tee \"$HTTPKV_DIR/run.%d\"; httpkv_ran %d", code, n, n)
 	}
 	return line
 }
