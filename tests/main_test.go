@@ -26,16 +26,18 @@ func TestMain(m *testing.M) {
 const testsPerCore = 3
 
 // parallelByDefault runs testsPerCore tests a core at once when -parallel
-// was not given. The tests of this package spend most of their time
-// waiting on what they start (servers, etcd members, Chromium, npm) and
-// on the timeouts they check: with go test's default of one a core the
-// cores sit half idle, and beside another go test the package ran past
-// go test's 10-minute timeout. Three a core took the package from 380 s
-// to 280 s on two cores with no test failing.
+// was not given, over the embedded store. Its tests spend most of their
+// time waiting on what they start (servers, Chromium, npm) and on the
+// timeouts they check: with go test's default of one a core the cores
+// sit half idle. Three a core took the package from 380 s to 280 s on
+// two cores with no test failing. Over etcd (envTestBackend) each test
+// starts a cluster of three members, which keep the cores busy: there
+// three tests a core overloaded the members until they timed out, so
+// the default stays.
 func parallelByDefault() {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
+	if !set && os.Getenv(envTestBackend) != "etcd" {
 		_ = flag.Set("test.parallel", strconv.Itoa(testsPerCore*runtime.GOMAXPROCS(0)))
 	}
 }
