@@ -4,21 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/httpkv/httpkv/stream"
 )
 
-// Sink is where a stream writes.
-type Sink interface {
-	// Send writes and flushes b; false means the client is gone.
-	Send(b []byte) bool
-	// Gone is closed when the client goes away.
-	Gone() <-chan struct{}
-	// Close ends the response and releases what the sink holds.
-	Close()
-	// Cut makes a send in progress, or the next, fail: it may be called
-	// from another goroutine than the one sending, to let go of a client
-	// that has stopped reading.
-	Cut()
-}
+// Sink is where a stream writes: the stream engine's interface, which
+// the connections of this package implement.
+type Sink = stream.Sink
 
 // Piece is how much of a send goes out under one write deadline. Each
 // send on a stream, over a hijacked HTTP/1 connection or an HTTP/2
