@@ -277,3 +277,26 @@ func TestCLILockPassesOn(t *testing.T) {
 		t.Errorf("after Ctrl-C, the lock was not free at once: %q", got)
 	}
 }
+
+// TestCLIWatchInterruptedTwice: a watch interrupted again while it ends
+// the first time (as timeout(1) does, signalling the command and then its
+// process group) still ends cleanly, exit 0, not killed by the second.
+func TestCLIWatchInterruptedTwice(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	w := startCLI(t, s.URL, "watch", "w/", "--prefix", "-o", "json")
+	if typ, _ := watchedEvents(t, w.next()); typ != "created" {
+		t.Fatalf("watch printed %s first, want created", typ)
+	}
+	for ended := false; !ended; {
+		w.signal(syscall.SIGINT)
+		select {
+		case <-w.done:
+			ended = true
+		default:
+		}
+	}
+	if st := w.wait(); st != 0 {
+		t.Errorf("watch interrupted again while ending exited %d (-1: killed by a signal), want 0; stderr:\n%s", st, w.stderr.String())
+	}
+}

@@ -103,7 +103,9 @@ func (a *forgery) mount() (body string, after []byte, err error) {
 		return "", nil, err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Minute))
+	// A guard against a hang, not a timing: a loaded machine under the
+	// race detector took two minutes over it.
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Minute))
 	a.conn = conn
 	get := func(key string) string { return "GET /v1/kv/" + key + "?raw=true HTTP/1.1\r\nHost: h\r\n\r\n" }
 	if _, err := io.WriteString(conn, strings.Repeat(get("big"), a.fillers)+get("evil")); err != nil {
