@@ -40,7 +40,9 @@ func TestValueForgingNetHTTPAnswer(t *testing.T) {
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skipf("the attack is timed by /proc/net/tcp: %v", err)
 	}
-	s := startServer(t)
+	// The client holds the server's writes while it times the byte:
+	// slowly, on a loaded machine, so past the default --write-timeout.
+	s := startServer(t, fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
 	value := strings.Repeat("A", 64<<10) + netHTTPAnswer
 	s.put(t, "evil", value)
 	s.put(t, "big", strings.Repeat("B", 1_390_000))
