@@ -1,0 +1,3 @@
+package e2e
+
+const Module = "github.com/httpkv/httpkv/"
