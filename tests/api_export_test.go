@@ -48,10 +48,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 	flags := []string{"--max-import-bytes=536870912", fmt.Sprintf("--max-txn-ops=%d", n+10)}
 	src := e2e.StartServer(t, flags...)
 	body := importBody(n)
-	start, cpu := time.Now(), src.Cpu(t)
+	start, cpu := time.Now(), src.CPU(t)
 	a := src.ImportNDJSON(t, "", body, 200)
 	t.Logf("filled the store with %d keys in one import of %d MiB in %v (the server's CPU time: %v)",
-		n, len(body)>>20, time.Since(start).Round(time.Millisecond), src.Cpu(t)-cpu)
+		n, len(body)>>20, time.Since(start).Round(time.Millisecond), src.CPU(t)-cpu)
 	if a.Created != int64(n) || len(a.Keys.Created) != 1000 {
 		t.Fatalf("filling the store: created %d with %d listed, want %d with 1000", a.Created, len(a.Keys.Created), n)
 	}
@@ -61,13 +61,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 	dir := t.TempDir()
 	mem := watchMemory(t, src)
-	start, cpu = time.Now(), src.Cpu(t)
+	start, cpu = time.Now(), src.CPU(t)
 	rev, count, lines, hash := src.ExportTo(t, "", filepath.Join(dir, "export.ndjson"))
 	took := time.Since(start)
 	before, peak := mem.stop()
 	anon, file := peak.Anon-before.Anon, peak.File-before.File
 	t.Logf("exported %d keys in %v (the server's CPU time: %v); the server's anonymous memory (its heap) peaked %.1f MiB above where it was (%.1f MiB), its resident pages of files (the store's mapped file) %.1f MiB above (%.1f MiB)",
-		n, took.Round(time.Millisecond), src.Cpu(t)-cpu, float64(anon)/(1<<20), float64(before.Anon)/(1<<20), float64(file)/(1<<20), float64(before.File)/(1<<20))
+		n, took.Round(time.Millisecond), src.CPU(t)-cpu, float64(anon)/(1<<20), float64(before.Anon)/(1<<20), float64(file)/(1<<20), float64(before.File)/(1<<20))
 	if rev != a.Header.Revision || count != int64(n) || lines != n+1 {
 		t.Fatalf("the export: revision %d, count %d, %d lines; want %d, %d, %d", rev, count, lines, a.Header.Revision, n, n+1)
 	}
@@ -81,12 +81,12 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem = watchMemory(t, dst)
-	start, cpu = time.Now(), dst.Cpu(t)
+	start, cpu = time.Now(), dst.CPU(t)
 	b := dst.ImportNDJSON(t, "", exported, 200)
 	took = time.Since(start)
 	before, peak = mem.stop()
 	t.Logf("imported the %d MiB file in %v (the server's CPU time: %v); the server's anonymous memory peaked %.1f MiB above where it was (%.1f MiB)",
-		len(exported)>>20, took.Round(time.Millisecond), dst.Cpu(t)-cpu, float64(peak.Anon-before.Anon)/(1<<20), float64(before.Anon)/(1<<20))
+		len(exported)>>20, took.Round(time.Millisecond), dst.CPU(t)-cpu, float64(peak.Anon-before.Anon)/(1<<20), float64(before.Anon)/(1<<20))
 	if b.Created != int64(n) || (!e2e.OnEtcd(t) && b.Header.Revision != 2) {
 		t.Fatalf("the re-import: created %d at revision %d, want %d at revision 2", b.Created, b.Header.Revision, n)
 	}

@@ -5,12 +5,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/httpapi"
 	"github.com/httpkv/httpkv/internal/daemon"
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
+	"github.com/rs/zerolog"
 )
 
 // inProcess is the API served in process, wired as the server is wired

@@ -7,6 +7,10 @@ import (
 	"strconv"
 )
 
+// UpdateDocs (-update) makes the tests of generated documents rewrite
+// them rather than fail when they are out of date.
+var UpdateDocs = flag.Bool("update", false, "rewrite generated docs: the console's screenshots in docs/console/, the table of docs/errors.md")
+
 // ParallelByDefault runs perCore tests a core at once when -parallel was
 // not given, over the embedded store; a package's TestMain calls it after
 // flag.Parse. Tests that spend most of their time waiting on what they

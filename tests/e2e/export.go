@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -99,44 +97,6 @@ func (s *Server) ExportTo(tb testing.TB, query, file string) (rev, count int64, 
 	return rev, count, lines, fmt.Sprintf("%x", h.Sum(nil))
 }
 
-// ResidentMemory is a process's resident memory: anonymous (its heap
-// and stacks), and pages of files it maps.
-type ResidentMemory struct{ Anon, File int64 }
-
-// Memory returns the server process's resident memory.
-func (s *Server) Memory(tb testing.TB) ResidentMemory {
-	tb.Helper()
-	m, err := ReadMemory(s.Cmd.Process.Pid)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return m
-}
-
-func ReadMemory(pid int) (ResidentMemory, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return ResidentMemory{}, err
-	}
-	var m ResidentMemory
-	for _, line := range strings.Split(string(b), "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || (name != "RssAnon" && name != "RssFile") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return m, fmt.Errorf("%s %q: %w", name, rest, err)
-		}
-		if name == "RssAnon" {
-			m.Anon = kb << 10
-		} else {
-			m.File = kb << 10
-		}
-	}
-	return m, nil
-}
-
 // checkKeyValueLine fails unless a line of an export is a KeyValue of
 // the OpenAPI document, with no key-like field beside its twin.
 func checkKeyValueLine(tb testing.TB, line []byte) {
@@ -151,23 +111,4 @@ func checkKeyValueLine(tb testing.TB, line []byte) {
 	if err != nil {
 		tb.Fatalf("export line %s: %v", line, err)
 	}
-}
-
-// Cpu returns the CPU time the server process has used, user and system.
-func (s *Server) Cpu(tb testing.TB) time.Duration {
-	tb.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Cmd.Process.Pid))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// The fields after the command's name, which is in parentheses:
-	// utime and stime are the 12th and 13th, in clock ticks (100 a
-	// second on Linux).
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		tb.Fatalf("/proc/%d/stat: %q", s.Cmd.Process.Pid, b)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

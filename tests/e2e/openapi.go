@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-
 	"github.com/httpkv/httpkv/openapi"
 )
 
@@ -29,6 +29,8 @@ var apiDoc struct {
 	err    error
 }
 
+// LoadAPIDoc returns the OpenAPI document of this checkout and a router
+// over its paths, loaded once.
 func LoadAPIDoc() (*openapi3.T, routers.Router, error) {
 	apiDoc.once.Do(func() {
 		// The console's page is text; the validator only needs to know that.
@@ -193,4 +195,18 @@ func Clip(b []byte) []byte {
 		return append(b[:max:max], "..."...)
 	}
 	return b
+}
+
+// NeedPrograms skips the test when err says that a program it needs is
+// missing (what says which), or fails it on CI (CI set), where every
+// program must be there.
+func NeedPrograms(tb testing.TB, what string, err error) {
+	tb.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		tb.Fatalf("%s: %v", what, err)
+	}
+	tb.Skipf("%s: %v", what, err)
 }

@@ -22,6 +22,7 @@ func HistoryString(ev *client.WatchEvent) string {
 	return s
 }
 
+// HistoryStrings is HistoryString of each event.
 func HistoryStrings(evs []client.WatchEvent) []string {
 	out := make([]string, len(evs))
 	for i := range evs {

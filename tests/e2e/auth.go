@@ -60,3 +60,24 @@ func EnableAuth(tb testing.TB, s *Server, rootPassword string) {
 	AuthDo(tb, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
 	AuthDo(tb, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 }
+
+// PathSegment escapes the slashes of a name for a path.
+func PathSegment(name string) string {
+	out := make([]byte, 0, len(name)+4)
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			out = append(out, "%2F"...)
+			continue
+		}
+		out = append(out, name[i])
+	}
+	return string(out)
+}
+
+// Status returns the server's status, read as root.
+func (c AuthCaller) Status(tb testing.TB, s *Server) client.Status {
+	tb.Helper()
+	var st client.Status
+	s.Do(tb, "GET", "/v1/status", nil, c.Header()...).Ok(tb, http.StatusOK, &st)
+	return st
+}

@@ -1,3 +1,0 @@
-package e2e
-
-const Module = "github.com/httpkv/httpkv/"

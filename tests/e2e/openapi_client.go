@@ -1,3 +1,0 @@
-package e2e
-
-func Ptr[T any](v T) *T { return &v }
