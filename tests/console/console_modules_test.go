@@ -217,3 +217,62 @@ func TestConsoleValueModules(t *testing.T) {
 	t.Parallel()
 	runModuleChecks(t, consoleValueChecks)
 }
+
+// consoleLeaseRefreshChecks mounts the Leases section on a store whose
+// reads of a lease wait until the check lets them go, with the page's
+// timers in the check's hands: a timed refresh while a page of reads is
+// in flight must not start another (each overtaking the last, a server
+// slower than the refresh period showed nothing, ever), and the page in
+// flight must show once its reads end.
+const consoleLeaseRefreshChecks = `(async () => {
+	const { mountLeases } = await import("/console/leases.js");
+	const bad = [];
+	const timers = [];
+	const realSetInterval = window.setInterval, realClearInterval = window.clearInterval;
+	window.setInterval = (fn, ms) => { timers.push({ fn, ms }); return -timers.length; };
+	window.clearInterval = (id) => { if (id > 0) realClearInterval(id); };
+	let lists = 0;
+	const held = [];
+	const store = {
+		leases: () => { lists++; return Promise.resolve({ leases: [{ id: 7 }], more: false }); },
+		lease: (id) => new Promise((resolve) => held.push(() => resolve({ id, ttl: 50, granted_ttl: 60 }))),
+	};
+	const container = document.createElement("div");
+	document.body.append(container);
+	let view;
+	try {
+		view = mountLeases(container, { store }, new URLSearchParams());
+	} finally {
+		window.setInterval = realSetInterval;
+		window.clearInterval = realClearInterval;
+	}
+	const settle = () => new Promise((r) => setTimeout(r, 0));
+	await settle();
+	const refresh = timers.find((t) => t.ms >= 5000);
+	if (!refresh) bad.push("no timed refresh: " + JSON.stringify(timers.map((t) => t.ms)));
+	else {
+		for (let i = 0; i < 3; i++) refresh.fn();
+		await settle();
+		if (lists !== 1) bad.push("timed refreshes while a page was in flight read the list " + lists + " times, want once");
+	}
+	for (const go of held.splice(0)) go();
+	for (let i = 0; i < 5; i++) await settle();
+	const summary = container.querySelector(".leases .summary").textContent;
+	if (!summary.includes("Leases 1 to 1")) bad.push("after the slow page ended the summary says " + JSON.stringify(summary));
+	if (refresh) {
+		refresh.fn();
+		await settle();
+		if (lists !== 2) bad.push("a timed refresh after the page ended read the list " + lists + " times in all, want 2");
+	}
+	for (const go of held.splice(0)) go();
+	view.dispose();
+	container.remove();
+	return bad;
+})()`
+
+// TestConsoleLeasesRefreshSlowServer checks that the Leases section shows
+// a page whose reads take longer than its refresh period.
+func TestConsoleLeasesRefreshSlowServer(t *testing.T) {
+	t.Parallel()
+	runModuleChecks(t, consoleLeaseRefreshChecks)
+}

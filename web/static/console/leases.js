@@ -68,6 +68,7 @@ export function mountLeases(container, app, params) {
   let pageNo = 1;
   let disposed = false;
   let reads = 0; // the latest refresh: an earlier one, overtaken, shows nothing
+  let reading = false; // the latest refresh has not finished
 
   function tick() {
     for (const l of leases.values()) {
@@ -174,6 +175,7 @@ export function mountLeases(container, app, params) {
 
   async function refresh() {
     const my = ++reads;
+    reading = true;
     try {
       const list = await store.leases({ limit: PAGE, pageToken: token });
       if (disposed || my !== reads) return;
@@ -216,6 +218,7 @@ export function mountLeases(container, app, params) {
       problem.textContent = e.explain();
     } finally {
       if (my === reads) {
+        reading = false;
         first.disabled = prev.disabled = token === "";
         next.disabled = !nextToken;
         pager.hidden = !nextToken && token === "";
@@ -225,7 +228,10 @@ export function mountLeases(container, app, params) {
 
   refresh();
   const ticker = setInterval(tick, 1000);
-  const refresher = setInterval(refresh, REFRESH);
+  // A timed refresh waits for the one in flight: on a loaded server a
+  // page of reads can take longer than REFRESH, and refreshes that each
+  // overtook the last would never show anything.
+  const refresher = setInterval(() => reading || refresh(), REFRESH);
   return {
     dispose() {
       disposed = true;
