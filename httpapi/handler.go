@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/httpkv/httpkv/auth"
+	"github.com/httpkv/httpkv/httpapi/metrics"
 	"github.com/httpkv/httpkv/openapi"
 	"github.com/httpkv/httpkv/sink"
 	"github.com/httpkv/httpkv/stream/multi"
@@ -103,7 +104,7 @@ type Handler struct {
 	cfg      wiring
 	router   chi.Router
 	methods  methodIndex // the Allow header of a 405
-	metrics  *metrics
+	metrics  *metrics.Metrics
 	tokens   wire.Tokens
 	ids      *requestIDs
 	inflight *semaphore.Weighted

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/httpkv/httpkv/httpapi/metrics"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -85,8 +86,8 @@ func (h *Handler) requestLog(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		latency := time.Since(start)
-		method := methodLabel(r.Method)
-		h.metrics.observe(route, method, status, latency.Seconds())
+		method := metrics.MethodLabel(r.Method)
+		h.metrics.Observe(route, method, status, latency.Seconds())
 		h.cfg.Logger.Info().
 			Str("request_id", middleware.GetReqID(r.Context())).
 			Str("method", method).

@@ -70,14 +70,6 @@ func TestMetricLabelsBounded(t *testing.T) {
 			t.Errorf("GET /metrics has no line %s", want)
 		}
 	}
-	for _, tt := range []struct {
-		status int
-		want   string
-	}{{200, "200"}, {429, "429"}, {418, "4xx"}, {599, "5xx"}, {999, "other"}, {0, "other"}} {
-		if got := statusLabel(tt.status); got != tt.want {
-			t.Errorf("statusLabel(%d) = %q, want %q", tt.status, got, tt.want)
-		}
-	}
 }
 
 // TestRequestID keeps a client's X-Request-Id that is short and plain,

@@ -45,7 +45,7 @@ func (h *Handler) routes() chi.Router {
 	r.Group(func(r chi.Router) {
 		r.Use(h.deadlines)
 		r.Get("/health", h.health)
-		r.Method(http.MethodGet, "/metrics", h.metrics.handler())
+		r.Method(http.MethodGet, "/metrics", h.serveMetrics())
 		r.Get("/openapi.json", h.openAPI)
 		r.Get("/swagger.json", h.swagger)
 		console := web.Handler()

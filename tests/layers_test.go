@@ -36,7 +36,7 @@ func deps(tb testing.TB, pkg string) []string {
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	storages := []string{"mvcc", "watch", "lease", "compactor", "snapshot", "backend/embedded", "backend/etcd"}
-	for _, pkg := range []string{"httpapi", "concurrency", "answer", "sink", "stream", "stream/multi"} {
+	for _, pkg := range []string{"httpapi", "httpapi/metrics", "concurrency", "answer", "sink", "stream", "stream/multi"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
 			if slices.Contains(imports, e2e.Module+storage) {
