@@ -1,0 +1,74 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/openapi/client"
+)
+
+// Attacks on a gateway to etcd from outside, by a client that pays little
+// for what it makes the gateway pay.
+
+// TestEtcdHistoryPageCost: a page of one event of /v1/history, over a
+// range whose history holds 80 values of 1 MiB, costs the gateway about
+// that event, not the 80 MiB etcd catches a watch up with in one answer:
+// before, the gateway received that answer whole for each page (and
+// --etcd-max-history-watches pages at once), a cost of the client's
+// choosing that no answer bound saw. The pages still hold every event.
+func TestEtcdHistoryPageCost(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	s := startGateway(t, c, "/hc/")
+	cli := c.Client(t)
+	const values, size = 80, 1 << 20
+	value := bytes.Repeat([]byte("v"), size)
+	var last int64
+	for i := range values {
+		resp, err := cli.Put(context.Background(), fmt.Sprintf("/hc/kv/big/%02d", i), string(value))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = resp.Header.Revision
+	}
+	// The gateway's own watch has received the puts before the count.
+	s.do(t, "GET", fmt.Sprintf("/v1/kv/big/00?revision=%d", last), nil).want(t, http.StatusOK)
+
+	var page client.HistoryResponse
+	allocated := s.allocatedBy(t, func() {
+		s.do(t, "GET", "/v1/history?key=big/&prefix=true&limit=1", nil).want(t, http.StatusOK).decode(t, &page)
+	})
+	if len(page.Events) != 1 || !page.More || page.NextPageToken == nil {
+		t.Fatalf("first page: %d events, more %v, want 1 and more", len(page.Events), page.More)
+	}
+	t.Logf("a page of one event allocated %.1f MiB on the gateway", allocated/(1<<20))
+	const bound = 32 << 20
+	if allocated > bound {
+		t.Errorf("a page of one event of 1 MiB allocated %.0f MiB on the gateway, want at most %d MiB (etcd's whole catch-up answer is %d MiB)",
+			allocated/(1<<20), bound>>20, values*size>>20)
+	}
+
+	// Every event is still read, in order, page after page.
+	seen := 1
+	for token := *page.NextPageToken; ; {
+		var next client.HistoryResponse
+		s.do(t, "GET", "/v1/history?key=big/&prefix=true&limit=30&page_token="+token, nil).want(t, http.StatusOK).decode(t, &next)
+		for _, ev := range next.Events {
+			if want := fmt.Sprintf("big/%02d", seen); keyOf(&ev.Kv) != want || len(valueOf(&ev.Kv)) != size {
+				t.Fatalf("event %d: key %s of %d bytes, want %s of %d", seen, keyOf(&ev.Kv), len(valueOf(&ev.Kv)), want, size)
+			}
+			seen++
+		}
+		if !next.More {
+			break
+		}
+		token = *next.NextPageToken
+	}
+	if seen != values {
+		t.Errorf("the pages held %d events, want %d", seen, values)
+	}
+}
