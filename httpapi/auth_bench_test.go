@@ -14,6 +14,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/keyrange"
 )
 
@@ -24,7 +25,7 @@ import (
 // realistic set rather than one span.
 func authBenchHandler(b *testing.B, withAuth bool) (http.Handler, string) {
 	b.Helper()
-	backend := openTestBackend(b, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour}})
+	backend := storetest.Open(b, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour}})
 	if !withAuth {
 		return NewHandler(backend, nil, zerolog.Nop(), Config{}), ""
 	}

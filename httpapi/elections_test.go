@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/waittest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -66,16 +68,16 @@ func TestElectionHTTP(t *testing.T) {
 	if la.Name != "db" || la.Key != fmt.Sprintf("db/%x", a) || la.Lease != a || la.Revision < 1 {
 		t.Fatalf("campaign = %+v, want db, db/%x, lease %d", la, a, a)
 	}
-	if kv := currentLeader(t, h, "db"); keyOf(kv) != la.Key || valueOf(kv) != "host-a" || kv.CreateRevision != la.Revision {
+	if kv := currentLeader(t, h, "db"); wiretest.Key(kv) != la.Key || wiretest.Value(kv) != "host-a" || kv.CreateRevision != la.Revision {
 		t.Fatalf("leader = %+v, want %s = host-a created at %d", kv, la.Key, la.Revision)
 	}
 	mustServe(t, h, http.StatusOK, "POST", "/v1/elections/db/proclaim", `{"leader":`+leaderJSONOf(la)+`,"value_base64":"/w=="}`)
-	if kv := currentLeader(t, h, "db"); valueOf(kv) != "\xff" {
+	if kv := currentLeader(t, h, "db"); wiretest.Value(kv) != "\xff" {
 		t.Fatalf("leader after proclaiming \\xff = %+v", kv)
 	}
 	b := e.Grant(t, 60)
 	next := goServe(t, h, "POST", campaignTarget("db"), campaignBody(b, "host-b"))
-	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=db/&prefix=true")) == 2 }) {
+	if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=db/&prefix=true")) == 2 }) {
 		t.Fatalf("the second candidate is not queued")
 	}
 	mustServe(t, h, http.StatusOK, "POST", "/v1/elections/db/resign", `{"leader":`+leaderJSONOf(la)+`}`)
@@ -116,12 +118,12 @@ func expectObservation(tb testing.TB, s *sseReader, key, value string) int64 {
 		tb.Fatalf("observe message %q, want event: no_leader without kv", m.Raw)
 	case key == "":
 		// Strict: a kv in it is refused.
-		header = decodeAs[observeNoLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data)).Header
+		header = wiretest.Decode[observeNoLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data)).Header
 	case m.Event != "":
 		tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
 	default:
-		d := decodeAs[observeLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data))
-		if keyOf(d.KV) != key || valueOf(d.KV) != value {
+		d := wiretest.Decode[observeLeaderDoc](tb, "observe message "+m.Raw, []byte(m.Data))
+		if wiretest.Key(d.KV) != key || wiretest.Value(d.KV) != value {
 			tb.Fatalf("observe message %q, want a default message with %s = %s", m.Raw, key, value)
 		}
 		header = d.Header
@@ -161,7 +163,7 @@ func TestObserveHTTP(t *testing.T) {
 			}
 			b := e.Grant(t, 60)
 			won := goServe(t, h, "POST", campaignTarget("ob"), campaignBody(b, "b"))
-			if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=ob/&prefix=true")) == 2 }) {
+			if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=ob/&prefix=true")) == 2 }) {
 				t.Fatalf("the second candidate is not queued")
 			}
 			if err := e.Revoke(a); err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/kv"
 
 	"github.com/httpkv/httpkv/wire"
@@ -75,11 +77,11 @@ func TestExport(t *testing.T) {
 		if i%100 == 0 {
 			want = big
 		}
-		if keyOf(e) != fmt.Sprintf("p/%05d", i) || valueOf(e) != want || e.ModRevision != int64(i+2) || e.Version != 1 {
+		if wiretest.Key(e) != fmt.Sprintf("p/%05d", i) || wiretest.Value(e) != want || e.ModRevision != int64(i+2) || e.Version != 1 {
 			t.Fatalf("line %d: %+v", i+2, e)
 		}
 	}
-	if last := kvs[n]; last.KeyBase64 == "" || keyOf(last) != "p/\xff" || valueOf(last) != "\xfe" {
+	if last := kvs[n]; last.KeyBase64 == "" || wiretest.Key(last) != "p/\xff" || wiretest.Value(last) != "\xfe" {
 		t.Fatalf("the key that is not UTF-8: %+v", last)
 	}
 
@@ -112,7 +114,7 @@ func (b *compactingBackend) Each(ctx context.Context, key, end []byte, rev int64
 // TestExportCompactedMidway: an export whose revision is compacted after
 // its first page ends with an error line, which an import refuses.
 func TestExportCompactedMidway(t *testing.T) {
-	b := openTestBackend(t, embedded.Options{})
+	b := storetest.Open(t, embedded.Options{})
 	h := NewHandler(&compactingBackend{Backend: b}, nil, zerolog.Nop(), Config{})
 	for i := range 1500 {
 		if _, err := b.Put(context.Background(), kv.PutRequest{Key: fmt.Appendf(nil, "k%04d", i), Value: []byte("v")}, nil); err != nil {

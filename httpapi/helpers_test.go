@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,23 +15,17 @@ import (
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 
 	"github.com/httpkv/httpkv/wire"
 )
-
-// openTestBackend opens the embedded backend in a temporary directory,
-// closed on cleanup.
-func openTestBackend(tb testing.TB, opts embedded.Options) *embedded.Backend {
-	tb.Helper()
-	return storetest.Open(tb, opts)
-}
 
 // newTestHandler returns the real handler over the embedded backend in a
 // temporary directory. cfg.Backend is filled in; the other fields are
 // used as given.
 func newTestHandler(tb testing.TB, cfg Config) (*Handler, *embedded.Backend) {
 	tb.Helper()
-	b := openTestBackend(tb, embedded.Options{})
+	b := storetest.Open(tb, embedded.Options{})
 	return NewHandler(b, nil, zerolog.Nop(), cfg), b
 }
 
@@ -69,30 +62,6 @@ func errorCode(tb testing.TB, rec *httptest.ResponseRecorder) string {
 	return e.Error.Code
 }
 
-// keyOf returns the key's bytes from whichever form the wire used.
-func keyOf(kv wire.KeyValue) string {
-	return fromTwin(kv.Key, kv.KeyBase64)
-}
-
-// valueOf returns the value's bytes from whichever form the wire used.
-func valueOf(kv wire.KeyValue) string {
-	return fromTwin(kv.Value, kv.ValueBase64)
-}
-
-// fromTwin returns the bytes of a field given as text or, when not
-// valid UTF-8, as its base64 twin; a twin that is not base64 reads as a
-// marker no test expects.
-func fromTwin(text, b64 string) string {
-	if b64 == "" {
-		return text
-	}
-	b, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return "!invalid base64 " + b64
-	}
-	return string(b)
-}
-
 // listKeys lists with the query q and returns the keys found.
 func listKeys(tb testing.TB, h http.Handler, q string) []string {
 	tb.Helper()
@@ -103,7 +72,7 @@ func listKeys(tb testing.TB, h http.Handler, q string) []string {
 	}
 	keys := make([]string, 0, len(body.KVs))
 	for _, kv := range body.KVs {
-		keys = append(keys, keyOf(kv))
+		keys = append(keys, wiretest.Key(kv))
 	}
 	return keys
 }
@@ -193,19 +162,4 @@ func openWatch(tb testing.TB, client *http.Client, srv *httptest.Server, target 
 		tb.Fatalf("GET %s = %d %q %s, want 200 text/event-stream", target, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	return newSSEReader(resp.Body)
-}
-
-// waitFor polls cond until it holds or timeout passes; it returns whether
-// it held.
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 
@@ -23,12 +25,12 @@ import (
 func historyEvents(b wire.HistoryResponse) []string {
 	out := make([]string, 0, len(b.Events))
 	for _, ev := range b.Events {
-		s := fmt.Sprintf("%s %s@%d", ev.Type, keyOf(ev.KV), ev.KV.ModRevision)
+		s := fmt.Sprintf("%s %s@%d", ev.Type, wiretest.Key(ev.KV), ev.KV.ModRevision)
 		if ev.Type == "put" {
-			s = fmt.Sprintf("put %s=%s@%d", keyOf(ev.KV), valueOf(ev.KV), ev.KV.ModRevision)
+			s = fmt.Sprintf("put %s=%s@%d", wiretest.Key(ev.KV), wiretest.Value(ev.KV), ev.KV.ModRevision)
 		}
 		if ev.PrevKV != nil {
-			s += fmt.Sprintf(" (was %s=%s@%d)", keyOf(*ev.PrevKV), valueOf(*ev.PrevKV), ev.PrevKV.ModRevision)
+			s += fmt.Sprintf(" (was %s=%s@%d)", wiretest.Key(*ev.PrevKV), wiretest.Value(*ev.PrevKV), ev.PrevKV.ModRevision)
 		}
 		out = append(out, s)
 	}
@@ -59,7 +61,7 @@ func getHistory(tb testing.TB, h http.Handler, query string) wire.HistoryRespons
 //	7 put a=3
 func historyHandler(t *testing.T, pageTokenKey []byte) http.Handler {
 	t.Helper()
-	b := openTestBackend(t, embedded.Options{PageTokenKey: pageTokenKey})
+	b := storetest.Open(t, embedded.Options{PageTokenKey: pageTokenKey})
 	h := NewHandler(b, nil, zerolog.Nop(), Config{})
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/a", "1")
 	mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/b", "1")
@@ -266,7 +268,7 @@ func (a *recordingAuthorizer) Authorize(_ *http.Request, acc Access) error {
 // range, and is refused with the authorizer's answer.
 func TestHistoryAuthorization(t *testing.T) {
 	authz := &recordingAuthorizer{}
-	h := newHandler(wiring{Backend: openTestBackend(t, embedded.Options{}), Authorizer: authz, Logger: zerolog.Nop()})
+	h := newHandler(wiring{Backend: storetest.Open(t, embedded.Options{}), Authorizer: authz, Logger: zerolog.Nop()})
 	tests := []struct {
 		query string
 		want  keyrange.Range

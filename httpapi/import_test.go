@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 
@@ -30,7 +31,7 @@ func TestImport(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"created":1,"deleted":1,"header":{"revision":4},"keys":{"created_base64":["YXBwL/8="],"deleted":["app/gone"],"updated":["app/old"]},"unchanged":1,"updated":1}`) {
 		t.Fatalf("dry run = %s", rec.Body)
 	}
-	if valueOf(getKV(t, h, "app/old")) != "1" {
+	if wiretest.Value(getKV(t, h, "app/old")) != "1" {
 		t.Fatal("a dry run changed app/old")
 	}
 	rec = mustServe(t, h, http.StatusOK, "POST", "/v1/import?key=app/&prefix=true&mode=replace", body, "If-Match", `"4"`)
@@ -124,7 +125,7 @@ func TestRestore(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Created != 1 || res.Updated != 1 || res.Deleted != 1 || res.Header.Revision != 7 {
 		t.Fatalf("restore = %s", rec.Body)
 	}
-	if kv := getKV(t, h, "r/b"); valueOf(kv) != "1" || kv.Lease != 0 {
+	if kv := getKV(t, h, "r/b"); wiretest.Value(kv) != "1" || kv.Lease != 0 {
 		t.Fatalf("r/b restored as %+v, want 1 without a lease", kv)
 	}
 	for _, tc := range []struct {

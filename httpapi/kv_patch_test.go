@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -24,26 +25,26 @@ func TestPatchKey(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if valueOf(got.KV) != `{"b":{"c":2,"d":3}}` || got.KV.Lease != lease || got.KV.Version != 2 || got.Header.Revision != got.KV.ModRevision {
+	if wiretest.Value(got.KV) != `{"b":{"c":2,"d":3}}` || got.KV.Lease != lease || got.KV.Version != 2 || got.Header.Revision != got.KV.ModRevision {
 		t.Fatalf("merge patch answered %s, want {b:{c:2,d:3}} at version 2 with lease %d", rec.Body, lease)
 	}
 	if rec.Header().Get("ETag") != etag(got.KV.ModRevision) {
 		t.Errorf("ETag %q, want %q", rec.Header().Get("ETag"), etag(got.KV.ModRevision))
 	}
-	if kv := getKV(t, h, "conf"); valueOf(kv) != `{"b":{"c":2,"d":3}}` || kv.Lease != lease {
+	if kv := getKV(t, h, "conf"); wiretest.Value(kv) != `{"b":{"c":2,"d":3}}` || kv.Lease != lease {
 		t.Fatalf("the key after the patch: %+v", kv)
 	}
 
 	// A JSON Patch with a charset parameter, under If-Match.
 	rec = mustServe(t, h, http.StatusOK, "PATCH", "/v1/kv/conf", `[{"op":"test","path":"/b/c","value":2},{"op":"add","path":"/e","value":[1]}]`,
 		"Content-Type", jsonPatch+"; charset=utf-8", "If-Match", etag(got.KV.ModRevision))
-	if kv := getKV(t, h, "conf"); valueOf(kv) != `{"b":{"c":2,"d":3},"e":[1]}` {
-		t.Fatalf("after the JSON Patch: %s, answered %s", valueOf(kv), rec.Body)
+	if kv := getKV(t, h, "conf"); wiretest.Value(kv) != `{"b":{"c":2,"d":3},"e":[1]}` {
+		t.Fatalf("after the JSON Patch: %s, answered %s", wiretest.Value(kv), rec.Body)
 	}
 
 	// A merge patch creates a missing key, without a lease.
 	mustServe(t, h, http.StatusOK, "PATCH", "/v1/kv/new", `{"x":"<y>"}`, "Content-Type", mergeType)
-	if kv := getKV(t, h, "new"); valueOf(kv) != `{"x":"<y>"}` || kv.Lease != 0 || kv.Version != 1 {
+	if kv := getKV(t, h, "new"); wiretest.Value(kv) != `{"x":"<y>"}` || kv.Lease != 0 || kv.Version != 1 {
 		t.Fatalf("a merge patch of a missing key made %+v", kv)
 	}
 }
@@ -83,10 +84,10 @@ func TestPatchKeyRefused(t *testing.T) {
 			if tc.status == 412 && tc.key == "conf" && !strings.Contains(rec.Body.String(), `"kv":{"key":"conf"`) {
 				t.Errorf("a 412 without the key as it is: %s", rec.Body)
 			}
-			if kv := getKV(t, h, "conf"); valueOf(kv) != `{"a":1}` || kv.ModRevision != 2 {
+			if kv := getKV(t, h, "conf"); wiretest.Value(kv) != `{"a":1}` || kv.ModRevision != 2 {
 				t.Errorf("conf after the refusal: %+v", kv)
 			}
-			if kv := getKV(t, h, "text"); valueOf(kv) != `not json` || kv.ModRevision != 3 {
+			if kv := getKV(t, h, "text"); wiretest.Value(kv) != `not json` || kv.ModRevision != 3 {
 				t.Errorf("text after the refusal: %+v", kv)
 			}
 			serve(t, h, "GET", "/v1/kv/missing", "")
@@ -108,7 +109,7 @@ func TestPatchKeyBoundsItsWork(t *testing.T) {
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
 		t.Fatalf("a patch of a 2 KB value with 8 KB in flight allowed = %d %s, want 429", rec.Code, rec.Body)
 	}
-	if kv := getKV(t, h, "big"); valueOf(kv) != value {
+	if kv := getKV(t, h, "big"); wiretest.Value(kv) != value {
 		t.Fatalf("a refused patch changed the key")
 	}
 }

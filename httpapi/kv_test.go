@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -90,8 +91,8 @@ func TestPathKeysThroughRouter(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET %s: body %q: %v", path, rec.Body, err)
 		}
-		if keyOf(body.KV) != key {
-			t.Errorf("GET %s: key %q, want %q", path, keyOf(body.KV), key)
+		if wiretest.Key(body.KV) != key {
+			t.Errorf("GET %s: key %q, want %q", path, wiretest.Key(body.KV), key)
 		}
 		if body.KV.Value != "value of "+path {
 			t.Errorf("GET %s: value %q, want %q", path, body.KV.Value, "value of "+path)
@@ -207,7 +208,7 @@ func FuzzPathKeyRouter(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("GET by key_base64: body %q: %v", rec.Body, err)
 		}
-		if len(body.KVs) != 1 || keyOf(body.KVs[0]) != string(key) {
+		if len(body.KVs) != 1 || wiretest.Key(body.KVs[0]) != string(key) {
 			t.Fatalf("PUT %s then GET by key_base64 %q = %s", target, key, rec.Body)
 		}
 		mustServe(t, h, http.StatusOK, "DELETE", target, "")

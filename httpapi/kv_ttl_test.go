@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/wire"
 )
 
@@ -50,7 +51,7 @@ func putTTL(tb testing.TB, h http.Handler, key, value string, ttl int) int64 {
 func TestPutTTL(t *testing.T) {
 	h, _ := newTestHandler(t, Config{})
 	l1 := putTTL(t, h, "a", "v1", 60)
-	if kv := getKV(t, h, "a"); kv.Lease != l1 || valueOf(kv) != "v1" {
+	if kv := getKV(t, h, "a"); kv.Lease != l1 || wiretest.Value(kv) != "v1" {
 		t.Fatalf("after PUT a?ttl=60: %+v, want v1 with lease %d", kv, l1)
 	}
 	var ttl wire.LeaseTimeToLive
@@ -115,7 +116,7 @@ func TestPutTTLRefused(t *testing.T) {
 		if rec.Code != tc.status || errorCode(t, rec) != tc.code {
 			t.Errorf("PUT %s %v = %d %s, want %d %s", tc.target, tc.header, rec.Code, rec.Body, tc.status, tc.code)
 		}
-		if kv := getKV(t, h, "a"); valueOf(kv) != "v" || kv.Lease != 0 || kv.ModRevision != 2 {
+		if kv := getKV(t, h, "a"); wiretest.Value(kv) != "v" || kv.Lease != 0 || kv.ModRevision != 2 {
 			t.Errorf("after PUT %s: a is %+v, want v as it was", tc.target, kv)
 		}
 		if ids := leaseIDs(t, h); len(ids) != 0 {
@@ -134,7 +135,7 @@ func TestPutTTLConditional(t *testing.T) {
 	}
 	rev := getKV(t, h, "n").ModRevision
 	rec = mustServe(t, h, http.StatusOK, "PUT", "/v1/kv/n?ttl=10&prev_kv=true", "2", "If-Match", fmt.Sprintf(`"%d"`, rev))
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PrevKV == nil || valueOf(*got.PrevKV) != "1" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PrevKV == nil || wiretest.Value(*got.PrevKV) != "1" {
 		t.Fatalf("PUT n?ttl&prev_kv If-Match = %s, want prev_kv 1", rec.Body)
 	}
 	if ids := leaseIDs(t, h); !slices.Equal(ids, []int64{got.Lease}) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
@@ -150,7 +151,7 @@ func (s *holdSpy) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard)
 // that hid the writer would give them no Hold, and fail this.
 func TestHeldThroughRoutes(t *testing.T) {
 	const bound = 4 * answerChunk
-	spy := &holdSpy{Backend: openTestBackend(t, embedded.Options{})}
+	spy := &holdSpy{Backend: storetest.Open(t, embedded.Options{})}
 	h := NewHandler(spy, nil, zerolog.Nop(), Config{MaxHeldAnswerBytes: bound})
 	t.Cleanup(h.Close)
 	value := strings.Repeat("v", answerChunk/4)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 
@@ -41,9 +42,9 @@ func TestPagination(t *testing.T) {
 			t.Errorf("page %d: count %d, want 7 (the whole range)", page, body.Count)
 		}
 		for _, kval := range body.KVs {
-			got = append(got, keyOf(kval))
+			got = append(got, wiretest.Key(kval))
 			if kval.ModRevision > firstRev && firstRev != 0 {
-				t.Errorf("page %d: %q at mod revision %d, after the first page's revision %d", page, keyOf(kval), kval.ModRevision, firstRev)
+				t.Errorf("page %d: %q at mod revision %d, after the first page's revision %d", page, wiretest.Key(kval), kval.ModRevision, firstRev)
 			}
 		}
 		if page == 0 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/waittest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -86,7 +88,7 @@ func TestLockRelease(t *testing.T) {
 		t.Fatalf("lock key %q, want %q", held.Key, want)
 	}
 	next := goServe(t, h, "POST", lockTarget("jobs"), fmt.Sprintf(`{"lease":%d}`, b))
-	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=jobs/&prefix=true")) == 2 }) {
+	if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=jobs/&prefix=true")) == 2 }) {
 		t.Fatalf("the second lease is not queued: keys %q", listKeys(t, h, "key=jobs/&prefix=true"))
 	}
 	rec := mustServe(t, h, http.StatusOK, "DELETE", "/v1/locks/jobs?key="+held.Key, "")
@@ -104,7 +106,7 @@ func TestLockNames(t *testing.T) {
 	if got := lockHTTP(t, h, "a%2Fb%20c", id); got.Key != fmt.Sprintf("a/b c/%x", id) {
 		t.Errorf("lock a%%2Fb%%20c: key %q, want a/b c/%x", got.Key, id)
 	}
-	if got := lockHTTP(t, h, "%FF", id); fromTwin("", got.KeyBase64) != fmt.Sprintf("\xff/%x", id) || got.Key != "" {
+	if got := lockHTTP(t, h, "%FF", id); wiretest.Twin("", got.KeyBase64) != fmt.Sprintf("\xff/%x", id) || got.Key != "" {
 		t.Errorf("lock %%FF: key %q, key_base64 %q; want key_base64 of \\xff/%x alone", got.Key, got.KeyBase64, id)
 	}
 	mustServe(t, h, http.StatusOK, "DELETE", "/v1/locks/%FF?key_base64="+urlBase64(fmt.Sprintf("\xff/%x", id)), "")
@@ -183,14 +185,14 @@ func TestLockClientLeaves(t *testing.T) {
 		}
 		done <- err
 	}()
-	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=gone/&prefix=true")) == 2 }) {
+	if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=gone/&prefix=true")) == 2 }) {
 		t.Fatalf("the waiter is not queued")
 	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatalf("the canceled request succeeded")
 	}
-	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=gone/&prefix=true")) == 1 }) {
+	if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=gone/&prefix=true")) == 1 }) {
 		t.Fatalf("after the waiter left: gone/ holds %q, want the holder's %s alone", listKeys(t, h, "key=gone/&prefix=true"), held.Key)
 	}
 }
@@ -201,7 +203,7 @@ func TestLockHandlerCloses(t *testing.T) {
 	h, e := newLocksHandler(t)
 	held := lockHTTP(t, h, "sd", e.Grant(t, 60))
 	waiting := goServe(t, h, "POST", lockTarget("sd"), fmt.Sprintf(`{"lease":%d}`, e.Grant(t, 60)))
-	if !waitFor(streamTimeout, func() bool { return len(listKeys(t, h, "key=sd/&prefix=true")) == 2 }) {
+	if !waittest.For(streamTimeout, func() bool { return len(listKeys(t, h, "key=sd/&prefix=true")) == 2 }) {
 		t.Fatalf("the waiter is not queued")
 	}
 	h.Close()

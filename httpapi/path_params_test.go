@@ -10,6 +10,7 @@ import (
 
 	"github.com/httpkv/httpkv/auth"
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 
 	"github.com/httpkv/httpkv/wire"
 )
@@ -18,7 +19,7 @@ import (
 // was escaped: x%2Fy is the user "x/y", a%3Ab (as browsers write it) the
 // user "a:b"; x%252Fy is the user "x%2Fy", which does not exist.
 func TestPathParamsDecoded(t *testing.T) {
-	b := openTestBackend(t, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
+	b := storetest.Open(t, embedded.Options{Auth: auth.Config{BcryptCost: bcrypt.MinCost}})
 	h := NewHandler(b, b.Auth(), zerolog.Nop(), Config{})
 	for _, name := range []string{"x/y", "a:b"} {
 		body, _ := json.Marshal(map[string]string{"name": name, "password": "pw"})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/internal/waittest"
 )
 
 // clientFrom returns a client of srv whose connections come from the
@@ -83,7 +85,7 @@ func TestStreamConnectionsBounded(t *testing.T) {
 		t.Fatalf("%d streams counted, want 4", n)
 	}
 	endA()
-	if !waitFor(streamTimeout, func() bool { return h.streamConns.held() == 3 }) {
+	if !waittest.For(streamTimeout, func() bool { return h.streamConns.held() == 3 }) {
 		t.Fatalf("%d streams counted once one ended, want 3", h.streamConns.held())
 	}
 	want(c, "/v1/watch?key=c", http.StatusOK, "")
@@ -154,7 +156,7 @@ func TestWatchersBounded(t *testing.T) {
 		t.Fatalf("a single watch once watchers were given back = %d (%d counted), want 200 and 1", status, h.watchers.held())
 	}
 	end()
-	if !waitFor(streamTimeout, func() bool { return h.watchers.held() == 0 }) {
+	if !waittest.For(streamTimeout, func() bool { return h.watchers.held() == 0 }) {
 		t.Fatalf("%d watchers counted once the single watch ended, want 0", h.watchers.held())
 	}
 }

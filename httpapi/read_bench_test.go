@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 )
 
 // BenchmarkServeRead measures the reads of the load tool's get and range
@@ -18,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench ServeRead -benchmem ./httpapi/
 func BenchmarkServeRead(b *testing.B) {
-	h := NewHandler(openTestBackend(b, embedded.Options{}), nil, zerolog.Nop(), Config{})
+	h := NewHandler(storetest.Open(b, embedded.Options{}), nil, zerolog.Nop(), Config{})
 	value := strings.Repeat("v", 128)
 	for i := range 1000 {
 		mustServe(b, h, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/bench/%010d", i), value)

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/snapshot"
 )
@@ -85,7 +86,7 @@ func TestSnapshotOtherBackend(t *testing.T) {
 	file := []byte("another backend's file")
 	sum := sha256.Sum256(file)
 	fake := &fakeSnapshot{data: append(bytes.Clone(file), sum[:]...)}
-	b := openTestBackend(t, embedded.Options{})
+	b := storetest.Open(t, embedded.Options{})
 	h := NewHandler(snapshotBackend{b, fake}, nil, zerolog.Nop(), Config{})
 	rec := mustServe(t, h, http.StatusOK, "GET", "/v1/snapshot", "")
 	if !bytes.Equal(rec.Body.Bytes(), fake.data) {

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/waittest"
 	"github.com/httpkv/httpkv/watch"
 )
 
@@ -29,7 +31,7 @@ func TestWatchStalledStreamsBounded(t *testing.T) {
 		value   = 64 << 10
 		total   = 2 << 20
 	)
-	b := openTestBackend(t, embedded.Options{Watch: watch.Options{MaxPendingBytes: total}})
+	b := storetest.Open(t, embedded.Options{Watch: watch.Options{MaxPendingBytes: total}})
 	h := NewHandler(b, nil, zerolog.Nop(), Config{KeepAliveInterval: time.Hour})
 	srv := httptest.NewServer(h)
 	tr := &http.Transport{}
@@ -58,7 +60,7 @@ func TestWatchStalledStreamsBounded(t *testing.T) {
 	}
 	reader := openWatch(t, &http.Client{Transport: tr}, srv, "/v1/watch?key=k&prefix=true")
 	expectCreated(t, reader)
-	if !waitFor(streamTimeout, func() bool { return b.Stats().Watchers.Synced == stalled+1 }) {
+	if !waittest.For(streamTimeout, func() bool { return b.Stats().Watchers.Synced == stalled+1 }) {
 		t.Fatalf("watchers %+v, want %d synced", b.Stats().Watchers, stalled+1)
 	}
 
@@ -85,7 +87,7 @@ func TestWatchStalledStreamsBounded(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	if !waitFor(streamTimeout, func() bool {
+	if !waittest.For(streamTimeout, func() bool {
 		st = b.Stats().Watchers
 		return st.PendingBytes == 0 && st.Synced+st.Unsynced+st.Victims == 1
 	}) {

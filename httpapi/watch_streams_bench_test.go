@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/stream/multi"
 
 	"github.com/httpkv/httpkv/backend/embedded"
@@ -30,7 +31,7 @@ func BenchmarkWatchStreamFanout(b *testing.B) {
 }
 
 func benchmarkFanout(b *testing.B, watchers int) {
-	be := openTestBackend(b, embedded.Options{})
+	be := storetest.Open(b, embedded.Options{})
 	h := NewHandler(be, nil, zerolog.Nop(), Config{KeepAliveInterval: time.Hour,
 		WatchStreams: multi.Config{MaxWatchers: watchers}})
 	srv := httptest.NewServer(h)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/httpkv/httpkv/backend/embedded"
 	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/waittest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/stream"
 	"github.com/httpkv/httpkv/stream/multi"
 
@@ -94,7 +96,7 @@ func (c *streamCrowd) settle(tb testing.TB) int64 {
 	tb.Helper()
 	reg := c.h.wstreams
 	var most int64
-	ok := waitFor(3*streamTimeout, func() bool {
+	ok := waittest.For(3*streamTimeout, func() bool {
 		most = max(most, reg.Buffered())
 		if st := c.b.Stats().Watchers; st.PendingEvents != 0 || st.Unsynced != 0 || st.Victims != 0 {
 			return false
@@ -159,7 +161,7 @@ func (c *streamCrowd) read(tb testing.TB, i, n int) map[int64][]string {
 			}
 			if msg.Type == "events" {
 				for _, ev := range msg.Events {
-					got[msg.WatchID] = append(got[msg.WatchID], valueOf(ev.KV))
+					got[msg.WatchID] = append(got[msg.WatchID], wiretest.Value(ev.KV))
 				}
 				n--
 			}

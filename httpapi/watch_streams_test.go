@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/stream/multi"
 	"github.com/httpkv/httpkv/wire"
@@ -141,22 +142,22 @@ func TestWatchStreamMessagesDeclared(t *testing.T) {
 		what := "stream message " + m.Data
 		switch m.Event {
 		case "created":
-			d := decodeAs[watchStreamCreatedMsgDoc](t, what, []byte(m.Data))
+			d := wiretest.Decode[watchStreamCreatedMsgDoc](t, what, []byte(m.Data))
 			if d.Type != "created" || d.WatchID < 1 || d.StartRevision < 1 {
 				t.Fatalf("%s: %+v", what, d)
 			}
 		case "compacted":
-			d := decodeAs[watchStreamCompactedDoc](t, what, []byte(m.Data))
+			d := wiretest.Decode[watchStreamCompactedDoc](t, what, []byte(m.Data))
 			if d.Type != "compacted" || d.CompactRevision != 4 {
 				t.Fatalf("%s: %+v, want compacted at 4", what, d)
 			}
 		case "canceled":
-			d := decodeAs[watchStreamCanceledDoc](t, what, []byte(m.Data))
+			d := wiretest.Decode[watchStreamCanceledDoc](t, what, []byte(m.Data))
 			if d.Type != "canceled" || d.Reason != "watch deleted" {
 				t.Fatalf("%s: %+v, want canceled: watch deleted", what, d)
 			}
 		case "":
-			d := decodeAs[watchStreamEventsDoc](t, what, []byte(m.Data))
+			d := wiretest.Decode[watchStreamEventsDoc](t, what, []byte(m.Data))
 			if d.Type != "events" || len(d.Events) != 1 || d.Events[0].KV.Value != "after" {
 				t.Fatalf("%s: %+v, want the put of after", what, d)
 			}

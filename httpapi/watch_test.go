@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/waittest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 )
 
 // streamTimeout bounds every wait for a watch message. A message that is
@@ -42,7 +44,7 @@ func decodeWatchData[T any](tb testing.TB, m sseMessage) T {
 	if want := cmp.Or(m.Event, "events"); !strings.HasPrefix(m.Data, `{"type":"`+want+`"`) {
 		tb.Fatalf("watch message %q: want data with type %q first", m.Raw, want)
 	}
-	return decodeAs[T](tb, "watch message "+m.Raw, []byte(m.Data))
+	return wiretest.Decode[T](tb, "watch message "+m.Raw, []byte(m.Data))
 }
 
 // expectCreated reads the created message and returns its start revision.
@@ -68,7 +70,7 @@ func expectPuts(tb testing.TB, s *sseReader, keys ...string) int64 {
 		tb.Fatalf("watch message %q: %d events, want %d (%q)", m.Raw, len(d.Events), len(keys), keys)
 	}
 	for i, ev := range d.Events {
-		if ev.Type != "put" || keyOf(ev.KV) != keys[i] || ev.KV.ModRevision != d.Header.Revision {
+		if ev.Type != "put" || wiretest.Key(ev.KV) != keys[i] || ev.KV.ModRevision != d.Header.Revision {
 			tb.Fatalf("watch message %q: event %d, want a put of %q at revision %d", m.Raw, i, keys[i], d.Header.Revision)
 		}
 	}
@@ -140,7 +142,7 @@ func TestWatchFramingOfAwkwardBytes(t *testing.T) {
 			t.Errorf("message for value %q = %q, want id, data and a blank line, no CR", v, m.Raw)
 		}
 		d := decodeWatchData[watchEventsDoc](t, m)
-		if len(d.Events) != 1 || keyOf(d.Events[0].KV) != key || valueOf(d.Events[0].KV) != v {
+		if len(d.Events) != 1 || wiretest.Key(d.Events[0].KV) != key || wiretest.Value(d.Events[0].KV) != v {
 			t.Errorf("message %q, want a put of %q = %q", m.Raw, key, v)
 		}
 	}
@@ -168,7 +170,7 @@ func TestWatchTxnOneMessage(t *testing.T) {
 	mustServe(t, h, http.StatusOK, "POST", "/v1/txn", `{"success":[{"put":{"key":"k4","value":"d"}},{"delete":{"key":"k1"}}]}`)
 	m := s.next(t, streamTimeout)
 	d := decodeWatchData[watchEventsDoc](t, m)
-	if len(d.Events) != 2 || d.Events[0].Type != "put" || d.Events[1].Type != "delete" || keyOf(d.Events[1].KV) != "k1" {
+	if len(d.Events) != 2 || d.Events[0].Type != "put" || d.Events[1].Type != "delete" || wiretest.Key(d.Events[1].KV) != "k1" {
 		t.Errorf("second txn message %q, want put k4 then delete k1", m.Raw)
 	}
 }
@@ -266,7 +268,7 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 		st := store.Stats().Watchers
 		return st.Synced + st.Unsynced + st.Victims
 	}
-	if !waitFor(streamTimeout, func() bool { return total() == streams }) {
+	if !waittest.For(streamTimeout, func() bool { return total() == streams }) {
 		t.Fatalf("watch store has %+v watchers with %d streams open, want %d", store.Stats().Watchers, streams, streams)
 	}
 
@@ -280,11 +282,11 @@ func TestWatchDisconnectCleanup(t *testing.T) {
 			t.Fatalf("a canceled client's stream did not end")
 		}
 	}
-	if !waitFor(streamTimeout, func() bool { return total() == 0 }) {
+	if !waittest.For(streamTimeout, func() bool { return total() == 0 }) {
 		t.Fatalf("watch store has %+v watchers %v after every client left, want none", store.Stats().Watchers, streamTimeout)
 	}
 	var n int
-	ok := waitFor(streamTimeout, func() bool {
+	ok := waittest.For(streamTimeout, func() bool {
 		client.CloseIdleConnections()
 		n = runtime.NumGoroutine()
 		return n <= baseline

@@ -1,11 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
 
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/kv"
 
 	"github.com/httpkv/httpkv/wire"
@@ -18,7 +18,7 @@ import (
 // the decoded value.
 func decodeDeclared[T any](t testing.TB, name string, out []byte) T {
 	t.Helper()
-	v := decodeAs[T](t, name, out)
+	v := wiretest.Decode[T](t, name, out)
 	back, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("json.Marshal(%T) = %v", v, err)
@@ -30,19 +30,6 @@ func decodeDeclared[T any](t testing.TB, name string, out []byte) T {
 	_ = json.Unmarshal(back, &b)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("%s wrote %s; as %T it reads %s", name, out, v, back)
-	}
-	return v
-}
-
-// decodeAs decodes what name wrote into the declared wire type T, refusing
-// fields T does not declare.
-func decodeAs[T any](t testing.TB, name string, out []byte) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s wrote %s, which %T does not declare: %v", name, out, v, err)
 	}
 	return v
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // The document is read by generic client generators; these tests check
-// what they need of it. tests/openapi_generator_test.go generates a client
+// what they need of it. tests/docs/openapi_generator_test.go generates a client
 // with one the project does not use, and runs it.
 
 // streamMessages are the variants of a stream's message schema, by
@@ -204,7 +204,7 @@ func TestNoControlCharacters(t *testing.T) {
 }
 
 // TestPublicOperationsSaySo: every operation states its security, as an
-// empty list for those that need no token (tests/openapi_security_test.go
+// empty list for those that need no token (tests/docs/openapi_security_test.go
 // checks each against the server with auth on).
 func TestPublicOperationsSaySo(t *testing.T) {
 	doc := load(t)

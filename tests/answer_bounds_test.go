@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"fmt"
 	"net/http"
@@ -10,26 +12,6 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// metric returns one sample of the server's /metrics, which must be
-// there.
-func (s *server) metric(tb testing.TB, name string) float64 {
-	tb.Helper()
-	v, ok := parseMetrics(s.do(tb, "GET", "/metrics", nil).want(tb, http.StatusOK).body)[name]
-	if !ok {
-		tb.Fatalf("GET /metrics has no sample %s", name)
-	}
-	return v
-}
-
-// allocatedBy returns the bytes the server allocated on its heap while fn
-// ran (with a scrape of /metrics on each side).
-func (s *server) allocatedBy(tb testing.TB, fn func()) float64 {
-	tb.Helper()
-	before := s.metric(tb, "go_memstats_alloc_bytes_total")
-	fn()
-	return s.metric(tb, "go_memstats_alloc_bytes_total") - before
-}
-
 // TestTxnRangesBounded is one small txn of 8 ranges over a prefix of 24
 // MiB of values: the answer would be 192 MiB. The server refuses it with
 // 400 naming --max-response-bytes (64 MiB by default) and allocates about
@@ -38,11 +20,11 @@ func (s *server) allocatedBy(tb testing.TB, fn func()) float64 {
 // reads too much changes nothing.
 func TestTxnRangesBounded(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	const mib = 1 << 20
 	value := bytes.Repeat([]byte("v"), mib)
 	for i := range 24 {
-		s.do(t, "PUT", keyPath(fmt.Sprintf("big/%02d", i)), value).want(t, http.StatusOK)
+		s.Do(t, "PUT", e2e.KeyPath(fmt.Sprintf("big/%02d", i)), value).Want(t, http.StatusOK)
 	}
 	ranges := func(opts string) string {
 		var ops []string
@@ -52,20 +34,20 @@ func TestTxnRangesBounded(t *testing.T) {
 		return strings.Join(ops, ",")
 	}
 
-	var r *reply
-	got := s.allocatedBy(t, func() { r = s.txn(t, `{"success":[`+ranges("")+`]}`) })
-	e := r.wantError(t, http.StatusBadRequest, "invalid_argument")
+	var r *e2e.Reply
+	got := s.AllocatedBy(t, func() { r = s.Txn(t, `{"success":[`+ranges("")+`]}`) })
+	e := r.WantError(t, http.StatusBadRequest, "invalid_argument")
 	if !strings.Contains(e.Message, "max-response-bytes") {
-		t.Errorf("%s: message %q does not name --max-response-bytes", r.req, e.Message)
+		t.Errorf("%s: message %q does not name --max-response-bytes", r.Req, e.Message)
 	}
 	t.Logf("8 ranges over 24 MiB: refused after allocating %.1f MiB", got/mib)
 	if got > 100*mib {
-		t.Errorf("%s allocated %.0f MiB on the server, want at most 100 (the bound is 64 MiB, the answer 192)", r.req, got/mib)
+		t.Errorf("%s allocated %.0f MiB on the server, want at most 100 (the bound is 64 MiB, the answer 192)", r.Req, got/mib)
 	}
 
 	var res client.TxnResponse
-	got = s.allocatedBy(t, func() {
-		s.txn(t, `{"success":[`+ranges(`,"keys_only":true`)+`]}`).ok(t, http.StatusOK, &res)
+	got = s.AllocatedBy(t, func() {
+		s.Txn(t, `{"success":[`+ranges(`,"keys_only":true`)+`]}`).Ok(t, http.StatusOK, &res)
 	})
 	if len(res.Responses) != 8 || len(res.Responses[7].Range.Kvs) != 24 {
 		t.Fatalf("keys_only txn = %+v, want 8 ranges of 24 keys", res)
@@ -75,15 +57,15 @@ func TestTxnRangesBounded(t *testing.T) {
 		t.Errorf("8 keys_only ranges over 24 MiB of values allocated %.0f MiB on the server, want at most 8", got/mib)
 	}
 
-	before := s.status(t).Revision
-	r = s.txn(t, `{"success":[{"put":{"key":"written","value":"x"}},`+ranges("")+`]}`)
-	r.wantError(t, http.StatusBadRequest, "invalid_argument")
-	if after := s.status(t).Revision; after != before {
+	before := s.Status(t).Revision
+	r = s.Txn(t, `{"success":[{"put":{"key":"written","value":"x"}},`+ranges("")+`]}`)
+	r.WantError(t, http.StatusBadRequest, "invalid_argument")
+	if after := s.Status(t).Revision; after != before {
 		t.Errorf("a refused txn that also wrote moved the revision from %d to %d", before, after)
 	}
-	s.do(t, "GET", "/v1/kv/written", nil).wantError(t, http.StatusNotFound, "key_not_found")
+	s.Do(t, "GET", "/v1/kv/written", nil).WantError(t, http.StatusNotFound, "key_not_found")
 
 	// A range's limit is the list's: at most 10000.
-	s.txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":10001}}]}`).wantError(t, http.StatusBadRequest, "invalid_argument")
-	s.txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":60}}]}`).want(t, http.StatusOK)
+	s.Txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":10001}}]}`).WantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Txn(t, `{"success":[{"range":{"key":"big/","prefix":true,"limit":60}}]}`).Want(t, http.StatusOK)
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"cmp"
 	"context"
 	"encoding/json"
@@ -28,34 +30,12 @@ func leaderJSON(l client.LeaderKey) string {
 	return string(b)
 }
 
-// campaign posts a campaign and returns the answer, or the transport's
-// error; it may run off the test's goroutine.
-func (s *server) campaign(ctx context.Context, name string, lease int64, value string) (*reply, error) {
-	return s.sendWaiting(ctx, "POST", "/v1/elections/"+name+"/campaign?timeout=2m", fmt.Appendf(nil, `{"lease":%d,"value":%q}`, lease, value))
-}
-
-// campaignAsync campaigns on a goroutine of its own; the channel yields
-// the answer once the candidate leads. It returns before the candidate is
-// queued: a test that needs its place in the queue waits for its key
-// (waitQueue) before anything else campaigns.
-func (s *server) campaignAsync(name string, lease int64, value string) <-chan *reply {
-	ch := make(chan *reply, 1)
-	go func() {
-		r, err := s.campaign(context.Background(), name, lease, value)
-		if err != nil {
-			r = &reply{req: "campaign", status: 0, body: []byte(err.Error())}
-		}
-		ch <- r
-	}()
-	return ch
-}
-
 // leading checks a campaign's answer and returns its leader.
-func leading(tb testing.TB, r *reply) client.LeaderKey {
+func leading(tb testing.TB, r *e2e.Reply) client.LeaderKey {
 	tb.Helper()
-	checkReply(tb, r)
+	e2e.CheckReply(tb, r)
 	var c client.CampaignResponse
-	r.ok(tb, http.StatusOK, &c)
+	r.Ok(tb, http.StatusOK, &c)
 	return c.Leader
 }
 
@@ -72,7 +52,7 @@ type observer struct {
 
 // openObserver observes the election called name, resuming after the
 // revision after unless it is 0. It is closed on cleanup.
-func openObserver(tb testing.TB, s *server, name string, after int64, header ...string) *observer {
+func openObserver(tb testing.TB, s *e2e.Server, name string, after int64, header ...string) *observer {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), observeTimeout)
 	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/elections/"+name+"/observe", nil)
@@ -87,7 +67,7 @@ func openObserver(tb testing.TB, s *server, name string, after int64, header ...
 		req.Header.Set(header[i], header[i+1])
 	}
 	o := &observer{tb: tb, req: "GET /v1/elections/" + name + "/observe", lastID: after}
-	resp, err := s.streams.Do(req)
+	resp, err := s.Streams.Do(req)
 	if err != nil {
 		cancel()
 		tb.Fatalf("%s: %v", o.req, err)
@@ -95,7 +75,7 @@ func openObserver(tb testing.TB, s *server, name string, after int64, header ...
 	var once sync.Once
 	o.close = func() { once.Do(func() { cancel(); resp.Body.Close() }) }
 	tb.Cleanup(o.close)
-	checkStreamHead(tb, o.req, resp)
+	e2e.CheckStreamHead(tb, o.req, resp)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		b, _ := io.ReadAll(resp.Body)
 		tb.Fatalf("%s = %d %q %s, want 200 text/event-stream", o.req, resp.StatusCode, resp.Header.Get("Content-Type"), b)
@@ -128,12 +108,12 @@ func (o *observer) next() string {
 		if m.HasRetry {
 			continue
 		}
-		doc, _, err := loadAPIDoc()
+		doc, _, err := e2e.LoadAPIDoc()
 		if err == nil {
-			err = matchSchema(doc, "ObserveMessage", []byte(m.Data))
+			err = e2e.MatchSchema(doc, "ObserveMessage", []byte(m.Data))
 		}
 		if err == nil {
-			err = checkTwins([]byte(m.Data))
+			err = e2e.CheckTwins([]byte(m.Data))
 		}
 		// The message's kind: the leader (the default event, with kv),
 		// no_leader (without: refused if it has one), canceled or
@@ -176,7 +156,7 @@ func (o *observer) next() string {
 		if kv == nil {
 			return fmt.Sprintf("none@%d", id)
 		}
-		return fmt.Sprintf("%s=%s@%d", keyOf(kv), valueOf(kv), id)
+		return fmt.Sprintf("%s=%s@%d", e2e.KeyOf(kv), e2e.ValueOf(kv), id)
 	}
 }
 
@@ -191,78 +171,6 @@ func (o *observer) until(last string) []string {
 	return got
 }
 
-// leadership computes from the history of name/ what an observer that
-// knows the state at revision from should see: at each revision where
-// the leader (the key with the lowest create revision), or its value,
-// changed, "key=value@rev" or "none@rev".
-func (s *server) leadership(tb testing.TB, name string, from int64) []string {
-	tb.Helper()
-	hist := s.history(tb, "key="+name+"/&prefix=true&limit=10000")
-	keys := map[string]client.KeyValue{}
-	var out []string
-	state := func() string {
-		var lead *client.KeyValue
-		for _, kv := range keys {
-			if lead == nil || kv.CreateRevision < lead.CreateRevision {
-				lead = &kv
-			}
-		}
-		if lead == nil {
-			return "none"
-		}
-		return fmt.Sprintf("%s=%s@%d", keyOf(lead), valueOf(lead), lead.ModRevision)
-	}
-	prev := ""
-	for i, ev := range hist.Events {
-		if ev.Type == "put" {
-			keys[keyOf(&ev.Kv)] = ev.Kv
-		} else {
-			delete(keys, keyOf(&ev.Kv))
-		}
-		rev := ev.Kv.ModRevision
-		if i+1 < len(hist.Events) && hist.Events[i+1].Kv.ModRevision == rev {
-			continue // the rest of the revision first
-		}
-		cur := state()
-		if cur != prev && rev > from {
-			// A put's observation is at its revision, shown with it;
-			// a leader inherited at a delete, at the delete's revision.
-			who, _, _ := strings.Cut(cur, "@")
-			out = append(out, fmt.Sprintf("%s@%d", who, rev))
-		}
-		prev = cur
-	}
-	return out
-}
-
-// keepAlive renews a lease twice a second, ten times per TTL of the
-// tests' crashing leases, until the returned stop is called or the test
-// ends; stop returns once the renewals have stopped, and from then on the
-// lease expires within its TTL: the holder has crashed.
-func (s *server) keepAlive(tb testing.TB, lease int64) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				_, _ = s.send(context.Background(), "POST", fmt.Sprintf("/v1/leases/%d/keepalive", lease), nil)
-			}
-		}
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() { close(quit) })
-		<-done
-	}
-	tb.Cleanup(stop)
-	return stop
-}
-
 // TestElectionLeadersCrash runs an election whose leaders crash, two by
 // lease expiry, then one that proclaims and resigns, while one observer
 // reads throughout and another disconnects twice and resumes each time
@@ -274,27 +182,27 @@ func (s *server) keepAlive(tb testing.TB, lease int64) (stop func()) {
 // it to lead has been seen, and only then left to expire.
 func TestElectionLeadersCrash(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	steady := openObserver(t, s, "svc", 0)
 	start := steady.next()
 	if !strings.HasPrefix(start, "none@") {
 		t.Fatalf("the first observation of an empty election is %q, want none", start)
 	}
 
-	first := s.grantLease(t, 5)
-	crashFirst := s.keepAlive(t, first)
-	r, err := s.campaign(context.Background(), "svc", first, "one")
+	first := s.GrantLease(t, 5)
+	crashFirst := s.KeepAlive(t, first)
+	r, err := s.Campaign(context.Background(), "svc", first, "one")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l1 := leading(t, r)
-	second := s.grantLease(t, 5)
-	crashSecond := s.keepAlive(t, second)
-	won2 := s.campaignAsync("svc", second, "two")
-	s.waitQueue(t, "svc", 2) // "two" is queued before "three" campaigns
-	third := s.grantLease(t, 600)
-	won3 := s.campaignAsync("svc", third, "three")
-	s.waitQueue(t, "svc", 3)
+	second := s.GrantLease(t, 5)
+	crashSecond := s.KeepAlive(t, second)
+	won2 := s.CampaignAsync("svc", second, "two")
+	s.WaitQueue(t, "svc", 2) // "two" is queued before "three" campaigns
+	third := s.GrantLease(t, 600)
+	won3 := s.CampaignAsync("svc", third, "three")
+	s.WaitQueue(t, "svc", 3)
 
 	resumed := openObserver(t, s, "svc", 0)
 	seen := []string{resumed.next()}
@@ -308,21 +216,21 @@ func TestElectionLeadersCrash(t *testing.T) {
 	crashSecond() // the third leads
 
 	l3 := leading(t, <-won3)
-	s.do(t, "POST", "/v1/elections/svc/proclaim", []byte(`{"leader":`+leaderJSON(l3)+`,"value":"three-b"}`)).want(t, http.StatusOK)
-	s.do(t, "POST", "/v1/elections/svc/resign", []byte(`{"leader":`+leaderJSON(l3)+`}`)).want(t, http.StatusOK)
-	r, err = s.campaign(context.Background(), "svc", s.grantLease(t, 600), "four")
+	s.Do(t, "POST", "/v1/elections/svc/proclaim", []byte(`{"leader":`+leaderJSON(l3)+`,"value":"three-b"}`)).Want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/elections/svc/resign", []byte(`{"leader":`+leaderJSON(l3)+`}`)).Want(t, http.StatusOK)
+	r, err = s.Campaign(context.Background(), "svc", s.GrantLease(t, 600), "four")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l4 := leading(t, r)
 
 	resumed = openObserver(t, s, "svc", resumed.lastID)
-	seen = append(seen, resumed.until(deref(l4.Key))...)
-	all := steady.until(deref(l4.Key))
+	seen = append(seen, resumed.until(e2e.Deref(l4.Key))...)
+	all := steady.until(e2e.Deref(l4.Key))
 
 	startRev, _ := strconv.ParseInt(strings.TrimPrefix(start, "none@"), 10, 64)
-	want := s.leadership(t, "svc", startRev)
-	wantKeys := []string{deref(l1.Key) + "=one", deref(l2.Key) + "=two", deref(l3.Key) + "=three", deref(l3.Key) + "=three-b", "none", deref(l4.Key) + "=four"}
+	want := s.Leadership(t, "svc", startRev)
+	wantKeys := []string{e2e.Deref(l1.Key) + "=one", e2e.Deref(l2.Key) + "=two", e2e.Deref(l3.Key) + "=three", e2e.Deref(l3.Key) + "=three-b", "none", e2e.Deref(l4.Key) + "=four"}
 	var gotKeys []string
 	for _, o := range all {
 		who, _, _ := strings.Cut(o, "@")
@@ -334,8 +242,8 @@ func TestElectionLeadersCrash(t *testing.T) {
 	// The resumed observer's first message is the state when it opened,
 	// at that revision; the rest are the changes.
 	firstWho, _, _ := strings.Cut(seen[0], "@")
-	if firstWho != deref(l1.Key)+"=one" || !slices.Equal(seen[1:], want[1:]) {
-		t.Fatalf("the observer that resumed twice saw\n%q\nwant %s=one, then\n%q", seen, deref(l1.Key), want[1:])
+	if firstWho != e2e.Deref(l1.Key)+"=one" || !slices.Equal(seen[1:], want[1:]) {
+		t.Fatalf("the observer that resumed twice saw\n%q\nwant %s=one, then\n%q", seen, e2e.Deref(l1.Key), want[1:])
 	}
 }
 
@@ -346,31 +254,31 @@ func TestElectionLeadersCrash(t *testing.T) {
 // proclaim anew.
 func TestElectionOnlyLeaderProclaims(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	r, err := s.campaign(context.Background(), "office", s.grantLease(t, 600), "first")
+	s := e2e.StartServer(t)
+	r, err := s.Campaign(context.Background(), "office", s.GrantLease(t, 600), "first")
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := leading(t, r)
-	waiter := s.grantLease(t, 600)
-	won := s.campaignAsync("office", waiter, "second")
-	s.waitQueue(t, "office", 2)
+	waiter := s.GrantLease(t, 600)
+	won := s.CampaignAsync("office", waiter, "second")
+	s.WaitQueue(t, "office", 2)
 	key := fmt.Sprintf("office/%x", waiter)
-	queued := s.get(t, key)
+	queued := s.Get(t, key)
 	name := "office"
 	candidate := leaderJSON(client.LeaderKey{Name: &name, Key: &key, Revision: queued.CreateRevision, Lease: waiter})
-	s.do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"usurper"}`)).wantError(t, http.StatusPreconditionFailed, "not_leader")
-	s.do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+candidate+`}`)).wantError(t, http.StatusPreconditionFailed, "not_leader")
-	if kv := s.get(t, key); valueOf(&kv) != "second" || kv.ModRevision != queued.ModRevision {
+	s.Do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"usurper"}`)).WantError(t, http.StatusPreconditionFailed, "not_leader")
+	s.Do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+candidate+`}`)).WantError(t, http.StatusPreconditionFailed, "not_leader")
+	if kv := s.Get(t, key); e2e.ValueOf(&kv) != "second" || kv.ModRevision != queued.ModRevision {
 		t.Fatalf("after the waiting candidate's refused proclaim and resign: %s = %q at %d, want %q at %d unchanged",
-			key, valueOf(&kv), kv.ModRevision, "second", queued.ModRevision)
+			key, e2e.ValueOf(&kv), kv.ModRevision, "second", queued.ModRevision)
 	}
 
 	o := openObserver(t, s, "office", 0)
-	if got := o.next(); !strings.HasPrefix(got, deref(first.Key)+"=first@") {
-		t.Fatalf("the observer's first message is %q, want %s=first", got, deref(first.Key))
+	if got := o.next(); !strings.HasPrefix(got, e2e.Deref(first.Key)+"=first@") {
+		t.Fatalf("the observer's first message is %q, want %s=first", got, e2e.Deref(first.Key))
 	}
-	s.do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+leaderJSON(first)+`}`)).want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/elections/office/resign", []byte(`{"leader":`+leaderJSON(first)+`}`)).Want(t, http.StatusOK)
 	second := leading(t, <-won)
 	if got := o.next(); !strings.HasPrefix(got, key+"=second@") {
 		t.Fatalf("once the waiting candidate leads, the observer sees %q, want %s=second", got, key)
@@ -378,7 +286,7 @@ func TestElectionOnlyLeaderProclaims(t *testing.T) {
 	if second.Revision != queued.CreateRevision {
 		t.Fatalf("the candidate leads as %s, want the candidacy created at %d", leaderJSON(second), queued.CreateRevision)
 	}
-	s.do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"second-b"}`)).want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/elections/office/proclaim", []byte(`{"leader":`+candidate+`,"value":"second-b"}`)).Want(t, http.StatusOK)
 	if got := o.next(); !strings.HasPrefix(got, key+"=second-b@") {
 		t.Fatalf("after the new leader proclaimed, the observer sees %q, want %s=second-b", got, key)
 	}
@@ -388,10 +296,10 @@ func TestElectionOnlyLeaderProclaims(t *testing.T) {
 // compact revision, and with canceled when the server shuts down.
 func TestObserveEnds(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.put(t, "a", "1")
-	rev := s.put(t, "a", "2")
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d,"physical":true}`, rev)).want(t, http.StatusOK)
+	s := e2e.StartServer(t)
+	s.Put(t, "a", "1")
+	rev := s.Put(t, "a", "2")
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d,"physical":true}`, rev)).Want(t, http.StatusOK)
 	if got := openObserver(t, s, "e", rev-1).next(); got != "compacted" {
 		t.Errorf("observe after %d, below the compact revision %d: %q, want compacted", rev-1, rev, got)
 	}

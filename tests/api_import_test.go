@@ -1,82 +1,56 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/httpkv/httpkv/openapi/client"
 )
-
-// rangeState is the keys of a range as "k=v" lines, and the revision.
-func (s *server) rangeState(tb testing.TB, query string) (string, int64) {
-	tb.Helper()
-	var out []string
-	var rev int64
-	token := ""
-	for {
-		var res client.ListResponse
-		q := query + "&limit=10000"
-		if token != "" {
-			q += "&page_token=" + token
-		}
-		s.do(tb, "GET", "/v1/kv?"+q, nil).ok(tb, http.StatusOK, &res)
-		if rev == 0 {
-			rev = res.Header.Revision
-		}
-		for i := range res.Kvs {
-			out = append(out, keyOf(&res.Kvs[i])+"="+valueOf(&res.Kvs[i]))
-		}
-		if !res.More {
-			return strings.Join(out, "\n"), rev
-		}
-		token = *res.NextPageToken
-	}
-}
 
 // TestImport: an import puts what differs (and with mode=replace
 // deletes what the file lacks) at one revision, previews it with
 // dry_run, takes an export as it is, and honours If-Match.
 func TestImport(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.put(t, "app/same", "1")
-	s.put(t, "app/old", "1")
-	s.put(t, "app/gone", "1")
-	otherRev := s.put(t, "other", "1") // outside the range: the import leaves it be
+	s := e2e.StartServer(t)
+	s.Put(t, "app/same", "1")
+	s.Put(t, "app/old", "1")
+	s.Put(t, "app/gone", "1")
+	otherRev := s.Put(t, "other", "1") // outside the range: the import leaves it be
 	body := []byte(`{"key":"app/same","value":"1"}
 {"key":"app/old","value":"2"}
 {"key_base64":"YXBwL25ldw==","value_base64":"/w=="}
 `)
-	dry := s.importNDJSON(t, "?key=app/&prefix=true&mode=replace&dry_run=true", body, http.StatusOK)
+	dry := s.ImportNDJSON(t, "?key=app/&prefix=true&mode=replace&dry_run=true", body, http.StatusOK)
 	if dry.Created != 1 || dry.Updated != 1 || dry.Deleted != 1 || dry.Unchanged != 1 || strings.Join(dry.Keys.Deleted, ",") != "app/gone" {
 		t.Fatalf("dry run: %+v", dry)
 	}
-	state, rev := s.rangeState(t, "key=app/&prefix=true")
+	state, rev := s.RangeState(t, "key=app/&prefix=true")
 	if dry.Header.Revision != rev || state != "app/gone=1\napp/old=1\napp/same=1" {
 		t.Fatalf("a dry run changed the range: %q at %d", state, rev)
 	}
 
-	res := s.importNDJSON(t, "?key=app/&prefix=true&mode=replace", body, http.StatusOK, "If-Match", fmt.Sprintf(`"%d"`, rev))
+	res := s.ImportNDJSON(t, "?key=app/&prefix=true&mode=replace", body, http.StatusOK, "If-Match", fmt.Sprintf(`"%d"`, rev))
 	if res.Header.Revision != rev+1 || res.Created != 1 || res.Updated != 1 || res.Deleted != 1 {
 		t.Fatalf("import: %+v, want one revision %d", res, rev+1)
 	}
-	state, _ = s.rangeState(t, "key=app/&prefix=true")
-	if other := s.get(t, "other"); state != "app/new=\xff\napp/old=2\napp/same=1" || other.ModRevision != otherRev {
-		t.Fatalf("after the import: %q, and other %s; want other unchanged since revision %d", state, kvString(&other), otherRev)
+	state, _ = s.RangeState(t, "key=app/&prefix=true")
+	if other := s.Get(t, "other"); state != "app/new=\xff\napp/old=2\napp/same=1" || other.ModRevision != otherRev {
+		t.Fatalf("after the import: %q, and other %s; want other unchanged since revision %d", state, e2e.KVString(&other), otherRev)
 	}
 	// The same If-Match again: the range changed after it.
-	s.importNDJSON(t, "?key=app/&prefix=true", body, http.StatusPreconditionFailed, "If-Match", fmt.Sprintf(`"%d"`, rev))
+	s.ImportNDJSON(t, "?key=app/&prefix=true", body, http.StatusPreconditionFailed, "If-Match", fmt.Sprintf(`"%d"`, rev))
 
 	// An export imports as it is, into another range of the same store
 	// only if its keys are in the scope.
-	r := s.do(t, "GET", "/v1/export?key=app/&prefix=true", nil).want(t, http.StatusOK)
-	again := s.importNDJSON(t, "?key=app/&prefix=true&mode=replace", r.body, http.StatusOK)
+	r := s.Do(t, "GET", "/v1/export?key=app/&prefix=true", nil).Want(t, http.StatusOK)
+	again := s.ImportNDJSON(t, "?key=app/&prefix=true&mode=replace", r.Body, http.StatusOK)
 	if again.Unchanged != 3 || again.Created+again.Updated+again.Deleted != 0 || again.Header.Revision != rev+1 {
 		t.Fatalf("re-importing the export: %+v, want everything unchanged and no revision", again)
 	}
-	e := s.do(t, "POST", "/v1/import?key=other", r.body).wantError(t, http.StatusBadRequest, "invalid_argument")
+	e := s.Do(t, "POST", "/v1/import?key=other", r.Body).WantError(t, http.StatusBadRequest, "invalid_argument")
 	if !strings.Contains(e.Message, `line 2: the key "app/new" is outside the range`) {
 		t.Fatalf("an export imported into another scope: %q", e.Message)
 	}
@@ -86,9 +60,9 @@ func TestImport(t *testing.T) {
 // over --max-import-bytes: a clear error, and nothing changed.
 func TestImportRefused(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-import-bytes=300")
-	s.put(t, "app/a", "1")
-	before, rev := s.rangeState(t, "key=%00&from_key=true")
+	s := e2e.StartServer(t, "--max-import-bytes=300")
+	s.Put(t, "app/a", "1")
+	before, rev := s.RangeState(t, "key=%00&from_key=true")
 	ok := `{"key":"app/b","value":"2"}` + "\n"
 	for _, tc := range []struct {
 		query, body string
@@ -104,12 +78,12 @@ func TestImportRefused(t *testing.T) {
 		{"?mode=upsert", ok, 400, "invalid_argument", "mode"},
 		{"", strings.Repeat(ok, 20), 413, "request_too_large", "--max-import-bytes"},
 	} {
-		e := s.do(t, "POST", "/v1/import"+tc.query, []byte(tc.body)).wantError(t, tc.status, tc.code)
+		e := s.Do(t, "POST", "/v1/import"+tc.query, []byte(tc.body)).WantError(t, tc.status, tc.code)
 		if !strings.Contains(e.Message, tc.says) {
 			t.Errorf("import %q: %q, want it to say %q", tc.body, e.Message, tc.says)
 		}
 	}
-	if after, now := s.rangeState(t, "key=%00&from_key=true"); after != before || now != rev {
+	if after, now := s.RangeState(t, "key=%00&from_key=true"); after != before || now != rev {
 		t.Fatalf("refused imports changed the store: %q at %d, was %q at %d", after, now, before, rev)
 	}
 }
@@ -120,57 +94,57 @@ func TestImportRefused(t *testing.T) {
 func TestRestore(t *testing.T) {
 	t.Parallel()
 	const n = 1000
-	s := startServer(t, "--max-txn-ops=2000")
+	s := e2e.StartServer(t, "--max-txn-ops=2000")
 	var lines []string
 	for i := range n {
 		lines = append(lines, fmt.Sprintf(`{"key":"users/%04d","value":"user %d"}`, i, i), fmt.Sprintf(`{"key":"config/%04d","value":"setting %d"}`, i, i))
 	}
-	s.importNDJSON(t, "", []byte(strings.Join(lines, "\n")), http.StatusOK)
-	users, r := s.rangeState(t, "key=users/&prefix=true")
-	config, _ := s.rangeState(t, "key=config/&prefix=true")
+	s.ImportNDJSON(t, "", []byte(strings.Join(lines, "\n")), http.StatusOK)
+	users, r := s.RangeState(t, "key=users/&prefix=true")
+	config, _ := s.RangeState(t, "key=config/&prefix=true")
 
-	s.do(t, "DELETE", "/v1/kv?key=users/&prefix=true", nil).want(t, http.StatusOK)
+	s.Do(t, "DELETE", "/v1/kv?key=users/&prefix=true", nil).Want(t, http.StatusOK)
 	var changes []string
 	for i := 0; i < n; i += 2 {
 		changes = append(changes, fmt.Sprintf(`{"key":"config/%04d","value":"changed"}`, i))
 	}
-	s.importNDJSON(t, "?key=config/&prefix=true", []byte(strings.Join(changes, "\n")), http.StatusOK)
-	s.put(t, "config/new", "created after")
-	cur := s.status(t).Revision
+	s.ImportNDJSON(t, "?key=config/&prefix=true", []byte(strings.Join(changes, "\n")), http.StatusOK)
+	s.Put(t, "config/new", "created after")
+	cur := s.Status(t).Revision
 
 	wUsers := openWatch(t, s, fmt.Sprintf("key=users/&prefix=true&start_revision=%d", cur+1))
 	wAll := openWatch(t, s, fmt.Sprintf("key=%%00&from_key=true&start_revision=%d", cur+1))
 
-	var dry rewriteAnswer
-	s.do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"\u0000","from_key":true,"revision":%d,"dry_run":true}`, r)), "Content-Type", "application/json").ok(t, http.StatusOK, &dry)
+	var dry e2e.RewriteAnswer
+	s.Do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"\u0000","from_key":true,"revision":%d,"dry_run":true}`, r)), "Content-Type", "application/json").Ok(t, http.StatusOK, &dry)
 	if dry.Created != n || dry.Updated != n/2 || dry.Deleted != 1 || dry.Header.Revision != cur {
 		t.Fatalf("restore dry run: %+v", dry)
 	}
-	var res rewriteAnswer
-	s.do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"\u0000","from_key":true,"revision":%d}`, r)), "Content-Type", "application/json").ok(t, http.StatusOK, &res)
+	var res e2e.RewriteAnswer
+	s.Do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"\u0000","from_key":true,"revision":%d}`, r)), "Content-Type", "application/json").Ok(t, http.StatusOK, &res)
 	if res.Header.Revision != cur+1 || res.Created != n || res.Updated != n/2 || res.Deleted != 1 || res.Unchanged != n/2 {
 		t.Fatalf("restore: %+v, want one revision %d", res, cur+1)
 	}
-	if now, _ := s.rangeState(t, "key=users/&prefix=true"); now != users {
+	if now, _ := s.RangeState(t, "key=users/&prefix=true"); now != users {
 		t.Fatal("users/ after the restore differs from what it was")
 	}
-	if now, _ := s.rangeState(t, "key=config/&prefix=true"); now != config {
+	if now, _ := s.RangeState(t, "key=config/&prefix=true"); now != config {
 		t.Fatal("config/ after the restore differs from what it was")
 	}
-	if kv := s.get(t, "config/0000"); kv.Lease != 0 || kv.ModRevision != cur+1 {
-		t.Fatalf("a restored key: %s", kvString(&kv))
+	if kv := s.Get(t, "config/0000"); kv.Lease != 0 || kv.ModRevision != cur+1 {
+		t.Fatalf("a restored key: %s", e2e.KVString(&kv))
 	}
 	for _, w := range []struct {
 		w    *watchStream
 		want int
 	}{{wUsers, n}, {wAll, n + n/2 + 1}} {
-		m := w.w.nextData(watchTimeout)
+		m := w.w.nextData(e2e.WatchTimeout)
 		if m.ID != cur+1 || len(m.Events) != w.want {
 			t.Fatalf("%s: a message at %d with %d events, want the restore's %d events at %d", w.w.req, m.ID, len(m.Events), w.want, cur+1)
 		}
 	}
-	s.put(t, "after", "x")
-	if m := wAll.nextData(watchTimeout); m.ID != cur+2 || len(m.Events) != 1 {
+	s.Put(t, "after", "x")
+	if m := wAll.nextData(e2e.WatchTimeout); m.ID != cur+2 || len(m.Events) != 1 {
 		t.Fatalf("%s: next message at %d with %d events, want the put at %d: the restore was more than one message", wAll.req, m.ID, len(m.Events), cur+2)
 	}
 }
@@ -178,10 +152,10 @@ func TestRestore(t *testing.T) {
 // TestRestoreRefused: bad input and a compacted revision change nothing.
 func TestRestoreRefused(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	r := s.put(t, "a", "1")
-	s.put(t, "a", "2")
-	cur := s.put(t, "b", "1")
+	s := e2e.StartServer(t)
+	r := s.Put(t, "a", "1")
+	s.Put(t, "a", "2")
+	cur := s.Put(t, "b", "1")
 	for _, tc := range []struct {
 		body   string
 		status int
@@ -194,14 +168,14 @@ func TestRestoreRefused(t *testing.T) {
 		{`{"key":"a","revision":2,"dry":true}`, 400, "invalid_argument"},
 		{`{"key":"a","revision":` + fmt.Sprint(cur+5) + `}`, 400, "future_revision"},
 	} {
-		s.do(t, "POST", "/v1/restore", []byte(tc.body), "Content-Type", "application/json").wantError(t, tc.status, tc.code)
+		s.Do(t, "POST", "/v1/restore", []byte(tc.body), "Content-Type", "application/json").WantError(t, tc.status, tc.code)
 	}
-	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, cur)), "Content-Type", "application/json").want(t, http.StatusOK)
-	e := s.do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"a","revision":%d}`, r)), "Content-Type", "application/json").wantError(t, http.StatusGone, "compacted")
+	s.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, cur)), "Content-Type", "application/json").Want(t, http.StatusOK)
+	e := s.Do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"a","revision":%d}`, r)), "Content-Type", "application/json").WantError(t, http.StatusGone, "compacted")
 	if e.CompactRevision == nil || *e.CompactRevision != cur {
 		t.Fatalf("compacted without the compact revision: %+v", e)
 	}
-	if st := s.status(t); st.Revision != cur || valueOf(ptr(s.get(t, "a"))) != "2" {
+	if st := s.Status(t); st.Revision != cur || e2e.ValueOf(e2e.Ptr(s.Get(t, "a"))) != "2" {
 		t.Fatalf("refused restores changed the store: revision %d", st.Revision)
 	}
 }
@@ -212,10 +186,10 @@ func TestRestoreRefused(t *testing.T) {
 func TestImportWatchedAsOneMessage(t *testing.T) {
 	t.Parallel()
 	const n = 20000
-	s := startServer(t, "--max-watch-pending-bytes=1048576", fmt.Sprintf("--max-txn-ops=%d", n+10))
+	s := e2e.StartServer(t, "--max-watch-pending-bytes=1048576", fmt.Sprintf("--max-txn-ops=%d", n+10))
 	w := openWatch(t, s, "key=%00&from_key=true")
-	a := s.importNDJSON(t, "", importBody(n), http.StatusOK)
-	m := w.nextData(watchTimeout)
+	a := s.ImportNDJSON(t, "", importBody(n), http.StatusOK)
+	m := w.nextData(e2e.WatchTimeout)
 	if m.ID != a.Header.Revision || len(m.Events) != n {
 		t.Fatalf("the watcher got a message at %d with %d events, want the import's %d events at %d", m.ID, len(m.Events), n, a.Header.Revision)
 	}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,61 +22,61 @@ import (
 // their headers, and 404 key_not_found.
 func TestKVPutGet(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// 1 on a fresh store; a gateway's cluster has taken one more (its
 	// deployment's marker) before the test begins.
-	base := s.status(t).Revision
+	base := s.Status(t).Revision
 
 	var p1 client.PutResponse
-	r := s.do(t, "PUT", "/v1/kv/greeting", []byte("hello"), "Content-Type", "text/plain").ok(t, http.StatusOK, &p1)
+	r := s.Do(t, "PUT", "/v1/kv/greeting", []byte("hello"), "Content-Type", "text/plain").Ok(t, http.StatusOK, &p1)
 	rev1 := p1.Header.Revision
 	if rev1 != base+1 {
 		t.Errorf("first PUT: header.revision = %d, want %d, the one after the store's %d", rev1, base+1, base)
 	}
 	if p1.PrevKv != nil {
-		t.Errorf("PUT without prev_kv = %s, want no prev_kv", r.body)
+		t.Errorf("PUT without prev_kv = %s, want no prev_kv", r.Body)
 	}
-	if got, want := r.header.Get("ETag"), fmt.Sprintf(`"%d"`, rev1); got != want {
+	if got, want := r.Header.Get("ETag"), fmt.Sprintf(`"%d"`, rev1); got != want {
 		t.Errorf("PUT: ETag = %s, want %s", got, want)
 	}
 
-	r = s.do(t, "GET", "/v1/kv/greeting", nil)
+	r = s.Do(t, "GET", "/v1/kv/greeting", nil)
 	var g client.GetResponse
-	r.ok(t, http.StatusOK, &g)
-	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+	r.Ok(t, http.StatusOK, &g)
+	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("GET: Content-Type = %q, want application/json; charset=utf-8", ct)
 	}
 	want := fmt.Sprintf("{\"greeting\"=\"hello\" create=%d mod=%d version=1 lease=0}", base+1, base+1)
-	if kvString(&g.Kv) != want || g.Header.Revision != base+1 {
-		t.Errorf("GET = %s, want kv %s at revision %d", r.body, want, base+1)
+	if e2e.KVString(&g.Kv) != want || g.Header.Revision != base+1 {
+		t.Errorf("GET = %s, want kv %s at revision %d", r.Body, want, base+1)
 	}
-	if got, want := r.header.Get("ETag"), fmt.Sprintf(`"%d"`, base+1); got != want {
+	if got, want := r.Header.Get("ETag"), fmt.Sprintf(`"%d"`, base+1); got != want {
 		t.Errorf("GET: ETag = %s, want %s", got, want)
 	}
 	var raw struct {
 		KV map[string]json.RawMessage `json:"kv"`
 	}
-	r.decode(t, &raw)
+	r.Decode(t, &raw)
 	wantFields := []string{"create_revision", "key", "lease", "mod_revision", "value", "version"}
 	if got := slices.Sorted(maps.Keys(raw.KV)); !slices.Equal(got, wantFields) {
 		t.Errorf("GET: kv fields = %v, want %v", got, wantFields)
 	}
 
 	var p2 client.PutResponse
-	s.do(t, "PUT", "/v1/kv/greeting?prev_kv=true", []byte("world")).ok(t, http.StatusOK, &p2)
+	s.Do(t, "PUT", "/v1/kv/greeting?prev_kv=true", []byte("world")).Ok(t, http.StatusOK, &p2)
 	rev2 := p2.Header.Revision
-	if rev2 != rev1+1 || p2.PrevKv == nil || kvString(p2.PrevKv) != want {
+	if rev2 != rev1+1 || p2.PrevKv == nil || e2e.KVString(p2.PrevKv) != want {
 		t.Errorf("PUT ?prev_kv=true = revision %d, prev_kv %v; want revision %d, prev_kv %s", rev2, p2.PrevKv, rev1+1, want)
 	}
 
 	// A read at a past revision answers the current revision in its header.
-	s.do(t, "GET", "/v1/kv/greeting?revision="+strconv.FormatInt(rev1, 10), nil).ok(t, http.StatusOK, &g)
-	if valueOf(&g.Kv) != "hello" || g.Header.Revision != rev2 {
-		t.Errorf("GET ?revision=%d = %q at header revision %d, want \"hello\" at %d", rev1, valueOf(&g.Kv), g.Header.Revision, rev2)
+	s.Do(t, "GET", "/v1/kv/greeting?revision="+strconv.FormatInt(rev1, 10), nil).Ok(t, http.StatusOK, &g)
+	if e2e.ValueOf(&g.Kv) != "hello" || g.Header.Revision != rev2 {
+		t.Errorf("GET ?revision=%d = %q at header revision %d, want \"hello\" at %d", rev1, e2e.ValueOf(&g.Kv), g.Header.Revision, rev2)
 	}
 
 	for _, q := range []string{"raw=true", "raw=1", "raw=TRUE"} {
-		r = s.do(t, "GET", "/v1/kv/greeting?"+q, nil).want(t, http.StatusOK)
+		r = s.Do(t, "GET", "/v1/kv/greeting?"+q, nil).Want(t, http.StatusOK)
 		wantHeaders := map[string]string{
 			"Content-Type":      "application/octet-stream",
 			"X-Revision":        strconv.FormatInt(rev2, 10),
@@ -84,58 +86,58 @@ func TestKVPutGet(t *testing.T) {
 			"X-Lease":           "0",
 		}
 		for name, v := range wantHeaders {
-			if got := r.header.Get(name); got != v {
+			if got := r.Header.Get(name); got != v {
 				t.Errorf("GET ?%s: %s = %q, want %q", q, name, got, v)
 			}
 		}
-		if string(r.body) != "world" {
-			t.Errorf("GET ?%s: body %q, want \"world\"", q, r.body)
+		if string(r.Body) != "world" {
+			t.Errorf("GET ?%s: body %q, want \"world\"", q, r.Body)
 		}
 	}
-	s.do(t, "GET", "/v1/kv/greeting?raw=false", nil).ok(t, http.StatusOK, &g)
-	s.do(t, "GET", "/v1/kv/greeting?raw=0", nil).ok(t, http.StatusOK, &g)
-	s.do(t, "GET", "/v1/kv/greeting?raw=yes", nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Do(t, "GET", "/v1/kv/greeting?raw=false", nil).Ok(t, http.StatusOK, &g)
+	s.Do(t, "GET", "/v1/kv/greeting?raw=0", nil).Ok(t, http.StatusOK, &g)
+	s.Do(t, "GET", "/v1/kv/greeting?raw=yes", nil).WantError(t, http.StatusBadRequest, "invalid_argument")
 
 	// Binary and empty values, byte for byte.
 	bin := []byte{0, 1, 0xfe, 0xff, '\n', 0x80}
-	s.do(t, "PUT", "/v1/kv/bin", bin, "Content-Type", "application/octet-stream").want(t, http.StatusOK)
-	if r := s.do(t, "GET", "/v1/kv/bin?raw=true", nil).want(t, http.StatusOK); string(r.body) != string(bin) {
-		t.Errorf("GET /v1/kv/bin?raw=true = %q, want %q", r.body, bin)
+	s.Do(t, "PUT", "/v1/kv/bin", bin, "Content-Type", "application/octet-stream").Want(t, http.StatusOK)
+	if r := s.Do(t, "GET", "/v1/kv/bin?raw=true", nil).Want(t, http.StatusOK); string(r.Body) != string(bin) {
+		t.Errorf("GET /v1/kv/bin?raw=true = %q, want %q", r.Body, bin)
 	}
-	s.do(t, "PUT", "/v1/kv/empty", []byte{}).want(t, http.StatusOK)
-	if kv := s.get(t, "empty"); kv.Value == nil || *kv.Value != "" || kv.ValueBase64 != nil {
-		t.Errorf("GET of an empty value = %v, want \"value\":\"\"", kvString(&kv))
+	s.Do(t, "PUT", "/v1/kv/empty", []byte{}).Want(t, http.StatusOK)
+	if kv := s.Get(t, "empty"); kv.Value == nil || *kv.Value != "" || kv.ValueBase64 != nil {
+		t.Errorf("GET of an empty value = %v, want \"value\":\"\"", e2e.KVString(&kv))
 	}
-	if r := s.do(t, "GET", "/v1/kv/empty?raw=true", nil).want(t, http.StatusOK); len(r.body) != 0 || r.header.Get("Content-Length") != "0" {
-		t.Errorf("GET /v1/kv/empty?raw=true = %q with Content-Length %q, want empty", r.body, r.header.Get("Content-Length"))
+	if r := s.Do(t, "GET", "/v1/kv/empty?raw=true", nil).Want(t, http.StatusOK); len(r.Body) != 0 || r.Header.Get("Content-Length") != "0" {
+		t.Errorf("GET /v1/kv/empty?raw=true = %q with Content-Length %q, want empty", r.Body, r.Header.Get("Content-Length"))
 	}
 
-	cur := s.status(t).Revision
+	cur := s.Status(t).Revision
 	for _, path := range []string{"/v1/kv/missing", "/v1/kv/missing?raw=true", "/v1/kv/greeting?revision=" + strconv.FormatInt(base, 10)} {
-		r := s.do(t, "GET", path, nil)
-		e := r.wantError(t, http.StatusNotFound, "key_not_found")
-		if deref(e.Revision) != cur || r.header.Get("X-Revision") != strconv.FormatInt(cur, 10) {
-			t.Errorf("GET %s: error revision %d, X-Revision %q; want %d in both", path, deref(e.Revision), r.header.Get("X-Revision"), cur)
+		r := s.Do(t, "GET", path, nil)
+		e := r.WantError(t, http.StatusNotFound, "key_not_found")
+		if e2e.Deref(e.Revision) != cur || r.Header.Get("X-Revision") != strconv.FormatInt(cur, 10) {
+			t.Errorf("GET %s: error revision %d, X-Revision %q; want %d in both", path, e2e.Deref(e.Revision), r.Header.Get("X-Revision"), cur)
 		}
 	}
-	s.do(t, "GET", fmt.Sprintf("/v1/kv/greeting?revision=%d", cur+1), nil).wantError(t, http.StatusBadRequest, "future_revision")
-	s.do(t, "GET", "/v1/kv/greeting?revision=-1", nil).wantError(t, http.StatusBadRequest, "invalid_argument")
-	s.do(t, "GET", "/v1/kv/greeting?revision=x", nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Do(t, "GET", fmt.Sprintf("/v1/kv/greeting?revision=%d", cur+1), nil).WantError(t, http.StatusBadRequest, "future_revision")
+	s.Do(t, "GET", "/v1/kv/greeting?revision=-1", nil).WantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Do(t, "GET", "/v1/kv/greeting?revision=x", nil).WantError(t, http.StatusBadRequest, "invalid_argument")
 }
 
 // TestKVEmptyKey: the empty key is invalid on every method of the key's
 // path.
 func TestKVEmptyKey(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.put(t, "k", "v")
-	before := s.status(t).Revision
+	s := e2e.StartServer(t)
+	s.Put(t, "k", "v")
+	before := s.Status(t).Revision
 	for _, method := range []string{"GET", "PUT", "DELETE"} {
 		for _, path := range []string{"/v1/kv/", "/v1/kv/?key=k", "/v1/kv/?key=k&prefix=true"} {
-			s.do(t, method, path, []byte("x")).wantError(t, http.StatusBadRequest, "invalid_argument")
+			s.Do(t, method, path, []byte("x")).WantError(t, http.StatusBadRequest, "invalid_argument")
 		}
 	}
-	if after := s.status(t).Revision; after != before {
+	if after := s.Status(t).Revision; after != before {
 		t.Errorf("requests for the empty key moved the revision from %d to %d", before, after)
 	}
 }
@@ -145,7 +147,7 @@ func TestKVEmptyKey(t *testing.T) {
 // is cleaned.
 func TestKVPathKeys(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	tests := []struct {
 		path string
 		key  string
@@ -162,23 +164,23 @@ func TestKVPathKeys(t *testing.T) {
 		{"/v1/kv/%E2%82%AC", "€"},
 	}
 	for i, tt := range tests {
-		s.do(t, "PUT", tt.path, []byte(strconv.Itoa(i))).want(t, http.StatusOK)
+		s.Do(t, "PUT", tt.path, []byte(strconv.Itoa(i))).Want(t, http.StatusOK)
 	}
 	for i, tt := range tests {
 		var g client.GetResponse
-		s.do(t, "GET", tt.path, nil).ok(t, http.StatusOK, &g)
-		if keyOf(&g.Kv) != tt.key || valueOf(&g.Kv) != strconv.Itoa(i) {
-			t.Errorf("GET %s = %s, want key %q with value %d", tt.path, kvString(&g.Kv), tt.key, i)
+		s.Do(t, "GET", tt.path, nil).Ok(t, http.StatusOK, &g)
+		if e2e.KeyOf(&g.Kv) != tt.key || e2e.ValueOf(&g.Kv) != strconv.Itoa(i) {
+			t.Errorf("GET %s = %s, want key %q with value %d", tt.path, e2e.KVString(&g.Kv), tt.key, i)
 		}
 	}
 	// Two spellings of one key.
 	var g client.GetResponse
-	s.do(t, "GET", "/v1/kv/a%2F%2Fb", nil).ok(t, http.StatusOK, &g)
-	if keyOf(&g.Kv) != "a//b" || valueOf(&g.Kv) != "1" {
-		t.Errorf("GET /v1/kv/a%%2F%%2Fb = %s, want the key a//b written as /v1/kv/a//b", kvString(&g.Kv))
+	s.Do(t, "GET", "/v1/kv/a%2F%2Fb", nil).Ok(t, http.StatusOK, &g)
+	if e2e.KeyOf(&g.Kv) != "a//b" || e2e.ValueOf(&g.Kv) != "1" {
+		t.Errorf("GET /v1/kv/a%%2F%%2Fb = %s, want the key a//b written as /v1/kv/a//b", e2e.KVString(&g.Kv))
 	}
 	var l client.ListResponse
-	s.do(t, "GET", "/v1/kv", nil).ok(t, http.StatusOK, &l)
+	s.Do(t, "GET", "/v1/kv", nil).Ok(t, http.StatusOK, &l)
 	if l.Count != int64(len(tests)) {
 		t.Errorf("GET /v1/kv: count %d, want %d distinct keys", l.Count, len(tests))
 	}
@@ -188,7 +190,7 @@ func TestKVPathKeys(t *testing.T) {
 // twin, never next to the plain field, and requests accept either form.
 func TestKVBase64Twins(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	tests := []struct {
 		name       string
 		key, value string
@@ -201,25 +203,25 @@ func TestKVBase64Twins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s.do(t, "PUT", keyPath(tt.key), []byte(tt.value)).want(t, http.StatusOK)
-			r := s.do(t, "GET", keyPath(tt.key), nil).want(t, http.StatusOK)
+			s.Do(t, "PUT", e2e.KeyPath(tt.key), []byte(tt.value)).Want(t, http.StatusOK)
+			r := s.Do(t, "GET", e2e.KeyPath(tt.key), nil).Want(t, http.StatusOK)
 			var body struct {
 				KV map[string]any `json:"kv"`
 			}
-			r.decode(t, &body)
-			checkTwin(t, r.req, body.KV, "key", tt.key)
-			checkTwin(t, r.req, body.KV, "value", tt.value)
+			r.Decode(t, &body)
+			checkTwin(t, r.Req, body.KV, "key", tt.key)
+			checkTwin(t, r.Req, body.KV, "value", tt.value)
 
-			r = s.do(t, "GET", "/v1/kv?key_base64="+url.QueryEscape(base64.StdEncoding.EncodeToString([]byte(tt.key))), nil)
+			r = s.Do(t, "GET", "/v1/kv?key_base64="+url.QueryEscape(base64.StdEncoding.EncodeToString([]byte(tt.key))), nil)
 			var l struct {
 				KVs []map[string]any `json:"kvs"`
 			}
-			r.ok(t, http.StatusOK, &l)
+			r.Ok(t, http.StatusOK, &l)
 			if len(l.KVs) != 1 {
-				t.Fatalf("%s = %s, want the one key", r.req, r.body)
+				t.Fatalf("%s = %s, want the one key", r.Req, r.Body)
 			}
-			checkTwin(t, r.req, l.KVs[0], "key", tt.key)
-			checkTwin(t, r.req, l.KVs[0], "value", tt.value)
+			checkTwin(t, r.Req, l.KVs[0], "key", tt.key)
+			checkTwin(t, r.Req, l.KVs[0], "value", tt.value)
 		})
 	}
 
@@ -227,7 +229,7 @@ func TestKVBase64Twins(t *testing.T) {
 	doc := fmt.Sprintf(`{"success":[{"put":{"key_base64":%q,"value_base64":%q,"prev_kv":true}},{"range":{"key_base64":%q}}]}`,
 		base64.StdEncoding.EncodeToString([]byte("bk\xff")), base64.StdEncoding.EncodeToString([]byte("\x01\xff")),
 		base64.StdEncoding.EncodeToString([]byte("bk\xff")))
-	r := s.txn(t, doc).want(t, http.StatusOK)
+	r := s.Txn(t, doc).Want(t, http.StatusOK)
 	var res struct {
 		Responses []struct {
 			Put struct {
@@ -238,16 +240,16 @@ func TestKVBase64Twins(t *testing.T) {
 			} `json:"range"`
 		} `json:"responses"`
 	}
-	r.decode(t, &res)
+	r.Decode(t, &res)
 	if len(res.Responses) != 2 || len(res.Responses[1].Range.KVs) != 1 {
-		t.Fatalf("%s = %s, want a put and a range of one key", r.req, r.body)
+		t.Fatalf("%s = %s, want a put and a range of one key", r.Req, r.Body)
 	}
-	checkTwin(t, r.req, res.Responses[0].Put.PrevKV, "key", "bk\xff")
-	checkTwin(t, r.req, res.Responses[0].Put.PrevKV, "value", "text")
-	checkTwin(t, r.req, res.Responses[1].Range.KVs[0], "value", "\x01\xff")
-	s.txn(t, `{"success":[{"put":{"key":"x","key_base64":"eA==","value":"v"}}]}`).wantError(t, http.StatusBadRequest, "invalid_argument")
-	s.txn(t, `{"success":[{"put":{"key":"x","value":"v","value_base64":"dg=="}}]}`).wantError(t, http.StatusBadRequest, "invalid_argument")
-	s.txn(t, `{"success":[{"put":{"key_base64":"not base64!","value":"v"}}]}`).wantError(t, http.StatusBadRequest, "invalid_argument")
+	checkTwin(t, r.Req, res.Responses[0].Put.PrevKV, "key", "bk\xff")
+	checkTwin(t, r.Req, res.Responses[0].Put.PrevKV, "value", "text")
+	checkTwin(t, r.Req, res.Responses[1].Range.KVs[0], "value", "\x01\xff")
+	s.Txn(t, `{"success":[{"put":{"key":"x","key_base64":"eA==","value":"v"}}]}`).WantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Txn(t, `{"success":[{"put":{"key":"x","value":"v","value_base64":"dg=="}}]}`).WantError(t, http.StatusBadRequest, "invalid_argument")
+	s.Txn(t, `{"success":[{"put":{"key_base64":"not base64!","value":"v"}}]}`).WantError(t, http.StatusBadRequest, "invalid_argument")
 }
 
 // checkTwin checks that obj carries b as name when b is UTF-8 and as
@@ -271,7 +273,7 @@ func checkTwin(t testing.TB, req string, obj map[string]any, name, b string) {
 // GET: success, 412 carrying the current kv, and malformed conditions.
 func TestKVConditional(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	tests := []struct {
 		name    string
 		exists  bool // the key exists, at mod revision M, before the request
@@ -309,36 +311,36 @@ func TestKVConditional(t *testing.T) {
 			key := fmt.Sprintf("cond/%d", i)
 			var mod int64 = 1
 			if tt.exists {
-				s.put(t, key, "old")
-				mod = s.put(t, key, "current") // version 2, so a stale tag names a real revision
+				s.Put(t, key, "old")
+				mod = s.Put(t, key, "current") // version 2, so a stale tag names a real revision
 			}
-			before := s.status(t).Revision
-			r := s.do(t, tt.method, keyPath(key), []byte("new"), tt.header(mod)...)
+			before := s.Status(t).Revision
+			r := s.Do(t, tt.method, e2e.KeyPath(key), []byte("new"), tt.header(mod)...)
 			if tt.status >= 400 {
-				e := r.wantError(t, tt.status, tt.code)
+				e := r.WantError(t, tt.status, tt.code)
 				if tt.status == http.StatusPreconditionFailed {
 					switch {
-					case tt.wantKV && (e.Kv == nil || valueOf(e.Kv) != "current" || e.Kv.ModRevision != mod):
-						t.Errorf("%s = %s, want error.kv with value \"current\" at mod revision %d", r.req, r.body, mod)
-					case tt.wantKV && r.header.Get("ETag") != fmt.Sprintf(`"%d"`, mod):
-						t.Errorf("%s: ETag = %q, want the current \"%d\"", r.req, r.header.Get("ETag"), mod)
+					case tt.wantKV && (e.Kv == nil || e2e.ValueOf(e.Kv) != "current" || e.Kv.ModRevision != mod):
+						t.Errorf("%s = %s, want error.kv with value \"current\" at mod revision %d", r.Req, r.Body, mod)
+					case tt.wantKV && r.Header.Get("ETag") != fmt.Sprintf(`"%d"`, mod):
+						t.Errorf("%s: ETag = %q, want the current \"%d\"", r.Req, r.Header.Get("ETag"), mod)
 					case !tt.wantKV && e.Kv != nil:
-						t.Errorf("%s = %s, want no kv for a missing key", r.req, r.body)
+						t.Errorf("%s = %s, want no kv for a missing key", r.Req, r.Body)
 					}
 				}
 			} else {
-				r.want(t, tt.status)
+				r.Want(t, tt.status)
 			}
-			after := s.status(t).Revision
+			after := s.Status(t).Revision
 			if got := after != before; got != tt.changes {
-				t.Errorf("%s moved the revision from %d to %d, want a new revision: %v", r.req, before, after, tt.changes)
+				t.Errorf("%s moved the revision from %d to %d, want a new revision: %v", r.Req, before, after, tt.changes)
 			}
 			if tt.changes && tt.method == "PUT" {
-				if kv := s.get(t, key); valueOf(&kv) != "new" || kv.ModRevision != after {
-					t.Errorf("after %s: %s, want value \"new\" at mod revision %d", r.req, kvString(&kv), after)
+				if kv := s.Get(t, key); e2e.ValueOf(&kv) != "new" || kv.ModRevision != after {
+					t.Errorf("after %s: %s, want value \"new\" at mod revision %d", r.Req, e2e.KVString(&kv), after)
 				}
-				if got := r.header.Get("ETag"); got != fmt.Sprintf(`"%d"`, after) {
-					t.Errorf("%s: ETag = %s, want \"%d\"", r.req, got, after)
+				if got := r.Header.Get("ETag"); got != fmt.Sprintf(`"%d"`, after) {
+					t.Errorf("%s: ETag = %s, want \"%d\"", r.Req, got, after)
 				}
 			}
 		})
@@ -357,11 +359,11 @@ func fixed(name, value string) func(int64) []string {
 // PUT, and their errors.
 func TestKVPutOptions(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	var l client.LeaseResponse
-	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).ok(t, http.StatusCreated, &l)
-	s.put(t, "leased", "v")
-	s.do(t, "PUT", fmt.Sprintf("/v1/kv/leased?lease=%d", l.Id), []byte("v1")).want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).Ok(t, http.StatusCreated, &l)
+	s.Put(t, "leased", "v")
+	s.Do(t, "PUT", fmt.Sprintf("/v1/kv/leased?lease=%d", l.Id), []byte("v1")).Want(t, http.StatusOK)
 
 	tests := []struct {
 		name   string
@@ -369,7 +371,7 @@ func TestKVPutOptions(t *testing.T) {
 		body   string
 		status int
 		code   string
-		want   string // the key after, as kvString shows it, without revisions: "value lease version"
+		want   string // the key after, as KVString shows it, without revisions: "value lease version"
 	}{
 		{"ignore_value keeps the value", fmt.Sprintf("/v1/kv/leased?ignore_value=true&lease=%d", l.Id), "", 200, "", fmt.Sprintf("v1 %d 3", l.Id)},
 		{"ignore_lease keeps the lease", "/v1/kv/leased?ignore_lease=true", "v2", 200, "", fmt.Sprintf("v2 %d 4", l.Id)},
@@ -387,19 +389,19 @@ func TestKVPutOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.status(t).Revision
-			r := s.do(t, "PUT", tt.path, []byte(tt.body))
+			before := s.Status(t).Revision
+			r := s.Do(t, "PUT", tt.path, []byte(tt.body))
 			if tt.status != 200 {
-				r.wantError(t, tt.status, tt.code)
-				if after := s.status(t).Revision; after != before {
-					t.Errorf("%s failed but moved the revision from %d to %d", r.req, before, after)
+				r.WantError(t, tt.status, tt.code)
+				if after := s.Status(t).Revision; after != before {
+					t.Errorf("%s failed but moved the revision from %d to %d", r.Req, before, after)
 				}
 				return
 			}
-			rev := r.want(t, 200).revision(t)
-			kv := s.get(t, "leased")
-			if got := fmt.Sprintf("%s %d %d", valueOf(&kv), kv.Lease, kv.Version); got != tt.want || kv.ModRevision != rev {
-				t.Errorf("after %s: %s, want value, lease, version %q at mod revision %d", r.req, kvString(&kv), tt.want, rev)
+			rev := r.Want(t, 200).Revision(t)
+			kv := s.Get(t, "leased")
+			if got := fmt.Sprintf("%s %d %d", e2e.ValueOf(&kv), kv.Lease, kv.Version); got != tt.want || kv.ModRevision != rev {
+				t.Errorf("after %s: %s, want value, lease, version %q at mod revision %d", r.Req, e2e.KVString(&kv), tt.want, rev)
 			}
 		})
 	}
@@ -409,9 +411,9 @@ func TestKVPutOptions(t *testing.T) {
 // one revision for a whole range, and no revision when nothing goes.
 func TestKVDelete(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for _, k := range []string{"d/1", "d/2", "d/3", "e", "f", "g", "h"} {
-		s.put(t, k, "v-"+k)
+		s.Put(t, k, "v-"+k)
 	}
 
 	tests := []struct {
@@ -432,41 +434,41 @@ func TestKVDelete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.status(t).Revision
+			before := s.Status(t).Revision
 			var res client.DeleteResponse
-			r := s.do(t, "DELETE", tt.path, nil).ok(t, http.StatusOK, &res)
+			r := s.Do(t, "DELETE", tt.path, nil).Ok(t, http.StatusOK, &res)
 			wantRev := before
 			if len(tt.deleted) > 0 {
 				wantRev++ // however many keys go, they go in one revision
 			}
 			if res.Header.Revision != wantRev || res.Deleted != int64(len(tt.deleted)) {
-				t.Errorf("%s = %s, want deleted %d at revision %d", r.req, r.body, len(tt.deleted), wantRev)
+				t.Errorf("%s = %s, want deleted %d at revision %d", r.Req, r.Body, len(tt.deleted), wantRev)
 			}
-			if after := s.status(t).Revision; after != wantRev {
-				t.Errorf("after %s the revision is %d, want %d", r.req, after, wantRev)
+			if after := s.Status(t).Revision; after != wantRev {
+				t.Errorf("after %s the revision is %d, want %d", r.Req, after, wantRev)
 			}
 			var raw map[string]json.RawMessage
-			r.decode(t, &raw)
+			r.Decode(t, &raw)
 			_, hasPrev := raw["prev_kvs"]
 			if hasPrev != tt.prevKV && (tt.prevKV || len(tt.deleted) > 0) {
-				t.Errorf("%s = %s: prev_kvs present %v, want %v", r.req, r.body, hasPrev, tt.prevKV)
+				t.Errorf("%s = %s: prev_kvs present %v, want %v", r.Req, r.Body, hasPrev, tt.prevKV)
 			}
 			if tt.prevKV {
 				var got []string
-				for _, kv := range deref(res.PrevKvs) {
-					got = append(got, keyOf(&kv))
-					if valueOf(&kv) != "v-"+keyOf(&kv) {
-						t.Errorf("%s: prev_kv %s, want value %q", r.req, kvString(&kv), "v-"+keyOf(&kv))
+				for _, kv := range e2e.Deref(res.PrevKvs) {
+					got = append(got, e2e.KeyOf(&kv))
+					if e2e.ValueOf(&kv) != "v-"+e2e.KeyOf(&kv) {
+						t.Errorf("%s: prev_kv %s, want value %q", r.Req, e2e.KVString(&kv), "v-"+e2e.KeyOf(&kv))
 					}
 				}
 				if !slices.Equal(got, tt.deleted) {
-					t.Errorf("%s: prev_kvs keys %q, want %q", r.req, got, tt.deleted)
+					t.Errorf("%s: prev_kvs keys %q, want %q", r.Req, got, tt.deleted)
 				}
 			}
 			for _, k := range tt.deleted {
-				s.do(t, "GET", keyPath(k), nil).wantError(t, http.StatusNotFound, "key_not_found")
+				s.Do(t, "GET", e2e.KeyPath(k), nil).WantError(t, http.StatusNotFound, "key_not_found")
 				var g client.GetResponse
-				s.do(t, "GET", fmt.Sprintf("%s?revision=%d", keyPath(k), before), nil).ok(t, http.StatusOK, &g)
+				s.Do(t, "GET", fmt.Sprintf("%s?revision=%d", e2e.KeyPath(k), before), nil).Ok(t, http.StatusOK, &g)
 			}
 		})
 	}
@@ -479,12 +481,12 @@ func TestKVDelete(t *testing.T) {
 		{"empty range_end", "/v1/kv?key=a&range_end="},
 	} {
 		t.Run("error/"+tt.name, func(t *testing.T) {
-			s.do(t, "DELETE", tt.path, nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+			s.Do(t, "DELETE", tt.path, nil).WantError(t, http.StatusBadRequest, "invalid_argument")
 		})
 	}
 	t.Run("error/If-Match on a range", func(t *testing.T) {
-		s.put(t, "r/1", "v")
-		s.do(t, "DELETE", "/v1/kv?key=r/&prefix=true", nil, "If-Match", `"1"`).wantError(t, http.StatusBadRequest, "invalid_argument")
-		s.get(t, "r/1")
+		s.Put(t, "r/1", "v")
+		s.Do(t, "DELETE", "/v1/kv?key=r/&prefix=true", nil, "If-Match", `"1"`).WantError(t, http.StatusBadRequest, "invalid_argument")
+		s.Get(t, "r/1")
 	})
 }

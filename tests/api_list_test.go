@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -13,31 +15,17 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// listKeys returns the keys of a list answer, in order.
-func listKeys(l client.ListResponse) []string {
-	return keysOf(l.Kvs)
-}
-
-// keysOf returns the keys of kvs, in order.
-func keysOf(kvs []client.KeyValue) []string {
-	keys := make([]string, len(kvs))
-	for i := range kvs {
-		keys[i] = keyOf(&kvs[i])
-	}
-	return keys
-}
-
 // TestListSelectors covers every range selector of GET /v1/kv and the
 // errors of its parameters.
 func TestListSelectors(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// 1 on a fresh store; a gateway's cluster has taken one more (its
 	// deployment's marker) before the test begins.
-	base := s.status(t).Revision
+	base := s.Status(t).Revision
 	all := []string{"a", "a/1", "a/2", "ab", "b", "c", "c\xff"}
 	for _, k := range all {
-		s.put(t, k, "v")
+		s.Put(t, k, "v")
 	}
 	wantRev := base + int64(len(all))
 	tests := []struct {
@@ -63,12 +51,12 @@ func TestListSelectors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var l client.ListResponse
-			r := s.do(t, "GET", "/v1/kv?"+tt.query, nil).ok(t, http.StatusOK, &l)
-			if got := listKeys(l); !slices.Equal(got, tt.want) || l.Count != int64(len(tt.want)) || l.More {
-				t.Errorf("%s = keys %q count %d more %v, want %q count %d", r.req, got, l.Count, l.More, tt.want, len(tt.want))
+			r := s.Do(t, "GET", "/v1/kv?"+tt.query, nil).Ok(t, http.StatusOK, &l)
+			if got := e2e.ListKeys(l); !slices.Equal(got, tt.want) || l.Count != int64(len(tt.want)) || l.More {
+				t.Errorf("%s = keys %q count %d more %v, want %q count %d", r.Req, got, l.Count, l.More, tt.want, len(tt.want))
 			}
 			if l.Header.Revision != wantRev {
-				t.Errorf("%s: header.revision %d, want %d", r.req, l.Header.Revision, wantRev)
+				t.Errorf("%s: header.revision %d, want %d", r.Req, l.Header.Revision, wantRev)
 			}
 		})
 	}
@@ -96,7 +84,7 @@ func TestListSelectors(t *testing.T) {
 		{"page_token not a token", "page_token=AAAA"},
 	} {
 		t.Run("error/"+tt.name, func(t *testing.T) {
-			s.do(t, "GET", "/v1/kv?"+tt.query, nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+			s.Do(t, "GET", "/v1/kv?"+tt.query, nil).WantError(t, http.StatusBadRequest, "invalid_argument")
 		})
 	}
 }
@@ -104,14 +92,14 @@ func TestListSelectors(t *testing.T) {
 // TestListLimit: the default limit is 1000, the largest 10000.
 func TestListLimit(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	const n = 1001
 	for start := 0; start < n; start += 128 {
 		var ops []string
 		for i := start; i < min(start+128, n); i++ {
 			ops = append(ops, fmt.Sprintf(`{"put":{"key":"k%04d","value":"v"}}`, i))
 		}
-		s.txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).want(t, http.StatusOK)
+		s.Txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).Want(t, http.StatusOK)
 	}
 	tests := []struct {
 		query string
@@ -127,20 +115,20 @@ func TestListLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var l client.ListResponse
-		r := s.do(t, "GET", "/v1/kv?"+tt.query, nil).ok(t, http.StatusOK, &l)
+		r := s.Do(t, "GET", "/v1/kv?"+tt.query, nil).Ok(t, http.StatusOK, &l)
 		if len(l.Kvs) != tt.n || l.More != tt.more || l.Count != n {
-			t.Errorf("%s = %d kvs, more %v, count %d; want %d, %v, %d", r.req, len(l.Kvs), l.More, l.Count, tt.n, tt.more, n)
+			t.Errorf("%s = %d kvs, more %v, count %d; want %d, %v, %d", r.Req, len(l.Kvs), l.More, l.Count, tt.n, tt.more, n)
 		}
-		if wantToken := tt.more && !strings.Contains(tt.query, "descend"); (deref(l.NextPageToken) != "") != wantToken {
-			t.Errorf("%s: next_page_token %q, want one: %v", r.req, deref(l.NextPageToken), wantToken)
+		if wantToken := tt.more && !strings.Contains(tt.query, "descend"); (e2e.Deref(l.NextPageToken) != "") != wantToken {
+			t.Errorf("%s: next_page_token %q, want one: %v", r.Req, e2e.Deref(l.NextPageToken), wantToken)
 		}
 	}
 	var l client.ListResponse
-	s.do(t, "GET", "/v1/kv", nil).ok(t, http.StatusOK, &l)
+	s.Do(t, "GET", "/v1/kv", nil).Ok(t, http.StatusOK, &l)
 	var rest client.ListResponse
-	s.do(t, "GET", "/v1/kv?page_token="+deref(l.NextPageToken), nil).ok(t, http.StatusOK, &rest)
-	if got := listKeys(rest); len(got) != 1 || got[0] != "k1000" || rest.More || deref(rest.NextPageToken) != "" {
-		t.Errorf("the second page = %q, more %v, token %q; want [k1000] and the end", got, rest.More, deref(rest.NextPageToken))
+	s.Do(t, "GET", "/v1/kv?page_token="+e2e.Deref(l.NextPageToken), nil).Ok(t, http.StatusOK, &rest)
+	if got := e2e.ListKeys(rest); len(got) != 1 || got[0] != "k1000" || rest.More || e2e.Deref(rest.NextPageToken) != "" {
+		t.Errorf("the second page = %q, more %v, token %q; want [k1000] and the end", got, rest.More, e2e.Deref(rest.NextPageToken))
 	}
 }
 
@@ -149,54 +137,54 @@ func TestListLimit(t *testing.T) {
 // it.
 func TestListPagination(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	orig := make(map[string]client.KeyValue)
 	for i := range 10 {
-		s.put(t, fmt.Sprintf("p/%02d", i), fmt.Sprintf("v%d", i))
+		s.Put(t, fmt.Sprintf("p/%02d", i), fmt.Sprintf("v%d", i))
 	}
-	s.put(t, "q", "outside the range")
+	s.Put(t, "q", "outside the range")
 	var first client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3", nil).ok(t, http.StatusOK, &first)
+	s.Do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3", nil).Ok(t, http.StatusOK, &first)
 	rev0 := first.Header.Revision
-	if len(first.Kvs) != 3 || !first.More || first.Count != 10 || deref(first.NextPageToken) == "" {
-		t.Fatalf("first page = %d kvs, more %v, count %d, token %q; want 3, true, 10, a token", len(first.Kvs), first.More, first.Count, deref(first.NextPageToken))
+	if len(first.Kvs) != 3 || !first.More || first.Count != 10 || e2e.Deref(first.NextPageToken) == "" {
+		t.Fatalf("first page = %d kvs, more %v, count %d, token %q; want 3, true, 10, a token", len(first.Kvs), first.More, first.Count, e2e.Deref(first.NextPageToken))
 	}
 	var snapshot client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=p/&prefix=true", nil).ok(t, http.StatusOK, &snapshot)
+	s.Do(t, "GET", "/v1/kv?key=p/&prefix=true", nil).Ok(t, http.StatusOK, &snapshot)
 	for _, kv := range snapshot.Kvs {
-		orig[keyOf(&kv)] = kv
+		orig[e2e.KeyOf(&kv)] = kv
 	}
 
 	// Change the range between pages: a new key, a changed one, a deleted
 	// one, all after the first page.
-	s.put(t, "p/05x", "new")
-	s.put(t, "p/07", "changed")
-	s.do(t, "DELETE", "/v1/kv/p/08", nil).want(t, http.StatusOK)
-	cur := s.status(t).Revision
+	s.Put(t, "p/05x", "new")
+	s.Put(t, "p/07", "changed")
+	s.Do(t, "DELETE", "/v1/kv/p/08", nil).Want(t, http.StatusOK)
+	cur := s.Status(t).Revision
 
-	got := listKeys(first)
-	token := deref(first.NextPageToken)
+	got := e2e.ListKeys(first)
+	token := e2e.Deref(first.NextPageToken)
 	pages := 1
 	for token != "" {
 		var page client.ListResponse
-		r := s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+token, nil).ok(t, http.StatusOK, &page)
+		r := s.Do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+token, nil).Ok(t, http.StatusOK, &page)
 		pages++
 		if page.Header.Revision != cur {
-			t.Errorf("%s: header.revision %d, want the current %d", r.req, page.Header.Revision, cur)
+			t.Errorf("%s: header.revision %d, want the current %d", r.Req, page.Header.Revision, cur)
 		}
 		if page.Count != 10 {
-			t.Errorf("%s: count %d, want 10, the whole range at revision %d", r.req, page.Count, rev0)
+			t.Errorf("%s: count %d, want 10, the whole range at revision %d", r.Req, page.Count, rev0)
 		}
 		for _, kv := range page.Kvs {
-			if want, ok := orig[keyOf(&kv)]; !ok || kvString(&kv) != kvString(&want) {
-				t.Errorf("%s: %s, want it as at revision %d: %s", r.req, kvString(&kv), rev0, kvString(&want))
+			if want, ok := orig[e2e.KeyOf(&kv)]; !ok || e2e.KVString(&kv) != e2e.KVString(&want) {
+				t.Errorf("%s: %s, want it as at revision %d: %s", r.Req, e2e.KVString(&kv), rev0, e2e.KVString(&want))
 			}
 		}
-		got = append(got, listKeys(page)...)
-		if page.More != (deref(page.NextPageToken) != "") {
-			t.Errorf("%s: more %v with next_page_token %q", r.req, page.More, deref(page.NextPageToken))
+		got = append(got, e2e.ListKeys(page)...)
+		if page.More != (e2e.Deref(page.NextPageToken) != "") {
+			t.Errorf("%s: more %v with next_page_token %q", r.Req, page.More, e2e.Deref(page.NextPageToken))
 		}
-		token = deref(page.NextPageToken)
+		token = e2e.Deref(page.NextPageToken)
 	}
 	want := slices.Sorted(func(yield func(string) bool) {
 		for k := range orig {
@@ -215,19 +203,19 @@ func TestListPagination(t *testing.T) {
 		{"descending order", "key=p/&prefix=true&sort_order=descend&page_token="},
 		{"sorted by value", "key=p/&prefix=true&sort_target=value&page_token="},
 	} {
-		s.do(t, "GET", "/v1/kv?"+tt.query+deref(first.NextPageToken), nil).wantError(t, http.StatusBadRequest, "invalid_argument")
+		s.Do(t, "GET", "/v1/kv?"+tt.query+e2e.Deref(first.NextPageToken), nil).WantError(t, http.StatusBadRequest, "invalid_argument")
 	}
 	// The revision the token names, given again, is fine.
-	s.do(t, "GET", fmt.Sprintf("/v1/kv?key=p/&prefix=true&revision=%d&page_token=%s", rev0, deref(first.NextPageToken)), nil).want(t, http.StatusOK)
+	s.Do(t, "GET", fmt.Sprintf("/v1/kv?key=p/&prefix=true&revision=%d&page_token=%s", rev0, e2e.Deref(first.NextPageToken)), nil).Want(t, http.StatusOK)
 
 	// Compacting exactly at the page's revision keeps it readable; past it
 	// the token is gone.
-	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0))).want(t, http.StatusOK)
-	s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+deref(first.NextPageToken), nil).want(t, http.StatusOK)
-	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0+1))).want(t, http.StatusOK)
-	e := s.do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+deref(first.NextPageToken), nil).wantError(t, http.StatusGone, "compacted")
-	if deref(e.CompactRevision) != rev0+1 {
-		t.Errorf("page token below the compact revision: compact_revision %d, want %d", deref(e.CompactRevision), rev0+1)
+	s.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0))).Want(t, http.StatusOK)
+	s.Do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+e2e.Deref(first.NextPageToken), nil).Want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev0+1))).Want(t, http.StatusOK)
+	e := s.Do(t, "GET", "/v1/kv?key=p/&prefix=true&limit=3&page_token="+e2e.Deref(first.NextPageToken), nil).WantError(t, http.StatusGone, "compacted")
+	if e2e.Deref(e.CompactRevision) != rev0+1 {
+		t.Errorf("page token below the compact revision: compact_revision %d, want %d", e2e.Deref(e.CompactRevision), rev0+1)
 	}
 }
 
@@ -235,7 +223,7 @@ func TestListPagination(t *testing.T) {
 // count_only and the revision filters.
 func TestListSortAndFilters(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// Keys whose versions, create and mod revisions and values all order
 	// differently from the keys.
 	writes := []struct{ key, value string }{
@@ -243,13 +231,13 @@ func TestListSortAndFilters(t *testing.T) {
 		{"s/a", "9"}, {"s/c", "0"}, {"s/a", "6"},
 	}
 	for _, w := range writes {
-		s.put(t, w.key, w.value)
+		s.Put(t, w.key, w.value)
 	}
-	s.put(t, "t", "outside")
+	s.Put(t, "t", "outside")
 
 	fields := map[string]func(kv *client.KeyValue) string{
-		"key":     func(kv *client.KeyValue) string { return keyOf(kv) },
-		"value":   func(kv *client.KeyValue) string { return valueOf(kv) },
+		"key":     func(kv *client.KeyValue) string { return e2e.KeyOf(kv) },
+		"value":   func(kv *client.KeyValue) string { return e2e.ValueOf(kv) },
 		"version": func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.Version) },
 		"create":  func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.CreateRevision) },
 		"mod":     func(kv *client.KeyValue) string { return fmt.Sprintf("%020d", kv.ModRevision) },
@@ -263,9 +251,9 @@ func TestListSortAndFilters(t *testing.T) {
 					q += "&sort_order=" + order
 				}
 				var l client.ListResponse
-				r := s.do(t, "GET", q, nil).ok(t, http.StatusOK, &l)
+				r := s.Do(t, "GET", q, nil).Ok(t, http.StatusOK, &l)
 				if len(l.Kvs) != 5 {
-					t.Fatalf("%s = %d kvs, want 5", r.req, len(l.Kvs))
+					t.Fatalf("%s = %d kvs, want 5", r.Req, len(l.Kvs))
 				}
 				sorted := slices.IsSortedFunc(l.Kvs, func(a, b client.KeyValue) int {
 					c := strings.Compare(field(&a), field(&b))
@@ -275,47 +263,47 @@ func TestListSortAndFilters(t *testing.T) {
 					return c
 				})
 				if !sorted {
-					t.Errorf("%s gave %q, not in %s order of %s", r.req, listKeys(l), cmp.Or(order, "ascend"), target)
+					t.Errorf("%s gave %q, not in %s order of %s", r.Req, e2e.ListKeys(l), cmp.Or(order, "ascend"), target)
 				}
 			})
 		}
 	}
 	t.Run("key descend limit", func(t *testing.T) {
 		var l client.ListResponse
-		r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&sort_order=descend&limit=2", nil).ok(t, http.StatusOK, &l)
-		if got := listKeys(l); !slices.Equal(got, []string{"s/e", "s/d"}) || !l.More || deref(l.NextPageToken) != "" {
-			t.Errorf("%s = %q more %v token %q, want [s/e s/d], more, no token", r.req, got, l.More, deref(l.NextPageToken))
+		r := s.Do(t, "GET", "/v1/kv?key=s/&prefix=true&sort_order=descend&limit=2", nil).Ok(t, http.StatusOK, &l)
+		if got := e2e.ListKeys(l); !slices.Equal(got, []string{"s/e", "s/d"}) || !l.More || e2e.Deref(l.NextPageToken) != "" {
+			t.Errorf("%s = %q more %v token %q, want [s/e s/d], more, no token", r.Req, got, l.More, e2e.Deref(l.NextPageToken))
 		}
 	})
 
 	t.Run("keys_only", func(t *testing.T) {
-		r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&keys_only=true", nil).want(t, http.StatusOK)
+		r := s.Do(t, "GET", "/v1/kv?key=s/&prefix=true&keys_only=true", nil).Want(t, http.StatusOK)
 		var l struct {
 			KVs []map[string]json.RawMessage `json:"kvs"`
 		}
-		r.decode(t, &l)
+		r.Decode(t, &l)
 		if len(l.KVs) != 5 {
-			t.Fatalf("%s = %s, want 5 kvs", r.req, r.body)
+			t.Fatalf("%s = %s, want 5 kvs", r.Req, r.Body)
 		}
 		for _, kv := range l.KVs {
 			_, v := kv["value"]
 			_, vb := kv["value_base64"]
 			if v || vb || kv["key"] == nil || kv["mod_revision"] == nil {
-				t.Errorf("%s: kv %v, want key and revisions without a value", r.req, kv)
+				t.Errorf("%s: kv %v, want key and revisions without a value", r.Req, kv)
 			}
 		}
 	})
 	t.Run("count_only", func(t *testing.T) {
 		var l client.ListResponse
-		r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
+		r := s.Do(t, "GET", "/v1/kv?key=s/&prefix=true&count_only=true", nil).Ok(t, http.StatusOK, &l)
 		if len(l.Kvs) != 0 || l.Count != 5 || l.More {
-			t.Errorf("%s = %s, want count 5 and no kvs", r.req, r.body)
+			t.Errorf("%s = %s, want count 5 and no kvs", r.Req, r.Body)
 		}
 	})
 
 	// Revisions: s/c 2 (mod 8), s/a 3 (mod 9), s/e 4, s/b 5, s/d 6.
 	var snapshot client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=s/&prefix=true", nil).ok(t, http.StatusOK, &snapshot)
+	s.Do(t, "GET", "/v1/kv?key=s/&prefix=true", nil).Ok(t, http.StatusOK, &snapshot)
 	filters := []struct {
 		name  string
 		query string
@@ -334,13 +322,13 @@ func TestListSortAndFilters(t *testing.T) {
 			var want []string
 			for i := range snapshot.Kvs {
 				if tt.keep(&snapshot.Kvs[i]) {
-					want = append(want, keyOf(&snapshot.Kvs[i]))
+					want = append(want, e2e.KeyOf(&snapshot.Kvs[i]))
 				}
 			}
 			var l client.ListResponse
-			r := s.do(t, "GET", "/v1/kv?key=s/&prefix=true&"+tt.query, nil).ok(t, http.StatusOK, &l)
-			if got := listKeys(l); !slices.Equal(got, want) {
-				t.Errorf("%s = %q, want %q", r.req, got, want)
+			r := s.Do(t, "GET", "/v1/kv?key=s/&prefix=true&"+tt.query, nil).Ok(t, http.StatusOK, &l)
+			if got := e2e.ListKeys(l); !slices.Equal(got, want) {
+				t.Errorf("%s = %q, want %q", r.Req, got, want)
 			}
 		})
 	}
@@ -350,21 +338,21 @@ func TestListSortAndFilters(t *testing.T) {
 // below and exactly at the compact revision.
 func TestListRevisions(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// The revisions are those of a fresh store, which begins at 1; a
 	// gateway's cluster has taken some before the test begins (its
 	// deployment's marker): at(R) is the revision R of a fresh store.
-	off := s.status(t).Revision - 1
+	off := s.Status(t).Revision - 1
 	at := func(rev int64) int64 { return rev + off }
 	for i := range 6 {
-		s.put(t, "r", fmt.Sprintf("v%d", i+2)) // value v<R> at revision at(R)
+		s.Put(t, "r", fmt.Sprintf("v%d", i+2)) // value v<R> at revision at(R)
 	}
-	s.do(t, "DELETE", "/v1/kv/r", nil).want(t, http.StatusOK) // revision at(8)
-	cur := s.status(t).Revision
+	s.Do(t, "DELETE", "/v1/kv/r", nil).Want(t, http.StatusOK) // revision at(8)
+	cur := s.Status(t).Revision
 	if cur != at(8) {
 		t.Fatalf("revision %d after 7 writes, want %d", cur, at(8))
 	}
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).Want(t, http.StatusOK)
 
 	tests := []struct {
 		rev    int64
@@ -384,35 +372,35 @@ func TestListRevisions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.rev), func(t *testing.T) {
 			for _, path := range []string{fmt.Sprintf("/v1/kv?key=r&revision=%d", tt.rev), fmt.Sprintf("/v1/kv/r?revision=%d", tt.rev)} {
-				r := s.do(t, "GET", path, nil)
+				r := s.Do(t, "GET", path, nil)
 				switch tt.status {
 				case 410:
-					if e := r.wantError(t, 410, "compacted"); deref(e.CompactRevision) != at(5) {
-						t.Errorf("%s = %s, want compact_revision %d", r.req, r.body, at(5))
+					if e := r.WantError(t, 410, "compacted"); e2e.Deref(e.CompactRevision) != at(5) {
+						t.Errorf("%s = %s, want compact_revision %d", r.Req, r.Body, at(5))
 					}
 				case 400:
-					r.wantError(t, 400, "future_revision")
+					r.WantError(t, 400, "future_revision")
 				default:
 					if tt.value == "" && strings.HasPrefix(path, "/v1/kv/") {
-						r.wantError(t, 404, "key_not_found")
+						r.WantError(t, 404, "key_not_found")
 						continue
 					}
 					var got string
 					var header client.ResponseHeader
 					if strings.HasPrefix(path, "/v1/kv/") {
 						var g client.GetResponse
-						r.ok(t, 200, &g)
-						got, header = valueOf(&g.Kv), g.Header
+						r.Ok(t, 200, &g)
+						got, header = e2e.ValueOf(&g.Kv), g.Header
 					} else {
 						var l client.ListResponse
-						r.ok(t, 200, &l)
+						r.Ok(t, 200, &l)
 						if len(l.Kvs) == 1 {
-							got = valueOf(&l.Kvs[0])
+							got = e2e.ValueOf(&l.Kvs[0])
 						}
 						header = l.Header
 					}
 					if got != tt.value || header.Revision != cur {
-						t.Errorf("%s = %s, want value %q and header.revision %d", r.req, bytes.TrimSpace(r.body), tt.value, cur)
+						t.Errorf("%s = %s, want value %q and header.revision %d", r.Req, bytes.TrimSpace(r.Body), tt.value, cur)
 					}
 				}
 			}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,66 +13,53 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// leaseList returns the IDs of every lease.
-func (s *server) leaseList(tb testing.TB) []int64 {
-	tb.Helper()
-	var res client.LeaseList
-	s.do(tb, "GET", "/v1/leases", nil).ok(tb, http.StatusOK, &res)
-	var ids []int64
-	for _, l := range res.Leases {
-		ids = append(ids, l.Id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // TestPutTTL: a put with ttl grants its key a lease of its own in one
 // request; the key goes when the lease expires; a later put with ttl
 // moves it to a new lease and revokes the old one; a bad ttl, or one
 // with a lease, changes nothing.
 func TestPutTTL(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	var first client.PutResponse
-	s.do(t, "PUT", keyPath("session/a")+"?ttl=60", []byte("v1")).ok(t, http.StatusOK, &first)
-	if first.Lease == nil || *first.Lease == 0 || s.get(t, "session/a").Lease != *first.Lease {
-		t.Fatalf("PUT ?ttl=60 answered lease %v; the key has lease %d", first.Lease, s.get(t, "session/a").Lease)
+	s.Do(t, "PUT", e2e.KeyPath("session/a")+"?ttl=60", []byte("v1")).Ok(t, http.StatusOK, &first)
+	if first.Lease == nil || *first.Lease == 0 || s.Get(t, "session/a").Lease != *first.Lease {
+		t.Fatalf("PUT ?ttl=60 answered lease %v; the key has lease %d", first.Lease, s.Get(t, "session/a").Lease)
 	}
 	var ttl client.LeaseTimeToLive
-	s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", *first.Lease), nil).ok(t, http.StatusOK, &ttl)
+	s.Do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", *first.Lease), nil).Ok(t, http.StatusOK, &ttl)
 	if ttl.GrantedTtl != 60 || ttl.Keys == nil || !slices.Equal(*ttl.Keys, []string{"session/a"}) {
 		t.Fatalf("the put's lease: granted %d with keys %v, want 60 with session/a", ttl.GrantedTtl, ttl.Keys)
 	}
 	var second client.PutResponse
-	s.do(t, "PUT", keyPath("session/a")+"?ttl=30&prev_kv=true", []byte("v2")).ok(t, http.StatusOK, &second)
-	if second.Lease == nil || *second.Lease == *first.Lease || second.PrevKv == nil || valueOf(second.PrevKv) != "v1" {
+	s.Do(t, "PUT", e2e.KeyPath("session/a")+"?ttl=30&prev_kv=true", []byte("v2")).Ok(t, http.StatusOK, &second)
+	if second.Lease == nil || *second.Lease == *first.Lease || second.PrevKv == nil || e2e.ValueOf(second.PrevKv) != "v1" {
 		t.Fatalf("a second put with ttl answered %+v", second)
 	}
-	if ids := s.leaseList(t); !slices.Equal(ids, []int64{*second.Lease}) {
+	if ids := s.LeaseList(t); !slices.Equal(ids, []int64{*second.Lease}) {
 		t.Fatalf("leases after the second put: %v, want only %d: the first, holding no key, revoked", ids, *second.Lease)
 	}
 
 	// Bad input: a clear error, and nothing changed.
-	before := s.get(t, "session/a")
+	before := s.Get(t, "session/a")
 	for _, q := range []string{"ttl=0", "ttl=-1", "ttl=2.5", "ttl=x", "ttl=", "ttl=5&lease=" + fmt.Sprint(*second.Lease), "ttl=5&ignore_lease=true"} {
-		e := s.do(t, "PUT", keyPath("session/a")+"?"+q, []byte("v3")).wantError(t, http.StatusBadRequest, "invalid_argument")
+		e := s.Do(t, "PUT", e2e.KeyPath("session/a")+"?"+q, []byte("v3")).WantError(t, http.StatusBadRequest, "invalid_argument")
 		if !strings.Contains(e.Message, "ttl") {
 			t.Errorf("PUT ?%s: %q does not say what is wrong with ttl", q, e.Message)
 		}
 	}
-	s.do(t, "PUT", keyPath("session/a")+"?ttl=5", []byte("v3"), "If-Match", `"1"`).wantError(t, http.StatusPreconditionFailed, "precondition_failed")
-	if after := s.get(t, "session/a"); kvString(&after) != kvString(&before) {
-		t.Fatalf("refused puts changed the key: %s, was %s", kvString(&after), kvString(&before))
+	s.Do(t, "PUT", e2e.KeyPath("session/a")+"?ttl=5", []byte("v3"), "If-Match", `"1"`).WantError(t, http.StatusPreconditionFailed, "precondition_failed")
+	if after := s.Get(t, "session/a"); e2e.KVString(&after) != e2e.KVString(&before) {
+		t.Fatalf("refused puts changed the key: %s, was %s", e2e.KVString(&after), e2e.KVString(&before))
 	}
-	if ids := s.leaseList(t); !slices.Equal(ids, []int64{*second.Lease}) {
+	if ids := s.LeaseList(t); !slices.Equal(ids, []int64{*second.Lease}) {
 		t.Fatalf("refused puts left leases: %v, want only %d", ids, *second.Lease)
 	}
 
 	// The key goes with its lease.
-	s.do(t, "PUT", keyPath("session/short")+"?ttl=1", []byte("v")).want(t, http.StatusOK)
-	eventually(t, 60*time.Second, func() (bool, string) {
-		r := s.do(t, "GET", keyPath("session/short"), nil)
-		return r.status == http.StatusNotFound, fmt.Sprintf("GET session/short = %d", r.status)
+	s.Do(t, "PUT", e2e.KeyPath("session/short")+"?ttl=1", []byte("v")).Want(t, http.StatusOK)
+	e2e.Eventually(t, 60*time.Second, func() (bool, string) {
+		r := s.Do(t, "GET", e2e.KeyPath("session/short"), nil)
+		return r.Status == http.StatusNotFound, fmt.Sprintf("GET session/short = %d", r.Status)
 	})
 }
 
@@ -78,27 +67,27 @@ func TestPutTTL(t *testing.T) {
 // checks that bad input is a clear error that changes nothing.
 func TestPatchKey(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-request-bytes=4096")
+	s := e2e.StartServer(t, "--max-request-bytes=4096")
 	var put client.PutResponse
-	s.do(t, "PUT", keyPath("conf/app")+"?ttl=600", []byte(`{"replicas": 2, "image": {"tag": "v1"}}`)).ok(t, http.StatusOK, &put)
+	s.Do(t, "PUT", e2e.KeyPath("conf/app")+"?ttl=600", []byte(`{"replicas": 2, "image": {"tag": "v1"}}`)).Ok(t, http.StatusOK, &put)
 	var res client.GetResponse
-	s.do(t, "PATCH", keyPath("conf/app"), []byte(`{"image":{"tag":"v2"},"debug":true}`), "Content-Type", "application/merge-patch+json").ok(t, http.StatusOK, &res)
-	if v := valueOf(&res.Kv); v != `{"replicas":2,"image":{"tag":"v2"},"debug":true}` || res.Kv.Lease != *put.Lease || res.Kv.Version != 2 {
-		t.Fatalf("merge patch wrote %s", kvString(&res.Kv))
+	s.Do(t, "PATCH", e2e.KeyPath("conf/app"), []byte(`{"image":{"tag":"v2"},"debug":true}`), "Content-Type", "application/merge-patch+json").Ok(t, http.StatusOK, &res)
+	if v := e2e.ValueOf(&res.Kv); v != `{"replicas":2,"image":{"tag":"v2"},"debug":true}` || res.Kv.Lease != *put.Lease || res.Kv.Version != 2 {
+		t.Fatalf("merge patch wrote %s", e2e.KVString(&res.Kv))
 	}
 	etag := fmt.Sprintf(`"%d"`, res.Kv.ModRevision)
-	s.do(t, "PATCH", keyPath("conf/app"), []byte(`[{"op":"test","path":"/replicas","value":2},{"op":"replace","path":"/replicas","value":3},{"op":"remove","path":"/debug"}]`),
-		"Content-Type", "application/json-patch+json", "If-Match", etag).ok(t, http.StatusOK, &res)
-	if v := valueOf(&res.Kv); v != `{"replicas":3,"image":{"tag":"v2"}}` || res.Kv.Lease != *put.Lease {
-		t.Fatalf("JSON Patch wrote %s", kvString(&res.Kv))
+	s.Do(t, "PATCH", e2e.KeyPath("conf/app"), []byte(`[{"op":"test","path":"/replicas","value":2},{"op":"replace","path":"/replicas","value":3},{"op":"remove","path":"/debug"}]`),
+		"Content-Type", "application/json-patch+json", "If-Match", etag).Ok(t, http.StatusOK, &res)
+	if v := e2e.ValueOf(&res.Kv); v != `{"replicas":3,"image":{"tag":"v2"}}` || res.Kv.Lease != *put.Lease {
+		t.Fatalf("JSON Patch wrote %s", e2e.KVString(&res.Kv))
 	}
-	s.do(t, "PATCH", keyPath("conf/new"), []byte(`{"a":1}`), "Content-Type", "application/merge-patch+json").ok(t, http.StatusOK, &res)
-	if valueOf(&res.Kv) != `{"a":1}` || res.Kv.Version != 1 {
-		t.Fatalf("a merge patch of a missing key wrote %s", kvString(&res.Kv))
+	s.Do(t, "PATCH", e2e.KeyPath("conf/new"), []byte(`{"a":1}`), "Content-Type", "application/merge-patch+json").Ok(t, http.StatusOK, &res)
+	if e2e.ValueOf(&res.Kv) != `{"a":1}` || res.Kv.Version != 1 {
+		t.Fatalf("a merge patch of a missing key wrote %s", e2e.KVString(&res.Kv))
 	}
 
-	s.put(t, "conf/text", "plain text")
-	before, beforeText := s.get(t, "conf/app"), s.get(t, "conf/text")
+	s.Put(t, "conf/text", "plain text")
+	before, beforeText := s.Get(t, "conf/app"), s.Get(t, "conf/text")
 	merge, jsonPatch := "application/merge-patch+json", "application/json-patch+json"
 	for _, tc := range []struct {
 		key, body, ctype string
@@ -117,16 +106,16 @@ func TestPatchKey(t *testing.T) {
 		{"conf/app", `{"big":"` + strings.Repeat("x", 5000) + `"}`, merge, nil, 413, "request_too_large"}, // the body's bound
 		{"conf/app", `{"big":"` + strings.Repeat("x", 4060) + `"}`, merge, nil, 409, "patch_failed"},      // the result's
 	} {
-		r := s.do(t, "PATCH", keyPath(tc.key), []byte(tc.body), append([]string{"Content-Type", tc.ctype}, tc.header...)...)
-		r.wantError(t, tc.status, tc.code)
+		r := s.Do(t, "PATCH", e2e.KeyPath(tc.key), []byte(tc.body), append([]string{"Content-Type", tc.ctype}, tc.header...)...)
+		r.WantError(t, tc.status, tc.code)
 	}
-	if after := s.get(t, "conf/app"); kvString(&after) != kvString(&before) {
-		t.Fatalf("refused patches changed conf/app: %s, was %s", kvString(&after), kvString(&before))
+	if after := s.Get(t, "conf/app"); e2e.KVString(&after) != e2e.KVString(&before) {
+		t.Fatalf("refused patches changed conf/app: %s, was %s", e2e.KVString(&after), e2e.KVString(&before))
 	}
-	if after := s.get(t, "conf/text"); kvString(&after) != kvString(&beforeText) {
-		t.Fatalf("refused patches changed conf/text: %s", kvString(&after))
+	if after := s.Get(t, "conf/text"); e2e.KVString(&after) != e2e.KVString(&beforeText) {
+		t.Fatalf("refused patches changed conf/text: %s", e2e.KVString(&after))
 	}
-	s.do(t, "GET", keyPath("conf/missing"), nil).wantError(t, http.StatusNotFound, "key_not_found")
+	s.Do(t, "GET", e2e.KeyPath("conf/missing"), nil).WantError(t, http.StatusNotFound, "key_not_found")
 }
 
 // TestPatchKeyConcurrent: patches of one key from many clients at once
@@ -134,19 +123,19 @@ func TestPatchKey(t *testing.T) {
 // acknowledged is in the value, none written over.
 func TestPatchKeyConcurrent(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.put(t, "counter", `{}`)
+	s := e2e.StartServer(t)
+	s.Put(t, "counter", `{}`)
 	const clients = 8
 	type answer struct {
 		i int
-		r *reply
+		r *e2e.Reply
 	}
 	done := make(chan answer, clients)
 	for i := range clients {
 		go func() {
-			r, err := s.send(t.Context(), "PATCH", keyPath("counter"), []byte(fmt.Sprintf(`{"c%d":true}`, i)), "Content-Type", "application/merge-patch+json")
+			r, err := s.Send(t.Context(), "PATCH", e2e.KeyPath("counter"), []byte(fmt.Sprintf(`{"c%d":true}`, i)), "Content-Type", "application/merge-patch+json")
 			if err != nil {
-				r = &reply{req: "PATCH counter", body: []byte(err.Error())}
+				r = &e2e.Reply{Req: "PATCH counter", Body: []byte(err.Error())}
 			}
 			done <- answer{i, r}
 		}()
@@ -154,17 +143,17 @@ func TestPatchKeyConcurrent(t *testing.T) {
 	var acked []int
 	for range clients {
 		a := <-done
-		switch a.r.status {
+		switch a.r.Status {
 		case http.StatusOK:
 			acked = append(acked, a.i)
 		case http.StatusServiceUnavailable:
 			// It gave up after its retries under contention: retry later.
 		default:
-			t.Fatalf("%s = %d %s", a.r.req, a.r.status, a.r.body)
+			t.Fatalf("%s = %d %s", a.r.Req, a.r.Status, a.r.Body)
 		}
 	}
-	kv := s.get(t, "counter")
-	got := valueOf(&kv)
+	kv := s.Get(t, "counter")
+	got := e2e.ValueOf(&kv)
 	if len(acked) == 0 || strings.Count(got, ":true") != len(acked) || kv.Version != int64(len(acked))+1 {
 		t.Fatalf("counter %s at version %d after %d acknowledged patches", got, kv.Version, len(acked))
 	}

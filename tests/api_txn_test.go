@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,17 +15,17 @@ import (
 // branches, nested txns, one revision per txn, and the errors.
 func TestTxn(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-txn-ops=6")
+	s := e2e.StartServer(t, "--max-txn-ops=6")
 	var l client.LeaseResponse
-	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":77}`)).ok(t, http.StatusCreated, &l)
+	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":77}`)).Ok(t, http.StatusCreated, &l)
 	// Over etcd the grant wrote the lease's record: one revision more.
-	off := s.status(t).Revision - 1
-	s.put(t, "a", "1")                                            // revision 2 (+off)
-	s.put(t, "b", "2")                                            // 3
-	s.put(t, "b", "3")                                            // 4
-	s.do(t, "PUT", "/v1/kv/l?lease=77", []byte("x")).want(t, 200) // 5
-	s.put(t, "p/1", "x")                                          // 6
-	s.put(t, "p/2", "y")                                          // 7
+	off := s.Status(t).Revision - 1
+	s.Put(t, "a", "1")                                            // revision 2 (+off)
+	s.Put(t, "b", "2")                                            // 3
+	s.Put(t, "b", "3")                                            // 4
+	s.Do(t, "PUT", "/v1/kv/l?lease=77", []byte("x")).Want(t, 200) // 5
+	s.Put(t, "p/1", "x")                                          // 6
+	s.Put(t, "p/2", "y")                                          // 7
 	revAt := func(format string, rev int64) string { return fmt.Sprintf(format, rev+off) }
 
 	// Each case's compare decides the branch; the branches read a.
@@ -59,60 +61,60 @@ func TestTxn(t *testing.T) {
 	}
 	for _, tt := range compares {
 		t.Run("compare/"+tt.name, func(t *testing.T) {
-			before := s.status(t).Revision
+			before := s.Status(t).Revision
 			doc := fmt.Sprintf(`{"compare":[%s],"success":[{"range":{"key":"a"}}],"failure":[{"range":{"key":"b"}}]}`, tt.compare)
 			var res client.TxnResponse
-			r := s.txn(t, doc).ok(t, http.StatusOK, &res)
+			r := s.Txn(t, doc).Ok(t, http.StatusOK, &res)
 			want := "b"
 			if tt.holds {
 				want = "a"
 			}
 			if res.Succeeded != tt.holds || len(res.Responses) != 1 || res.Responses[0].Range == nil ||
-				len(res.Responses[0].Range.Kvs) != 1 || keyOf(&res.Responses[0].Range.Kvs[0]) != want {
-				t.Errorf("%s with compare %s = %s, want succeeded %v reading %q", r.req, tt.compare, r.body, tt.holds, want)
+				len(res.Responses[0].Range.Kvs) != 1 || e2e.KeyOf(&res.Responses[0].Range.Kvs[0]) != want {
+				t.Errorf("%s with compare %s = %s, want succeeded %v reading %q", r.Req, tt.compare, r.Body, tt.holds, want)
 			}
 			if res.Header.Revision != before {
-				t.Errorf("%s: a read-only txn at revision %d, want %d", r.req, res.Header.Revision, before)
+				t.Errorf("%s: a read-only txn at revision %d, want %d", r.Req, res.Header.Revision, before)
 			}
 		})
 	}
 
 	t.Run("atomic", func(t *testing.T) {
-		before := s.status(t).Revision
+		before := s.Status(t).Revision
 		doc := `{"compare":[{"key":"a","target":"value","result":"equal","value":"1"}],"success":[
 			{"range":{"key":"a"}},
 			{"put":{"key":"t/1","value":"x"}},
 			{"put":{"key":"a","value":"2","prev_kv":true}},
 			{"delete":{"key":"p/","prefix":true,"prev_kv":true}}]}`
 		var res client.TxnResponse
-		r := s.txn(t, doc).ok(t, http.StatusOK, &res)
+		r := s.Txn(t, doc).Ok(t, http.StatusOK, &res)
 		rev := before + 1
 		if !res.Succeeded || res.Header.Revision != rev || len(res.Responses) != 4 {
-			t.Fatalf("%s = %s, want the success branch at revision %d", r.req, r.body, rev)
+			t.Fatalf("%s = %s, want the success branch at revision %d", r.Req, r.Body, rev)
 		}
 		rs := res.Responses
 		switch {
-		case rs[0].Range == nil || rs[0].Range.Header.Revision != before || len(rs[0].Range.Kvs) != 1 || valueOf(&rs[0].Range.Kvs[0]) != "1":
-			t.Errorf("%s: range before the writes = %+v, want a=1 at revision %d", r.req, rs[0].Range, before)
+		case rs[0].Range == nil || rs[0].Range.Header.Revision != before || len(rs[0].Range.Kvs) != 1 || e2e.ValueOf(&rs[0].Range.Kvs[0]) != "1":
+			t.Errorf("%s: range before the writes = %+v, want a=1 at revision %d", r.Req, rs[0].Range, before)
 		case rs[1].Put == nil || rs[1].Put.Header.Revision != rev:
-			t.Errorf("%s: first put = %+v, want revision %d", r.req, rs[1].Put, rev)
-		case rs[2].Put == nil || rs[2].Put.PrevKv == nil || valueOf(rs[2].Put.PrevKv) != "1":
-			t.Errorf("%s: put with prev_kv = %+v, want prev_kv a=1", r.req, rs[2].Put)
-		case rs[3].Delete == nil || rs[3].Delete.Deleted != 2 || len(deref(rs[3].Delete.PrevKvs)) != 2 || rs[3].Delete.Header.Revision != rev:
-			t.Errorf("%s: delete = %+v, want 2 deleted with prev_kvs at revision %d", r.req, rs[3].Delete, rev)
+			t.Errorf("%s: first put = %+v, want revision %d", r.Req, rs[1].Put, rev)
+		case rs[2].Put == nil || rs[2].Put.PrevKv == nil || e2e.ValueOf(rs[2].Put.PrevKv) != "1":
+			t.Errorf("%s: put with prev_kv = %+v, want prev_kv a=1", r.Req, rs[2].Put)
+		case rs[3].Delete == nil || rs[3].Delete.Deleted != 2 || len(e2e.Deref(rs[3].Delete.PrevKvs)) != 2 || rs[3].Delete.Header.Revision != rev:
+			t.Errorf("%s: delete = %+v, want 2 deleted with prev_kvs at revision %d", r.Req, rs[3].Delete, rev)
 		}
 		for _, k := range []string{"t/1", "a"} {
-			if kv := s.get(t, k); kv.ModRevision != rev {
+			if kv := s.Get(t, k); kv.ModRevision != rev {
 				t.Errorf("after the txn %s has mod revision %d, want %d", k, kv.ModRevision, rev)
 			}
 		}
-		if cur := s.status(t).Revision; cur != rev {
+		if cur := s.Status(t).Revision; cur != rev {
 			t.Errorf("after one txn the revision is %d, want %d", cur, rev)
 		}
 	})
 
 	t.Run("nested", func(t *testing.T) {
-		before := s.status(t).Revision
+		before := s.Status(t).Revision
 		doc := `{"success":[
 			{"put":{"key":"n/outer","value":"o"}},
 			{"txn":{"compare":[{"key":"n/outer","target":"version","result":"equal","version":0}],
@@ -120,33 +122,33 @@ func TestTxn(t *testing.T) {
 					{"txn":{"success":[{"put":{"key":"n/deep","value":"d"}}]}}],
 				"failure":[{"put":{"key":"n/else","value":"e"}}]}}]}`
 		var res client.TxnResponse
-		r := s.txn(t, doc).ok(t, http.StatusOK, &res)
+		r := s.Txn(t, doc).Ok(t, http.StatusOK, &res)
 		rev := before + 1
 		if !res.Succeeded || res.Header.Revision != rev || len(res.Responses) != 2 || res.Responses[1].Txn == nil {
-			t.Fatalf("%s = %s, want a put and a nested txn at revision %d", r.req, r.body, rev)
+			t.Fatalf("%s = %s, want a put and a nested txn at revision %d", r.Req, r.Body, rev)
 		}
 		// As in etcd, every compare of a txn, nested ones too, sees the
 		// store as it was before the txn: n/outer did not exist.
 		inner := res.Responses[1].Txn
 		if !inner.Succeeded || len(inner.Responses) != 3 || inner.Responses[1].Range == nil || inner.Responses[2].Txn == nil {
-			t.Fatalf("%s: nested = %+v, want its success branch with a put, a range and a txn", r.req, inner)
+			t.Fatalf("%s: nested = %+v, want its success branch with a put, a range and a txn", r.Req, inner)
 		}
 		// A range sees the writes of the txn made before it.
-		if got := keysOf(inner.Responses[1].Range.Kvs); strings.Join(got, ",") != "n/outer,n/then" {
-			t.Errorf("%s: nested range = %q, want the txn's own writes [n/outer n/then]", r.req, got)
+		if got := e2e.KeysOf(inner.Responses[1].Range.Kvs); strings.Join(got, ",") != "n/outer,n/then" {
+			t.Errorf("%s: nested range = %q, want the txn's own writes [n/outer n/then]", r.Req, got)
 		}
 		for _, k := range []string{"n/outer", "n/then", "n/deep"} {
-			if kv := s.get(t, k); kv.ModRevision != rev {
+			if kv := s.Get(t, k); kv.ModRevision != rev {
 				t.Errorf("after the nested txn %s has mod revision %d, want %d", k, kv.ModRevision, rev)
 			}
 		}
-		s.do(t, "GET", "/v1/kv/n/else", nil).wantError(t, http.StatusNotFound, "key_not_found")
+		s.Do(t, "GET", "/v1/kv/n/else", nil).WantError(t, http.StatusNotFound, "key_not_found")
 	})
 
 	t.Run("empty", func(t *testing.T) {
-		before := s.status(t).Revision
+		before := s.Status(t).Revision
 		var res client.TxnResponse
-		s.txn(t, `{}`).ok(t, http.StatusOK, &res)
+		s.Txn(t, `{}`).Ok(t, http.StatusOK, &res)
 		if !res.Succeeded || len(res.Responses) != 0 || res.Header.Revision != before {
 			t.Errorf("an empty txn = %+v, want succeeded with no responses at revision %d", res, before)
 		}
@@ -186,18 +188,18 @@ func TestTxn(t *testing.T) {
 	}
 	for _, tt := range errors {
 		t.Run("error/"+tt.name, func(t *testing.T) {
-			before := s.status(t).Revision
-			s.txn(t, tt.doc).wantError(t, tt.status, tt.code)
-			if after := s.status(t).Revision; after != before {
+			before := s.Status(t).Revision
+			s.Txn(t, tt.doc).WantError(t, tt.status, tt.code)
+			if after := s.Status(t).Revision; after != before {
 				t.Errorf("a failed txn moved the revision from %d to %d", before, after)
 			}
 		})
 	}
 	t.Run("max ops", func(t *testing.T) {
-		s.txn(t, `{"success":[`+puts(6)+`],"failure":[`+puts(6)+`]}`).want(t, http.StatusOK)
+		s.Txn(t, `{"success":[`+puts(6)+`],"failure":[`+puts(6)+`]}`).Want(t, http.StatusOK)
 	})
 	t.Run("the same key in both branches of a nested txn", func(t *testing.T) {
-		s.txn(t, `{"success":[{"txn":{"success":[{"put":{"key":"d","value":"1"}}],"failure":[{"put":{"key":"d","value":"2"}}]}}]}`).want(t, http.StatusOK)
+		s.Txn(t, `{"success":[{"txn":{"success":[{"put":{"key":"d","value":"1"}}],"failure":[{"put":{"key":"d","value":"2"}}]}}]}`).Want(t, http.StatusOK)
 	})
 }
 

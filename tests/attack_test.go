@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net"
 	"net/http"
@@ -22,9 +24,9 @@ var attackValue = strings.Repeat("\x01", 1400_000)
 // stalledReader opens GET path on a connection from ip ("" for any)
 // whose receive buffer is 4 KiB, sends the request with header (name,
 // value pairs), and reads nothing: a client that stopped reading.
-func stalledReader(tb testing.TB, s *server, ip, path string, header ...string) net.Conn {
+func stalledReader(tb testing.TB, s *e2e.Server, ip, path string, header ...string) net.Conn {
 	tb.Helper()
-	d := net.Dialer{Timeout: requestTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
+	d := net.Dialer{Timeout: e2e.RequestTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
 		var err error
 		if cerr := rc.Control(func(fd uintptr) {
 			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
@@ -36,7 +38,7 @@ func stalledReader(tb testing.TB, s *server, ip, path string, header ...string) 
 	if ip != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
 	}
-	c, err := d.Dial("tcp", s.addr)
+	c, err := d.Dial("tcp", s.Addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -49,36 +51,6 @@ func stalledReader(tb testing.TB, s *server, ip, path string, header ...string) 
 	return c
 }
 
-// attackFigures samples the server's resident memory and what it counts
-// against its bounds on watch buffers, every 100 ms for d.
-type attackFigures struct {
-	rss, buffered, pending float64 // the most seen
-}
-
-func (s *server) sampleFor(tb testing.TB, d time.Duration) attackFigures {
-	tb.Helper()
-	var f attackFigures
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		m := parseMetrics(s.do(tb, "GET", "/metrics", nil).want(tb, http.StatusOK).body)
-		f.rss = max(f.rss, float64(s.rss(tb)))
-		f.buffered = max(f.buffered, m["httpkv_watch_stream_buffered_bytes"])
-		f.pending = max(f.pending, m["httpkv_watch_pending_bytes"])
-	}
-	return f
-}
-
-// waitStreams waits until the server counts n streams open.
-func (s *server) waitStreams(tb testing.TB, n int) {
-	tb.Helper()
-	deadline := time.Now().Add(watchTimeout)
-	for s.metric(tb, "httpkv_stream_connections") != float64(n) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%v streams open, want %d", s.metric(tb, "httpkv_stream_connections"), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestAttackUserStreamsLargeValue: with auth on, one user's 32 streams
 // (the per-user cap), one watcher each, readers stalled with a 4 KiB
 // receive buffer, and one put of 1.4 MB of 0x01. The streams share one
@@ -88,24 +60,24 @@ func (s *server) waitStreams(tb testing.TB, n int) {
 // 2.69e8 bytes).
 func TestAttackUserStreamsLargeValue(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost)
-	enableAuth(t, s, "root-pw")
-	auth := []string{"Authorization", "Bearer " + authLogin(t, s, "root", "root-pw")}
+	s := e2e.StartServer(t, e2e.AuthBcryptCost)
+	e2e.EnableAuth(t, s, "root-pw")
+	auth := []string{"Authorization", "Bearer " + e2e.AuthLogin(t, s, "root", "root-pw")}
 	for range 32 {
-		id, _ := s.createStream(t, `{"watches":[{"key":"big"}]}`, auth...)
+		id, _ := s.CreateStream(t, `{"watches":[{"key":"big"}]}`, auth...)
 		stalledReader(t, s, "", "/v1/watch/streams/"+id, auth...)
 	}
-	s.waitStreams(t, 32)
-	before := s.rss(t)
-	s.do(t, "PUT", "/v1/kv/big", []byte(attackValue), auth...).want(t, http.StatusOK)
-	f := s.sampleFor(t, 3*time.Second)
+	s.WaitStreams(t, 32)
+	before := s.RSS(t)
+	s.Do(t, "PUT", "/v1/kv/big", []byte(attackValue), auth...).Want(t, http.StatusOK)
+	f := s.SampleFor(t, 3*time.Second)
 	t.Logf("32 stalled streams of one user, a put of %d bytes of 0x01: resident memory %d MB, at most %.0f MB; the streams counted at most %.0f bytes, the store %.0f",
-		len(attackValue), before>>20, f.rss/(1<<20), f.buffered, f.pending)
-	if grown := f.rss - float64(before); grown > 128<<20 {
+		len(attackValue), before>>20, f.RSS/(1<<20), f.Buffered, f.Pending)
+	if grown := f.RSS - float64(before); grown > 128<<20 {
 		t.Fatalf("resident memory grew %.0f MB, want under 128 MB: the streams copy the put", grown/(1<<20))
 	}
-	if f.buffered > 4*6*float64(len(attackValue)) {
-		t.Fatalf("the streams counted %.0f bytes, want about one encoding of the put", f.buffered)
+	if f.Buffered > 4*6*float64(len(attackValue)) {
+		t.Fatalf("the streams counted %.0f bytes, want about one encoding of the put", f.Buffered)
 	}
 }
 
@@ -117,28 +89,28 @@ func TestAttackUserStreamsLargeValue(t *testing.T) {
 // bytes, four times that bound).
 func TestAttackStreamsFromAddresses(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
-		from := s.from(ip)
+		from := s.From(ip)
 		watches := `{"watches":[` + strings.TrimSuffix(strings.Repeat(`{"key":"big"},`, 10), ",") + `]}`
 		for range 32 {
-			id, _ := from.createStream(t, watches)
+			id, _ := from.CreateStream(t, watches)
 			stalledReader(t, s, ip, "/v1/watch/streams/"+id)
 		}
 	}
-	s.waitStreams(t, 128)
-	before := s.rss(t)
+	s.WaitStreams(t, 128)
+	before := s.RSS(t)
 	for range 3 {
-		s.do(t, "PUT", "/v1/kv/big", []byte(attackValue)).want(t, http.StatusOK)
+		s.Do(t, "PUT", "/v1/kv/big", []byte(attackValue)).Want(t, http.StatusOK)
 	}
-	f := s.sampleFor(t, 3*time.Second)
+	f := s.SampleFor(t, 3*time.Second)
 	t.Logf("4 addresses of 32 stalled streams of 10 watchers, 3 puts of %d bytes of 0x01: resident memory %d MB, at most %.0f MB; the streams counted at most %.0f bytes, the store %.0f",
-		len(attackValue), before>>20, f.rss/(1<<20), f.buffered, f.pending)
-	if grown := f.rss - float64(before); grown > 256<<20 {
+		len(attackValue), before>>20, f.RSS/(1<<20), f.Buffered, f.Pending)
+	if grown := f.RSS - float64(before); grown > 256<<20 {
 		t.Fatalf("resident memory grew %.0f MB, want under 256 MB", grown/(1<<20))
 	}
-	if f.buffered > 256<<20 || f.pending > 256<<20 {
-		t.Fatalf("the streams counted %.0f bytes and the store %.0f, want each within its bound of 256 MiB", f.buffered, f.pending)
+	if f.Buffered > 256<<20 || f.Pending > 256<<20 {
+		t.Fatalf("the streams counted %.0f bytes and the store %.0f, want each within its bound of 256 MiB", f.Buffered, f.Pending)
 	}
 }
 
@@ -151,8 +123,8 @@ func TestAttackStreamsFromAddresses(t *testing.T) {
 // no gateway here: the bound is the deployment's, counted in etcd.
 func TestAttackWatchersFromAddresses(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	before := s.rss(t)
+	s := e2e.StartServer(t)
+	before := s.RSS(t)
 	var batch strings.Builder
 	batch.WriteString(`{"watches":[`)
 	for i := range 1000 {
@@ -164,23 +136,23 @@ func TestAttackWatchersFromAddresses(t *testing.T) {
 	batch.WriteString(`]}`)
 	added := 0
 	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
-		from := s.from(ip)
+		from := s.From(ip)
 		for {
-			r := from.do(t, "POST", "/v1/watch/streams", []byte(batch.String()), "Content-Type", "application/json")
-			if r.status == http.StatusTooManyRequests {
+			r := from.Do(t, "POST", "/v1/watch/streams", []byte(batch.String()), "Content-Type", "application/json")
+			if r.Status == http.StatusTooManyRequests {
 				break
 			}
-			r.want(t, http.StatusCreated)
+			r.Want(t, http.StatusCreated)
 			added += 1000
 		}
 	}
-	admitted := s.metric(t, "httpkv_watchers_admitted")
-	grown := s.rss(t) - before
+	admitted := s.Metric(t, "httpkv_watchers_admitted")
+	grown := s.RSS(t) - before
 	t.Logf("4 addresses added %d watchers before being refused (%v admitted); resident memory grew %d MB", added, admitted, grown>>20)
 	// A gateway admits, to serve them, only the watchers of streams it
 	// reads: none here.
 	want := 100000.0
-	if onEtcd(t) {
+	if e2e.OnEtcd(t) {
 		want = 0
 	}
 	if added != 100000 || admitted != want {

@@ -1,31 +1,20 @@
 package tests
 
 import (
-	"bufio"
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
-	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
-// from returns a copy of s whose requests come from the loopback address
-// ip (Linux routes all of 127.0.0.0/8 to the loopback device).
-func (s *server) from(ip string) *server {
-	c := *s
-	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
-	c.client = &http.Client{Timeout: requestTimeout, Transport: &http.Transport{DialContext: dialer.DialContext}}
-	return &c
-}
-
 // login sends a token request and returns its status.
-func tryLogin(tb testing.TB, s *server, name, password string) int {
+func tryLogin(tb testing.TB, s *e2e.Server, name, password string) int {
 	tb.Helper()
 	body := fmt.Sprintf(`{"name":%q,"password":%q}`, name, password)
-	return s.do(tb, "POST", "/v1/auth/token", []byte(body), "Content-Type", "application/json").status
+	return s.Do(tb, "POST", "/v1/auth/token", []byte(body), "Content-Type", "application/json").Status
 }
 
 // TestAuthLoginLimits checks the failed-login limits end to end, with
@@ -35,11 +24,11 @@ func tryLogin(tb testing.TB, s *server, name, password string) int {
 // address trying many names is refused for every name.
 func TestAuthLoginLimits(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost)
-	authDo(t, s, authCaller{}, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alice-pw"}`)
-	enableAuth(t, s, "root-pw")
+	s := e2e.StartServer(t, e2e.AuthBcryptCost)
+	e2e.AuthDo(t, s, e2e.AuthCaller{}, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alice-pw"}`)
+	e2e.EnableAuth(t, s, "root-pw")
 
-	attacker, victim, sprayer := s.from("127.0.0.2"), s.from("127.0.0.1"), s.from("127.0.0.3")
+	attacker, victim, sprayer := s.From("127.0.0.2"), s.From("127.0.0.1"), s.From("127.0.0.3")
 	for i := range 5 {
 		if got := tryLogin(t, attacker, "alice", "guess"); got != http.StatusUnauthorized {
 			t.Fatalf("bad password %d for alice from 127.0.0.2 = %d, want 401", i+1, got)
@@ -79,44 +68,22 @@ func TestAuthLoginLimits(t *testing.T) {
 // nothing of them, so its resident memory does not grow with them.
 func TestAuthLoginHugeNames(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost)
-	enableAuth(t, s, "root-pw")
+	s := e2e.StartServer(t, e2e.AuthBcryptCost)
+	e2e.EnableAuth(t, s, "root-pw")
 
 	const n, size = 150, 1 << 20
-	before := s.rss(t)
+	before := s.RSS(t)
 	for i := range n {
 		name := strings.Repeat(string(rune('a'+i%26)), size-3) + strconv.Itoa(i%1000)
-		r, err := s.send(t.Context(), "POST", "/v1/auth/token", []byte(`{"name":"`+name+`","password":"x"}`), "Content-Type", "application/json")
+		r, err := s.Send(t.Context(), "POST", "/v1/auth/token", []byte(`{"name":"`+name+`","password":"x"}`), "Content-Type", "application/json")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.wantError(t, http.StatusBadRequest, "invalid_argument")
+		r.WantError(t, http.StatusBadRequest, "invalid_argument")
 	}
-	grown := s.rss(t) - before
+	grown := s.RSS(t) - before
 	t.Logf("resident memory grew %d MiB over %d logins of %d MiB names", grown>>20, n, size>>20)
 	if grown > 64<<20 {
 		t.Fatalf("resident memory grew %d MiB over %d logins with %d MiB names, want under 64 MiB: the names are kept", grown>>20, n, size>>20)
 	}
-}
-
-// rss returns the server process's resident memory, from /proc.
-func (s *server) rss(tb testing.TB) int64 {
-	tb.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		tb.Fatalf("reading the server's memory: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				tb.Fatalf("VmRSS %q: %v", rest, err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatalf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
-	return 0
 }

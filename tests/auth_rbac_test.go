@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,79 +17,27 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// authBcryptCost keeps password hashing cheap in the tests: the server
-// hashes at etcd's cost by default, which takes seconds under -race.
-const authBcryptCost = "--bcrypt-cost=4"
-
-// authCaller is who sends a request of the RBAC tests: a user with a
-// token, or no token at all.
-type authCaller struct {
-	name  string
-	token string // "" sends no Authorization header
-}
-
-// header returns the request headers that carry the caller's token.
-func (c authCaller) header(more ...string) []string {
-	if c.token == "" {
-		return more
-	}
-	return append([]string{"Authorization", "Bearer " + c.token}, more...)
-}
-
-// authLogin asks for a token with the password.
-func authLogin(tb testing.TB, s *server, name, password string) string {
-	tb.Helper()
-	var res client.Token
-	body, _ := json.Marshal(map[string]string{"name": name, "password": password})
-	r := s.do(tb, "POST", "/v1/auth/token", body, "Content-Type", "application/json").ok(tb, http.StatusOK, &res)
-	if res.Token == "" || res.Ttl <= 0 {
-		tb.Fatalf("%s as %s = %s, want a token and a positive ttl", r.req, name, r.body)
-	}
-	return res.Token
-}
-
-// authDo sends a request as root (or with no token while auth is off) and
-// fails unless it answers want.
-func authDo(tb testing.TB, s *server, root authCaller, want int, method, path, body string) *reply {
-	tb.Helper()
-	var b []byte
-	if body != "" {
-		b = []byte(body)
-	}
-	return s.do(tb, method, path, b, root.header("Content-Type", "application/json")...).want(tb, want)
-}
-
 // wantRefused fails unless the answer refuses the caller as the contract
 // says: 401 unauthenticated with WWW-Authenticate: Bearer for a caller
 // without a valid token, 403 permission_denied for one with.
-func wantRefused(tb testing.TB, r *reply, unauthenticated bool) {
+func wantRefused(tb testing.TB, r *e2e.Reply, unauthenticated bool) {
 	tb.Helper()
 	if unauthenticated {
-		r.wantError(tb, http.StatusUnauthorized, "unauthenticated")
-		if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
-			tb.Fatalf("%s = 401 with WWW-Authenticate %q, want Bearer", r.req, got)
+		r.WantError(tb, http.StatusUnauthorized, "unauthenticated")
+		if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+			tb.Fatalf("%s = 401 with WWW-Authenticate %q, want Bearer", r.Req, got)
 		}
 		return
 	}
-	r.wantError(tb, http.StatusForbidden, "permission_denied")
+	r.WantError(tb, http.StatusForbidden, "permission_denied")
 }
 
 // authRev returns the store's revision, read by root.
-func authRev(tb testing.TB, s *server, root authCaller) int64 {
+func authRev(tb testing.TB, s *e2e.Server, root e2e.AuthCaller) int64 {
 	tb.Helper()
 	var st client.Status
-	s.do(tb, "GET", "/v1/status", nil, root.header()...).ok(tb, http.StatusOK, &st)
+	s.Do(tb, "GET", "/v1/status", nil, root.Header()...).Ok(tb, http.StatusOK, &st)
 	return st.Revision
-}
-
-// enableAuth creates the root user with the password, gives it the root
-// role and enables auth.
-func enableAuth(tb testing.TB, s *server, rootPassword string) {
-	tb.Helper()
-	none := authCaller{}
-	authDo(tb, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":"root","password":%q}`, rootPassword))
-	authDo(tb, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(tb, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 }
 
 // rbacFixture is a server with auth enabled and the users of the matrix:
@@ -99,9 +49,9 @@ func enableAuth(tb testing.TB, s *server, rootPassword string) {
 //	wendy  write prefix app/, no read
 //	dave   no role
 type rbacFixture struct {
-	s       *server
-	root    authCaller
-	callers []authCaller // root, the users, then callers with no valid token
+	s       *e2e.Server
+	root    e2e.AuthCaller
+	callers []e2e.AuthCaller // root, the users, then callers with no valid token
 }
 
 // rbacSeed is the keys the matrix reads; they are written again, alone,
@@ -112,14 +62,14 @@ var rbacSeed = []struct{ key, value string }{
 
 func startRBAC(t *testing.T, extraArgs ...string) *rbacFixture {
 	t.Helper()
-	s := startServer(t, append([]string{authBcryptCost}, extraArgs...)...)
-	none := authCaller{name: "setup"}
+	s := e2e.StartServer(t, append([]string{e2e.AuthBcryptCost}, extraArgs...)...)
+	none := e2e.AuthCaller{Name: "setup"}
 	passwords := map[string]string{
 		"root": "root-secret", "alice": "alice-secret", "bob": "bob-secret",
 		"carol": "carol-secret", "wendy": "wendy-secret", "dave": "dave-secret",
 	}
 	for _, name := range []string{"root", "alice", "bob", "carol", "wendy", "dave"} {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users",
+		e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users",
 			fmt.Sprintf(`{"name":%q,"password":%q}`, name, passwords[name]))
 	}
 	roles := []struct {
@@ -135,48 +85,48 @@ func startRBAC(t *testing.T, extraArgs ...string) *rbacFixture {
 		{"app-w", `{"key":"app/","prefix":true,"type":"write"}`, []string{"wendy"}},
 	}
 	for _, r := range roles {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r.name))
+		e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r.name))
 		if r.perm != "" {
-			authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/"+r.name+"/permissions", r.perm)
+			e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/"+r.name+"/permissions", r.perm)
 		}
 		for _, u := range r.users {
-			authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+u+"/roles/"+r.name, "")
+			e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+u+"/roles/"+r.name, "")
 		}
 	}
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 	// Once enabled, nothing but the token and status endpoints works
 	// without a token.
-	wantRefused(t, s.do(t, "GET", keyPath("app/a"), nil), true)
+	wantRefused(t, s.Do(t, "GET", e2e.KeyPath("app/a"), nil), true)
 
 	f := &rbacFixture{s: s}
 	for _, name := range []string{"root", "alice", "bob", "carol", "wendy", "dave"} {
-		f.callers = append(f.callers, authCaller{name: name, token: authLogin(t, s, name, passwords[name])})
+		f.callers = append(f.callers, e2e.AuthCaller{Name: name, Token: e2e.AuthLogin(t, s, name, passwords[name])})
 	}
 	f.root = f.callers[0]
 	f.callers = append(f.callers,
-		authCaller{name: "anonymous"},
-		authCaller{name: "forged", token: "not-a-token-the-server-issued"})
+		e2e.AuthCaller{Name: "anonymous"},
+		e2e.AuthCaller{Name: "forged", Token: "not-a-token-the-server-issued"})
 	f.seed(t)
 	return f
 }
 
 func (f *rbacFixture) seed(tb testing.TB) {
 	tb.Helper()
-	authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/kv?key=%00&from_key=true", "")
+	e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/kv?key=%00&from_key=true", "")
 	var ops []string
 	for _, kv := range rbacSeed {
 		ops = append(ops, fmt.Sprintf(`{"put":{"key":%q,"value":%q}}`, kv.key, kv.value))
 	}
-	authDo(tb, f.s, f.root, http.StatusOK, "POST", "/v1/txn", `{"success":[`+strings.Join(ops, ",")+`]}`)
+	e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "POST", "/v1/txn", `{"success":[`+strings.Join(ops, ",")+`]}`)
 }
 
 // grantLease grants a lease as root and attaches the keys to it.
 func (f *rbacFixture) grantLease(tb testing.TB, keys ...string) int64 {
 	tb.Helper()
 	var l client.LeaseResponse
-	authDo(tb, f.s, f.root, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).decode(tb, &l)
+	e2e.AuthDo(tb, f.s, f.root, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).Decode(tb, &l)
 	for _, k := range keys {
-		f.s.do(tb, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), l.Id), []byte("leased"), f.root.header()...).want(tb, http.StatusOK)
+		f.s.Do(tb, "PUT", fmt.Sprintf("%s?lease=%d", e2e.KeyPath(k), l.Id), []byte("leased"), f.root.Header()...).Want(tb, http.StatusOK)
 	}
 	return l.Id
 }
@@ -196,7 +146,7 @@ type rbacOp struct {
 	// argument (a lease ID, a revision).
 	prepare func(tb testing.TB, f *rbacFixture) string
 	// do sends the request; watch, if set, is a watch query instead.
-	do    func(tb testing.TB, f *rbacFixture, c authCaller, arg string) *reply
+	do    func(tb testing.TB, f *rbacFixture, c e2e.AuthCaller, arg string) *e2e.Reply
 	watch string
 	// unchanged, if set, checks as root that a refused cell changed
 	// nothing beyond the revision.
@@ -208,25 +158,25 @@ type rbacOp struct {
 }
 
 // rbacSend is a request of the matrix.
-func rbacSend(method, path, body string, header ...string) func(testing.TB, *rbacFixture, authCaller, string) *reply {
-	return func(tb testing.TB, f *rbacFixture, c authCaller, _ string) *reply {
+func rbacSend(method, path, body string, header ...string) func(testing.TB, *rbacFixture, e2e.AuthCaller, string) *e2e.Reply {
+	return func(tb testing.TB, f *rbacFixture, c e2e.AuthCaller, _ string) *e2e.Reply {
 		var b []byte
 		if body != "" {
 			b = []byte(body)
 		}
-		return f.s.do(tb, method, path, b, c.header(header...)...)
+		return f.s.Do(tb, method, path, b, c.Header(header...)...)
 	}
 }
 
 // rbacSendArg is rbacSend with the prepared argument put in place of %s in the
 // path and the body.
-func rbacSendArg(method, path, body string) func(testing.TB, *rbacFixture, authCaller, string) *reply {
-	return func(tb testing.TB, f *rbacFixture, c authCaller, arg string) *reply {
+func rbacSendArg(method, path, body string) func(testing.TB, *rbacFixture, e2e.AuthCaller, string) *e2e.Reply {
+	return func(tb testing.TB, f *rbacFixture, c e2e.AuthCaller, arg string) *e2e.Reply {
 		var b []byte
 		if body != "" {
 			b = []byte(strings.ReplaceAll(body, "%s", arg))
 		}
-		return f.s.do(tb, method, strings.ReplaceAll(path, "%s", arg), b, c.header("Content-Type", "application/json")...)
+		return f.s.Do(tb, method, strings.ReplaceAll(path, "%s", arg), b, c.Header("Content-Type", "application/json")...)
 	}
 }
 
@@ -240,9 +190,9 @@ func rbacLeaseWith(keys ...string) func(testing.TB, *rbacFixture) string {
 func rbacLeaseKept(keys ...string) func(testing.TB, *rbacFixture, string) {
 	return func(tb testing.TB, f *rbacFixture, id string) {
 		tb.Helper()
-		authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases/"+id, "")
+		e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases/"+id, "")
 		for _, k := range keys {
-			authDo(tb, f.s, f.root, http.StatusOK, "GET", keyPath(k), "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", e2e.KeyPath(k), "")
 		}
 	}
 }
@@ -254,7 +204,7 @@ func rbacRevision(tb testing.TB, f *rbacFixture) string { return fmt.Sprint(auth
 // rbacLeasesKept, a refused put with ttl must leave them so.
 func rbacLeaseList(tb testing.TB, f *rbacFixture) string {
 	tb.Helper()
-	return string(authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases", "").body)
+	return string(e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/leases", "").Body)
 }
 
 func rbacLeasesKept(tb testing.TB, f *rbacFixture, before string) {
@@ -285,7 +235,7 @@ func rbacLeasesRevoked(tb testing.TB, f *rbacFixture, before string) {
 	old := ids(before)
 	for _, id := range ids(rbacLeaseList(tb, f)) {
 		if !slices.Contains(old, id) {
-			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", fmt.Sprintf("/v1/leases/%d", id), "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "DELETE", fmt.Sprintf("/v1/leases/%d", id), "")
 		}
 	}
 }
@@ -296,12 +246,12 @@ var rbacEveryone = []string{"alice", "bob", "carol", "wendy", "dave"}
 // rbacFixture's comment.
 var rbacOps = []rbacOp{
 	// Reads of single keys and ranges.
-	{name: "get app/a", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", keyPath("app/a"), "")},
-	{name: "get app/a raw", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", keyPath("app/a")+"?raw=true", "")},
-	{name: "get cfg", allowed: []string{"bob"}, status: 200, do: rbacSend("GET", keyPath("cfg"), "")},
-	{name: "get logs/1", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", keyPath("logs/1"), "")},
-	{name: "get m1", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", keyPath("m1"), "")},
-	{name: "get etc", status: 200, do: rbacSend("GET", keyPath("etc"), "")},
+	{name: "get app/a", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", e2e.KeyPath("app/a"), "")},
+	{name: "get app/a raw", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", e2e.KeyPath("app/a")+"?raw=true", "")},
+	{name: "get cfg", allowed: []string{"bob"}, status: 200, do: rbacSend("GET", e2e.KeyPath("cfg"), "")},
+	{name: "get logs/1", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", e2e.KeyPath("logs/1"), "")},
+	{name: "get m1", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", e2e.KeyPath("m1"), "")},
+	{name: "get etc", status: 200, do: rbacSend("GET", e2e.KeyPath("etc"), "")},
 	{name: "list prefix app/", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/kv?key=app/&prefix=true", "")},
 	{name: "list [app/a, app/c)", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/kv?key=app/a&range_end=app/c", "")},
 	{name: "list count prefix logs/", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", "/v1/kv?key=logs/&prefix=true&count_only=true", "")},
@@ -320,14 +270,14 @@ var rbacOps = []rbacOp{
 	{name: "history every key", status: 200, do: rbacSend("GET", "/v1/history", "")},
 
 	// Writes.
-	{name: "put app/x", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/x"), "v")},
-	{name: "put app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/a")+"?prev_kv=true", "v")},
-	{name: "put app/x If-None-Match", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("app/x"), "v", "If-None-Match", "*")},
-	{name: "put logs/x", status: 200, writes: true, do: rbacSend("PUT", keyPath("logs/x"), "v")},
-	{name: "put cfg", allowed: []string{"bob"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("cfg"), "v")},
-	{name: "put z", allowed: []string{"carol"}, status: 200, writes: true, do: rbacSend("PUT", keyPath("z"), "v")},
-	{name: "delete app/a", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("DELETE", keyPath("app/a"), "")},
-	{name: "delete app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("DELETE", keyPath("app/a")+"?prev_kv=true", "")},
+	{name: "put app/x", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("app/x"), "v")},
+	{name: "put app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("app/a")+"?prev_kv=true", "v")},
+	{name: "put app/x If-None-Match", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("app/x"), "v", "If-None-Match", "*")},
+	{name: "put logs/x", status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("logs/x"), "v")},
+	{name: "put cfg", allowed: []string{"bob"}, status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("cfg"), "v")},
+	{name: "put z", allowed: []string{"carol"}, status: 200, writes: true, do: rbacSend("PUT", e2e.KeyPath("z"), "v")},
+	{name: "delete app/a", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("DELETE", e2e.KeyPath("app/a"), "")},
+	{name: "delete app/a prev_kv", allowed: []string{"alice"}, status: 200, writes: true, do: rbacSend("DELETE", e2e.KeyPath("app/a")+"?prev_kv=true", "")},
 	{name: "delete prefix app/", allowed: []string{"alice", "wendy"}, status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=app/&prefix=true", "")},
 	{name: "delete [app/, logs0)", status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=app/&range_end=logs0", "")},
 	{name: "delete from m", allowed: []string{"carol"}, status: 200, writes: true, do: rbacSend("DELETE", "/v1/kv?key=m&from_key=true", "")},
@@ -361,15 +311,15 @@ var rbacOps = []rbacOp{
 	// export reads its range, an import writes its scope (and reads it,
 	// for a dry run), a restore reads and writes its range.
 	{name: "put app/x ttl", allowed: []string{"alice", "wendy"}, status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", e2e.KeyPath("app/x")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "put app/x ttl If-None-Match", allowed: []string{"alice"}, status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("app/x")+"?ttl=60", "v", "If-None-Match", "*"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", e2e.KeyPath("app/x")+"?ttl=60", "v", "If-None-Match", "*"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "put etc ttl", status: 200, writes: true,
-		prepare: rbacLeaseList, do: rbacSend("PUT", keyPath("etc")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
+		prepare: rbacLeaseList, do: rbacSend("PUT", e2e.KeyPath("etc")+"?ttl=60", "v"), undo: rbacLeasesRevoked, unchanged: rbacLeasesKept},
 	{name: "patch app/p", allowed: []string{"alice"}, status: 200, writes: true,
-		do: rbacSend("PATCH", keyPath("app/p"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
+		do: rbacSend("PATCH", e2e.KeyPath("app/p"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
 	{name: "patch cfg", allowed: []string{"bob"}, status: 409,
-		do: rbacSend("PATCH", keyPath("cfg"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
+		do: rbacSend("PATCH", e2e.KeyPath("cfg"), `{"a":1}`, "Content-Type", "application/merge-patch+json")},
 	{name: "export prefix app/", allowed: []string{"alice", "bob"}, status: 200, do: rbacSend("GET", "/v1/export?key=app/&prefix=true", "")},
 	{name: "export prefix logs/", allowed: []string{"alice"}, status: 200, do: rbacSend("GET", "/v1/export?key=logs/&prefix=true", "")},
 	{name: "export from m", allowed: []string{"carol"}, status: 200, do: rbacSend("GET", "/v1/export?key=m&from_key=true", "")},
@@ -450,7 +400,7 @@ var rbacOps = []rbacOp{
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
 			tb.Helper()
 			var st client.Status
-			f.s.do(tb, "GET", "/v1/status", nil, f.root.header()...).ok(tb, http.StatusOK, &st)
+			f.s.Do(tb, "GET", "/v1/status", nil, f.root.Header()...).Ok(tb, http.StatusOK, &st)
 			// The revision compacted to is the current one, which only a
 			// successful compaction reaches.
 			if st.CompactRevision == st.Revision {
@@ -472,38 +422,38 @@ var rbacOps = []rbacOp{
 	{name: "auth get role", status: 200, do: rbacSend("GET", "/v1/auth/roles/app-rw", "")},
 	{name: "auth add user", status: 201, do: rbacSend("POST", "/v1/auth/users", `{"name":"eve","password":"eve-secret"}`),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusNotFound, "GET", "/v1/auth/users/eve", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusNotFound, "GET", "/v1/auth/users/eve", "")
 		},
 		undo: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/eve", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/eve", "")
 		}},
 	{name: "auth grant role to self", status: 200, do: rbacSend("PUT", "/v1/auth/users/dave/roles/app-rw", ""),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
 			var u struct{ Roles []string }
-			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "").decode(tb, &u)
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "").Decode(tb, &u)
 			if len(u.Roles) != 0 {
 				tb.Fatalf("dave has roles %q after refused grants", u.Roles)
 			}
 		},
 		undo: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/dave/roles/app-rw", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/dave/roles/app-rw", "")
 		}},
 	{name: "auth grant permission", status: 200, do: rbacSend("POST", "/v1/auth/roles/app-w/permissions", `{"key":"etc","type":"readwrite"}`),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusNotFound, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusNotFound, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
 		},
 		undo: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/app-w/permissions?key=etc", "")
 		}},
 	{name: "auth delete user", status: 200, notRoot: true, do: rbacSend("DELETE", "/v1/auth/users/dave", ""),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
-			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "")
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/users/dave", "")
 		}},
 	{name: "auth change password", status: 200, notRoot: true, do: rbacSend("PUT", "/v1/auth/users/alice/password", `{"password":"x"}`)},
 	{name: "auth disable", status: 200, notRoot: true, do: rbacSend("POST", "/v1/auth/disable", ""),
 		unchanged: func(tb testing.TB, f *rbacFixture, _ string) {
 			var st struct{ Enabled bool }
-			authDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/status", "").decode(tb, &st)
+			e2e.AuthDo(tb, f.s, f.root, http.StatusOK, "GET", "/v1/auth/status", "").Decode(tb, &st)
 			if !st.Enabled {
 				tb.Fatal("auth is disabled after a refused disable")
 			}
@@ -520,12 +470,12 @@ func TestAuthRBACMatrix(t *testing.T) {
 	dirty := false
 	for _, op := range rbacOps {
 		for _, c := range f.callers {
-			if op.notRoot && c.name == "root" {
+			if op.notRoot && c.Name == "root" {
 				continue
 			}
-			allowed := c.name == "root" || slices.Contains(op.allowed, c.name)
-			noToken := c.name == "anonymous" || c.name == "forged"
-			t.Run(op.name+"/"+c.name, func(t *testing.T) {
+			allowed := c.Name == "root" || slices.Contains(op.allowed, c.Name)
+			noToken := c.Name == "anonymous" || c.Name == "forged"
+			t.Run(op.name+"/"+c.Name, func(t *testing.T) {
 				if dirty {
 					f.seed(t)
 					dirty = false
@@ -535,7 +485,7 @@ func TestAuthRBACMatrix(t *testing.T) {
 					arg = op.prepare(t, f)
 				}
 				before := authRev(t, f.s, f.root)
-				var r *reply
+				var r *e2e.Reply
 				if op.do == nil {
 					r = rbacWatch(t, f, c, op.watch, allowed)
 				} else {
@@ -543,13 +493,13 @@ func TestAuthRBACMatrix(t *testing.T) {
 				}
 				if allowed {
 					status := op.status
-					if op.statusOverEtcd != 0 && onEtcd(t) {
+					if op.statusOverEtcd != 0 && e2e.OnEtcd(t) {
 						status = op.statusOverEtcd
 					}
 					if op.do == nil {
 						status = http.StatusOK // a watch streams
 					}
-					r.want(t, status)
+					r.Want(t, status)
 					dirty = dirty || op.writes
 					if op.undo != nil {
 						op.undo(t, f, arg)
@@ -558,7 +508,7 @@ func TestAuthRBACMatrix(t *testing.T) {
 				}
 				wantRefused(t, r, noToken)
 				if after := authRev(t, f.s, f.root); after != before {
-					t.Errorf("%s refused, yet the revision moved from %d to %d", r.req, before, after)
+					t.Errorf("%s refused, yet the revision moved from %d to %d", r.Req, before, after)
 				}
 				if op.unchanged != nil {
 					op.unchanged(t, f, arg)
@@ -570,20 +520,20 @@ func TestAuthRBACMatrix(t *testing.T) {
 
 // rbacWatch opens a watch as c. An allowed one must stream (and is closed
 // once created); a refused one must answer at once.
-func rbacWatch(tb testing.TB, f *rbacFixture, c authCaller, query string, allowed bool) *reply {
+func rbacWatch(tb testing.TB, f *rbacFixture, c e2e.AuthCaller, query string, allowed bool) *e2e.Reply {
 	tb.Helper()
 	if allowed {
-		w := openWatch(tb, f.s, query, c.header()...)
+		w := openWatch(tb, f.s, query, c.Header()...)
 		w.close()
-		return &reply{req: "GET /v1/watch?" + query, status: http.StatusOK}
+		return &e2e.Reply{Req: "GET /v1/watch?" + query, Status: http.StatusOK}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WatchTimeout)
 	defer cancel()
-	r, err := f.s.send(ctx, "GET", "/v1/watch?"+query, nil, c.header()...)
+	r, err := f.s.Send(ctx, "GET", "/v1/watch?"+query, nil, c.Header()...)
 	if err != nil {
-		tb.Fatalf("GET /v1/watch?%s as %s: %v (a stream, want a refusal)", query, c.name, err)
+		tb.Fatalf("GET /v1/watch?%s as %s: %v (a stream, want a refusal)", query, c.Name, err)
 	}
-	checkReply(tb, r)
+	e2e.CheckReply(tb, r)
 	return r
 }
 
@@ -594,14 +544,14 @@ func rbacWatch(tb testing.TB, f *rbacFixture, c authCaller, query string, allowe
 func TestAuthRBACDetails(t *testing.T) {
 	t.Parallel()
 	f := startRBAC(t)
-	caller := func(name string) authCaller {
+	caller := func(name string) e2e.AuthCaller {
 		for _, c := range f.callers {
-			if c.name == name {
+			if c.Name == name {
 				return c
 			}
 		}
 		t.Fatalf("no caller %s", name)
-		return authCaller{}
+		return e2e.AuthCaller{}
 	}
 
 	t.Run("lease time-to-live hides unreadable keys, and says so", func(t *testing.T) {
@@ -616,13 +566,13 @@ func TestAuthRBACDetails(t *testing.T) {
 		}
 		for name, keys := range want {
 			var res client.LeaseTimeToLive
-			f.s.do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, caller(name).header()...).ok(t, http.StatusOK, &res)
-			got := slices.Sorted(slices.Values(deref(res.Keys)))
-			if !slices.Equal(got, keys) || len(deref(res.KeysBase64)) != 0 {
+			f.s.Do(t, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, caller(name).Header()...).Ok(t, http.StatusOK, &res)
+			got := slices.Sorted(slices.Values(e2e.Deref(res.Keys)))
+			if !slices.Equal(got, keys) || len(e2e.Deref(res.KeysBase64)) != 0 {
 				t.Errorf("lease %d keys as %s = %q %q, want %q", id, name, res.Keys, res.KeysBase64, keys)
 			}
 			// Who may not read them all is told some were left out.
-			if hidden := len(keys) < 5; deref(res.KeysHidden) != hidden {
+			if hidden := len(keys) < 5; e2e.Deref(res.KeysHidden) != hidden {
 				t.Errorf("lease %d keys as %s: keys_hidden %v, want %v", id, name, res.KeysHidden, hidden)
 			}
 		}
@@ -631,11 +581,11 @@ func TestAuthRBACDetails(t *testing.T) {
 	t.Run("nested refusal writes nothing", func(t *testing.T) {
 		alice := caller("alice")
 		before := authRev(t, f.s, f.root)
-		r := f.s.do(t, "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"app/n","value":"v"}},`+
-			`{"txn":{"success":[{"txn":{"success":[{"delete":{"key":"etc"}}]}}]}}]}`), alice.header()...)
+		r := f.s.Do(t, "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"app/n","value":"v"}},`+
+			`{"txn":{"success":[{"txn":{"success":[{"delete":{"key":"etc"}}]}}]}}]}`), alice.Header()...)
 		wantRefused(t, r, false)
-		authDo(t, f.s, f.root, http.StatusNotFound, "GET", keyPath("app/n"), "")
-		authDo(t, f.s, f.root, http.StatusOK, "GET", keyPath("etc"), "")
+		e2e.AuthDo(t, f.s, f.root, http.StatusNotFound, "GET", e2e.KeyPath("app/n"), "")
+		e2e.AuthDo(t, f.s, f.root, http.StatusOK, "GET", e2e.KeyPath("etc"), "")
 		if after := authRev(t, f.s, f.root); after != before {
 			t.Errorf("revision moved from %d to %d", before, after)
 		}
@@ -645,40 +595,40 @@ func TestAuthRBACDetails(t *testing.T) {
 		// A watch, which a browser opens with EventSource, takes the token
 		// in the query.
 		alice := caller("alice")
-		q := "access_token=" + url.QueryEscape(alice.token)
-		rbacWatch(t, f, authCaller{name: "alice in the query"}, "key=app/&prefix=true&"+q, true)
-		wantRefused(t, rbacWatch(t, f, authCaller{name: "alice in the query"}, "key=etc&"+q, false), false)
-		wantRefused(t, rbacWatch(t, f, authCaller{name: "a bad query token"}, "key=app/&prefix=true&access_token=nope", false), true)
+		q := "access_token=" + url.QueryEscape(alice.Token)
+		rbacWatch(t, f, e2e.AuthCaller{Name: "alice in the query"}, "key=app/&prefix=true&"+q, true)
+		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "alice in the query"}, "key=etc&"+q, false), false)
+		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad query token"}, "key=app/&prefix=true&access_token=nope", false), true)
 		// The header, when given, is the token: the query does not
 		// override a bad one.
-		wantRefused(t, rbacWatch(t, f, authCaller{name: "a bad header", token: "nope"}, "key=app/&prefix=true&"+q, false), true)
+		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad header", Token: "nope"}, "key=app/&prefix=true&"+q, false), true)
 		// Nothing else does: a URL ends up in logs and histories.
-		for _, path := range []string{keyPath("app/a") + "?" + q, "/v1/kv?key=app/&prefix=true&" + q} {
-			r := f.s.do(t, "GET", path, nil)
+		for _, path := range []string{e2e.KeyPath("app/a") + "?" + q, "/v1/kv?key=app/&prefix=true&" + q} {
+			r := f.s.Do(t, "GET", path, nil)
 			wantRefused(t, r, true)
-			if e := r.wantError(t, http.StatusUnauthorized, "unauthenticated"); !strings.Contains(e.Message, "access_token") {
-				t.Errorf("%s: message %q does not say where access_token is accepted", r.req, e.Message)
+			if e := r.WantError(t, http.StatusUnauthorized, "unauthenticated"); !strings.Contains(e.Message, "access_token") {
+				t.Errorf("%s: message %q does not say where access_token is accepted", r.Req, e.Message)
 			}
 		}
-		r := f.s.do(t, "PUT", keyPath("app/a")+"?"+q, []byte("v"))
+		r := f.s.Do(t, "PUT", e2e.KeyPath("app/a")+"?"+q, []byte("v"))
 		wantRefused(t, r, true)
 	})
 
 	t.Run("watch canceled when permission revoked", func(t *testing.T) {
 		carol := caller("carol")
-		w := openWatch(t, f.s, "key=m&from_key=true", carol.header()...)
+		w := openWatch(t, f.s, "key=m&from_key=true", carol.Header()...)
 		// A change that leaves the stream allowed does not end it.
-		authDo(t, f.s, f.root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"unrelated"}`)
-		rev := f.s.do(t, "PUT", keyPath("m2"), []byte("v"), f.root.header()...).want(t, http.StatusOK).revision(t)
-		if m := w.nextData(watchTimeout); m.ID != rev || len(m.Events) != 1 || keyOf(&m.Events[0].Kv) != "m2" {
+		e2e.AuthDo(t, f.s, f.root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"unrelated"}`)
+		rev := f.s.Do(t, "PUT", e2e.KeyPath("m2"), []byte("v"), f.root.Header()...).Want(t, http.StatusOK).Revision(t)
+		if m := w.nextData(e2e.WatchTimeout); m.ID != rev || len(m.Events) != 1 || e2e.KeyOf(&m.Events[0].Kv) != "m2" {
 			t.Fatalf("watch got %v, want the put of m2 at %d", m.raw, rev)
 		}
-		authDo(t, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/from-m/permissions?key=m&range_end=%00", "")
-		m := w.next(watchTimeout)
+		e2e.AuthDo(t, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/from-m/permissions?key=m&range_end=%00", "")
+		m := w.next(e2e.WatchTimeout)
 		if m.Kind != "canceled" || !strings.Contains(m.Reason, "permission") {
 			t.Fatalf("watch got %v after its permission was revoked, want event: canceled", m.raw)
 		}
-		w.wantEnd(watchTimeout)
+		w.wantEnd(e2e.WatchTimeout)
 		// And a new watch is refused.
 		wantRefused(t, rbacWatch(t, f, carol, "key=m&from_key=true", false), false)
 	})
@@ -689,30 +639,30 @@ func TestAuthRBACDetails(t *testing.T) {
 // has expired, while a new one works again.
 func TestAuthTokenExpiry(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost, "--auth-token-ttl=1s")
-	enableAuth(t, s, "pw")
+	s := e2e.StartServer(t, e2e.AuthBcryptCost, "--auth-token-ttl=1s")
+	e2e.EnableAuth(t, s, "pw")
 
 	var tok client.Token
 	// Taken before the request: the token cannot be older than this.
 	asked := time.Now()
-	s.do(t, "POST", "/v1/auth/token", []byte(`{"name":"root","password":"pw"}`)).ok(t, http.StatusOK, &tok)
+	s.Do(t, "POST", "/v1/auth/token", []byte(`{"name":"root","password":"pw"}`)).Ok(t, http.StatusOK, &tok)
 	if tok.Ttl != 1 {
 		t.Errorf("token ttl = %d, want 1 (--auth-token-ttl=1s)", tok.Ttl)
 	}
-	root := authCaller{name: "root", token: tok.Token}
-	s.do(t, "PUT", keyPath("k"), []byte("v"), root.header()...).want(t, http.StatusOK)
-	var expired *reply
-	eventually(t, 15*time.Second, func() (bool, string) {
-		expired = s.do(t, "GET", keyPath("k"), nil, root.header()...)
-		return expired.status != http.StatusOK, fmt.Sprintf("GET with a 1s token still answers %d", expired.status)
+	root := e2e.AuthCaller{Name: "root", Token: tok.Token}
+	s.Do(t, "PUT", e2e.KeyPath("k"), []byte("v"), root.Header()...).Want(t, http.StatusOK)
+	var expired *e2e.Reply
+	e2e.Eventually(t, 15*time.Second, func() (bool, string) {
+		expired = s.Do(t, "GET", e2e.KeyPath("k"), nil, root.Header()...)
+		return expired.Status != http.StatusOK, fmt.Sprintf("GET with a 1s token still answers %d", expired.Status)
 	})
 	wantRefused(t, expired, true)
 	// The two processes read the clock apart; allow them a little skew.
 	if age := time.Since(asked); age < 900*time.Millisecond {
 		t.Errorf("the token expired within %v of being asked for, want 1s", age)
 	}
-	root.token = authLogin(t, s, "root", "pw")
-	s.do(t, "GET", keyPath("k"), nil, root.header()...).want(t, http.StatusOK)
+	root.Token = e2e.AuthLogin(t, s, "root", "pw")
+	s.Do(t, "GET", e2e.KeyPath("k"), nil, root.Header()...).Want(t, http.StatusOK)
 }
 
 // TestAuthTokenLifecycle covers what ends a token besides expiry
@@ -721,45 +671,45 @@ func TestAuthTokenExpiry(t *testing.T) {
 // token requests, and that no token or password reaches the server's log.
 func TestAuthTokenLifecycle(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost, "--log-level=debug")
+	s := e2e.StartServer(t, e2e.AuthBcryptCost, "--log-level=debug")
 	secrets := []string{"root-pw-1f2e", "alice-pw-3d4c", "alice-pw-new-5b6a", "bob-pw-7988", "wrong-pw-a7b6"}
-	none := authCaller{}
+	none := e2e.AuthCaller{}
 	for _, u := range [][2]string{{"root", secrets[0]}, {"alice", secrets[1]}, {"bob", secrets[3]}} {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":%q}`, u[0], u[1]))
+		e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":%q}`, u[0], u[1]))
 	}
-	authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
 	for _, g := range [][2]string{{"root", "root"}, {"alice", "app"}, {"bob", "app"}} {
-		authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+g[0]+"/roles/"+g[1], "")
+		e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/"+g[0]+"/roles/"+g[1], "")
 	}
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 	var tokens []string
-	login := func(name, password string) authCaller {
+	login := func(name, password string) e2e.AuthCaller {
 		t.Helper()
-		c := authCaller{name: name, token: authLogin(t, s, name, password)}
-		tokens = append(tokens, c.token)
+		c := e2e.AuthCaller{Name: name, Token: e2e.AuthLogin(t, s, name, password)}
+		tokens = append(tokens, c.Token)
 		return c
 	}
-	works := func(c authCaller) {
+	works := func(c e2e.AuthCaller) {
 		t.Helper()
-		s.do(t, "PUT", keyPath("app/"+c.name), []byte("v"), c.header()...).want(t, http.StatusOK)
+		s.Do(t, "PUT", e2e.KeyPath("app/"+c.Name), []byte("v"), c.Header()...).Want(t, http.StatusOK)
 	}
-	ended := func(c authCaller, why string) {
+	ended := func(c e2e.AuthCaller, why string) {
 		t.Helper()
-		r := s.do(t, "GET", keyPath("app/x"), nil, c.header()...)
-		if r.status != http.StatusUnauthorized {
-			t.Fatalf("%s: %s with %s's token = %d %s, want 401", why, r.req, c.name, r.status, r.body)
+		r := s.Do(t, "GET", e2e.KeyPath("app/x"), nil, c.Header()...)
+		if r.Status != http.StatusUnauthorized {
+			t.Fatalf("%s: %s with %s's token = %d %s, want 401", why, r.Req, c.Name, r.Status, r.Body)
 		}
 		wantRefused(t, r, true)
 	}
 	badLogin := func(name, password string, status int, code string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"name":%q,"password":%q}`, name, password)
-		s.do(t, "POST", "/v1/auth/token", []byte(body)).wantError(t, status, code)
+		s.Do(t, "POST", "/v1/auth/token", []byte(body)).WantError(t, status, code)
 	}
 	checkLog := func() {
 		t.Helper()
-		log := s.stderr.String()
+		log := s.Stderr.String()
 		if !strings.Contains(log, `"route"`) {
 			t.Fatalf("the debug log has no request lines; it is:\n%s", log)
 		}
@@ -779,7 +729,7 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	works(bob)
 
 	// A password change ends the user's tokens, and no one else's.
-	authDo(t, s, root, http.StatusOK, "PUT", "/v1/auth/users/alice/password", fmt.Sprintf(`{"password":%q}`, secrets[2]))
+	e2e.AuthDo(t, s, root, http.StatusOK, "PUT", "/v1/auth/users/alice/password", fmt.Sprintf(`{"password":%q}`, secrets[2]))
 	ended(alice, "after alice's password changed")
 	works(bob)
 	works(root)
@@ -788,11 +738,11 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	works(alice)
 	// The token in a watch's query is looked up like the header's, so it
 	// is never logged either.
-	w := openWatch(t, s, "key=app/alice&access_token="+url.QueryEscape(alice.token))
+	w := openWatch(t, s, "key=app/alice&access_token="+url.QueryEscape(alice.Token))
 	w.close()
 
 	// Deleting a user ends its tokens; it cannot log in again.
-	authDo(t, s, root, http.StatusOK, "DELETE", "/v1/auth/users/bob", "")
+	e2e.AuthDo(t, s, root, http.StatusOK, "DELETE", "/v1/auth/users/bob", "")
 	ended(bob, "after bob was deleted")
 	badLogin("bob", secrets[3], http.StatusUnauthorized, "unauthenticated")
 	works(alice)
@@ -804,11 +754,11 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	// the restart of one.
 	s.Restart()
 	var st struct{ Enabled bool }
-	s.do(t, "GET", "/v1/auth/status", nil).ok(t, http.StatusOK, &st)
+	s.Do(t, "GET", "/v1/auth/status", nil).Ok(t, http.StatusOK, &st)
 	if !st.Enabled {
 		t.Fatal("auth is disabled after a restart, want it enabled as before")
 	}
-	if onEtcd(t) {
+	if e2e.OnEtcd(t) {
 		works(alice)
 	} else {
 		ended(root, "after a restart")
@@ -816,19 +766,19 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	}
 	root = login("root", secrets[0])
 	var users struct{ Users []string }
-	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/users", "").decode(t, &users)
+	e2e.AuthDo(t, s, root, http.StatusOK, "GET", "/v1/auth/users", "").Decode(t, &users)
 	if !slices.Equal(users.Users, []string{"alice", "root"}) {
 		t.Errorf("users after a restart = %q, want [alice root]", users.Users)
 	}
 	var role client.Role
-	authDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/app", "").decode(t, &role)
-	if len(role.Permissions) != 1 || deref(role.Permissions[0].Key) != "app/" || deref(role.Permissions[0].RangeEnd) != "app0" || role.Permissions[0].Type != "readwrite" {
+	e2e.AuthDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/app", "").Decode(t, &role)
+	if len(role.Permissions) != 1 || e2e.Deref(role.Permissions[0].Key) != "app/" || e2e.Deref(role.Permissions[0].RangeEnd) != "app0" || role.Permissions[0].Type != "readwrite" {
 		t.Errorf("role app after a restart = %+v, want readwrite [app/, app0)", role)
 	}
 	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")
 	alice = login("alice", secrets[2])
 	works(alice)
-	wantRefused(t, s.do(t, "GET", keyPath("etc"), nil, alice.header()...), false)
+	wantRefused(t, s.Do(t, "GET", e2e.KeyPath("etc"), nil, alice.Header()...), false)
 
 	// Failed token requests are limited: a burst of five (one of which
 	// was the old password above), then 429 even for the right password,
@@ -837,12 +787,12 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	failures := 1
 	for {
 		body := fmt.Sprintf(`{"name":"alice","password":%q}`, secrets[4])
-		r := s.do(t, "POST", "/v1/auth/token", []byte(body))
-		if r.status == http.StatusTooManyRequests {
-			r.wantError(t, http.StatusTooManyRequests, "too_many_requests")
+		r := s.Do(t, "POST", "/v1/auth/token", []byte(body))
+		if r.Status == http.StatusTooManyRequests {
+			r.WantError(t, http.StatusTooManyRequests, "too_many_requests")
 			break
 		}
-		r.wantError(t, http.StatusUnauthorized, "unauthenticated")
+		r.WantError(t, http.StatusUnauthorized, "unauthenticated")
 		if failures++; failures > 8 {
 			t.Fatalf("%d failed token requests in a row all answered 401, want 429 after 5", failures)
 		}
@@ -852,16 +802,16 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	}
 	badLogin("alice", secrets[2], http.StatusTooManyRequests, "too_many_requests")
 	works(alice) // tokens already issued are not affected
-	eventually(t, 15*time.Second, func() (bool, string) {
+	e2e.Eventually(t, 15*time.Second, func() (bool, string) {
 		body := fmt.Sprintf(`{"name":"alice","password":%q}`, secrets[2])
-		r := s.do(t, "POST", "/v1/auth/token", []byte(body))
-		if r.status == http.StatusOK {
+		r := s.Do(t, "POST", "/v1/auth/token", []byte(body))
+		if r.Status == http.StatusOK {
 			var res struct{ Token string }
-			r.decode(t, &res)
+			r.Decode(t, &res)
 			tokens = append(tokens, res.Token)
 			return true, ""
 		}
-		return false, fmt.Sprintf("token request still answers %d %s", r.status, bytes.TrimSpace(r.body))
+		return false, fmt.Sprintf("token request still answers %d %s", r.Status, bytes.TrimSpace(r.Body))
 	})
 	checkLog()
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -21,11 +23,11 @@ import (
 // made without it, a delete of a prefix deleting one key).
 func TestMalformedQuery(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for _, k := range []string{"a", "p/1", "p/2"} {
-		s.put(t, k, "v")
+		s.Put(t, k, "v")
 	}
-	rev := s.status(t).Revision
+	rev := s.Status(t).Revision
 	for _, tt := range []struct{ method, path string }{
 		{"GET", "/v1/kv?key=%ZZ"},
 		{"GET", "/v1/kv?key=p/&prefix=true&page_token=%%%"},
@@ -45,17 +47,17 @@ func TestMalformedQuery(t *testing.T) {
 			} else if tt.method == "POST" {
 				body = []byte(`{"success":[{"put":{"key":"a","value":"changed"}}]}`)
 			}
-			s.do(t, tt.method, tt.path, body).wantError(t, http.StatusBadRequest, "invalid_argument")
+			s.Do(t, tt.method, tt.path, body).WantError(t, http.StatusBadRequest, "invalid_argument")
 		})
 	}
-	if got := s.status(t).Revision; got != rev {
+	if got := s.Status(t).Revision; got != rev {
 		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
 	}
 	var l client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=%00&from_key=true", nil).ok(t, http.StatusOK, &l)
-	a := s.get(t, "a")
-	if got := listKeys(l); len(got) != 3 || valueOf(&a) != "v" {
-		t.Errorf("after the refused requests the keys are %q and a = %q, want a, p/1, p/2 unchanged", got, valueOf(&a))
+	s.Do(t, "GET", "/v1/kv?key=%00&from_key=true", nil).Ok(t, http.StatusOK, &l)
+	a := s.Get(t, "a")
+	if got := e2e.ListKeys(l); len(got) != 3 || e2e.ValueOf(&a) != "v" {
+		t.Errorf("after the refused requests the keys are %q and a = %q, want a, p/1, p/2 unchanged", got, e2e.ValueOf(&a))
 	}
 }
 
@@ -64,7 +66,7 @@ func TestMalformedQuery(t *testing.T) {
 // own; a short plain one is kept. Either is echoed.
 func TestRequestIDBounded(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for _, tt := range []struct {
 		sent string
 		kept bool
@@ -73,8 +75,8 @@ func TestRequestIDBounded(t *testing.T) {
 		{strings.Repeat("x", 64<<10), false},
 		{"two words", false},
 	} {
-		r := s.do(t, "GET", "/health", nil, "X-Request-Id", tt.sent)
-		got := r.header.Get("X-Request-Id")
+		r := s.Do(t, "GET", "/health", nil, "X-Request-Id", tt.sent)
+		got := r.Header.Get("X-Request-Id")
 		if tt.kept != (got == tt.sent) || got == "" || len(got) > 64 {
 			t.Errorf("X-Request-Id %.40q (%d bytes) answered as %q, want it kept: %v", tt.sent, len(tt.sent), got, tt.kept)
 		}
@@ -86,15 +88,15 @@ func TestRequestIDBounded(t *testing.T) {
 // its read deadline (30 s), rather than holding the request forever.
 func TestSlowBodyCutOff(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	conn, err := net.Dial("tcp", s.addr)
+	s := e2e.StartServer(t)
+	conn, err := net.Dial("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	const deadline, margin = 30 * time.Second, 15 * time.Second
 	_ = conn.SetDeadline(time.Now().Add(deadline + margin))
-	fmt.Fprintf(conn, "PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\npart of it", s.addr)
+	fmt.Fprintf(conn, "PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\npart of it", s.Addr)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("a PUT whose body stalls: no answer within %v: %v", deadline+margin, err)
@@ -103,7 +105,7 @@ func TestSlowBodyCutOff(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a PUT whose body stalls = %s, want 400", resp.Status)
 	}
-	s.do(t, "GET", "/v1/kv/slow", nil).wantError(t, http.StatusNotFound, "key_not_found")
+	s.Do(t, "GET", "/v1/kv/slow", nil).WantError(t, http.StatusNotFound, "key_not_found")
 }
 
 // TestRequestLogBounded sends requests carrying what a client controls,
@@ -112,21 +114,21 @@ func TestSlowBodyCutOff(t *testing.T) {
 // exceeds 512 bytes, since none of them is written as sent.
 func TestRequestLogBounded(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--log-level=info")
+	s := e2e.StartServer(t, "--log-level=info")
 	long := strings.Repeat("x", 32<<10)
 	for range 5 {
-		s.do(t, "GET", "/health", nil, "X-Request-Id", long)
-		s.do(t, "GET", "/health", nil, "X-Request-Id", "id with spaces "+long[:100])
-		r, err := s.send(t.Context(), "M"+long, "/v1/kv/k", nil)
-		if err != nil || r.status != http.StatusMethodNotAllowed {
+		s.Do(t, "GET", "/health", nil, "X-Request-Id", long)
+		s.Do(t, "GET", "/health", nil, "X-Request-Id", "id with spaces "+long[:100])
+		r, err := s.Send(t.Context(), "M"+long, "/v1/kv/k", nil)
+		if err != nil || r.Status != http.StatusMethodNotAllowed {
 			t.Fatalf("a 32 KiB method: %v, %v; want 405", r, err)
 		}
-		s.do(t, "GET", keyPath(long[:4<<10]), nil).wantError(t, http.StatusNotFound, "key_not_found")
-		s.do(t, "GET", "/v1/kv?key=k&junk="+long, nil)
-		s.do(t, "GET", "/no/such/"+long, nil).want(t, http.StatusNotFound)
+		s.Do(t, "GET", e2e.KeyPath(long[:4<<10]), nil).WantError(t, http.StatusNotFound, "key_not_found")
+		s.Do(t, "GET", "/v1/kv?key=k&junk="+long, nil)
+		s.Do(t, "GET", "/no/such/"+long, nil).Want(t, http.StatusNotFound)
 	}
 	logged := 0
-	for line := range strings.Lines(s.stderr.String()) {
+	for line := range strings.Lines(s.Stderr.String()) {
 		logged++
 		if len(line) > 512 {
 			t.Errorf("a log line of %d bytes: %.200s...", len(line), line)
@@ -146,9 +148,9 @@ func TestRequestLogBounded(t *testing.T) {
 // is written.
 func TestUnparsableRequestAnswersJSON(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.put(t, "a", "v")
-	rev := s.status(t).Revision
+	s := e2e.StartServer(t)
+	s.Put(t, "a", "v")
+	rev := s.Status(t).Revision
 	big := strings.Repeat("x", 2<<20)
 	for _, tt := range []struct {
 		name, request string
@@ -166,7 +168,7 @@ func TestUnparsableRequestAnswersJSON(t *testing.T) {
 		{"unknown version", "GET /v1/kv/a HTTP/3.0\r\nHost: h\r\n\r\n", 505, "invalid_argument"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", s.addr)
+			conn, err := net.Dial("tcp", s.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +194,7 @@ func TestUnparsableRequestAnswersJSON(t *testing.T) {
 		})
 	}
 	t.Run("after an answer on the same connection", func(t *testing.T) {
-		conn, err := net.Dial("tcp", s.addr)
+		conn, err := net.Dial("tcp", s.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,9 +220,9 @@ func TestUnparsableRequestAnswersJSON(t *testing.T) {
 			}
 		}
 	})
-	if got := s.status(t).Revision; got != rev {
+	if got := s.Status(t).Revision; got != rev {
 		t.Errorf("the refused requests moved the revision from %d to %d", rev, got)
 	}
 	// The connection limit's wrapper leaves other answers alone.
-	s.do(t, "GET", "/v1/kv/%61", nil).want(t, http.StatusOK)
+	s.Do(t, "GET", "/v1/kv/%61", nil).Want(t, http.StatusOK)
 }

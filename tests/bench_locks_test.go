@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -36,7 +38,7 @@ type contender func(ctx context.Context) (release func() error, err error)
 //
 // The metrics: us/handover (mean), p50-us and p99-us.
 func BenchmarkLockHandover(b *testing.B) {
-	s := startServer(b)
+	s := e2e.StartServer(b)
 	c := etcdtest.StartCluster(b, 1)
 	cli := c.Client(b)
 	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
@@ -182,7 +184,7 @@ func postJSON(ctx context.Context, client *http.Client, method, url string, body
 }
 
 // httpkvContender holds a lease of its own and locks name through the API.
-func httpkvContender(b *testing.B, s *server, hc *http.Client, name string) contender {
+func httpkvContender(b *testing.B, s *e2e.Server, hc *http.Client, name string) contender {
 	var l client.LeaseResponse
 	if err := postJSON(context.Background(), hc, "POST", s.URL+"/v1/leases", map[string]int{"ttl": 600}, &l); err != nil {
 		b.Fatal(err)
@@ -195,7 +197,7 @@ func httpkvContender(b *testing.B, s *server, hc *http.Client, name string) cont
 		return func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			defer cancel()
-			return postJSON(ctx, hc, "DELETE", s.URL+"/v1/locks/"+name+"?key="+deref(held.Key), nil, nil)
+			return postJSON(ctx, hc, "DELETE", s.URL+"/v1/locks/"+name+"?key="+e2e.Deref(held.Key), nil, nil)
 		}, nil
 	}
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"net/http"
@@ -22,9 +24,9 @@ import (
 // (TestLayers).
 func TestBenchCommand(t *testing.T) {
 	t.Parallel()
-	httpkv := serverBinary(t)
+	httpkv := e2e.ServerBinary(t)
 	benchBinary(t) // beside httpkv
-	s := startServer(t)
+	s := e2e.StartServer(t)
 
 	run := func(bin string, env []string, args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -47,7 +49,7 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("httpkv bench --workload put --requests 20 = %v with output %q, want success and a row of 20 puts without errors", err, out)
 	}
 	var l client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=bench/&prefix=true&count_only=true", nil).ok(t, http.StatusOK, &l)
+	s.Do(t, "GET", "/v1/kv?key=bench/&prefix=true&count_only=true", nil).Ok(t, http.StatusOK, &l)
 	if l.Count == 0 {
 		t.Errorf("after httpkv bench, GET /v1/kv?key=bench/&prefix=true counts %d keys, want the tool's", l.Count)
 	}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"strings"
 	"testing"
 )
@@ -10,7 +12,7 @@ import (
 // send --token; a user's permissions decide what it may do.
 func TestCLIAuth(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--bcrypt-cost=4")
+	s := e2e.StartServer(t, "--bcrypt-cost=4")
 	u := s.URL
 	cliOK(t, u, "", "user", "add", "root:s3cret")
 	// A password on stdin, when there is no terminal to ask on.
@@ -74,9 +76,9 @@ func TestCLIAuth(t *testing.T) {
 }
 
 // loginToken asks the server for a token of name.
-func loginToken(tb testing.TB, s *server, name, password string) string {
+func loginToken(tb testing.TB, s *e2e.Server, name, password string) string {
 	tb.Helper()
 	var tok struct{ Token string }
-	s.do(tb, "POST", "/v1/auth/token", []byte(`{"name":"`+name+`","password":"`+password+`"}`)).ok(tb, 200, &tok)
+	s.Do(tb, "POST", "/v1/auth/token", []byte(`{"name":"`+name+`","password":"`+password+`"}`)).Ok(tb, 200, &tok)
 	return tok.Token
 }

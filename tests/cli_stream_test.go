@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,7 +43,7 @@ func watchedEvents(tb testing.TB, line string) (typ string, events []string) {
 
 // cliPuts puts keys prefix<from>..prefix<from+n-1> with the put command
 // and returns the events a watch of them delivers.
-func cliPuts(tb testing.TB, s *server, prefix string, from, n int) []string {
+func cliPuts(tb testing.TB, s *e2e.Server, prefix string, from, n int) []string {
 	tb.Helper()
 	var want []string
 	for i := from; i < from+n; i++ {
@@ -58,16 +60,16 @@ func cliPuts(tb testing.TB, s *server, prefix string, from, n int) []string {
 // history it needs is compacted.
 func TestCLIWatch(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	want := cliPuts(t, s, "w/", 0, 20)
 	w := startCLI(t, s.URL, "watch", "w/", "--prefix", "--rev", "1", "-o", "json")
-	if typ, _ := watchedEvents(t, w.next()); typ != "created" {
+	if typ, _ := watchedEvents(t, w.Next()); typ != "created" {
 		t.Fatalf("watch printed %s first, want created", typ)
 	}
 	var got []string
 	read := func(n int) {
 		for len(got) < n {
-			typ, evs := watchedEvents(t, w.next())
+			typ, evs := watchedEvents(t, w.Next())
 			if typ != "events" {
 				t.Fatalf("watch printed a %s message mid-stream", typ)
 			}
@@ -82,24 +84,24 @@ func TestCLIWatch(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the watch across kill -9 printed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	w.signal(syscall.SIGINT)
-	if st := w.wait(); st != 0 {
-		t.Errorf("watch ended by Ctrl-C exited %d, want 0; stderr:\n%s", st, w.stderr.String())
+	w.Signal(syscall.SIGINT)
+	if st := w.Wait(); st != 0 {
+		t.Errorf("watch ended by Ctrl-C exited %d, want 0; stderr:\n%s", st, w.Stderr.String())
 	}
-	if rest := w.rest(); len(rest) != 0 {
+	if rest := w.Rest(); len(rest) != 0 {
 		t.Errorf("watch printed more than the events: %q", rest)
 	}
-	if !strings.Contains(w.stderr.String(), "reconnecting") {
-		t.Errorf("watch said nothing on stderr of the lost connection: %q", w.stderr.String())
+	if !strings.Contains(w.Stderr.String(), "reconnecting") {
+		t.Errorf("watch said nothing on stderr of the lost connection: %q", w.Stderr.String())
 	}
 
 	// People's format.
 	p := startCLI(t, s.URL, "watch", "w/000", "--rev", "1")
-	if line := p.next(); !strings.HasPrefix(line, "PUT w/000 (revision ") || p.next() != "v0" {
+	if line := p.Next(); !strings.HasPrefix(line, "PUT w/000 (revision ") || p.Next() != "v0" {
 		t.Errorf("watch w/000 printed %q, want PUT w/000 and its value", line)
 	}
-	p.signal(syscall.SIGTERM)
-	p.wait()
+	p.Signal(syscall.SIGTERM)
+	p.Wait()
 
 	// Compacted: exits 1, saying so.
 	rev := strings.TrimSpace(cliOK(t, s.URL, "", "status", "-o", "value"))
@@ -114,29 +116,29 @@ func TestCLIWatch(t *testing.T) {
 // prints each leader, and nobody leading.
 func TestCLIElect(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	obs := startCLI(t, s.URL, "elect", "db", "--observe", "-o", "json")
-	if line := obs.next(); !strings.Contains(line, `"type":"no_leader"`) {
+	if line := obs.Next(); !strings.Contains(line, `"type":"no_leader"`) {
 		t.Fatalf("elect --observe printed %q first, want no_leader", line)
 	}
 	one := startCLI(t, s.URL, "elect", "db", "10.0.0.7")
-	key := one.next()
-	if !strings.HasPrefix(key, "db/") || one.next() != "10.0.0.7" {
+	key := one.Next()
+	if !strings.HasPrefix(key, "db/") || one.Next() != "10.0.0.7" {
 		t.Fatalf("elect db 10.0.0.7 printed %q, want its key and value", key)
 	}
-	if line := obs.next(); !strings.Contains(line, `"type":"leader"`) || !strings.Contains(line, `"value":"10.0.0.7"`) {
+	if line := obs.Next(); !strings.Contains(line, `"type":"leader"`) || !strings.Contains(line, `"value":"10.0.0.7"`) {
 		t.Fatalf("elect --observe printed %q, want the leader 10.0.0.7", line)
 	}
 	two := startCLI(t, s.URL, "elect", "db", "10.0.0.8", "-o", "value")
-	one.signal(syscall.SIGINT) // resigns: two leads
-	if st := one.wait(); st != 0 {
-		t.Errorf("elect ended by Ctrl-C exited %d; stderr:\n%s", st, one.stderr)
+	one.Signal(syscall.SIGINT) // resigns: two leads
+	if st := one.Wait(); st != 0 {
+		t.Errorf("elect ended by Ctrl-C exited %d; stderr:\n%s", st, one.Stderr)
 	}
-	if v := two.next(); v != "10.0.0.8" {
+	if v := two.Next(); v != "10.0.0.8" {
 		t.Errorf("the second candidate printed %q, want 10.0.0.8", v)
 	}
 	for {
-		line := obs.next()
+		line := obs.Next()
 		if strings.Contains(line, `"value":"10.0.0.8"`) {
 			break
 		}
@@ -146,9 +148,9 @@ func TestCLIElect(t *testing.T) {
 	}
 	// The first candidate's key went when it resigned.
 	cliFails(t, s.URL, 1, "key_not_found", "get", key)
-	two.signal(syscall.SIGTERM)
-	two.wait()
-	if line := obs.next(); !strings.Contains(line, `"type":"no_leader"`) {
+	two.Signal(syscall.SIGTERM)
+	two.Wait()
+	if line := obs.Next(); !strings.Contains(line, `"type":"no_leader"`) {
 		t.Errorf("elect --observe printed %q after the last resigned, want no_leader", line)
 	}
 }
@@ -158,7 +160,7 @@ func TestCLIElect(t *testing.T) {
 // starts and ends, by its own clock, never overlap.
 func TestCLILockExclusive(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	log := filepath.Join(t.TempDir(), "times")
 	script := `echo "$$ start $(date +%s%N)" >> "$1"; sleep 0.05; echo "$$ end $(date +%s%N)" >> "$1"; test -n "$HTTPKV_LOCK_KEY"`
 	const n = 10
@@ -229,25 +231,25 @@ func TestCLILockExclusive(t *testing.T) {
 // released at once.
 func TestCLILockPassesOn(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	holder := startCLI(t, s.URL, "lock", "deploy", "--ttl", "2", "--", "sh", "-c", "echo $$; exec sleep 600")
-	child, err := strconv.Atoi(holder.next())
+	child, err := strconv.Atoi(holder.Next())
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiter := startCLI(t, s.URL, "lock", "deploy", "--", "echo", "second")
-	holder.signal(syscall.SIGKILL)
-	if st := holder.wait(); st != -1 {
+	holder.Signal(syscall.SIGKILL)
+	if st := holder.Wait(); st != -1 {
 		t.Fatalf("the holder exited %d, want killed", st)
 	}
-	if line := waiter.next(); line != "second" {
+	if line := waiter.Next(); line != "second" {
 		t.Fatalf("the waiter printed %q, want second", line)
 	}
-	if st := waiter.wait(); st != 0 {
-		t.Errorf("the waiter exited %d; stderr:\n%s", st, waiter.stderr)
+	if st := waiter.Wait(); st != 0 {
+		t.Errorf("the waiter exited %d; stderr:\n%s", st, waiter.Stderr)
 	}
 	// The killed holder's command died with it.
-	deadline := time.Now().Add(cliTimeout)
+	deadline := time.Now().Add(e2e.CLITimeout)
 	for syscall.Kill(child, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command of the killed holder (pid %d) still runs", child)
@@ -265,13 +267,13 @@ func TestCLILockPassesOn(t *testing.T) {
 	}
 
 	held := startCLI(t, s.URL, "lock", "maintenance")
-	if key := held.next(); !strings.HasPrefix(key, "maintenance/") {
+	if key := held.Next(); !strings.HasPrefix(key, "maintenance/") {
 		t.Fatalf("lock maintenance printed %q, want its key", key)
 	}
 	cliFails(t, s.URL, 1, "lock_timeout", "lock", "maintenance", "--timeout", "100ms", "--", "true")
-	held.signal(syscall.SIGINT)
-	if st := held.wait(); st != 0 {
-		t.Errorf("lock ended by Ctrl-C exited %d; stderr:\n%s", st, held.stderr)
+	held.Signal(syscall.SIGINT)
+	if st := held.Wait(); st != 0 {
+		t.Errorf("lock ended by Ctrl-C exited %d; stderr:\n%s", st, held.Stderr)
 	}
 	if got := cliOK(t, s.URL, "", "lock", "maintenance", "--timeout", "10s", "--", "echo", "free"); got != "free\n" {
 		t.Errorf("after Ctrl-C, the lock was not free at once: %q", got)
@@ -283,20 +285,20 @@ func TestCLILockPassesOn(t *testing.T) {
 // process group) still ends cleanly, exit 0, not killed by the second.
 func TestCLIWatchInterruptedTwice(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	w := startCLI(t, s.URL, "watch", "w/", "--prefix", "-o", "json")
-	if typ, _ := watchedEvents(t, w.next()); typ != "created" {
+	if typ, _ := watchedEvents(t, w.Next()); typ != "created" {
 		t.Fatalf("watch printed %s first, want created", typ)
 	}
 	for ended := false; !ended; {
-		w.signal(syscall.SIGINT)
+		w.Signal(syscall.SIGINT)
 		select {
-		case <-w.done:
+		case <-w.Done:
 			ended = true
 		default:
 		}
 	}
-	if st := w.wait(); st != 0 {
-		t.Errorf("watch interrupted again while ending exited %d (-1: killed by a signal), want 0; stderr:\n%s", st, w.stderr.String())
+	if st := w.Wait(); st != 0 {
+		t.Errorf("watch interrupted again while ending exited %d (-1: killed by a signal), want 0; stderr:\n%s", st, w.Stderr.String())
 	}
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +16,7 @@ import (
 // usage error, with the nearest flag or command.
 func TestCLIExitStatuses(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	cliOK(t, s.URL, "", "put", "counter", "7")
 	rev := strings.TrimSpace(cliOK(t, s.URL, "", "put", "counter", "8", "-o", "value"))
 
@@ -29,7 +31,7 @@ func TestCLIExitStatuses(t *testing.T) {
 	cliFails(t, s.URL, 2, "missing arguments", "put")
 	cliFails(t, s.URL, 2, "(did you mean --listen?)", "--lisen", "127.0.0.1:0")
 
-	down := "http://" + freeAddr(t)
+	down := "http://" + e2e.FreeAddr(t)
 	cliFails(t, down, 1, "httpkv: cannot reach the server at "+down, "get", "counter")
 	cliFails(t, s.URL, 1, "cannot reach the server at "+down, "status", "--url", down)
 
@@ -51,7 +53,7 @@ func mustInt(tb testing.TB, s string) int64 {
 // in each output format.
 func TestCLIKeys(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 
 	put := jsonLines(t, "put", cliOK(t, s.URL, "", "put", "config/db/url", "postgres://db:5432", "-o", "json"), "PutResponse")
 	first := int64(put[0]["header"].(map[string]any)["revision"].(float64))
@@ -143,7 +145,7 @@ func TestCLIKeys(t *testing.T) {
 // put --lease.
 func TestCLILeases(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	id := strings.TrimSpace(cliOK(t, s.URL, "", "lease", "grant", "600", "-o", "value"))
 	cliOK(t, s.URL, "", "put", "services/api/1", "10.0.0.7", "--lease", id)
 	other := jsonLines(t, "lease grant", cliOK(t, s.URL, "", "lease", "grant", "600", "--id", "1234", "-o", "json"), "LeaseResponse")
@@ -173,10 +175,10 @@ func TestCLILeases(t *testing.T) {
 	short := strings.TrimSpace(cliOK(t, s.URL, "", "lease", "grant", "3", "-o", "value"))
 	p := startCLI(t, s.URL, "lease", "keepalive", short, "-o", "json")
 	for range 2 {
-		jsonLines(t, "lease keepalive", p.next(), "LeaseResponse")
+		jsonLines(t, "lease keepalive", p.Next(), "LeaseResponse")
 	}
-	p.signal(syscall.SIGINT)
-	if st := p.wait(); st != 0 {
+	p.Signal(syscall.SIGINT)
+	if st := p.Wait(); st != 0 {
 		t.Errorf("lease keepalive ended by Ctrl-C exited %d, want 0", st)
 	}
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,7 +18,7 @@ import (
 // import and restore.
 func TestCLIDataTransfer(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	u := s.URL
 
 	// put --ttl: a key with a lease of its own.
@@ -113,15 +115,15 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestCLIExportProgress(t *testing.T) {
 	t.Parallel()
 	script, err := exec.LookPath("script")
-	needPrograms(t, "the test runs export on a terminal made by script (util-linux)", err)
-	s := startServer(t)
-	c := newKVClient(t, s)
-	putEvents(t, c, "p/", 0, 300)
+	e2e.NeedPrograms(t, "the test runs export on a terminal made by script (util-linux)", err)
+	s := e2e.StartServer(t)
+	c := e2e.NewKVClient(t, s)
+	e2e.PutEvents(t, c, "p/", 0, 300)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.ndjson")
 	// script runs the command with a terminal as its stdin and stderr;
 	// stdout goes to a file.
-	cmd := exec.Command(script, "-qec", fmt.Sprintf("%q export p/ --prefix > %q", serverBinary(t), out), "/dev/null")
+	cmd := exec.Command(script, "-qec", fmt.Sprintf("%q export p/ --prefix > %q", e2e.ServerBinary(t), out), "/dev/null")
 	cmd.Env = cliEnv(s.URL)
 	terminal, err := cmd.CombinedOutput()
 	if err != nil {

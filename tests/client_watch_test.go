@@ -1,48 +1,15 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	kvclient "github.com/httpkv/httpkv/client"
 )
-
-// The Go watch helpers of package client, against the real binary: a
-// watch, and a stream of many watchers, deliver an exact history across
-// a kill -9 and a restart of the server mid-stream.
-
-// watchValue is large enough that the history a watch replays does not
-// fit in the connection's buffers: the kill cuts it mid-stream.
-var watchValue = strings.Repeat("v", 2048)
-
-// newKVClient is a client of package client for s.
-func newKVClient(tb testing.TB, s *server) *kvclient.Client {
-	tb.Helper()
-	c, err := kvclient.New(s.URL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
-
-// putEvents puts prefix<from>..prefix<from+n-1> and returns the events
-// a watch of them delivers, "rev type key" each.
-func putEvents(tb testing.TB, c *kvclient.Client, prefix string, from, n int) []string {
-	tb.Helper()
-	var want []string
-	for i := from; i < from+n; i++ {
-		key := fmt.Sprintf("%s%04d", prefix, i)
-		put, err := c.Put(context.Background(), key, []byte(watchValue), kvclient.PutOptions{})
-		if err != nil {
-			tb.Fatalf("put %s: %v", key, err)
-		}
-		want = append(want, fmt.Sprintf("%d put %s", put.Header.Revision, key))
-	}
-	return want
-}
 
 func eventLines(evs []kvclient.Event) []string {
 	var out []string
@@ -52,21 +19,14 @@ func eventLines(evs []kvclient.Event) []string {
 	return out
 }
 
-func sameHistory(tb testing.TB, what string, got, want []string) {
-	tb.Helper()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		tb.Fatalf("%s delivered %d events, want %d:\ngot  %q\nwant %q", what, len(got), len(want), got, want)
-	}
-}
-
 // TestGoWatchAcrossKill: client.Watch, from revision 1, of a history the
 // server is killed (kill -9) in the middle of sending, then restarted
 // and written to again, delivers every event once, in order.
 func TestGoWatchAcrossKill(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	c := newKVClient(t, s)
-	want := putEvents(t, c, "w/", 0, 300)
+	s := e2e.StartServer(t)
+	c := e2e.NewKVClient(t, s)
+	want := e2e.PutEvents(t, c, "w/", 0, 300)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	retries := 0
@@ -81,13 +41,13 @@ func TestGoWatchAcrossKill(t *testing.T) {
 			killed = true
 			s.Kill()
 			s.Restart()
-			want = append(want, putEvents(t, c, "w/", 300, 50)...)
+			want = append(want, e2e.PutEvents(t, c, "w/", 300, 50)...)
 		}
 		if len(got) >= len(want) {
 			break
 		}
 	}
-	sameHistory(t, "Watch(w/) across kill -9", got, want)
+	e2e.SameHistory(t, "Watch(w/) across kill -9", got, want)
 	if retries == 0 {
 		t.Errorf("the watch never reconnected")
 	}
@@ -100,9 +60,9 @@ func TestGoWatchAcrossKill(t *testing.T) {
 // delivers its history once, in order.
 func TestGoWatchStreamAcrossKill(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	c := newKVClient(t, s)
-	wantA := putEvents(t, c, "a/", 0, 200)
+	s := e2e.StartServer(t)
+	c := e2e.NewKVClient(t, s)
+	wantA := e2e.PutEvents(t, c, "a/", 0, 200)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ws, ids, err := c.NewWatchStream(ctx, nil,
@@ -127,7 +87,7 @@ func TestGoWatchStreamAcrossKill(t *testing.T) {
 		if m.Type == "created" {
 			created[m.WatchID]++
 			if m.WatchID == b && created[b] == 1 {
-				wantB = putEvents(t, c, "b/", 0, 10)
+				wantB = e2e.PutEvents(t, c, "b/", 0, 10)
 			}
 			continue
 		}
@@ -135,20 +95,20 @@ func TestGoWatchStreamAcrossKill(t *testing.T) {
 		if m.WatchID == a && len(got[a]) >= 20 && added == 0 {
 			s.Kill()
 			s.Restart()
-			wantA = append(wantA, putEvents(t, c, "a/", 200, 20)...)
-			wantB = append(wantB, putEvents(t, c, "b/", 10, 10)...)
+			wantA = append(wantA, e2e.PutEvents(t, c, "a/", 200, 20)...)
+			wantB = append(wantB, e2e.PutEvents(t, c, "b/", 10, 10)...)
 			if added, err = ws.Add(ctx, kvclient.WatchRequest{Selector: kvclient.Prefix("c/"), StartRevision: 1}); err != nil {
 				t.Fatal(err)
 			}
-			wantC = putEvents(t, c, "c/", 0, 5)
+			wantC = e2e.PutEvents(t, c, "c/", 0, 5)
 		}
 		if done() {
 			break
 		}
 	}
-	sameHistory(t, "watch a/", got[a], wantA)
-	sameHistory(t, "watch b/", got[b], wantB)
-	sameHistory(t, "watch c/", got[added], wantC)
+	e2e.SameHistory(t, "watch a/", got[a], wantA)
+	e2e.SameHistory(t, "watch b/", got[b], wantB)
+	e2e.SameHistory(t, "watch c/", got[added], wantC)
 	for id, n := range created {
 		if n != 1 {
 			t.Errorf("watch %d: %d created messages, want 1", id, n)

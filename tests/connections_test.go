@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -18,11 +20,11 @@ import (
 // connection. The connection stays open for the caller to close.
 func rawRequest(tb testing.TB, addr, req string) (int, bool, net.Conn) {
 	tb.Helper()
-	c, err := net.DialTimeout("tcp", addr, requestTimeout)
+	c, err := net.DialTimeout("tcp", addr, e2e.RequestTimeout)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	_ = c.SetDeadline(time.Now().Add(requestTimeout))
+	_ = c.SetDeadline(time.Now().Add(e2e.RequestTimeout))
 	fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: x\r\n\r\n", req)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -63,7 +65,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 	maxConns := openFiles - max(128, openFiles/16)
 	maxStreams := min(maxConns*3/4, 16384, 10000)
 	s := startServerUnder(t, []string{"prlimit", fmt.Sprintf("--nofile=%d:%d", openFiles, openFiles), "--"})
-	before := s.rss(t)
+	before := s.RSS(t)
 	var conns []net.Conn
 	t.Cleanup(func() {
 		for _, c := range conns {
@@ -73,7 +75,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 	start := time.Now()
 	streams, refused := 0, 0
 	for refused == 0 || streams+refused < min(maxStreams+100, maxConns) {
-		status, closes, c := rawRequest(t, s.addr, "GET /v1/watch?key=a")
+		status, closes, c := rawRequest(t, s.Addr, "GET /v1/watch?key=a")
 		if status == http.StatusTooManyRequests {
 			c.Close()
 			if !closes {
@@ -90,9 +92,9 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 	}
 	opened := time.Since(start)
 	healthStart := time.Now()
-	s.do(t, "GET", "/health", nil).want(t, http.StatusOK)
+	s.Do(t, "GET", "/health", nil).Want(t, http.StatusOK)
 	t.Logf("limit of %d open files: one client opened %d streams, %d more answered 429, in %v; /health answered in %v; resident memory %d MB, then %d MB",
-		openFiles, streams, refused, opened.Round(time.Millisecond), time.Since(healthStart).Round(time.Millisecond), before>>20, s.rss(t)>>20)
+		openFiles, streams, refused, opened.Round(time.Millisecond), time.Since(healthStart).Round(time.Millisecond), before>>20, s.RSS(t)>>20)
 	if streams != maxStreams {
 		t.Fatalf("one client opened %d streams, want %d", streams, maxStreams)
 	}
@@ -100,7 +102,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 	// The rest of the connections: bodies that never arrive, each held
 	// for 30 s; then new connections until one is past the limit.
 	for len(conns) < maxConns {
-		c, err := net.DialTimeout("tcp", s.addr, requestTimeout)
+		c, err := net.DialTimeout("tcp", s.Addr, e2e.RequestTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +110,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 		conns = append(conns, c)
 	}
 	for i := 0; ; i++ {
-		status, _, c := rawRequest(t, s.addr, "GET /v1/kv/a")
+		status, _, c := rawRequest(t, s.Addr, "GET /v1/kv/a")
 		if status == http.StatusTooManyRequests {
 			c.Close()
 			break // a spare connection
@@ -121,7 +123,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 	// A connection can come free meanwhile (a filler or an idle client
 	// timed out on a slow machine); one answered that way is held too.
 	for i := 0; ; i++ {
-		status, closes, c := rawRequest(t, s.addr, "GET /health")
+		status, closes, c := rawRequest(t, s.Addr, "GET /health")
 		if status == http.StatusOK && closes {
 			c.Close()
 			break
@@ -131,7 +133,7 @@ func TestConnectionsFromDescriptorLimit(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	if strings.Contains(s.stderr.String(), "too many open files") {
-		t.Fatalf("the server ran out of descriptors:\n%s", s.stderr)
+	if strings.Contains(s.Stderr.String(), "too many open files") {
+		t.Fatalf("the server ran out of descriptors:\n%s", s.Stderr)
 	}
 }

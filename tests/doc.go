@@ -1,7 +1,8 @@
-// Package tests holds the tests that run httpkv as a whole, in processes of
-// its own: the crash test kills a writer mid-commit and checks what a
-// reopened store holds, and the end-to-end tests start the real binary.
+// Package tests holds the end-to-end tests of the API and the command line:
+// each starts the real binary (over the embedded store, or over etcd when
+// HTTPKV_TEST_BACKEND=etcd) and talks to it as a client would.
 //
-// A test that needs a child process other than the binary re-executes the
-// test binary; TestMain picks the child's role from its environment.
+// The console, the documents and the crash tests are in packages of their
+// own beside this one, so that each has its own share of go test's time
+// limit; all of them share the harness in tests/e2e.
 package tests

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -53,8 +55,8 @@ const (
 // asked for by name with -run. HTTPKV_DIFF_SEED=N runs the seeds from N
 // (the default start is random, and logged).
 func TestGatewayEtcdDiff(t *testing.T) {
-	if !onEtcd(t) && !runAsked("TestGatewayEtcdDiff") {
-		t.Skipf("runs with %s=etcd, or alone with -run TestGatewayEtcdDiff", envTestBackend)
+	if !e2e.OnEtcd(t) && !runAsked("TestGatewayEtcdDiff") {
+		t.Skipf("runs with %s=etcd, or alone with -run TestGatewayEtcdDiff", e2e.EnvTestBackend)
 	}
 	t.Parallel()
 	ref := etcddiff.StartEtcd(t)
@@ -152,12 +154,12 @@ func alignRevisions(tb testing.TB, c *etcdtest.Cluster, ref *etcddiff.Etcd, gw *
 // types, each error as the kv sentinel of its code.
 type apiTarget struct {
 	tb testing.TB
-	s  *server
+	s  *e2e.Server
 }
 
 // rev reads the server's revision.
 func (a *apiTarget) rev() int64 {
-	return a.s.do(a.tb, "GET", "/v1/kv?count_only=true", nil).want(a.tb, http.StatusOK).revision(a.tb)
+	return a.s.Do(a.tb, "GET", "/v1/kv?count_only=true", nil).Want(a.tb, http.StatusOK).Revision(a.tb)
 }
 
 func (a *apiTarget) Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
@@ -199,19 +201,19 @@ func (a *apiTarget) Range(key, end []byte, o kv.RangeOptions) (kv.RangeResult, e
 // get reads one key with GET /v1/kv/{key}: a key that does not exist is
 // 404 key_not_found, carrying the revision, where etcd answers no key.
 func (a *apiTarget) get(key []byte, rev int64) (kv.RangeResult, error) {
-	path := keyPath(string(key))
+	path := e2e.KeyPath(string(key))
 	if rev != 0 {
 		path += "?revision=" + strconv.FormatInt(rev, 10)
 	}
-	r := a.s.do(a.tb, "GET", path, nil)
-	if r.status == http.StatusNotFound {
+	r := a.s.Do(a.tb, "GET", path, nil)
+	if r.Status == http.StatusNotFound {
 		var e struct {
 			Error struct {
 				Code     string `json:"code"`
 				Revision int64  `json:"revision"`
 			} `json:"error"`
 		}
-		r.decode(a.tb, &e)
+		r.Decode(a.tb, &e)
 		if e.Error.Code == "key_not_found" {
 			return kv.RangeResult{Revision: e.Error.Revision}, nil
 		}
@@ -238,7 +240,7 @@ func (a *apiTarget) Put(p kv.PutRequest) (kv.PutResult, error) {
 		}
 	}
 	var res client.PutResponse
-	if err := a.call("PUT", keyPath(string(p.Key))+"?"+q.Encode(), p.Value, &res); err != nil {
+	if err := a.call("PUT", e2e.KeyPath(string(p.Key))+"?"+q.Encode(), p.Value, &res); err != nil {
 		return kv.PutResult{}, err
 	}
 	return toPutResult(&res), nil
@@ -282,19 +284,19 @@ func (a *apiTarget) call(method, path string, body []byte, v any) error {
 	if method == "POST" {
 		header = []string{"Content-Type", "application/json"}
 	}
-	return a.answer(a.s.do(a.tb, method, path, body, header...), v)
+	return a.answer(a.s.Do(a.tb, method, path, body, header...), v)
 }
 
 // answer decodes a 200 into v, and returns an error as its kv sentinel.
-func (a *apiTarget) answer(r *reply, v any) error {
+func (a *apiTarget) answer(r *e2e.Reply, v any) error {
 	a.tb.Helper()
-	if r.status == http.StatusOK {
-		r.decode(a.tb, v)
+	if r.Status == http.StatusOK {
+		r.Decode(a.tb, v)
 		return nil
 	}
 	var e client.ErrorResponse
-	r.decode(a.tb, &e)
-	return apiError(string(e.Error.Code), e.Error.Message, r.status)
+	r.Decode(a.tb, &e)
+	return apiError(string(e.Error.Code), e.Error.Message, r.Status)
 }
 
 // apiError returns the kv sentinel of an error code, the most precise
@@ -378,8 +380,8 @@ func toAPIOps(ops []kv.Op) *[]client.RequestOp {
 				KeysOnly: &o.KeysOnly, CountOnly: &o.CountOnly,
 				MinModRevision: &o.MinModRevision, MaxModRevision: &o.MaxModRevision,
 				MinCreateRevision: &o.MinCreateRevision, MaxCreateRevision: &o.MaxCreateRevision,
-				SortTarget: ptr(client.RangeOpSortTarget(apiSortTargets[o.SortTarget])),
-				SortOrder:  ptr(client.RangeOpSortOrder(apiSortOrders[o.SortOrder])),
+				SortTarget: e2e.Ptr(client.RangeOpSortTarget(apiSortTargets[o.SortTarget])),
+				SortOrder:  e2e.Ptr(client.RangeOpSortOrder(apiSortOrders[o.SortOrder])),
 			}
 			if len(op.Range.End) > 0 {
 				r.RangeEndBase64 = bytesField(op.Range.End)
@@ -408,7 +410,7 @@ func toKVs(kvs []client.KeyValue) []kv.KeyValue {
 	out := make([]kv.KeyValue, len(kvs))
 	for i := range kvs {
 		k := &kvs[i]
-		out[i] = kv.KeyValue{Key: []byte(keyOf(k)), Value: []byte(valueOf(k)),
+		out[i] = kv.KeyValue{Key: []byte(e2e.KeyOf(k)), Value: []byte(e2e.ValueOf(k)),
 			CreateRevision: k.CreateRevision, ModRevision: k.ModRevision, Version: k.Version, Lease: k.Lease}
 	}
 	return out

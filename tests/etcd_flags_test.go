@@ -36,7 +36,7 @@ func TestGatewayRefusesEmbeddedFlags(t *testing.T) {
 
 	s := startGateway(t, c, "/flags/", "--log-level=info")
 	var listening map[string]any
-	for _, line := range strings.Split(s.stderr.String(), "\n") {
+	for _, line := range strings.Split(s.Stderr.String(), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "listening" {
 			listening = m

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,10 +26,10 @@ import (
 // either backend under test.
 
 // startGateway starts httpkv as a gateway to c under namespace ns.
-func startGateway(tb testing.TB, c *etcdtest.Cluster, ns string, extraArgs ...string) *server {
+func startGateway(tb testing.TB, c *etcdtest.Cluster, ns string, extraArgs ...string) *e2e.Server {
 	tb.Helper()
 	backend := []string{"--backend", "etcd", "--etcd-endpoints", strings.Join(c.Endpoints(), ","), "--etcd-namespace", ns}
-	return startServerWith(tb, tb.TempDir(), backend, extraArgs...)
+	return e2e.StartServerWith(tb, tb.TempDir(), backend, extraArgs...)
 }
 
 // sseWatch is a watch read by a goroutine of its own until its
@@ -45,7 +47,7 @@ type sseWatch struct {
 
 // openSSE opens GET /v1/watch?query on s, resuming after lastID when it
 // is not zero.
-func openSSE(tb testing.TB, s *server, query string, lastID int64) *sseWatch {
+func openSSE(tb testing.TB, s *e2e.Server, query string, lastID int64) *sseWatch {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch?"+query, nil)
@@ -55,7 +57,7 @@ func openSSE(tb testing.TB, s *server, query string, lastID int64) *sseWatch {
 	if lastID != 0 {
 		req.Header.Set("Last-Event-ID", strconv.FormatInt(lastID, 10))
 	}
-	resp, err := s.streams.Do(req)
+	resp, err := s.Streams.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		cancel()
 		tb.Fatalf("GET /v1/watch?%s (Last-Event-ID %d) = %v, %v", query, lastID, resp, err)
@@ -96,7 +98,7 @@ func (w *sseWatch) take(m sseMessage) {
 			return
 		}
 		for _, ev := range msg.Events {
-			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", keyOf(&ev.Kv), valueOf(&ev.Kv), ev.Kv.ModRevision))
+			w.events = append(w.events, fmt.Sprintf("%s=%s@%d", e2e.KeyOf(&ev.Kv), e2e.ValueOf(&ev.Kv), ev.Kv.ModRevision))
 		}
 	}
 	if id, err := strconv.ParseInt(m.ID, 10, 64); err == nil {
@@ -108,7 +110,7 @@ func (w *sseWatch) take(m sseMessage) {
 // stream has ended when ended is set; it returns what the watch has.
 func (w *sseWatch) upTo(tb testing.TB, name string, rev int64, ended bool) ([]string, int64) {
 	tb.Helper()
-	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(e2e.WatchTimeout); ; time.Sleep(10 * time.Millisecond) {
 		w.mu.Lock()
 		events, last, err := slices.Clone(w.events), w.lastID, w.err
 		w.mu.Unlock()
@@ -131,7 +133,7 @@ func TestGatewayKilled(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
 	a, b := startGateway(t, c, "/gw/"), startGateway(t, c, "/gw/")
-	start := a.status(t).Revision + 1
+	start := a.Status(t).Revision + 1
 	const watchers = 20
 	var ws []*sseWatch
 	for i := range watchers {
@@ -145,16 +147,16 @@ func TestGatewayKilled(t *testing.T) {
 	// Writers: through both gateways, then, once a is gone, through b.
 	var mu sync.Mutex
 	acked := map[int64]string{}
-	write := func(i int, through *server) bool {
+	write := func(i int, through *e2e.Server) bool {
 		key, value := "k/"+strconv.Itoa(i%10), strconv.Itoa(i)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		r, err := through.send(ctx, "PUT", keyPath(key), []byte(value))
-		if err != nil || r.status != http.StatusOK {
+		r, err := through.Send(ctx, "PUT", e2e.KeyPath(key), []byte(value))
+		if err != nil || r.Status != http.StatusOK {
 			return false
 		}
 		var res client.PutResponse
-		if err := json.Unmarshal(r.body, &res); err != nil {
+		if err := json.Unmarshal(r.Body, &res); err != nil {
 			return false
 		}
 		mu.Lock()
@@ -168,7 +170,7 @@ func TestGatewayKilled(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < 400; i += 2 {
-				through := []*server{a, b}[i%2]
+				through := []*e2e.Server{a, b}[i%2]
 				for !write(i, through) {
 					through = b // a is gone: go on through b
 				}
@@ -186,7 +188,7 @@ func TestGatewayKilled(t *testing.T) {
 	}
 	a.Kill()
 	wg.Wait()
-	last := b.put(t, "k/0", "last")
+	last := b.Put(t, "k/0", "last")
 
 	truth := gatewayHistory(t, c, "/gw/kv/", start, last)
 	for rev, kv := range acked {
@@ -217,7 +219,7 @@ func TestGatewayKilled(t *testing.T) {
 // etcd directly, as "key=value@rev" without the prefix.
 func gatewayHistory(tb testing.TB, c *etcdtest.Cluster, prefix string, from, to int64) []string {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WatchTimeout)
 	defer cancel()
 	var out []string
 	for resp := range c.Client(tb).Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
@@ -243,26 +245,26 @@ func gatewayHistory(tb testing.TB, c *etcdtest.Cluster, prefix string, from, to 
 func TestGatewaysShareAuth(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
-	a, b := startGateway(t, c, "/auth/", authBcryptCost), startGateway(t, c, "/auth/", authBcryptCost)
-	enableAuth(t, a, "rootpw")
-	root := authCaller{name: "root", token: authLogin(t, a, "root", "rootpw")}
-	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
-	authDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
-	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
-	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	a, b := startGateway(t, c, "/auth/", e2e.AuthBcryptCost), startGateway(t, c, "/auth/", e2e.AuthBcryptCost)
+	e2e.EnableAuth(t, a, "rootpw")
+	root := e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, a, "root", "rootpw")}
+	e2e.AuthDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	e2e.AuthDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	e2e.AuthDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
+	e2e.AuthDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
 
 	// b refuses a request without a token, and takes a's tokens.
-	wantRefused(t, b.do(t, "GET", "/v1/kv/app/x", nil), true)
-	alice := authCaller{name: "alice", token: authLogin(t, a, "alice", "alicepw")}
-	b.do(t, "PUT", keyPath("app/x"), []byte("v"), alice.header()...).want(t, http.StatusOK)
-	wantRefused(t, b.do(t, "PUT", keyPath("other"), []byte("v"), alice.header()...), false)
+	wantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil), true)
+	alice := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(t, a, "alice", "alicepw")}
+	b.Do(t, "PUT", e2e.KeyPath("app/x"), []byte("v"), alice.Header()...).Want(t, http.StatusOK)
+	wantRefused(t, b.Do(t, "PUT", e2e.KeyPath("other"), []byte("v"), alice.Header()...), false)
 
-	w := openWatch(t, b, "key=app/&prefix=true", alice.header()...)
+	w := openWatch(t, b, "key=app/&prefix=true", alice.Header()...)
 	start := time.Now()
-	authDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/app", "")
-	wantCanceled(t, w, "permission denied", watchTimeout)
+	e2e.AuthDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/app", "")
+	wantCanceled(t, w, "permission denied", e2e.WatchTimeout)
 	t.Logf("the watch on b ended %v after the role was revoked through a", time.Since(start))
-	wantRefused(t, b.do(t, "GET", "/v1/kv/app/x", nil, alice.header()...), false)
+	wantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil, alice.Header()...), false)
 }
 
 // TestGatewayWithoutQuorum: while two of three members are down, the
@@ -274,7 +276,7 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
 	s := startGateway(t, c, "/q/", "--etcd-request-timeout=2s")
-	before := s.put(t, "k", "before")
+	before := s.Put(t, "k", "before")
 	w := openSSE(t, s, "key=k", 0)
 	down := []int{c.Leader()}
 	down = append(down, (down[0]+1)%c.Size())
@@ -286,28 +288,28 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 		{"GET", "/v1/kv/k", ""},
 		{"GET", "/health", ""},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		r, err := s.send(ctx, req.method, req.path, []byte(req.body))
+		ctx, cancel := context.WithTimeout(context.Background(), e2e.RequestTimeout)
+		r, err := s.Send(ctx, req.method, req.path, []byte(req.body))
 		cancel()
 		if err != nil {
 			t.Fatalf("%s %s without a quorum: %v", req.method, req.path, err)
 		}
-		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" && req.path != "/health" {
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" && req.path != "/health" {
 			t.Errorf("%s %s without a quorum = %d (Retry-After %q) %s, want 503 with Retry-After",
-				req.method, req.path, r.status, r.header.Get("Retry-After"), r.body)
+				req.method, req.path, r.Status, r.Header.Get("Retry-After"), r.Body)
 		}
 	}
 	for _, i := range down {
 		c.Restart(i)
 	}
 	var after int64
-	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(50 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		r, err := s.send(ctx, "PUT", "/v1/kv/k", []byte("after"))
+	for deadline := time.Now().Add(e2e.WatchTimeout); ; time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), e2e.RequestTimeout)
+		r, err := s.Send(ctx, "PUT", "/v1/kv/k", []byte("after"))
 		cancel()
-		if err == nil && r.status == http.StatusOK {
+		if err == nil && r.Status == http.StatusOK {
 			var res client.PutResponse
-			if err := json.Unmarshal(r.body, &res); err != nil {
+			if err := json.Unmarshal(r.Body, &res); err != nil {
 				t.Fatal(err)
 			}
 			after = res.Header.Revision
@@ -322,8 +324,8 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 	if !slices.Equal(got, truth) {
 		t.Fatalf("the watch got %q across the outage, want etcd's %q", got, truth)
 	}
-	if kv := s.get(t, "k"); valueOf(&kv) != "after" {
-		t.Fatalf("k = %s after the outage, want after", kvString(&kv))
+	if kv := s.Get(t, "k"); e2e.ValueOf(&kv) != "after" {
+		t.Fatalf("k = %s after the outage, want after", e2e.KVString(&kv))
 	}
 }
 
@@ -336,33 +338,33 @@ func TestGatewayWithoutQuorum(t *testing.T) {
 func TestWatchStreamOfRecreatedUser(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	a, b := startGateway(t, c, "/recreated/", authBcryptCost), startGateway(t, c, "/recreated/", authBcryptCost)
-	enableAuth(t, a, "rootpw")
-	root := authCaller{name: "root", token: authLogin(t, a, "root", "rootpw")}
-	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
-	authDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"read"}`)
-	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
-	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
-	first := authCaller{name: "alice", token: authLogin(t, a, "alice", "alicepw")}
-	stream, _ := b.createStream(t, `{"watches":[{"key":"app/","prefix":true}]}`, first.header()...)
+	a, b := startGateway(t, c, "/recreated/", e2e.AuthBcryptCost), startGateway(t, c, "/recreated/", e2e.AuthBcryptCost)
+	e2e.EnableAuth(t, a, "rootpw")
+	root := e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, a, "root", "rootpw")}
+	e2e.AuthDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"app"}`)
+	e2e.AuthDo(t, a, root, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"read"}`)
+	e2e.AuthDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"alicepw"}`)
+	e2e.AuthDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	first := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(t, a, "alice", "alicepw")}
+	stream, _ := b.CreateStream(t, `{"watches":[{"key":"app/","prefix":true}]}`, first.Header()...)
 
-	pid := b.cmd.Process.Pid
+	pid := b.Cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
 	t.Cleanup(cont)
-	authDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice", "")
-	authDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"otherpw"}`)
-	authDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	e2e.AuthDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice", "")
+	e2e.AuthDo(t, a, root, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"alice","password":"otherpw"}`)
+	e2e.AuthDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
 	cont()
 
-	second := authCaller{name: "alice", token: authLogin(t, a, "alice", "otherpw")}
+	second := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(t, a, "alice", "otherpw")}
 	// b reads a token a issued for a change b may not have loaded yet.
-	if r := b.do(t, "GET", keyPath("app/x"), nil, second.header()...); r.status != http.StatusNotFound {
-		t.Fatalf("GET app/x on b with the new alice's token from a: %d %s, want 404", r.status, r.body)
+	if r := b.Do(t, "GET", e2e.KeyPath("app/x"), nil, second.Header()...); r.Status != http.StatusNotFound {
+		t.Fatalf("GET app/x on b with the new alice's token from a: %d %s, want 404", r.Status, r.Body)
 	}
-	b.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"app/a"}`), second.header("Content-Type", "application/json")...).
-		wantError(t, http.StatusNotFound, "stream_not_found")
-	b.do(t, "DELETE", "/v1/watch/streams/"+stream, nil, second.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
+	b.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"app/a"}`), second.Header("Content-Type", "application/json")...).
+		WantError(t, http.StatusNotFound, "stream_not_found")
+	b.Do(t, "DELETE", "/v1/watch/streams/"+stream, nil, second.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
 }

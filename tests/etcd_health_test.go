@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"net/http"
 	"os/exec"
@@ -38,29 +40,29 @@ func TestGatewayHealthAnswers(t *testing.T) {
 			t.Parallel()
 			c := etcdtest.StartCluster(t, 3)
 			s := startGateway(t, c, "/health/", "--etcd-request-timeout=1m")
-			s.put(t, "x", "1")
+			s.Put(t, "x", "1")
 			for _, i := range tc.kill {
 				c.Kill(i)
 			}
 			for _, path := range []string{"/v1/kv/x", "/health"} {
 				start := time.Now()
-				r := s.do(t, "GET", path, nil)
+				r := s.Do(t, "GET", path, nil)
 				took := time.Since(start)
-				t.Logf("GET %s with %s: %d in %v", path, tc.name, r.status, took)
+				t.Logf("GET %s with %s: %d in %v", path, tc.name, r.Status, took)
 				var msg string
 				if path == "/health" {
 					var h client.Health
-					r.decode(t, &h)
-					msg = deref(h.Reason)
+					r.Decode(t, &h)
+					msg = e2e.Deref(h.Reason)
 				} else {
-					msg = r.wantError(t, http.StatusServiceUnavailable, "unavailable").Message
+					msg = r.WantError(t, http.StatusServiceUnavailable, "unavailable").Message
 				}
-				if r.status != http.StatusServiceUnavailable || !strings.Contains(msg, "etcd cannot serve: of 3 members") || took > outageBound {
+				if r.Status != http.StatusServiceUnavailable || !strings.Contains(msg, "etcd cannot serve: of 3 members") || took > outageBound {
 					t.Errorf("GET %s with %s = %d %s after %v; want 503 naming etcd and what failed, within %v",
-						path, tc.name, r.status, r.body, took, outageBound)
+						path, tc.name, r.Status, r.Body, took, outageBound)
 				}
 			}
-			out, err := exec.Command(serverBinary(t), "health", "--url", s.URL+"/health").CombinedOutput()
+			out, err := exec.Command(e2e.ServerBinary(t), "health", "--url", s.URL+"/health").CombinedOutput()
 			if err == nil || !strings.Contains(string(out), "unhealthy (503 Service Unavailable): backend unavailable: etcd cannot serve") {
 				t.Errorf("httpkv health with %s = %v, %s; want exit 1 with the reason", tc.name, err, out)
 			}
@@ -68,10 +70,10 @@ func TestGatewayHealthAnswers(t *testing.T) {
 			c.RestartAll(tc.kill...)
 			back := time.Now()
 			for {
-				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-				r, err := s.send(ctx, "GET", "/health", nil)
+				ctx, cancel := context.WithTimeout(context.Background(), e2e.RequestTimeout)
+				r, err := s.Send(ctx, "GET", "/health", nil)
 				cancel()
-				if err == nil && r.status == http.StatusOK {
+				if err == nil && r.Status == http.StatusOK {
 					t.Logf("/health 200 %v after the members answer again", time.Since(back))
 					break
 				}
@@ -81,8 +83,8 @@ func TestGatewayHealthAnswers(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			var got client.GetResponse
-			s.do(t, "GET", "/v1/kv/x", nil).ok(t, http.StatusOK, &got)
-			if v := valueOf(&got.Kv); v != "1" {
+			s.Do(t, "GET", "/v1/kv/x", nil).Ok(t, http.StatusOK, &got)
+			if v := e2e.ValueOf(&got.Kv); v != "1" {
 				t.Fatalf("x = %q after the outage, want 1", v)
 			}
 		})

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,12 +48,12 @@ const (
 // It starts five processes, so it runs in the etcd pass of the suite
 // (HTTPKV_TEST_BACKEND=etcd) or when asked for by name with -run.
 func TestGatewaysLinearizable(t *testing.T) {
-	if !onEtcd(t) && !runAsked("TestGatewaysLinearizable") {
-		t.Skipf("runs with %s=etcd, or alone with -run TestGatewaysLinearizable", envTestBackend)
+	if !e2e.OnEtcd(t) && !runAsked("TestGatewaysLinearizable") {
+		t.Skipf("runs with %s=etcd, or alone with -run TestGatewaysLinearizable", e2e.EnvTestBackend)
 	}
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
-	gw := []*server{
+	gw := []*e2e.Server{
 		startGateway(t, c, "/lin/", "--etcd-request-timeout=2s"),
 		startGateway(t, c, "/lin/", "--etcd-request-timeout=2s"),
 	}
@@ -211,7 +213,7 @@ func (r *linRecorder) history() ([]porcupine.Operation, linStats) {
 // the other.
 type linClient struct {
 	id     int
-	gw     []*server
+	gw     []*e2e.Server
 	rec    *linRecorder
 	rnd    *rand.Rand
 	http   *http.Client
@@ -261,8 +263,8 @@ func (c *linClient) step(n int) error {
 }
 
 // send performs in through gateway s and reads its answer.
-func (c *linClient) send(s *server, in linInput) (linOutput, error) {
-	method, path, body := "GET", keyPath(in.key), []byte(nil)
+func (c *linClient) send(s *e2e.Server, in linInput) (linOutput, error) {
+	method, path, body := "GET", e2e.KeyPath(in.key), []byte(nil)
 	switch in.kind {
 	case linPut:
 		method, body = "PUT", []byte(in.value)
@@ -272,58 +274,58 @@ func (c *linClient) send(s *server, in linInput) (linOutput, error) {
 		method, path = "POST", "/v1/txn"
 		body = fmt.Appendf(nil, `{"compare":[{"key":%[1]s,"target":"mod","result":"equal","mod_revision":%[2]d}],`+
 			`"success":[{"put":{"key":%[1]s,"value":%[3]s}}],"failure":[{"range":{"key":%[1]s}}]}`,
-			jsonString(in.key), in.expect, jsonString(in.value))
+			e2e.JSONString(in.key), in.expect, e2e.JSONString(in.value))
 	}
-	r, err := s.sendWith(c.http, context.Background(), method, path, body)
+	r, err := s.SendWith(c.http, context.Background(), method, path, body)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return linOutput{}, errNotSent
 	case err != nil:
 		return linOutput{unknown: true}, nil // cut, or timed out: sent, answer lost
-	case r.status == http.StatusServiceUnavailable || r.status == http.StatusGatewayTimeout:
+	case r.Status == http.StatusServiceUnavailable || r.Status == http.StatusGatewayTimeout:
 		return linOutput{unknown: true}, nil
-	case in.kind == linGet && r.status == http.StatusNotFound:
+	case in.kind == linGet && r.Status == http.StatusNotFound:
 		var e struct {
 			Error struct {
 				Code     string `json:"code"`
 				Revision int64  `json:"revision"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Code != "key_not_found" || e.Error.Revision == 0 {
-			return linOutput{}, fmt.Errorf("%s = 404 %s, want key_not_found with a revision", r.req, r.body)
+		if err := json.Unmarshal(r.Body, &e); err != nil || e.Error.Code != "key_not_found" || e.Error.Revision == 0 {
+			return linOutput{}, fmt.Errorf("%s = 404 %s, want key_not_found with a revision", r.Req, r.Body)
 		}
 		return linOutput{rev: e.Error.Revision}, nil
-	case r.status != http.StatusOK:
-		return linOutput{}, fmt.Errorf("%s = %d %s", r.req, r.status, r.body)
+	case r.Status != http.StatusOK:
+		return linOutput{}, fmt.Errorf("%s = %d %s", r.Req, r.Status, r.Body)
 	}
 	return decodeLinAnswer(r, in.kind)
 }
 
 // decodeLinAnswer reads a 200 answer to an operation of kind.
-func decodeLinAnswer(r *reply, kind linKind) (linOutput, error) {
-	fail := func(err error) (linOutput, error) { return linOutput{}, fmt.Errorf("%s = %s: %w", r.req, r.body, err) }
+func decodeLinAnswer(r *e2e.Reply, kind linKind) (linOutput, error) {
+	fail := func(err error) (linOutput, error) { return linOutput{}, fmt.Errorf("%s = %s: %w", r.Req, r.Body, err) }
 	switch kind {
 	case linGet:
 		var res client.GetResponse
-		if err := json.Unmarshal(r.body, &res); err != nil {
+		if err := json.Unmarshal(r.Body, &res); err != nil {
 			return fail(err)
 		}
-		return linOutput{found: true, value: valueOf(&res.Kv), mod: res.Kv.ModRevision, rev: res.Header.Revision}, nil
+		return linOutput{found: true, value: e2e.ValueOf(&res.Kv), mod: res.Kv.ModRevision, rev: res.Header.Revision}, nil
 	case linPut:
 		var res client.PutResponse
-		if err := json.Unmarshal(r.body, &res); err != nil {
+		if err := json.Unmarshal(r.Body, &res); err != nil {
 			return fail(err)
 		}
 		return linOutput{rev: res.Header.Revision}, nil
 	case linDelete:
 		var res client.DeleteResponse
-		if err := json.Unmarshal(r.body, &res); err != nil {
+		if err := json.Unmarshal(r.Body, &res); err != nil {
 			return fail(err)
 		}
 		return linOutput{found: res.Deleted == 1, rev: res.Header.Revision}, nil
 	}
 	var res client.TxnResponse
-	if err := json.Unmarshal(r.body, &res); err != nil {
+	if err := json.Unmarshal(r.Body, &res); err != nil {
 		return fail(err)
 	}
 	out := linOutput{ok: res.Succeeded, rev: res.Header.Revision}
@@ -332,7 +334,7 @@ func decodeLinAnswer(r *reply, kind linKind) (linOutput, error) {
 			return fail(errors.New("want the failure branch's one range"))
 		}
 		if kvs := res.Responses[0].Range.Kvs; len(kvs) == 1 {
-			out.found, out.value, out.mod = true, valueOf(&kvs[0]), kvs[0].ModRevision
+			out.found, out.value, out.mod = true, e2e.ValueOf(&kvs[0]), kvs[0].ModRevision
 		}
 	}
 	return out, nil

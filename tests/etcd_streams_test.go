@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,7 +45,7 @@ type sharedReader struct {
 }
 
 // readShared opens stream on s, after cursor unless it is empty.
-func readShared(tb testing.TB, s *server, stream, cursor string) *sharedReader {
+func readShared(tb testing.TB, s *e2e.Server, stream, cursor string) *sharedReader {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch/streams/"+stream, nil)
@@ -53,7 +55,7 @@ func readShared(tb testing.TB, s *server, stream, cursor string) *sharedReader {
 	if cursor != "" {
 		req.Header.Set("Last-Event-ID", cursor)
 	}
-	resp, err := s.streams.Do(req)
+	resp, err := s.Streams.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		cancel()
 		tb.Fatalf("GET /v1/watch/streams/%s (Last-Event-ID %q) = %v, %v", stream, cursor, resp, err)
@@ -96,7 +98,7 @@ func (r *sharedReader) take(m sseMessage) error {
 	}
 	msg := sharedMsg{id: m.ID, kind: p.Type, watchID: p.WatchID, start: p.StartRevision, reason: p.Reason}
 	for _, ev := range p.Events {
-		msg.events = append(msg.events, fmt.Sprintf("%s=%s@%d", keyOf(&ev.Kv), valueOf(&ev.Kv), ev.Kv.ModRevision))
+		msg.events = append(msg.events, fmt.Sprintf("%s=%s@%d", e2e.KeyOf(&ev.Kv), e2e.ValueOf(&ev.Kv), ev.Kv.ModRevision))
 	}
 	r.mu.Lock()
 	r.msgs = append(r.msgs, msg)
@@ -107,7 +109,7 @@ func (r *sharedReader) take(m sseMessage) error {
 // until waits until ok holds of the messages so far, and returns them.
 func (r *sharedReader) until(tb testing.TB, what string, ok func(msgs []sharedMsg, ended bool) bool) []sharedMsg {
 	tb.Helper()
-	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(e2e.WatchTimeout); ; time.Sleep(10 * time.Millisecond) {
 		r.mu.Lock()
 		msgs, ended := slices.Clone(r.msgs), r.err != nil
 		r.mu.Unlock()
@@ -157,14 +159,14 @@ func reachedRev(msgs []sharedMsg, wid, rev int64) bool {
 }
 
 // createShared makes a stream on s with watches (JSON objects).
-func createShared(tb testing.TB, s *server, watches ...string) (string, []int64) {
+func createShared(tb testing.TB, s *e2e.Server, watches ...string) (string, []int64) {
 	tb.Helper()
-	r := s.do(tb, "POST", "/v1/watch/streams", []byte(`{"watches":[`+strings.Join(watches, ",")+`]}`))
-	if r.status != http.StatusCreated {
-		tb.Fatalf("POST /v1/watch/streams = %d %s", r.status, r.body)
+	r := s.Do(tb, "POST", "/v1/watch/streams", []byte(`{"watches":[`+strings.Join(watches, ",")+`]}`))
+	if r.Status != http.StatusCreated {
+		tb.Fatalf("POST /v1/watch/streams = %d %s", r.Status, r.Body)
 	}
 	var out client.WatchStreamCreated
-	if err := json.Unmarshal(r.body, &out); err != nil {
+	if err := json.Unmarshal(r.Body, &out); err != nil {
 		tb.Fatal(err)
 	}
 	var ids []int64
@@ -191,20 +193,20 @@ func TestSharedStreamAcrossGateways(t *testing.T) {
 	var mu sync.Mutex
 	var lastRev int64
 	n := 0
-	write := func(through ...*server) {
+	write := func(through ...*e2e.Server) {
 		for _, s := range through {
 			mu.Lock()
 			n++
 			i := n
 			mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err := s.send(ctx, "PUT", keyPath("s/"+strconv.Itoa(i%4)), []byte(strconv.Itoa(i)))
+			r, err := s.Send(ctx, "PUT", e2e.KeyPath("s/"+strconv.Itoa(i%4)), []byte(strconv.Itoa(i)))
 			cancel()
-			if err != nil || r.status != http.StatusOK {
+			if err != nil || r.Status != http.StatusOK {
 				continue // a is gone
 			}
 			var res client.PutResponse
-			if err := json.Unmarshal(r.body, &res); err == nil {
+			if err := json.Unmarshal(r.Body, &res); err == nil {
 				mu.Lock()
 				lastRev = max(lastRev, res.Header.Revision)
 				mu.Unlock()
@@ -217,10 +219,10 @@ func TestSharedStreamAcrossGateways(t *testing.T) {
 	for range 10 {
 		write(a, b)
 	}
-	r := a.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"s/2"}`))
+	r := a.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"s/2"}`))
 	var added client.WatchAdded
-	if r.status != http.StatusCreated || json.Unmarshal(r.body, &added) != nil || added.WatchId != 3 {
-		t.Fatalf("POST watches through a = %d %s, want 201 watch_id 3", r.status, r.body)
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &added) != nil || added.WatchId != 3 {
+		t.Fatalf("POST watches through a = %d %s, want 201 watch_id 3", r.Status, r.Body)
 	}
 	first.until(t, "watcher 3, added through a, on b's connection", func(m []sharedMsg, _ bool) bool { return hasCreated(m, 3) })
 	for range 10 {
@@ -258,7 +260,7 @@ func TestSharedStreamAcrossGateways(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	last := b.put(t, "s/2", "last")
+	last := b.Put(t, "s/2", "last")
 
 	truth := gatewayHistory(t, c, "/gw/kv/", 1, last)
 	// Each watcher catches up on its own: watcher 2's last event may come
@@ -330,43 +332,43 @@ func TestSharedStreamDeleteExpireIsolate(t *testing.T) {
 	stream, _ := createShared(t, a, `{"key":"d/","prefix":true}`, `{"key":"d/1"}`)
 	onA := readShared(t, a, stream, "")
 	onA.until(t, "both created", func(m []sharedMsg, _ bool) bool { return hasCreated(m, 1) && hasCreated(m, 2) })
-	for _, s := range []*server{other} {
+	for _, s := range []*e2e.Server{other} {
 		for _, req := range [][2]string{{"GET", ""}, {"POST", "/watches"}, {"DELETE", "/watches/1"}, {"DELETE", ""}} {
 			body := []byte(nil)
 			if req[0] == "POST" {
 				body = []byte(`{"key":"d/"}`)
 			}
-			if r := s.do(t, req[0], "/v1/watch/streams/"+stream+req[1], body); r.status != http.StatusNotFound {
-				t.Fatalf("%s %s on another namespace's gateway = %d %s, want 404", req[0], req[1], r.status, r.body)
+			if r := s.Do(t, req[0], "/v1/watch/streams/"+stream+req[1], body); r.Status != http.StatusNotFound {
+				t.Fatalf("%s %s on another namespace's gateway = %d %s, want 404", req[0], req[1], r.Status, r.Body)
 			}
 		}
 	}
-	if r := b.do(t, "GET", "/v1/kv?key=&prefix=true&keys_only=true", nil); r.status != http.StatusOK || strings.Contains(string(r.body), "stream") {
-		t.Fatalf("the keys of the deployment = %d %s, want none of the streams' records", r.status, r.body)
+	if r := b.Do(t, "GET", "/v1/kv?key=&prefix=true&keys_only=true", nil); r.Status != http.StatusOK || strings.Contains(string(r.Body), "stream") {
+		t.Fatalf("the keys of the deployment = %d %s, want none of the streams' records", r.Status, r.Body)
 	}
 	// Bad cursors.
 	for _, bad := range []string{"x", "1.!!", "1." + strings.Repeat("A", 6000)} {
-		r := b.do(t, "GET", "/v1/watch/streams/"+stream, nil, "Last-Event-ID", bad)
-		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), `"invalid_argument"`) {
-			t.Fatalf("GET with Last-Event-ID %.20q = %d %s, want 400 invalid_argument", bad, r.status, r.body)
+		r := b.Do(t, "GET", "/v1/watch/streams/"+stream, nil, "Last-Event-ID", bad)
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"invalid_argument"`) {
+			t.Fatalf("GET with Last-Event-ID %.20q = %d %s, want 400 invalid_argument", bad, r.Status, r.Body)
 		}
 	}
-	if r := b.do(t, "DELETE", "/v1/watch/streams/"+stream+"/watches/2", nil); r.status != http.StatusOK {
-		t.Fatalf("DELETE watcher 2 through b = %d %s", r.status, r.body)
+	if r := b.Do(t, "DELETE", "/v1/watch/streams/"+stream+"/watches/2", nil); r.Status != http.StatusOK {
+		t.Fatalf("DELETE watcher 2 through b = %d %s", r.Status, r.Body)
 	}
 	onA.until(t, "watcher 2 canceled on a", func(m []sharedMsg, _ bool) bool {
 		return slices.ContainsFunc(m, func(m sharedMsg) bool { return m.kind == "canceled" && m.watchID == 2 && m.reason == "watch deleted" })
 	})
-	if r := b.do(t, "DELETE", "/v1/watch/streams/"+stream, nil); r.status != http.StatusOK {
-		t.Fatalf("DELETE through b = %d %s", r.status, r.body)
+	if r := b.Do(t, "DELETE", "/v1/watch/streams/"+stream, nil); r.Status != http.StatusOK {
+		t.Fatalf("DELETE through b = %d %s", r.Status, r.Body)
 	}
 	msgs := onA.until(t, "a's connection to end", func(_ []sharedMsg, ended bool) bool { return ended })
 	if !slices.ContainsFunc(msgs, func(m sharedMsg) bool { return m.kind == "canceled" && m.watchID == 1 && m.reason == "stream deleted" }) {
 		t.Fatalf("a's connection ended without canceled (stream deleted) for watcher 1: %v", msgs)
 	}
-	for _, s := range []*server{a, b} {
-		if r := s.do(t, "GET", "/v1/watch/streams/"+stream, nil); r.status != http.StatusNotFound || !strings.Contains(string(r.body), "stream_not_found") {
-			t.Fatalf("GET of a deleted stream = %d %s, want 404 stream_not_found", r.status, r.body)
+	for _, s := range []*e2e.Server{a, b} {
+		if r := s.Do(t, "GET", "/v1/watch/streams/"+stream, nil); r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), "stream_not_found") {
+			t.Fatalf("GET of a deleted stream = %d %s, want 404 stream_not_found", r.Status, r.Body)
 		}
 	}
 
@@ -377,7 +379,7 @@ func TestSharedStreamDeleteExpireIsolate(t *testing.T) {
 	left.until(t, "created", func(m []sharedMsg, _ bool) bool { return hasCreated(m, 1) })
 	left.close()
 	cli := c.Client(t)
-	for deadline := time.Now().Add(watchTimeout); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(e2e.WatchTimeout); ; time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.Get(ctx, "/gw/streams/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 		cancel()
@@ -391,9 +393,9 @@ func TestSharedStreamDeleteExpireIsolate(t *testing.T) {
 			t.Fatalf("%d stream records left in etcd after the idle timeout", resp.Count)
 		}
 	}
-	for _, s := range []*server{a, b} {
-		if r := s.do(t, "GET", "/v1/watch/streams/"+stream, nil, "Last-Event-ID", "1"); r.status != http.StatusNotFound {
-			t.Fatalf("GET of an expired stream = %d %s, want 404", r.status, r.body)
+	for _, s := range []*e2e.Server{a, b} {
+		if r := s.Do(t, "GET", "/v1/watch/streams/"+stream, nil, "Last-Event-ID", "1"); r.Status != http.StatusNotFound {
+			t.Fatalf("GET of an expired stream = %d %s, want 404", r.Status, r.Body)
 		}
 	}
 }
@@ -413,20 +415,20 @@ func TestSharedStreamTakeOverAndBounds(t *testing.T) {
 	msgs := onA.until(t, "created", func(m []sharedMsg, _ bool) bool { return hasCreated(m, 1) })
 	onB := readShared(t, b, stream, lastID(msgs))
 	onA.until(t, "a's connection to end once b's took the stream over", func(_ []sharedMsg, ended bool) bool { return ended })
-	rev := b.put(t, "t/1", "v")
+	rev := b.Put(t, "t/1", "v")
 	onB.until(t, "the put on b's connection", func(m []sharedMsg, _ bool) bool { return reachedRev(m, 1, rev) })
 
 	// Watchers: one more through b, then none through a.
-	if r := b.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/2"}`)); r.status != http.StatusCreated {
-		t.Fatalf("second watcher through b = %d %s", r.status, r.body)
+	if r := b.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/2"}`)); r.Status != http.StatusCreated {
+		t.Fatalf("second watcher through b = %d %s", r.Status, r.Body)
 	}
-	if r := a.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/3"}`)); r.status != http.StatusTooManyRequests {
-		t.Fatalf("third watcher through a = %d %s, want 429", r.status, r.body)
+	if r := a.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"t/3"}`)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("third watcher through a = %d %s, want 429", r.Status, r.Body)
 	}
 	// Streams: a second through b, then none through a.
 	createShared(t, b, `{"key":"t/4"}`)
-	if r := a.do(t, "POST", "/v1/watch/streams", []byte(`{"watches":[]}`)); r.status != http.StatusTooManyRequests {
-		t.Fatalf("a third stream of one client through a = %d %s, want 429", r.status, r.body)
+	if r := a.Do(t, "POST", "/v1/watch/streams", []byte(`{"watches":[]}`)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("a third stream of one client through a = %d %s, want 429", r.Status, r.Body)
 	}
 }
 
@@ -444,12 +446,12 @@ func TestSharedStreamWatchIDs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := []*server{a, b}[i%2]
-			ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+			s := []*e2e.Server{a, b}[i%2]
+			ctx, cancel := context.WithTimeout(context.Background(), e2e.WatchTimeout)
 			defer cancel()
-			r, err := s.send(ctx, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"w/`+strconv.Itoa(i+1)+`"}`))
+			r, err := s.Send(ctx, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"w/`+strconv.Itoa(i+1)+`"}`))
 			var added client.WatchAdded
-			if err != nil || r.status != http.StatusCreated || json.Unmarshal(r.body, &added) != nil {
+			if err != nil || r.Status != http.StatusCreated || json.Unmarshal(r.Body, &added) != nil {
 				t.Errorf("POST watches = %v, %v", r, err)
 				return
 			}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,26 +31,26 @@ import (
 // off).
 type tenant struct {
 	ns        string
-	s         *server
-	root, bob authCaller
+	s         *e2e.Server
+	root, bob e2e.AuthCaller
 	leases    []int64 // granted through it, for the lists
 }
 
 // do sends a request as c and fails unless it answers want.
-func (tn *tenant) do(tb testing.TB, c authCaller, want int, method, path, body string) *reply {
+func (tn *tenant) do(tb testing.TB, c e2e.AuthCaller, want int, method, path, body string) *e2e.Reply {
 	tb.Helper()
 	var b []byte
 	if body != "" {
 		b = []byte(body)
 	}
-	return tn.s.do(tb, method, path, b, c.header("Content-Type", "application/json")...).want(tb, want)
+	return tn.s.Do(tb, method, path, b, c.Header("Content-Type", "application/json")...).Want(tb, want)
 }
 
 // grant grants a lease of 600 s as c.
-func (tn *tenant) grant(tb testing.TB, c authCaller) int64 {
+func (tn *tenant) grant(tb testing.TB, c e2e.AuthCaller) int64 {
 	tb.Helper()
 	var l client.LeaseResponse
-	tn.do(tb, c, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).decode(tb, &l)
+	tn.do(tb, c, http.StatusCreated, "POST", "/v1/leases", `{"ttl":600}`).Decode(tb, &l)
 	tn.leases = append(tn.leases, l.Id)
 	return l.Id
 }
@@ -57,14 +59,14 @@ func (tn *tenant) grant(tb testing.TB, c authCaller) int64 {
 // only, enables auth and logs both in.
 func (tn *tenant) withAuth(tb testing.TB, rootPassword, bobPassword string) {
 	tb.Helper()
-	none := authCaller{}
+	none := e2e.AuthCaller{}
 	tn.do(tb, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":"bob","password":%q}`, bobPassword))
 	tn.do(tb, none, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"bob-rw"}`)
 	tn.do(tb, none, http.StatusOK, "POST", "/v1/auth/roles/bob-rw/permissions", `{"key":"bob/","prefix":true,"type":"readwrite"}`)
 	tn.do(tb, none, http.StatusOK, "PUT", "/v1/auth/users/bob/roles/bob-rw", "")
-	enableAuth(tb, tn.s, rootPassword)
-	tn.root = authCaller{name: "root of " + tn.ns, token: authLogin(tb, tn.s, "root", rootPassword)}
-	tn.bob = authCaller{name: "bob of " + tn.ns, token: authLogin(tb, tn.s, "bob", bobPassword)}
+	e2e.EnableAuth(tb, tn.s, rootPassword)
+	tn.root = e2e.AuthCaller{Name: "root of " + tn.ns, Token: e2e.AuthLogin(tb, tn.s, "root", rootPassword)}
+	tn.bob = e2e.AuthCaller{Name: "bob of " + tn.ns, Token: e2e.AuthLogin(tb, tn.s, "bob", bobPassword)}
 }
 
 // state is every key of the deployment, as root reads it: key, value,
@@ -72,31 +74,31 @@ func (tn *tenant) withAuth(tb testing.TB, rootPassword, bobPassword string) {
 func (tn *tenant) state(tb testing.TB) []string {
 	tb.Helper()
 	var l client.ListResponse
-	tn.do(tb, tn.root, http.StatusOK, "GET", "/v1/kv?limit=10000", "").decode(tb, &l)
+	tn.do(tb, tn.root, http.StatusOK, "GET", "/v1/kv?limit=10000", "").Decode(tb, &l)
 	var out []string
 	for _, kv := range l.Kvs {
-		out = append(out, fmt.Sprintf("%s=%s lease %d @%d/%d", keyOf(&kv), valueOf(&kv), kv.Lease, kv.CreateRevision, kv.ModRevision))
+		out = append(out, fmt.Sprintf("%s=%s lease %d @%d/%d", e2e.KeyOf(&kv), e2e.ValueOf(&kv), kv.Lease, kv.CreateRevision, kv.ModRevision))
 	}
 	return out
 }
 
 // keys lists the keys the selector query names, through the deployment,
 // as c.
-func (tn *tenant) keys(tb testing.TB, c authCaller, query string) []string {
+func (tn *tenant) keys(tb testing.TB, c e2e.AuthCaller, query string) []string {
 	tb.Helper()
 	var l client.ListResponse
-	tn.do(tb, c, http.StatusOK, "GET", "/v1/kv?"+query, "").decode(tb, &l)
-	return listKeys(l)
+	tn.do(tb, c, http.StatusOK, "GET", "/v1/kv?"+query, "").Decode(tb, &l)
+	return e2e.ListKeys(l)
 }
 
 // listedLeases lists the deployment's leases as c, one to a page.
-func (tn *tenant) listedLeases(tb testing.TB, c authCaller) []int64 {
+func (tn *tenant) listedLeases(tb testing.TB, c e2e.AuthCaller) []int64 {
 	tb.Helper()
 	var ids []int64
 	path := "/v1/leases?limit=1"
 	for range 100 {
 		var page client.LeaseList
-		tn.do(tb, c, http.StatusOK, "GET", path, "").decode(tb, &page)
+		tn.do(tb, c, http.StatusOK, "GET", path, "").Decode(tb, &page)
 		for _, l := range page.Leases {
 			ids = append(ids, l.Id)
 		}
@@ -127,9 +129,9 @@ func TestTenants(t *testing.T) {
 	c := etcdtest.StartCluster(t, 1)
 	cli := c.Client(t)
 	ctx := context.Background()
-	open := &tenant{ns: "/httpkv/", s: startGateway(t, c, "/httpkv/", authBcryptCost)}
-	victim := &tenant{ns: "/migrated/", s: startGateway(t, c, "/migrated/", authBcryptCost)}
-	third := &tenant{ns: "/third/", s: startGateway(t, c, "/third/", authBcryptCost)}
+	open := &tenant{ns: "/httpkv/", s: startGateway(t, c, "/httpkv/", e2e.AuthBcryptCost)}
+	victim := &tenant{ns: "/migrated/", s: startGateway(t, c, "/migrated/", e2e.AuthBcryptCost)}
+	third := &tenant{ns: "/third/", s: startGateway(t, c, "/third/", e2e.AuthBcryptCost)}
 	victim.withAuth(t, "b-root-secret", "bob-b-secret")
 	third.withAuth(t, "c-root-secret", "bob-c-secret")
 
@@ -142,12 +144,12 @@ func TestTenants(t *testing.T) {
 	victim.do(t, vb, http.StatusOK, "POST", "/v1/locks/bob%2Flock", fmt.Sprintf(`{"lease":%d}`, bobLease))
 	victim.do(t, vr, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/b-config?lease=%d", bobLease), "b-secret")
 	var stream struct{ Stream string }
-	victim.do(t, vb, http.StatusCreated, "POST", "/v1/watch/streams", "").decode(t, &stream)
+	victim.do(t, vb, http.StatusCreated, "POST", "/v1/watch/streams", "").Decode(t, &stream)
 	// bob may not revoke his own lease there: it holds b-config.
 	wantRefused(t, victim.do(t, vb, http.StatusForbidden, "DELETE", fmt.Sprintf("/v1/leases/%d", bobLease), ""), false)
 
 	// /httpkv/ and /third/ have keys and leases of their own.
-	none := authCaller{name: "no token"}
+	none := e2e.AuthCaller{Name: "no token"}
 	open.do(t, none, http.StatusOK, "PUT", "/v1/kv/services/db", "a-db")
 	openLease := open.grant(t, none)
 	open.do(t, none, http.StatusOK, "PUT", fmt.Sprintf("/v1/kv/a/leased?lease=%d", openLease), "a")
@@ -168,8 +170,8 @@ func TestTenants(t *testing.T) {
 	}
 
 	t.Run("the bypass", func(t *testing.T) {
-		third.s.do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", bobLease), nil, third.bob.header()...).
-			wantError(t, http.StatusNotFound, "lease_not_found")
+		third.s.Do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", bobLease), nil, third.bob.Header()...).
+			WantError(t, http.StatusNotFound, "lease_not_found")
 		if got := victim.state(t); !slices.Equal(got, victimState) {
 			t.Fatalf("after bob of /third/ revoked lease %d of /migrated/ through /third/: /migrated/ holds %q, want %q", bobLease, got, victimState)
 		}
@@ -177,13 +179,13 @@ func TestTenants(t *testing.T) {
 
 	type attacker struct {
 		tn *tenant
-		as authCaller
+		as e2e.AuthCaller
 	}
 	attackers := []attacker{{open, none}, {third, third.root}, {third, third.bob}}
 	t.Run("foreign leases", func(t *testing.T) {
 		for _, at := range attackers {
 			for _, id := range []int64{dbLease, bobLease, 4242} {
-				h := at.as.header("Content-Type", "application/json")
+				h := at.as.Header("Content-Type", "application/json")
 				s := at.tn.s
 				for _, req := range []struct{ method, path, body string }{
 					{"GET", fmt.Sprintf("/v1/leases/%d", id), ""},
@@ -195,18 +197,18 @@ func TestTenants(t *testing.T) {
 					{"POST", "/v1/locks/bob%2Fl?timeout=1s", fmt.Sprintf(`{"lease":%d}`, id)},
 					{"POST", "/v1/elections/bob%2Fe/campaign?timeout=1s", fmt.Sprintf(`{"lease":%d,"value":"v"}`, id)},
 				} {
-					r := s.do(t, req.method, req.path, []byte(req.body), h...)
-					if r.status != http.StatusNotFound || !strings.Contains(string(r.body), `"lease_not_found"`) {
-						t.Errorf("%s as %s on %s = %d %s, want 404 lease_not_found", r.req, at.as.name, at.tn.ns, r.status, r.body)
+					r := s.Do(t, req.method, req.path, []byte(req.body), h...)
+					if r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), `"lease_not_found"`) {
+						t.Errorf("%s as %s on %s = %d %s, want 404 lease_not_found", r.Req, at.as.Name, at.tn.ns, r.Status, r.Body)
 					}
 				}
 				// IDs are the cluster's: a grant of a taken one is refused,
 				// and changes nothing.
-				s.do(t, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":5,"id":%d}`, id)), h...).
-					wantError(t, http.StatusConflict, "already_exists")
+				s.Do(t, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"ttl":5,"id":%d}`, id)), h...).
+					WantError(t, http.StatusConflict, "already_exists")
 			}
 			// An ID above 2^53-1 is no API's ID at all.
-			h := at.as.header("Content-Type", "application/json")
+			h := at.as.Header("Content-Type", "application/json")
 			for _, req := range []struct{ method, path, body string }{
 				{"GET", fmt.Sprintf("/v1/leases/%d", uint64(big)), ""},
 				{"POST", fmt.Sprintf("/v1/leases/%d/keepalive", uint64(big)), ""},
@@ -214,9 +216,9 @@ func TestTenants(t *testing.T) {
 				{"PUT", fmt.Sprintf("/v1/kv/bob/x?lease=%d", uint64(big)), "x"},
 				{"POST", "/v1/txn", fmt.Sprintf(`{"success":[{"put":{"key":"bob/x","value":"x","lease":%d}}]}`, uint64(big))},
 			} {
-				r := at.tn.s.do(t, req.method, req.path, []byte(req.body), h...)
-				if r.status != http.StatusNotFound && r.status != http.StatusBadRequest {
-					t.Errorf("%s as %s on %s = %d %s, want 400 or 404", r.req, at.as.name, at.tn.ns, r.status, r.body)
+				r := at.tn.s.Do(t, req.method, req.path, []byte(req.body), h...)
+				if r.Status != http.StatusNotFound && r.Status != http.StatusBadRequest {
+					t.Errorf("%s as %s on %s = %d %s, want 400 or 404", r.Req, at.as.Name, at.tn.ns, r.Status, r.Body)
 				}
 			}
 		}
@@ -228,7 +230,7 @@ func TestTenants(t *testing.T) {
 			if got, want := tn.listedLeases(t, caller), slices.Sorted(slices.Values(tn.leases)); !slices.Equal(got, want) {
 				t.Errorf("%s lists the leases %v, want its own %v", tn.ns, got, want)
 			}
-			if tn.bob.token != "" {
+			if tn.bob.Token != "" {
 				if got := tn.listedLeases(t, tn.bob); len(got) != len(tn.leases) {
 					t.Errorf("%s lists bob the leases %v, want its own %v", tn.ns, got, tn.leases)
 				}
@@ -277,19 +279,19 @@ func TestTenants(t *testing.T) {
 			}
 			var txn client.TxnResponse
 			tn.do(t, caller, http.StatusOK, "POST", "/v1/txn", `{"compare":[{"key_base64":"AA==","range_end_base64":"AA==","target":"version","result":"greater","version":0}],`+
-				`"success":[{"range":{"key_base64":"AA==","range_end_base64":"AA=="}}],"failure":[{"range":{"key_base64":"AA==","range_end_base64":"AA=="}}]}`).decode(t, &txn)
+				`"success":[{"range":{"key_base64":"AA==","range_end_base64":"AA=="}}],"failure":[{"range":{"key_base64":"AA==","range_end_base64":"AA=="}}]}`).Decode(t, &txn)
 			if rr := txn.Responses[0].Range; rr == nil || rr.Count != int64(len(want[tn])) {
 				t.Errorf("%s: a txn's range of every key = %+v, want %d keys", tn.ns, txn.Responses[0], len(want[tn]))
 			}
 			var hist client.HistoryResponse
-			tn.do(t, caller, http.StatusOK, "GET", "/v1/history?key_base64=AA%3D%3D&range_end_base64=AA%3D%3D", "").decode(t, &hist)
+			tn.do(t, caller, http.StatusOK, "GET", "/v1/history?key_base64=AA%3D%3D&range_end_base64=AA%3D%3D", "").Decode(t, &hist)
 			for _, ev := range hist.Events {
-				if !slices.Contains(want[tn], keyOf(&ev.Kv)) {
-					t.Errorf("%s: the history of every key holds %s", tn.ns, keyOf(&ev.Kv))
+				if !slices.Contains(want[tn], e2e.KeyOf(&ev.Kv)) {
+					t.Errorf("%s: the history of every key holds %s", tn.ns, e2e.KeyOf(&ev.Kv))
 				}
 			}
 			var st client.Status
-			tn.do(t, caller, http.StatusOK, "GET", "/v1/status", "").decode(t, &st)
+			tn.do(t, caller, http.StatusOK, "GET", "/v1/status", "").Decode(t, &st)
 			if st.Keys != int64(len(want[tn])) || st.Leases != int64(len(tn.leases)) {
 				t.Errorf("%s: status counts %d keys, %d leases; want its own %d, %d", tn.ns, st.Keys, st.Leases, len(want[tn]), len(tn.leases))
 			}
@@ -298,7 +300,7 @@ func TestTenants(t *testing.T) {
 		// its own writes alone, while /migrated/ writes.
 		w := openSSE(t, open.s, "key_base64=AA%3D%3D&range_end_base64=AA%3D%3D&start_revision=1", 0)
 		victim.do(t, vr, http.StatusOK, "PUT", "/v1/kv/services/db2", "b")
-		end := open.s.put(t, "sentinel", "end")
+		end := open.s.Put(t, "sentinel", "end")
 		events, _ := w.upTo(t, "a watch of every key of /httpkv/", end, false)
 		for _, ev := range events {
 			if !strings.HasPrefix(ev, "a/leased=") && !strings.HasPrefix(ev, "services/db=a-db") && !strings.HasPrefix(ev, "sentinel=") {
@@ -308,7 +310,7 @@ func TestTenants(t *testing.T) {
 		victim.do(t, vr, http.StatusOK, "DELETE", "/v1/kv/services/db2", "")
 		// A delete of every key deletes the namespace's alone.
 		var del client.DeleteResponse
-		open.do(t, none, http.StatusOK, "DELETE", "/v1/kv?key_base64=AA%3D%3D&range_end_base64=AA%3D%3D", "").decode(t, &del)
+		open.do(t, none, http.StatusOK, "DELETE", "/v1/kv?key_base64=AA%3D%3D&range_end_base64=AA%3D%3D", "").Decode(t, &del)
 		if del.Deleted != 3 {
 			t.Errorf("/httpkv/ deleted %d keys of every key, want its 3", del.Deleted)
 		}
@@ -334,7 +336,7 @@ func TestTenants(t *testing.T) {
 		if after := authRev(); after != before {
 			t.Errorf("%sauth/rev changed at %d, after puts of keys named like it", third.ns, after)
 		}
-		authLogin(t, third.s, "bob", "bob-c-secret")
+		e2e.AuthLogin(t, third.s, "bob", "bob-c-secret")
 		third.do(t, third.bob, http.StatusOK, "GET", "/v1/kv/bob/c", "")
 		if got := third.listedLeases(t, third.root); !slices.Equal(got, third.leases) {
 			t.Errorf("/third/ lists %v, want %v", got, third.leases)
@@ -355,11 +357,11 @@ func TestTenants(t *testing.T) {
 
 	t.Run("users and tokens", func(t *testing.T) {
 		var users struct{ Users []string }
-		open.do(t, none, http.StatusOK, "GET", "/v1/auth/users", "").decode(t, &users)
+		open.do(t, none, http.StatusOK, "GET", "/v1/auth/users", "").Decode(t, &users)
 		if len(users.Users) != 0 {
 			t.Errorf("/httpkv/ lists the users %q, want none", users.Users)
 		}
-		third.do(t, third.root, http.StatusOK, "GET", "/v1/auth/users", "").decode(t, &users)
+		third.do(t, third.root, http.StatusOK, "GET", "/v1/auth/users", "").Decode(t, &users)
 		if !slices.Equal(users.Users, []string{"bob", "root"}) {
 			t.Errorf("/third/ lists the users %q, want its own bob and root", users.Users)
 		}
@@ -367,29 +369,29 @@ func TestTenants(t *testing.T) {
 		// of one logs in nowhere else.
 		for _, tc := range []struct {
 			tn *tenant
-			as authCaller
+			as e2e.AuthCaller
 		}{{third, victim.root}, {third, victim.bob}, {victim, third.root}, {victim, third.bob}} {
-			wantRefused(t, tc.tn.s.do(t, "GET", "/v1/kv/bob/c", nil, tc.as.header()...), true)
+			wantRefused(t, tc.tn.s.Do(t, "GET", "/v1/kv/bob/c", nil, tc.as.Header()...), true)
 		}
-		third.s.do(t, "POST", "/v1/auth/token", []byte(`{"name":"bob","password":"bob-b-secret"}`)).
-			wantError(t, http.StatusUnauthorized, "unauthenticated")
+		third.s.Do(t, "POST", "/v1/auth/token", []byte(`{"name":"bob","password":"bob-b-secret"}`)).
+			WantError(t, http.StatusUnauthorized, "unauthenticated")
 	})
 
 	t.Run("streams", func(t *testing.T) {
 		for _, at := range attackers {
 			path := "/v1/watch/streams/" + stream.Stream
-			at.tn.s.do(t, "GET", path, nil, at.as.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
-			at.tn.s.do(t, "DELETE", path, nil, at.as.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
+			at.tn.s.Do(t, "GET", path, nil, at.as.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
+			at.tn.s.Do(t, "DELETE", path, nil, at.as.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
 		}
 		victim.do(t, vb, http.StatusOK, "DELETE", "/v1/watch/streams/"+stream.Stream, "")
 	})
 
 	t.Run("snapshots", func(t *testing.T) {
 		for _, at := range []attacker{{open, none}, {third, third.root}} {
-			r := at.tn.s.do(t, "GET", "/v1/snapshot", nil, at.as.header()...)
-			r.wantError(t, http.StatusNotImplemented, "not_supported")
-			if !strings.Contains(string(r.body), "GET /v1/export") {
-				t.Errorf("GET /v1/snapshot on %s = %s, want it to point at GET /v1/export", at.tn.ns, r.body)
+			r := at.tn.s.Do(t, "GET", "/v1/snapshot", nil, at.as.Header()...)
+			r.WantError(t, http.StatusNotImplemented, "not_supported")
+			if !strings.Contains(string(r.Body), "GET /v1/export") {
+				t.Errorf("GET /v1/snapshot on %s = %s, want it to point at GET /v1/export", at.tn.ns, r.Body)
 			}
 		}
 		file := filepath.Join(t.TempDir(), "cluster.snapshot")
@@ -407,21 +409,21 @@ func TestTenants(t *testing.T) {
 		// cluster's: no deployment without --etcd-cluster-maintenance
 		// runs them, and the others' history is intact.
 		var st client.Status
-		open.do(t, none, http.StatusOK, "GET", "/v1/status", "").decode(t, &st)
+		open.do(t, none, http.StatusOK, "GET", "/v1/status", "").Decode(t, &st)
 		for _, at := range []attacker{{open, none}, {third, third.root}} {
 			for _, req := range []struct{ method, path, body string }{
 				{"POST", "/v1/compact", fmt.Sprintf(`{"revision":%d,"physical":true}`, st.Revision)},
 				{"POST", "/v1/defrag", ""},
 				{"DELETE", "/v1/alarms", ""},
 			} {
-				r := at.tn.s.do(t, req.method, req.path, []byte(req.body), at.as.header("Content-Type", "application/json")...)
-				if e := r.wantError(t, http.StatusNotImplemented, "not_supported"); !strings.Contains(e.Message, "--etcd-cluster-maintenance") {
-					t.Errorf("%s as %s on %s = %s, want it to name --etcd-cluster-maintenance", r.req, at.as.name, at.tn.ns, r.body)
+				r := at.tn.s.Do(t, req.method, req.path, []byte(req.body), at.as.Header("Content-Type", "application/json")...)
+				if e := r.WantError(t, http.StatusNotImplemented, "not_supported"); !strings.Contains(e.Message, "--etcd-cluster-maintenance") {
+					t.Errorf("%s as %s on %s = %s, want it to name --etcd-cluster-maintenance", r.Req, at.as.Name, at.tn.ns, r.Body)
 				}
 			}
 		}
 		var hist client.HistoryResponse
-		victim.do(t, vr, http.StatusOK, "GET", "/v1/history?key=services%2Fdb&start_revision=1", "").decode(t, &hist)
+		victim.do(t, vr, http.StatusOK, "GET", "/v1/history?key=services%2Fdb&start_revision=1", "").Decode(t, &hist)
 		if len(hist.Events) != 1 || hist.CompactRevision > 1 {
 			t.Errorf("/migrated/'s history of services/db after the others' compactions = %+v, want its put, nothing compacted", hist)
 		}
@@ -432,7 +434,7 @@ func TestTenants(t *testing.T) {
 		// /migrated/ grants X again the moment it is free and puts a
 		// key on it: /migrated/'s key outlives every revoke of /httpkv/'s.
 		ctx := context.Background()
-		vh := vr.header("Content-Type", "application/json")
+		vh := vr.Header("Content-Type", "application/json")
 		for round := range 10 {
 			id := int64(5000 + round)
 			open.do(t, none, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"id":%d,"ttl":600}`, id))
@@ -443,17 +445,17 @@ func TestTenants(t *testing.T) {
 				<-start
 				deadline := time.Now().Add(time.Minute)
 				for {
-					r, err := victim.s.send(ctx, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"id":%d,"ttl":600}`, id)), vh...)
+					r, err := victim.s.Send(ctx, "POST", "/v1/leases", []byte(fmt.Sprintf(`{"id":%d,"ttl":600}`, id)), vh...)
 					switch {
 					case err != nil:
 						regranted <- err.Error()
-					case r.status == http.StatusConflict && time.Now().Before(deadline):
+					case r.Status == http.StatusConflict && time.Now().Before(deadline):
 						continue
-					case r.status != http.StatusCreated:
-						regranted <- fmt.Sprintf("%s = %d %s", r.req, r.status, r.body)
+					case r.Status != http.StatusCreated:
+						regranted <- fmt.Sprintf("%s = %d %s", r.Req, r.Status, r.Body)
 					default:
-						r, err = victim.s.send(ctx, "PUT", fmt.Sprintf("/v1/kv/raced?lease=%d", id), []byte("b"), vh...)
-						if err != nil || r.status != http.StatusOK {
+						r, err = victim.s.Send(ctx, "PUT", fmt.Sprintf("/v1/kv/raced?lease=%d", id), []byte("b"), vh...)
+						if err != nil || r.Status != http.StatusOK {
 							regranted <- fmt.Sprintf("put raced with lease %d: %v %v", id, r, err)
 						}
 						regranted <- ""
@@ -467,8 +469,8 @@ func TestTenants(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					r, err := open.s.send(ctx, "DELETE", fmt.Sprintf("/v1/leases/%d", id), nil)
-					if err != nil || r.status != http.StatusOK && r.status != http.StatusNotFound {
+					r, err := open.s.Send(ctx, "DELETE", fmt.Sprintf("/v1/leases/%d", id), nil)
+					if err != nil || r.Status != http.StatusOK && r.Status != http.StatusNotFound {
 						t.Errorf("round %d: DELETE /v1/leases/%d on /httpkv/ = %v, %v; want 200 or 404", round, id, r, err)
 					}
 				}()
@@ -479,7 +481,7 @@ func TestTenants(t *testing.T) {
 				t.Fatalf("round %d: /migrated/ granting %d again: %s", round, id, msg)
 			}
 			var got client.GetResponse
-			victim.do(t, vr, http.StatusOK, "GET", "/v1/kv/raced", "").decode(t, &got)
+			victim.do(t, vr, http.StatusOK, "GET", "/v1/kv/raced", "").Decode(t, &got)
 			if got.Kv.Lease != id {
 				t.Fatalf("round %d: /migrated/'s raced after /httpkv/ revoked lease %d = %+v, want it on /migrated/'s lease %d", round, id, got.Kv, id)
 			}
@@ -500,7 +502,7 @@ func TestGatewaySnapshot(t *testing.T) {
 	c := etcdtest.StartCluster(t, 1)
 	s := startGateway(t, c, "")
 	for i := range 10 {
-		s.put(t, fmt.Sprintf("k%d", i), "v")
+		s.Put(t, fmt.Sprintf("k%d", i), "v")
 	}
 	file := filepath.Join(t.TempDir(), "cluster.snapshot")
 	if out := mustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, file); !strings.Contains(out, "saved revision") {
@@ -521,7 +523,7 @@ func TestOverlappingNamespaces(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
 	b := startGateway(t, c, "/b/")
-	b.put(t, "k", "v")
+	b.Put(t, "k", "v")
 	for _, tc := range []struct{ ns, want string }{
 		{"/b/kv/", `"/b/kv/" lies inside the deployment of namespace "/b/"`},
 		{"/b/auth/x/", `lies inside the deployment of namespace "/b/"`},

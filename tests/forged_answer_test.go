@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"bytes"
 	"errors"
@@ -42,16 +44,16 @@ func TestValueForgingNetHTTPAnswer(t *testing.T) {
 	}
 	// The client holds the server's writes while it times the byte:
 	// slowly, on a loaded machine, so past the default --write-timeout.
-	s := startServer(t, fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
+	s := e2e.StartServer(t, fmt.Sprintf("--write-timeout=%v", e2e.StalledWriteTimeout))
 	value := strings.Repeat("A", 64<<10) + netHTTPAnswer
-	s.put(t, "evil", value)
-	s.put(t, "big", strings.Repeat("B", 1_390_000))
-	bigAnswer := answerBytes(t, s.addr, "big")
-	evilAnswer := answerBytes(t, s.addr, "evil")
+	s.Put(t, "evil", value)
+	s.Put(t, "big", strings.Repeat("B", 1_390_000))
+	bigAnswer := answerBytes(t, s.Addr, "big")
+	evilAnswer := answerBytes(t, s.Addr, "evil")
 	evilHead := evilAnswer - len(value)
 
 	for fillers := 2; fillers <= 8; fillers++ {
-		a := forgery{t: t, addr: s.addr, fillers: fillers, bigAnswer: bigAnswer, evilAnswer: evilAnswer, evilHead: evilHead}
+		a := forgery{t: t, addr: s.Addr, fillers: fillers, bigAnswer: bigAnswer, evilAnswer: evilAnswer, evilHead: evilHead}
 		body, after, err := a.mount()
 		if errors.Is(err, errBuffersTookAll) {
 			t.Logf("%d GETs of the large value: %v; once more with one more", fillers, err)

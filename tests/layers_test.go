@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,14 +16,12 @@ import (
 	"testing"
 )
 
-const module = "github.com/httpkv/httpkv/"
-
 // deps returns the packages pkg imports, directly or not (its tests'
 // imports apart), as go list -deps reports them.
 func deps(tb testing.TB, pkg string) []string {
 	tb.Helper()
 	// go test puts the go command of its toolchain first in PATH.
-	out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", e2e.Module+pkg).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
@@ -39,32 +39,32 @@ func TestLayers(t *testing.T) {
 	for _, pkg := range []string{"httpapi", "concurrency", "sink", "stream", "stream/multi"} {
 		imports := deps(t, pkg)
 		for _, storage := range storages {
-			if slices.Contains(imports, module+storage) {
+			if slices.Contains(imports, e2e.Module+storage) {
 				t.Errorf("%s imports %s: it must reach the store through a backend interface only", pkg, storage)
 			}
 		}
 	}
-	if slices.Contains(deps(t, "watch"), module+"mvcc") {
+	if slices.Contains(deps(t, "watch"), e2e.Module+"mvcc") {
 		t.Error("watch imports mvcc: the scheduler must take published revisions and a History, whatever the source")
 	}
 	// The gateway to etcd knows nothing of the embedded store. (Through
 	// gRPC it imports net/http, which it does not use.)
 	for _, embeddedOnly := range []string{"mvcc", "lease", "backend/embedded"} {
-		if slices.Contains(deps(t, "backend/etcd"), module+embeddedOnly) {
+		if slices.Contains(deps(t, "backend/etcd"), e2e.Module+embeddedOnly) {
 			t.Errorf("backend/etcd imports %s: the gateway keeps nothing of the embedded store", embeddedOnly)
 		}
 	}
 	// The backends stand behind the API's interface, which they do not
 	// import.
 	for _, b := range []string{"backend/embedded", "backend/etcd"} {
-		if slices.Contains(deps(t, b), module+"httpapi") {
+		if slices.Contains(deps(t, b), e2e.Module+"httpapi") {
 			t.Errorf("%s imports httpapi: a backend knows nothing of the API it serves", b)
 		}
 	}
 	// The load tool is a binary of its own: the server's carries none of
 	// it (its clients of etcd, its null server).
 	for _, server := range []string{"cmd/httpkv", "internal/daemon"} {
-		if slices.Contains(deps(t, server), module+"bench") {
+		if slices.Contains(deps(t, server), e2e.Module+"bench") {
 			t.Errorf("%s imports bench: the load tool is cmd/httpkv-bench, which `httpkv bench` runs", server)
 		}
 	}
@@ -72,14 +72,14 @@ func TestLayers(t *testing.T) {
 	// no HTTP, no store, and not the API that serves it.
 	wire := deps(t, "wire")
 	for _, banned := range append([]string{"httpapi"}, storages...) {
-		if slices.Contains(wire, module+banned) {
+		if slices.Contains(wire, e2e.Module+banned) {
 			t.Errorf("wire imports %s: the documents know neither the API that serves them nor a store", banned)
 		}
 	}
 	// The stream engine is transport-free: it knows neither HTTP nor the
 	// API it serves, and reaches the store through interfaces it declares.
 	for _, engine := range []string{"stream", "stream/multi"} {
-		if imports := deps(t, engine); slices.Contains(imports, "net/http") || slices.Contains(imports, module+"httpapi") || slices.Contains(imports, module+"sink") {
+		if imports := deps(t, engine); slices.Contains(imports, "net/http") || slices.Contains(imports, e2e.Module+"httpapi") || slices.Contains(imports, e2e.Module+"sink") {
 			t.Errorf("%s imports net/http, httpapi or sink: the stream engine knows no transport; sink and httpapi drive it", engine)
 		}
 	}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"sync"
@@ -25,23 +27,23 @@ func TestLeasesBounded(t *testing.T) {
 		lists   = 40
 		mib     = 1 << 20
 	)
-	s := startServer(t, fmt.Sprintf("--max-leases=%d", max))
-	heap := func() float64 { return s.metric(t, "go_memstats_heap_inuse_bytes") }
+	s := e2e.StartServer(t, fmt.Sprintf("--max-leases=%d", max))
+	heap := func() float64 { return s.Metric(t, "go_memstats_heap_inuse_bytes") }
 	before := heap()
 	var granted, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for refused.Load() < workers {
-				r := s.do(t, "POST", "/v1/leases", []byte(`{"ttl":3600}`))
-				switch r.status {
+				r := s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":3600}`))
+				switch r.Status {
 				case http.StatusCreated:
 					granted.Add(1)
 				case http.StatusTooManyRequests:
-					r.wantError(t, http.StatusTooManyRequests, "too_many_requests")
+					r.WantError(t, http.StatusTooManyRequests, "too_many_requests")
 					refused.Add(1)
 				default:
-					t.Errorf("%s = %d %s", r.req, r.status, r.body)
+					t.Errorf("%s = %d %s", r.Req, r.Status, r.Body)
 					return
 				}
 			}
@@ -52,7 +54,7 @@ func TestLeasesBounded(t *testing.T) {
 	n := granted.Load()
 	t.Logf("%d grants from %d connections: %d granted, %d refused; the heap grew %.1f MiB (%.0f bytes a lease)",
 		n+refused.Load(), workers, n, refused.Load(), (withLeases-before)/mib, (withLeases-before)/float64(n))
-	if most := int64(max); onEtcd(t) {
+	if most := int64(max); e2e.OnEtcd(t) {
 		if most += workers; n < max || n > most {
 			t.Errorf("%d leases granted under --max-leases=%d, want %d to %d", n, max, max, most)
 		}
@@ -65,12 +67,12 @@ func TestLeasesBounded(t *testing.T) {
 	for range lists {
 		wg.Go(func() {
 			var page client.LeaseList
-			r := s.do(t, "GET", "/v1/leases?limit=10000", nil).ok(t, http.StatusOK, &page)
+			r := s.Do(t, "GET", "/v1/leases?limit=10000", nil).Ok(t, http.StatusOK, &page)
 			if want := min(n, 10000); int64(len(page.Leases)) != want || page.More != (n > want) {
-				t.Errorf("%s: %d leases, more %v; want %d of %d", r.req, len(page.Leases), page.More, want, n)
+				t.Errorf("%s: %d leases, more %v; want %d of %d", r.Req, len(page.Leases), page.More, want, n)
 			}
-			bodies.Add(int64(len(r.body)))
-			if b := int64(len(r.body)); b > largest.Load() {
+			bodies.Add(int64(len(r.Body)))
+			if b := int64(len(r.Body)); b > largest.Load() {
 				largest.Store(b)
 			}
 		})

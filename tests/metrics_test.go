@@ -1,8 +1,8 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,22 +13,22 @@ import (
 // writes, a lease and a compaction, and checks every family the server
 // promises is there with live values.
 func TestMetricsFamilies(t *testing.T) {
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	w := openWatch(t, s, "key=m/&prefix=true")
 	defer w.close()
 	for i := range 5 {
-		s.put(t, "m/"+strconv.Itoa(i), "v")
+		s.Put(t, "m/"+strconv.Itoa(i), "v")
 	}
 	for range 5 {
-		w.nextData(watchTimeout)
+		w.nextData(e2e.WatchTimeout)
 	}
-	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).want(t, 201)
-	rev := s.put(t, "m/last", "v")
-	w.nextData(watchTimeout)
-	s.do(t, "POST", "/v1/compact", []byte(`{"revision":`+strconv.FormatInt(rev-1, 10)+`}`)).want(t, 200)
+	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).Want(t, 201)
+	rev := s.Put(t, "m/last", "v")
+	w.nextData(e2e.WatchTimeout)
+	s.Do(t, "POST", "/v1/compact", []byte(`{"revision":`+strconv.FormatInt(rev-1, 10)+`}`)).Want(t, 200)
 
-	r := s.do(t, "GET", "/metrics", nil).want(t, 200)
-	samples := parseMetrics(r.body)
+	r := s.Do(t, "GET", "/metrics", nil).Want(t, 200)
+	samples := e2e.ParseMetrics(r.Body)
 	tests := []struct {
 		name string
 		want func(v float64) bool
@@ -62,49 +62,27 @@ func TestMetricsFamilies(t *testing.T) {
 	}
 }
 
-// parseMetrics reads the Prometheus text format into sample name (with
-// its labels as written) -> value.
-func parseMetrics(b []byte) map[string]float64 {
-	out := make(map[string]float64)
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out
-}
-
 // TestMetricsLabelsBounded sends 50 requests with methods of 20 KB and
 // paths the API does not have: they count under the labels "other" and
 // "unmatched", so /metrics stays small instead of growing a series, and
 // 20 KB, per request.
 func TestMetricsLabelsBounded(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for i := range 50 {
 		method := strings.Repeat("M", 20<<10) + strconv.Itoa(i)
-		r := s.do(t, method, "/v1/kv/k", nil)
-		if r.status != http.StatusMethodNotAllowed {
-			t.Fatalf("%.20s... /v1/kv/k = %d, want 405", method, r.status)
+		r := s.Do(t, method, "/v1/kv/k", nil)
+		if r.Status != http.StatusMethodNotAllowed {
+			t.Fatalf("%.20s... /v1/kv/k = %d, want 405", method, r.Status)
 		}
-		s.do(t, "GET", "/no/such/route/"+strconv.Itoa(i), nil).want(t, http.StatusNotFound)
+		s.Do(t, "GET", "/no/such/route/"+strconv.Itoa(i), nil).Want(t, http.StatusNotFound)
 	}
-	r := s.do(t, "GET", "/metrics", nil).want(t, http.StatusOK)
-	t.Logf("GET /metrics is %d KiB after 100 odd requests", len(r.body)>>10)
-	if len(r.body) > 256<<10 {
-		t.Errorf("GET /metrics is %d KiB after 100 odd requests, want at most 256", len(r.body)>>10)
+	r := s.Do(t, "GET", "/metrics", nil).Want(t, http.StatusOK)
+	t.Logf("GET /metrics is %d KiB after 100 odd requests", len(r.Body)>>10)
+	if len(r.Body) > 256<<10 {
+		t.Errorf("GET /metrics is %d KiB after 100 odd requests, want at most 256", len(r.Body)>>10)
 	}
-	samples := parseMetrics(r.body)
+	samples := e2e.ParseMetrics(r.Body)
 	for name, want := range map[string]float64{
 		`httpkv_http_requests_total{method="other",route="unmatched",status="405"}`: 50,
 		`httpkv_http_requests_total{method="GET",route="unmatched",status="404"}`:   50,

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -26,15 +28,15 @@ type stalledPut struct {
 // and a body of size bytes but its last one. It returns once those bytes
 // are written, or refused (a server that refuses a body answers and
 // closes the connection).
-func startStalledPut(tb testing.TB, s *server, size int, header string) *stalledPut {
+func startStalledPut(tb testing.TB, s *e2e.Server, size int, header string) *stalledPut {
 	tb.Helper()
-	conn, err := net.Dial("tcp", s.addr)
+	conn, err := net.Dial("tcp", s.Addr)
 	if err != nil {
-		tb.Errorf("dial %s: %v", s.addr, err)
+		tb.Errorf("dial %s: %v", s.Addr, err)
 		return nil
 	}
 	tb.Cleanup(func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	_ = conn.SetDeadline(time.Now().Add(e2e.RequestTimeout))
 	p := &stalledPut{conn: conn, status: make(chan int, 1)}
 	go func() {
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -45,7 +47,7 @@ func startStalledPut(tb testing.TB, s *server, size int, header string) *stalled
 		resp.Body.Close()
 		p.status <- resp.StatusCode
 	}()
-	head := fmt.Sprintf("PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n", s.addr, header, size)
+	head := fmt.Sprintf("PUT /v1/kv/slow HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n", s.Addr, header, size)
 	if _, err := io.WriteString(conn, head); err == nil {
 		_, _ = conn.Write(make([]byte, size-1))
 	}
@@ -89,14 +91,14 @@ func TestSlowBodiesBounded(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServer(t, authBcryptCost, fmt.Sprintf("--max-inflight-request-bytes=%d", inflight))
+			s := e2e.StartServer(t, e2e.AuthBcryptCost, fmt.Sprintf("--max-inflight-request-bytes=%d", inflight))
 			if tt.auth {
-				none := authCaller{name: "setup"}
-				authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
-				authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-				authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+				none := e2e.AuthCaller{Name: "setup"}
+				e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", `{"name":"root","password":"pw"}`)
+				e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+				e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 			}
-			before := s.metric(t, "go_memstats_heap_inuse_bytes")
+			before := s.Metric(t, "go_memstats_heap_inuse_bytes")
 
 			puts := make([]*stalledPut, n)
 			var wg sync.WaitGroup
@@ -113,7 +115,7 @@ func TestSlowBodiesBounded(t *testing.T) {
 			}
 			// Every body is written but its last byte, or refused: those
 			// the server took are in its memory now.
-			grown := s.metric(t, "go_memstats_heap_inuse_bytes") - before
+			grown := s.Metric(t, "go_memstats_heap_inuse_bytes") - before
 			counts := map[int]int{}
 			for _, p := range puts {
 				counts[p.finish()]++
@@ -140,25 +142,25 @@ func TestSlowBodiesBounded(t *testing.T) {
 // leaves.
 func TestMaxConnections(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-connections=2", "--max-stream-connections=2")
+	s := e2e.StartServer(t, "--max-connections=2", "--max-stream-connections=2")
 	// The client of the start-up checks keeps a connection: let it go.
-	s.client.CloseIdleConnections()
+	s.Client.CloseIdleConnections()
 	// Each is created once it returns.
 	w1 := openWatch(t, s, "key=a")
 	openWatch(t, s, "key=b")
 
-	status, closes, spare := rawRequest(t, s.addr, "GET /health")
+	status, closes, spare := rawRequest(t, s.Addr, "GET /health")
 	spare.Close()
 	if status != http.StatusOK || !closes {
 		t.Fatalf("GET /health on a third connection while two streams hold both = %d (closes: %v), want 200 on a spare connection that closes", status, closes)
 	}
-	status, closes, spare = rawRequest(t, s.addr, "GET /v1/kv/a")
+	status, closes, spare = rawRequest(t, s.Addr, "GET /v1/kv/a")
 	spare.Close()
 	if status != http.StatusTooManyRequests || !closes {
 		t.Fatalf("GET /v1/kv/a on the spare connection = %d (closes: %v), want 429 and the connection closed", status, closes)
 	}
 	// A connection that sends nothing holds the spare.
-	idle, err := net.Dial("tcp", s.addr)
+	idle, err := net.Dial("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("GET /health on a fourth connection: %v, want a timeout", err)
 	}
 	w1.close()
-	fourth.Timeout = requestTimeout
+	fourth.Timeout = e2e.RequestTimeout
 	resp, err := fourth.Get(s.URL + "/health")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /health once a stream left = %v, %v; want 200", resp, err)
@@ -191,19 +193,19 @@ func TestStalledListReader(t *testing.T) {
 	// The server does not cut the client off while it stalls, however
 	// long the requests meanwhile take; a store that waited for the
 	// client would wait that long too, past stallGuard.
-	s := startServer(t, fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
-	const stallGuard = stalledWriteTimeout / 2
+	s := e2e.StartServer(t, fmt.Sprintf("--write-timeout=%v", e2e.StalledWriteTimeout))
+	const stallGuard = e2e.StalledWriteTimeout / 2
 	const n = 32
 	value := strings.Repeat("v", 1<<20)
 	for i := range n {
-		s.put(t, fmt.Sprintf("big/%02d", i), value)
+		s.Put(t, fmt.Sprintf("big/%02d", i), value)
 	}
-	conn, err := net.Dial("tcp", s.addr)
+	conn, err := net.Dial("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	fmt.Fprintf(conn, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
+	fmt.Fprintf(conn, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.Addr)
 	// Each read must bring something within the guard: building the
 	// answer, and reading it on a loaded machine, take what they take.
 	br := bufio.NewReaderSize(progressReader{conn, stallGuard}, 16)
@@ -215,13 +217,13 @@ func TestStalledListReader(t *testing.T) {
 	// The answer is on its way, and the client takes no more of it.
 	ctx, cancel := context.WithTimeout(context.Background(), stallGuard)
 	defer cancel()
-	rev := s.put(t, "other", "x")
-	s.doContext(t, ctx, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, rev))).want(t, http.StatusOK)
+	rev := s.Put(t, "other", "x")
+	s.DoContext(t, ctx, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":true}`, rev))).Want(t, http.StatusOK)
 	for i := range 5 {
-		s.doContext(t, ctx, "PUT", keyPath(fmt.Sprintf("during/%d", i)), []byte("v")).want(t, http.StatusOK)
-		s.doContext(t, ctx, "GET", keyPath("other"), nil).want(t, http.StatusOK)
+		s.DoContext(t, ctx, "PUT", e2e.KeyPath(fmt.Sprintf("during/%d", i)), []byte("v")).Want(t, http.StatusOK)
+		s.DoContext(t, ctx, "GET", e2e.KeyPath("other"), nil).Want(t, http.StatusOK)
 	}
-	s.doContext(t, ctx, "GET", "/v1/kv?key=during/&prefix=true&count_only=true", nil).want(t, http.StatusOK)
+	s.DoContext(t, ctx, "GET", "/v1/kv?key=during/&prefix=true&count_only=true", nil).Want(t, http.StatusOK)
 
 	// The client reads on: the answer is whole.
 	resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(status), br)), nil)
@@ -230,7 +232,7 @@ func TestStalledListReader(t *testing.T) {
 	}
 	var l client.ListResponse
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || json.Unmarshal(body, &l) != nil || len(l.Kvs) != n || valueOf(&l.Kvs[n-1]) != value {
+	if err != nil || json.Unmarshal(body, &l) != nil || len(l.Kvs) != n || e2e.ValueOf(&l.Kvs[n-1]) != value {
 		t.Fatalf("the stalled list, read on: %d bytes (%v), want %d keys of 1 MiB", len(body), err, n)
 	}
 }
@@ -264,18 +266,18 @@ func TestHeldAnswersBounded(t *testing.T) {
 		keys  = 48 // a 12 MiB answer
 		mib   = 1 << 20
 	)
-	s := startServer(t, fmt.Sprintf("--max-held-answer-bytes=%d", held))
+	s := e2e.StartServer(t, fmt.Sprintf("--max-held-answer-bytes=%d", held))
 	// The heap in use counts garbage not yet collected too: over etcd, a
 	// refused list has had etcd's whole answer decoded before its keys
 	// were charged. The collector runs often here, so that the heap in
 	// use is what the server keeps, not when the collector last ran.
-	s.env = []string{"GOGC=10"}
+	s.Env = []string{"GOGC=10"}
 	s.Restart()
 	v := strings.Repeat("v", value)
 	for i := range keys {
-		s.put(t, fmt.Sprintf("big/%02d", i), v)
+		s.Put(t, fmt.Sprintf("big/%02d", i), v)
 	}
-	before := s.metric(t, "go_memstats_heap_inuse_bytes")
+	before := s.Metric(t, "go_memstats_heap_inuse_bytes")
 
 	// One after the other, so that what the heap holds is what the server
 	// keeps for stalled clients, not answers being built at once.
@@ -283,14 +285,14 @@ func TestHeldAnswersBounded(t *testing.T) {
 	var conns []net.Conn
 	start := time.Now()
 	for range n {
-		c, err := net.Dial("tcp", s.addr)
+		c, err := net.Dial("tcp", s.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
 		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		_ = c.SetDeadline(time.Now().Add(2 * requestTimeout))
-		fmt.Fprintf(c, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
+		_ = c.SetDeadline(time.Now().Add(2 * e2e.RequestTimeout))
+		fmt.Fprintf(c, "GET /v1/kv?key=big/&prefix=true HTTP/1.1\r\nHost: %s\r\n\r\n", s.Addr)
 		line, err := bufio.NewReaderSize(c, 16).ReadString('\n')
 		if err != nil {
 			t.Fatalf("stalled list %d: %v", len(conns), err)
@@ -302,7 +304,7 @@ func TestHeldAnswersBounded(t *testing.T) {
 			c.Close()
 		}
 	}()
-	grown := s.metric(t, "go_memstats_heap_inuse_bytes") - before
+	grown := s.Metric(t, "go_memstats_heap_inuse_bytes") - before
 	t.Logf("%d stalled lists of 12 MiB: the heap grew %.1f MiB; answers %v", n, grown/mib, statuses)
 	// Two answers fit in the bound at once. A held answer that its client
 	// takes nothing of for 30 s is cut off and gives its bytes back, so
@@ -320,12 +322,12 @@ func TestHeldAnswersBounded(t *testing.T) {
 		t.Errorf("%d stalled lists grew the heap by %.1f MiB, want at most %.1f", n, grown/mib, bound/mib)
 	}
 
-	s.do(t, "GET", keyPath("big/00"), nil).want(t, http.StatusOK)
+	s.Do(t, "GET", e2e.KeyPath("big/00"), nil).Want(t, http.StatusOK)
 	for _, c := range conns {
 		c.Close()
 	}
-	eventually(t, requestTimeout, func() (bool, string) {
-		r := s.do(t, "GET", "/v1/kv?key=big/&prefix=true", nil)
-		return r.status == http.StatusOK, fmt.Sprintf("a large list after the stalled clients left: %d", r.status)
+	e2e.Eventually(t, e2e.RequestTimeout, func() (bool, string) {
+		r := s.Do(t, "GET", "/v1/kv?key=big/&prefix=true", nil)
+		return r.Status == http.StatusOK, fmt.Sprintf("a large list after the stalled clients left: %d", r.Status)
 	})
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -44,11 +46,11 @@ func encodeURIComponent(s string) string {
 // watch streams and their watches are deleted by their IDs escaped.
 func TestNamesInPathsDecoded(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost)
-	none := authCaller{name: "auth off"}
+	s := e2e.StartServer(t, e2e.AuthBcryptCost)
+	none := e2e.AuthCaller{Name: "auth off"}
 	// A stream's and a watch's IDs, which the server makes, are read the
 	// same way: every byte of them escaped.
-	stream, ids := s.createStream(t, `{"watches":[{"key":"a"}]}`)
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"a"}]}`)
 	escaped := func(id string) string {
 		var b strings.Builder
 		for i := 0; i < len(id); i++ {
@@ -56,64 +58,64 @@ func TestNamesInPathsDecoded(t *testing.T) {
 		}
 		return b.String()
 	}
-	s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%s", escaped(stream), escaped(fmt.Sprint(ids[0]))), nil).want(t, http.StatusOK)
-	s.do(t, "DELETE", "/v1/watch/streams/"+escaped(stream), nil).want(t, http.StatusOK)
+	s.Do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%s", escaped(stream), escaped(fmt.Sprint(ids[0]))), nil).Want(t, http.StatusOK)
+	s.Do(t, "DELETE", "/v1/watch/streams/"+escaped(stream), nil).Want(t, http.StatusOK)
 
 	for i, name := range namesWithReservedBytes {
 		for j, escape := range []func(string) string{url.PathEscape, encodeURIComponent} {
 			t.Run(fmt.Sprintf("%q escaped %d", name, j), func(t *testing.T) {
 				user, role := fmt.Sprintf("%s%d.%d", name, i, j), fmt.Sprintf("r%s%d.%d", name, i, j)
 				u, r := "/v1/auth/users/"+escape(user), "/v1/auth/roles/"+escape(role)
-				authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"pw"}`, user))
-				authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, role))
-				authDo(t, s, none, http.StatusOK, "PUT", u+"/password", `{"password":"other"}`)
-				authDo(t, s, none, http.StatusOK, "PUT", u+"/roles/"+escape(role), "")
+				e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"pw"}`, user))
+				e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, role))
+				e2e.AuthDo(t, s, none, http.StatusOK, "PUT", u+"/password", `{"password":"other"}`)
+				e2e.AuthDo(t, s, none, http.StatusOK, "PUT", u+"/roles/"+escape(role), "")
 				var got client.User
-				authDo(t, s, none, http.StatusOK, "GET", u, "").decode(t, &got)
+				e2e.AuthDo(t, s, none, http.StatusOK, "GET", u, "").Decode(t, &got)
 				if got.Name != user || !slices.Equal(got.Roles, []string{role}) {
 					t.Fatalf("GET %s = %+v, want user %q with role %q", u, got, user, role)
 				}
-				authDo(t, s, none, http.StatusOK, "POST", r+"/permissions", `{"key":"app/","prefix":true,"type":"read"}`)
+				e2e.AuthDo(t, s, none, http.StatusOK, "POST", r+"/permissions", `{"key":"app/","prefix":true,"type":"read"}`)
 				var gotRole client.Role
-				authDo(t, s, none, http.StatusOK, "GET", r, "").decode(t, &gotRole)
+				e2e.AuthDo(t, s, none, http.StatusOK, "GET", r, "").Decode(t, &gotRole)
 				if gotRole.Name != role || len(gotRole.Permissions) != 1 {
 					t.Fatalf("GET %s = %+v, want role %q with one permission", r, gotRole, role)
 				}
-				authDo(t, s, none, http.StatusOK, "DELETE", r+"/permissions?key=app/&range_end=app0", "")
-				authDo(t, s, none, http.StatusOK, "DELETE", u+"/roles/"+escape(role), "")
-				authDo(t, s, none, http.StatusOK, "DELETE", u, "")
-				authDo(t, s, none, http.StatusOK, "DELETE", r, "")
-				s.do(t, "GET", u, nil).wantError(t, http.StatusNotFound, "user_not_found")
-				s.do(t, "GET", r, nil).wantError(t, http.StatusNotFound, "role_not_found")
+				e2e.AuthDo(t, s, none, http.StatusOK, "DELETE", r+"/permissions?key=app/&range_end=app0", "")
+				e2e.AuthDo(t, s, none, http.StatusOK, "DELETE", u+"/roles/"+escape(role), "")
+				e2e.AuthDo(t, s, none, http.StatusOK, "DELETE", u, "")
+				e2e.AuthDo(t, s, none, http.StatusOK, "DELETE", r, "")
+				s.Do(t, "GET", u, nil).WantError(t, http.StatusNotFound, "user_not_found")
+				s.Do(t, "GET", r, nil).WantError(t, http.StatusNotFound, "role_not_found")
 				var users client.UserList
-				authDo(t, s, none, http.StatusOK, "GET", "/v1/auth/users", "").decode(t, &users)
+				e2e.AuthDo(t, s, none, http.StatusOK, "GET", "/v1/auth/users", "").Decode(t, &users)
 				if slices.Contains(users.Users, user) {
 					t.Fatalf("GET /v1/auth/users = %q after deleting %q", users.Users, user)
 				}
 
 				var g client.LeaseResponse
-				s.do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).ok(t, http.StatusCreated, &g)
+				s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).Ok(t, http.StatusCreated, &g)
 				lock := "/v1/locks/" + escape(user)
 				var l client.LockResponse
-				s.do(t, "POST", lock+"?timeout=10s", fmt.Appendf(nil, `{"lease":%d}`, g.Id)).ok(t, http.StatusOK, &l)
+				s.Do(t, "POST", lock+"?timeout=10s", fmt.Appendf(nil, `{"lease":%d}`, g.Id)).Ok(t, http.StatusOK, &l)
 				if l.Key == nil || !strings.Contains(*l.Key, user+"/") {
 					t.Fatalf("POST %s = key %v, want one under the lock %q", lock, l.Key, user)
 				}
-				s.do(t, "DELETE", lock+"?key="+url.QueryEscape(*l.Key), nil).want(t, http.StatusOK)
+				s.Do(t, "DELETE", lock+"?key="+url.QueryEscape(*l.Key), nil).Want(t, http.StatusOK)
 
 				election := "/v1/elections/" + escape(user)
 				var c client.CampaignResponse
-				s.do(t, "POST", election+"/campaign?timeout=10s", fmt.Appendf(nil, `{"lease":%d,"value":"v"}`, g.Id)).ok(t, http.StatusOK, &c)
+				s.Do(t, "POST", election+"/campaign?timeout=10s", fmt.Appendf(nil, `{"lease":%d,"value":"v"}`, g.Id)).Ok(t, http.StatusOK, &c)
 				if c.Leader.Name == nil || *c.Leader.Name != user {
 					t.Fatalf("POST %s/campaign = leader %+v, want the election %q", election, c.Leader, user)
 				}
-				s.do(t, "GET", election+"/leader", nil).want(t, http.StatusOK)
+				s.Do(t, "GET", election+"/leader", nil).Want(t, http.StatusOK)
 				leader, err := json.Marshal(map[string]any{"leader": c.Leader})
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.do(t, "POST", election+"/resign", leader).want(t, http.StatusOK)
-				s.do(t, "GET", election+"/leader", nil).wantError(t, http.StatusNotFound, "no_leader")
+				s.Do(t, "POST", election+"/resign", leader).Want(t, http.StatusOK)
+				s.Do(t, "GET", election+"/leader", nil).WantError(t, http.StatusNotFound, "no_leader")
 			})
 		}
 	}

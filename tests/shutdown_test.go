@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -22,8 +24,8 @@ func TestShutdownStalledWatchers(t *testing.T) {
 	const grace = 2 * time.Second
 	srv := startTLSServer(t, fmt.Sprintf("--shutdown-grace=%v", grace))
 	h2 := srv.client(true)
-	h2.Timeout = requestTimeout
-	eventually(t, serverStartTimeout, func() (bool, string) {
+	h2.Timeout = e2e.RequestTimeout
+	e2e.Eventually(t, e2e.ServerStartTimeout, func() (bool, string) {
 		resp, err := h2.Get(srv.base + "/health")
 		if err != nil {
 			return false, err.Error()

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -72,7 +74,7 @@ func (w writeLoad) String() string {
 
 // writeWhile runs writers putting 1 KiB values to keys of their own until
 // done is closed, and returns every put they made.
-func writeWhile(tb testing.TB, s *server, writers int, done <-chan struct{}) []putSample {
+func writeWhile(tb testing.TB, s *e2e.Server, writers int, done <-chan struct{}) []putSample {
 	tb.Helper()
 	value := bytes.Repeat([]byte("w"), 1024)
 	samples := make([][]putSample, writers)
@@ -89,8 +91,8 @@ func writeWhile(tb testing.TB, s *server, writers int, done <-chan struct{}) []p
 				default:
 				}
 				t0 := time.Now()
-				r, err := s.send(context.Background(), "PUT", keyPath(fmt.Sprintf("load/%02d/%d", w, i%1000)), value)
-				if err != nil || r.status != http.StatusOK {
+				r, err := s.Send(context.Background(), "PUT", e2e.KeyPath(fmt.Sprintf("load/%02d/%d", w, i%1000)), value)
+				if err != nil || r.Status != http.StatusOK {
 					errs <- fmt.Errorf("put: %v %v", err, r)
 					return
 				}
@@ -123,7 +125,7 @@ func writeWhile(tb testing.TB, s *server, writers int, done <-chan struct{}) []p
 //	go test -run '^$' -bench BenchmarkSnapshotSave -benchtime 1x -timeout 60m ./tests/
 func BenchmarkSnapshotSave(b *testing.B) {
 	size := snapshotBenchSize(b)
-	s := startServer(b, "--unsafe-no-fsync=false", fmt.Sprintf("--quota-backend-bytes=%d", 4*size+(1<<30)))
+	s := e2e.StartServer(b, "--unsafe-no-fsync=false", fmt.Sprintf("--quota-backend-bytes=%d", 4*size+(1<<30)))
 	fill := make([]byte, 64<<10)
 	var fillers sync.WaitGroup
 	next := make(chan int)
@@ -137,8 +139,8 @@ func BenchmarkSnapshotSave(b *testing.B) {
 				for j := range v {
 					v[j] = byte(rng.Uint32())
 				}
-				r, err := s.send(context.Background(), "PUT", keyPath(fmt.Sprintf("fill/%06d", i)), v)
-				if err != nil || r.status != http.StatusOK {
+				r, err := s.Send(context.Background(), "PUT", e2e.KeyPath(fmt.Sprintf("fill/%06d", i)), v)
+				if err != nil || r.Status != http.StatusOK {
 					b.Errorf("filling: %v %v", err, r)
 					return
 				}
@@ -179,7 +181,7 @@ func BenchmarkSnapshotSave(b *testing.B) {
 	// of a save alone, as when the backup runs on another machine.
 	stream := func() (start, end time.Time, size int64) {
 		start = time.Now()
-		resp, err := s.streams.Get(s.URL + "/v1/snapshot")
+		resp, err := s.Streams.Get(s.URL + "/v1/snapshot")
 		if err != nil {
 			b.Fatal(err)
 		}

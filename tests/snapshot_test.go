@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -31,7 +33,7 @@ func runHTTPKV(tb testing.TB, env []string, args ...string) (stdout, stderr stri
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, serverBinary(tb), args...)
+	cmd := exec.CommandContext(ctx, e2e.ServerBinary(tb), args...)
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
@@ -68,42 +70,42 @@ func snapshotStatus(tb testing.TB, file string) snapshot.Info {
 // snapshotSource is a server with auth on, history, a compaction and
 // leases: everything a snapshot must carry.
 type snapshotSource struct {
-	s      *server
-	root   authCaller
+	s      *e2e.Server
+	root   e2e.AuthCaller
 	leases map[int64][]string // lease ID: its keys
 }
 
 func newSnapshotSource(t *testing.T) *snapshotSource {
 	t.Helper()
-	s := startServer(t, authBcryptCost)
-	none := authCaller{name: "setup"}
+	s := e2e.StartServer(t, e2e.AuthBcryptCost)
+	none := e2e.AuthCaller{Name: "setup"}
 	for _, u := range []string{"root", "alice"} {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"%s-secret"}`, u, u))
+		e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/users", fmt.Sprintf(`{"name":%q,"password":"%s-secret"}`, u, u))
 	}
 	for _, r := range []string{"root", "app"} {
-		authDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r))
+		e2e.AuthDo(t, s, none, http.StatusCreated, "POST", "/v1/auth/roles", fmt.Sprintf(`{"name":%q}`, r))
 	}
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
-	authDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
-	authDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
-	src := &snapshotSource{s: s, root: authCaller{name: "root", token: authLogin(t, s, "root", "root-secret")}, leases: map[int64][]string{}}
+	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/roles/app/permissions", `{"key":"app/","prefix":true,"type":"readwrite"}`)
+	e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
+	e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
+	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
+	src := &snapshotSource{s: s, root: e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, s, "root", "root-secret")}, leases: map[int64][]string{}}
 
 	put := func(key, value string) {
-		s.do(t, "PUT", keyPath(key), []byte(value), src.root.header()...).want(t, http.StatusOK)
+		s.Do(t, "PUT", e2e.KeyPath(key), []byte(value), src.root.Header()...).Want(t, http.StatusOK)
 	}
 	for round := range 4 {
 		for i := range 30 {
 			put(fmt.Sprintf("app/k%02d", i), fmt.Sprintf("round %d of app/k%02d", round, i))
 		}
 		if round == 1 {
-			authDo(t, s, src.root, http.StatusOK, "DELETE", "/v1/kv?key=app/k0&prefix=true", "")
+			e2e.AuthDo(t, s, src.root, http.StatusOK, "DELETE", "/v1/kv?key=app/k0&prefix=true", "")
 			var st client.Status
-			s.do(t, "GET", "/v1/status", nil, src.root.header()...).ok(t, http.StatusOK, &st)
-			authDo(t, s, src.root, http.StatusOK, "POST", "/v1/compact", fmt.Sprintf(`{"revision":%d}`, st.Revision-5))
+			s.Do(t, "GET", "/v1/status", nil, src.root.Header()...).Ok(t, http.StatusOK, &st)
+			e2e.AuthDo(t, s, src.root, http.StatusOK, "POST", "/v1/compact", fmt.Sprintf(`{"revision":%d}`, st.Revision-5))
 		}
 	}
-	authDo(t, s, src.root, http.StatusOK, "POST", "/v1/txn",
+	e2e.AuthDo(t, s, src.root, http.StatusOK, "POST", "/v1/txn",
 		`{"success":[{"put":{"key":"app/txn1","value":"a"}},{"put":{"key":"app/txn2","value":"b"}},{"delete":{"key":"app/k10"}}]}`)
 	for i := range 50 {
 		put(fmt.Sprintf("blob/%02d", i), strings.Repeat(string(rune('a'+i%26)), 2048))
@@ -113,21 +115,13 @@ func newSnapshotSource(t *testing.T) *snapshotSource {
 		keys []string
 	}{{600, []string{"lease/a", "lease/b"}}, {900, []string{"lease/c"}}} {
 		var g client.LeaseResponse
-		authDo(t, s, src.root, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"ttl":%d}`, l.ttl)).decode(t, &g)
+		e2e.AuthDo(t, s, src.root, http.StatusCreated, "POST", "/v1/leases", fmt.Sprintf(`{"ttl":%d}`, l.ttl)).Decode(t, &g)
 		for _, k := range l.keys {
-			s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath(k), g.Id), []byte("leased"), src.root.header()...).want(t, http.StatusOK)
+			s.Do(t, "PUT", fmt.Sprintf("%s?lease=%d", e2e.KeyPath(k), g.Id), []byte("leased"), src.root.Header()...).Want(t, http.StatusOK)
 		}
 		src.leases[g.Id] = l.keys
 	}
 	return src
-}
-
-// status returns the server's status, read as root.
-func (c authCaller) status(tb testing.TB, s *server) client.Status {
-	tb.Helper()
-	var st client.Status
-	s.do(tb, "GET", "/v1/status", nil, c.header()...).ok(tb, http.StatusOK, &st)
-	return st
 }
 
 // TestSnapshotSaveRestore saves a snapshot of a server under concurrent
@@ -137,14 +131,14 @@ func (c authCaller) status(tb testing.TB, s *server) client.Status {
 // the users, roles and auth switch of the source at that revision.
 func TestSnapshotSaveRestore(t *testing.T) {
 	t.Parallel()
-	embeddedOnly(t, "it restores the snapshot into a data directory; an etcd snapshot is restored by etcdutl")
+	e2e.EmbeddedOnly(t, "it restores the snapshot into a data directory; an etcd snapshot is restored by etcdutl")
 	src := newSnapshotSource(t)
 	s := src.s
 	dir := t.TempDir()
 	file := filepath.Join(dir, "backup.snapshot")
 
 	// Root only.
-	alice := authLogin(t, s, "alice", "alice-secret")
+	alice := e2e.AuthLogin(t, s, "alice", "alice-secret")
 	for _, tc := range []struct{ name, token, want string }{
 		{"no token", "", "401"}, {"alice", alice, "403"}, {"a forged token", "forged", "401"},
 	} {
@@ -159,7 +153,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 
 	// Writers go on while the snapshot is taken; every write they made
 	// before it began must be in it.
-	before := src.root.status(t, s).Revision
+	before := src.root.Status(t, s).Revision
 	var acked atomic.Int64
 	stop := make(chan struct{})
 	var writers sync.WaitGroup
@@ -173,8 +167,8 @@ func TestSnapshotSaveRestore(t *testing.T) {
 					return
 				default:
 				}
-				r, err := s.send(context.Background(), "PUT", keyPath(fmt.Sprintf("busy/%d/%04d", w, i)), []byte("v"), src.root.header()...)
-				if err != nil || r.status != http.StatusOK {
+				r, err := s.Send(context.Background(), "PUT", e2e.KeyPath(fmt.Sprintf("busy/%d/%04d", w, i)), []byte("v"), src.root.Header()...)
+				if err != nil || r.Status != http.StatusOK {
 					t.Errorf("a write during the snapshot failed: %v %+v", err, r)
 					return
 				}
@@ -185,8 +179,8 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	for acked.Load() < 20 {
 		time.Sleep(time.Millisecond)
 	}
-	started := src.root.status(t, s).Revision
-	out := mustRunHTTPKV(t, []string{"HTTPKV_TOKEN=" + src.root.token}, "snapshot", "save", "--url", s.URL, file)
+	started := src.root.Status(t, s).Revision
+	out := mustRunHTTPKV(t, []string{"HTTPKV_TOKEN=" + src.root.Token}, "snapshot", "save", "--url", s.URL, file)
 	for n := acked.Load(); acked.Load() < n+20; {
 		time.Sleep(time.Millisecond)
 	}
@@ -196,7 +190,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 		return
 	}
 	info := snapshotStatus(t, file)
-	after := src.root.status(t, s)
+	after := src.root.Status(t, s)
 	if info.Revision < started || info.Revision >= after.Revision || info.Revision <= before {
 		t.Fatalf("the snapshot is at revision %d; the writers were at %d when it was asked for and %d after: want it in between", info.Revision, started, after.Revision)
 	}
@@ -213,21 +207,21 @@ func TestSnapshotSaveRestore(t *testing.T) {
 		t.Error("snapshot restore into the restored, non-empty directory succeeded, want it refused")
 	}
 	restartedAt := time.Now()
-	d := startServerIn(t, restored, authBcryptCost)
+	d := e2e.StartServerIn(t, restored, e2e.AuthBcryptCost)
 	// Tokens live in memory: the source's mean nothing to the new server.
-	wantRefused(t, d.do(t, "GET", "/v1/status", nil, src.root.header()...), true)
-	root := authCaller{name: "root", token: authLogin(t, d, "root", "root-secret")}
-	st := root.status(t, d)
+	wantRefused(t, d.Do(t, "GET", "/v1/status", nil, src.root.Header()...), true)
+	root := e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, d, "root", "root-secret")}
+	st := root.Status(t, d)
 	if st.Revision != info.Revision || st.CompactRevision != info.CompactRevision {
 		t.Fatalf("restored server at revision %d compact %d, want the snapshot's %d and %d", st.Revision, st.CompactRevision, info.Revision, info.CompactRevision)
 	}
 	compareRevisions(t, s, src.root, d, root, info.CompactRevision, info.Revision)
-	d.do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", info.CompactRevision-1), nil, root.header()...).
-		wantError(t, http.StatusGone, "compacted")
+	d.Do(t, "GET", fmt.Sprintf("/v1/kv?revision=%d", info.CompactRevision-1), nil, root.Header()...).
+		WantError(t, http.StatusGone, "compacted")
 	compareLeases(t, src, d, root, restartedAt)
 	compareAuth(t, s, src.root, d, root)
 	// The restored server goes on from the snapshot's revision.
-	if rev := d.do(t, "PUT", keyPath("app/new"), []byte("x"), root.header()...).revision(t); rev != info.Revision+1 {
+	if rev := d.Do(t, "PUT", e2e.KeyPath("app/new"), []byte("x"), root.Header()...).Revision(t); rev != info.Revision+1 {
 		t.Errorf("first write on the restored server at revision %d, want %d", rev, info.Revision+1)
 	}
 }
@@ -235,17 +229,17 @@ func TestSnapshotSaveRestore(t *testing.T) {
 // compareRevisions fails unless the two servers hold the same keys at
 // every revision from compact to rev: each key's metadata at each
 // revision, and the value of every write, read at the revision it made.
-func compareRevisions(tb testing.TB, a *server, ac authCaller, b *server, bc authCaller, compact, rev int64) {
+func compareRevisions(tb testing.TB, a *e2e.Server, ac e2e.AuthCaller, b *e2e.Server, bc e2e.AuthCaller, compact, rev int64) {
 	tb.Helper()
-	list := func(s *server, c authCaller, query string) string {
+	list := func(s *e2e.Server, c e2e.AuthCaller, query string) string {
 		var l client.ListResponse
-		s.do(tb, "GET", "/v1/kv?limit=10000&"+query, nil, c.header()...).ok(tb, http.StatusOK, &l)
+		s.Do(tb, "GET", "/v1/kv?limit=10000&"+query, nil, c.Header()...).Ok(tb, http.StatusOK, &l)
 		if l.More {
 			tb.Fatalf("GET /v1/kv?%s: more than 10000 keys", query)
 		}
 		var out []string
 		for _, kv := range l.Kvs {
-			out = append(out, kvString(&kv))
+			out = append(out, e2e.KVString(&kv))
 		}
 		return strings.Join(out, "\n")
 	}
@@ -264,18 +258,18 @@ func compareRevisions(tb testing.TB, a *server, ac authCaller, b *server, bc aut
 
 // compareLeases fails unless the restored server has the source's leases
 // with their keys, each with its full TTL again.
-func compareLeases(tb testing.TB, src *snapshotSource, d *server, root authCaller, started time.Time) {
+func compareLeases(tb testing.TB, src *snapshotSource, d *e2e.Server, root e2e.AuthCaller, started time.Time) {
 	tb.Helper()
 	var list client.LeaseList
-	d.do(tb, "GET", "/v1/leases", nil, root.header()...).ok(tb, http.StatusOK, &list)
+	d.Do(tb, "GET", "/v1/leases", nil, root.Header()...).Ok(tb, http.StatusOK, &list)
 	if len(list.Leases) != len(src.leases) {
 		tb.Fatalf("restored server has %d leases, want %d", len(list.Leases), len(src.leases))
 	}
 	for id, keys := range src.leases {
 		var want, got client.LeaseTimeToLive
-		src.s.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, src.root.header()...).ok(tb, http.StatusOK, &want)
-		d.do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, root.header()...).ok(tb, http.StatusOK, &got)
-		if got.GrantedTtl != want.GrantedTtl || !slices.Equal(deref(got.Keys), keys) || !slices.Equal(deref(got.Keys), deref(want.Keys)) {
+		src.s.Do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, src.root.Header()...).Ok(tb, http.StatusOK, &want)
+		d.Do(tb, "GET", fmt.Sprintf("/v1/leases/%d?keys=true", id), nil, root.Header()...).Ok(tb, http.StatusOK, &got)
+		if got.GrantedTtl != want.GrantedTtl || !slices.Equal(e2e.Deref(got.Keys), keys) || !slices.Equal(e2e.Deref(got.Keys), e2e.Deref(want.Keys)) {
 			tb.Errorf("restored lease %d = %+v, want granted TTL %d and keys %q", id, got, want.GrantedTtl, keys)
 		}
 		// The TTL starts again with the server: it has lost no more than
@@ -290,19 +284,19 @@ func compareLeases(tb testing.TB, src *snapshotSource, d *server, root authCalle
 
 // compareAuth fails unless the restored server has the source's auth
 // switch, users and roles, and enforces them.
-func compareAuth(tb testing.TB, a *server, ac authCaller, b *server, bc authCaller) {
+func compareAuth(tb testing.TB, a *e2e.Server, ac e2e.AuthCaller, b *e2e.Server, bc e2e.AuthCaller) {
 	tb.Helper()
 	for _, path := range []string{"/v1/auth/status", "/v1/auth/users", "/v1/auth/roles", "/v1/auth/users/alice", "/v1/auth/roles/app", "/v1/auth/users/root"} {
-		want := a.do(tb, "GET", path, nil, ac.header()...).want(tb, http.StatusOK)
-		got := b.do(tb, "GET", path, nil, bc.header()...).want(tb, http.StatusOK)
-		if !bytes.Equal(got.body, want.body) {
-			tb.Errorf("GET %s on the restored server = %s, want the source's %s", path, got.body, want.body)
+		want := a.Do(tb, "GET", path, nil, ac.Header()...).Want(tb, http.StatusOK)
+		got := b.Do(tb, "GET", path, nil, bc.Header()...).Want(tb, http.StatusOK)
+		if !bytes.Equal(got.Body, want.Body) {
+			tb.Errorf("GET %s on the restored server = %s, want the source's %s", path, got.Body, want.Body)
 		}
 	}
-	alice := authCaller{name: "alice", token: authLogin(tb, b, "alice", "alice-secret")}
-	b.do(tb, "GET", keyPath("app/k20"), nil, alice.header()...).want(tb, http.StatusOK)
-	wantRefused(tb, b.do(tb, "GET", keyPath("blob/00"), nil, alice.header()...), false)
-	wantRefused(tb, b.do(tb, "GET", "/v1/snapshot", nil, alice.header()...), false)
+	alice := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(tb, b, "alice", "alice-secret")}
+	b.Do(tb, "GET", e2e.KeyPath("app/k20"), nil, alice.Header()...).Want(tb, http.StatusOK)
+	wantRefused(tb, b.Do(tb, "GET", e2e.KeyPath("blob/00"), nil, alice.Header()...), false)
+	wantRefused(tb, b.Do(tb, "GET", "/v1/snapshot", nil, alice.Header()...), false)
 }
 
 // TestSnapshotRefusesDamage: `snapshot save` refuses a download cut
@@ -311,12 +305,12 @@ func compareAuth(tb testing.TB, a *server, ac authCaller, b *server, bc authCall
 // refuse damaged files, and restore leaves no directory behind.
 func TestSnapshotRefusesDamage(t *testing.T) {
 	t.Parallel()
-	embeddedOnly(t, "the tests' gateways serve a namespace, whose snapshot answers 501; TestGatewaySnapshot saves a whole cluster's")
-	s := startServer(t)
+	e2e.EmbeddedOnly(t, "the tests' gateways serve a namespace, whose snapshot answers 501; TestGatewaySnapshot saves a whole cluster's")
+	s := e2e.StartServer(t)
 	for i := range 200 {
-		s.put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 512))
+		s.Put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 512))
 	}
-	good := s.do(t, "GET", "/v1/snapshot", nil).want(t, http.StatusOK).body
+	good := s.Do(t, "GET", "/v1/snapshot", nil).Want(t, http.StatusOK).Body
 	n := len(good)
 	flipped := bytes.Clone(good)
 	flipped[n/2] ^= 1

@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,7 +39,7 @@ func soakKey(bucket, i int) string { return fmt.Sprintf("%s%02d/%02d", soakKeyPr
 // deletes, large puts and leases, at about rate operations a second from
 // writers goroutines. Every answer must be the expected one.
 type soakLoad struct {
-	s      *server
+	s      *e2e.Server
 	truth  *soakTruth
 	errs   *soakErrors
 	rate   float64
@@ -91,16 +93,16 @@ func (l *soakLoad) run(ctx context.Context, writers int, seed uint64) (wait func
 
 // send sends a request and checks its status; it returns nil if the
 // context ended first.
-func (l *soakLoad) send(ctx context.Context, want int, method, path string, body []byte) *reply {
-	r, err := l.s.send(ctx, method, path, body)
+func (l *soakLoad) send(ctx context.Context, want int, method, path string, body []byte) *e2e.Reply {
+	r, err := l.s.Send(ctx, method, path, body)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.errs.add("%s %s: %v", method, path, err)
 		}
 		return nil
 	}
-	if r.status != want {
-		l.errs.add("%s = %d %s, want %d", r.req, r.status, r.body, want)
+	if r.Status != want {
+		l.errs.add("%s = %d %s, want %d", r.Req, r.Status, r.Body, want)
 		return nil
 	}
 	return r
@@ -113,12 +115,12 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 	}
 	randKey := func() string { return soakKey(rng.IntN(soakBuckets), rng.IntN(soakKeys)) }
 	var res client.DeleteResponse
-	decode := func(r *reply) bool {
+	decode := func(r *e2e.Reply) bool {
 		if r == nil {
 			return false
 		}
-		if err := json.Unmarshal(r.body, &res); err != nil {
-			l.errs.add("%s: %v", r.req, err)
+		if err := json.Unmarshal(r.Body, &res); err != nil {
+			l.errs.add("%s: %v", r.Req, err)
 			return false
 		}
 		return true
@@ -126,7 +128,7 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 	switch n := rng.IntN(100); {
 	case n < 45:
 		k, v := randKey(), value()
-		if decode(l.send(ctx, http.StatusOK, "PUT", keyPath(k), []byte(v))) {
+		if decode(l.send(ctx, http.StatusOK, "PUT", e2e.KeyPath(k), []byte(v))) {
 			l.truth.ack(l.errs, res.Header.Revision, soakAck{events: []soakEvent{{key: k, hash: valueHash(v)}}})
 			l.count("put")
 		}
@@ -146,17 +148,17 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 			if slices.ContainsFunc(events, func(e soakEvent) bool { return e.key == k }) {
 				continue
 			}
-			ops = append(ops, fmt.Sprintf(`{"put":{"key":%s,"value":%s}}`, jsonString(k), jsonString(v)))
+			ops = append(ops, fmt.Sprintf(`{"put":{"key":%s,"value":%s}}`, e2e.JSONString(k), e2e.JSONString(v)))
 			events = append(events, soakEvent{key: k, hash: valueHash(v)})
 		}
 		del := soakKey(bucket, perm[3])
-		ops = append(ops, fmt.Sprintf(`{"delete":{"key":%s}}`, jsonString(del)))
+		ops = append(ops, fmt.Sprintf(`{"delete":{"key":%s}}`, e2e.JSONString(del)))
 		if decode(l.send(ctx, http.StatusOK, "POST", "/v1/txn", []byte(`{"success":[`+strings.Join(ops, ",")+`]}`))) {
 			l.truth.ack(l.errs, res.Header.Revision, soakAck{events: events, maybeDel: del})
 			l.count("txn")
 		}
 	case n < 70:
-		if decode(l.send(ctx, http.StatusOK, "DELETE", keyPath(randKey()), nil)) {
+		if decode(l.send(ctx, http.StatusOK, "DELETE", e2e.KeyPath(randKey()), nil)) {
 			l.count("delete")
 		}
 	case n < 72:
@@ -168,7 +170,7 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 	case n < 82:
 		k := fmt.Sprintf("%s%02d", soakBulk, rng.IntN(soakBulkKeys))
 		v := fmt.Sprintf("%x.%s", rng.Uint64(), strings.Repeat("b", soakBulkSize))
-		if decode(l.send(ctx, http.StatusOK, "PUT", keyPath(k), []byte(v))) {
+		if decode(l.send(ctx, http.StatusOK, "PUT", e2e.KeyPath(k), []byte(v))) {
 			l.truth.ack(l.errs, res.Header.Revision, soakAck{events: []soakEvent{{key: k, hash: valueHash(v)}}})
 			l.count("bulk put")
 		}
@@ -176,7 +178,7 @@ func (l *soakLoad) op(ctx context.Context, rng *rand.Rand) {
 		l.grant(ctx, rng, randKey)
 	case n < 90:
 		doc := fmt.Sprintf(`{"success":[{"range":{"key":%s,"prefix":true,"count_only":true}},{"range":{"key":%s}}]}`,
-			jsonString(soakKeyPrefix), jsonString(randKey()))
+			e2e.JSONString(soakKeyPrefix), e2e.JSONString(randKey()))
 		if l.send(ctx, http.StatusOK, "POST", "/v1/txn", []byte(doc)) != nil {
 			l.count("read txn")
 		}
@@ -197,8 +199,8 @@ func (l *soakLoad) grant(ctx context.Context, rng *rand.Rand, randKey func() str
 		return
 	}
 	var g client.LeaseResponse
-	if err := json.Unmarshal(r.body, &g); err != nil || g.Id == 0 {
-		l.errs.add("%s = %s: no id", r.req, r.body)
+	if err := json.Unmarshal(r.Body, &g); err != nil || g.Id == 0 {
+		l.errs.add("%s = %s: no id", r.Req, r.Body)
 		return
 	}
 	granted := time.Now()
@@ -210,7 +212,7 @@ func (l *soakLoad) grant(ctx context.Context, rng *rand.Rand, randKey func() str
 		}
 	}
 	doc := fmt.Sprintf(`{"success":[{"put":{"key":%s,"value":"leased","lease":%d}},{"put":{"key":%s,"value":"leased","lease":%d}}]}`,
-		jsonString(k1), g.Id, jsonString(k2), g.Id)
+		e2e.JSONString(k1), g.Id, e2e.JSONString(k2), g.Id)
 	if l.send(ctx, http.StatusOK, "POST", "/v1/txn", []byte(doc)) == nil {
 		return
 	}
@@ -269,15 +271,15 @@ func (l *soakLoad) leaseLoop(ctx context.Context) {
 }
 
 func (l *soakLoad) leaseCall(ctx context.Context, method, path string) {
-	r, err := l.s.send(ctx, method, path, nil)
+	r, err := l.s.Send(ctx, method, path, nil)
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
 			l.errs.add("%s %s: %v", method, path, err)
 		}
-	case r.status == http.StatusNotFound:
+	case r.Status == http.StatusNotFound:
 		l.count("late lease call")
-	case r.status != http.StatusOK:
-		l.errs.add("%s = %d %s, want 200", r.req, r.status, r.body)
+	case r.Status != http.StatusOK:
+		l.errs.add("%s = %d %s, want 200", r.Req, r.Status, r.Body)
 	}
 }

@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -63,10 +65,10 @@ func TestSoak(t *testing.T) {
 	if err != nil || d < time.Minute {
 		t.Fatalf("%s=%q: want a duration of a minute or more", envSoak, v)
 	}
-	rng := testRand(t, "HTTPKV_SOAK_SEED")
-	s := startServer(t, "--unsafe-no-fsync=false", "--watch-progress-notify-interval=5s")
+	rng := e2e.TestRand(t, "HTTPKV_SOAK_SEED")
+	s := e2e.StartServer(t, "--unsafe-no-fsync=false", "--watch-progress-notify-interval=5s")
 	errs := &soakErrors{}
-	truth := newSoakTruth(s.status(t).Revision)
+	truth := newSoakTruth(s.Status(t).Revision)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -89,8 +91,8 @@ func TestSoak(t *testing.T) {
 		watchers[i] = w
 		wg.Go(func() { w.run(ctx, s.URL) })
 	}
-	eventually(t, time.Minute, func() (bool, string) {
-		n := watcherCount(t, s)
+	e2e.Eventually(t, time.Minute, func() (bool, string) {
+		n := e2e.WatcherCount(t, s)
 		return n >= soakWatchers, fmt.Sprintf("%d of %d watchers are set up", n, soakWatchers)
 	})
 
@@ -107,7 +109,7 @@ func TestSoak(t *testing.T) {
 	)
 	for tick := 1; time.Since(start) < d && errs.count() == 0; tick++ {
 		time.Sleep(time.Until(start.Add(time.Duration(tick) * every)))
-		cur := s.status(t).Revision
+		cur := s.Status(t).Revision
 		truth.extend(t, s, errs, cur)
 		truth.trim(verifyAll(watchers, truth))
 		// Compact at the revision of soakCompactLag ago.
@@ -117,8 +119,8 @@ func TestSoak(t *testing.T) {
 		}
 		if r := revs[0]; time.Since(r.at) >= soakCompactLag && r.rev > compacted {
 			physical := compacts%2 == 0
-			resp, err := s.send(ctx, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":%v}`, r.rev, physical)))
-			if err != nil || resp.status != http.StatusOK {
+			resp, err := s.Send(ctx, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d,"physical":%v}`, r.rev, physical)))
+			if err != nil || resp.Status != http.StatusOK {
 				errs.add("POST /v1/compact at %d: %v %v", r.rev, err, resp)
 			}
 			compacted = r.rev
@@ -131,11 +133,11 @@ func TestSoak(t *testing.T) {
 
 	// The end: every watcher, the stalled ones reading again, reaches the
 	// last revision, and all they read is compared.
-	final := s.status(t).Revision
+	final := s.Status(t).Revision
 	for _, w := range watchers {
 		w.unstall.Store(true)
 	}
-	eventually(t, 3*time.Minute, func() (bool, string) {
+	e2e.Eventually(t, 3*time.Minute, func() (bool, string) {
 		behind := 0
 		for _, w := range watchers {
 			if w.lastIDNow() < final {
@@ -177,9 +179,9 @@ func verifyAll(watchers []*soakWatcher, tr *soakTruth) int64 {
 }
 
 // soakSampleNow reads the server's figures from /metrics.
-func soakSampleNow(tb testing.TB, s *server, at time.Duration) soakSample {
+func soakSampleNow(tb testing.TB, s *e2e.Server, at time.Duration) soakSample {
 	tb.Helper()
-	m := parseMetrics(s.do(tb, "GET", "/metrics", nil).want(tb, http.StatusOK).body)
+	m := e2e.ParseMetrics(s.Do(tb, "GET", "/metrics", nil).Want(tb, http.StatusOK).Body)
 	return soakSample{
 		at:              at,
 		rss:             m["process_resident_memory_bytes"],

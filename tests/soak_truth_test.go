@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -23,11 +25,11 @@ type soakEvent struct {
 
 func newSoakEvent(typ string, kv client.KeyValue) soakEvent {
 	if typ == "delete" {
-		return soakEvent{key: keyOf(&kv), del: true}
+		return soakEvent{key: e2e.KeyOf(&kv), del: true}
 	}
 	h := fnv.New64a()
-	h.Write([]byte(valueOf(&kv)))
-	return soakEvent{key: keyOf(&kv), hash: h.Sum64()}
+	h.Write([]byte(e2e.ValueOf(&kv)))
+	return soakEvent{key: e2e.KeyOf(&kv), hash: h.Sum64()}
 }
 
 func valueHash(v string) uint64 {
@@ -113,7 +115,7 @@ func (tr *soakTruth) ack(errs *soakErrors, rev int64, a soakAck) {
 // extend reads the history from top+1 to rev and checks it: every
 // revision holds events, and one the load had acknowledged holds exactly
 // what it wrote.
-func (tr *soakTruth) extend(tb testing.TB, s *server, errs *soakErrors, rev int64) {
+func (tr *soakTruth) extend(tb testing.TB, s *e2e.Server, errs *soakErrors, rev int64) {
 	tb.Helper()
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -122,14 +124,14 @@ func (tr *soakTruth) extend(tb testing.TB, s *server, errs *soakErrors, rev int6
 	}
 	q := fmt.Sprintf("start_revision=%d&end_revision=%d&limit=10000", tr.top+1, rev)
 	for page := q; ; {
-		h := s.history(tb, page)
+		h := s.History(tb, page)
 		for _, ev := range h.Events {
 			tr.revs[ev.Kv.ModRevision] = append(tr.revs[ev.Kv.ModRevision], newSoakEvent(string(ev.Type), ev.Kv))
 		}
 		if !h.More {
 			break
 		}
-		page = q + "&page_token=" + url.QueryEscape(deref(h.NextPageToken))
+		page = q + "&page_token=" + url.QueryEscape(e2e.Deref(h.NextPageToken))
 	}
 	for r := tr.top + 1; r <= rev; r++ {
 		if len(tr.revs[r]) == 0 {

@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"errors"
 	"fmt"
@@ -236,7 +238,7 @@ func (w *soakWatcher) handle(m sseMessage, resume bool) string {
 		}
 		var evs []soakEvent
 		for _, ev := range p.Events {
-			if ev.Kv.ModRevision != id || !w.match(keyOf(&ev.Kv)) {
+			if ev.Kv.ModRevision != id || !w.match(e2e.KeyOf(&ev.Kv)) {
 				return fail("event %v in the message of revision %d", ev, id)
 			}
 			evs = append(evs, newSoakEvent(string(ev.Type), ev.Kv))

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"io"
 	"net/http"
@@ -61,7 +63,7 @@ func (c *sseConn) start(resp *http.Response) {
 		resp.Body.Close()
 		c.tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", c.req, ct)
 	}
-	checkStreamHead(c.tb, c.req, resp)
+	e2e.CheckStreamHead(c.tb, c.req, resp)
 	c.started = true
 	go c.read(resp.Body)
 }

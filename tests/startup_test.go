@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -23,7 +25,7 @@ func runToExit(tb testing.TB, dataDir string, timeout time.Duration) (int, strin
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, serverBinary(tb), "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level=warn")
+	cmd := exec.CommandContext(ctx, e2e.ServerBinary(tb), "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level=warn")
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -58,11 +60,11 @@ func fileState(tb testing.TB, path string) string {
 // (SIGBUS) inside the storage engine, and leaves the file as it was.
 func TestStartupTruncatedDataFile(t *testing.T) {
 	t.Parallel()
-	embeddedOnly(t, "it truncates the data file, which a gateway to etcd has none of")
-	s := startServer(t)
+	e2e.EmbeddedOnly(t, "it truncates the data file, which a gateway to etcd has none of")
+	s := e2e.StartServer(t)
 	value := strings.Repeat("v", 4096)
 	for i := range 300 {
-		s.put(t, fmt.Sprintf("k%03d", i), value)
+		s.Put(t, fmt.Sprintf("k%03d", i), value)
 	}
 	s.Stop()
 	path := filepath.Join(s.DataDir, "httpkv.db")
@@ -78,7 +80,7 @@ func TestStartupTruncatedDataFile(t *testing.T) {
 	}
 	before := fileState(t, path)
 
-	code, stderr := runToExit(t, s.DataDir, serverStartTimeout)
+	code, stderr := runToExit(t, s.DataDir, e2e.ServerStartTimeout)
 	if code == 0 || strings.Contains(stderr, "SIGBUS") || strings.Contains(stderr, "panic") {
 		t.Fatalf("httpkv on a truncated file exited %d; stderr:\n%s\nwant a non-zero exit with a message, no crash", code, stderr)
 	}
@@ -102,22 +104,22 @@ func TestStartupTruncatedDataFile(t *testing.T) {
 // holds the directory, and the first goes on serving.
 func TestStartupDataDirLocked(t *testing.T) {
 	t.Parallel()
-	embeddedOnly(t, "it locks the data directory, which a gateway to etcd has none of")
-	s := startServer(t)
-	s.put(t, "k", "v")
+	e2e.EmbeddedOnly(t, "it locks the data directory, which a gateway to etcd has none of")
+	s := e2e.StartServer(t)
+	s.Put(t, "k", "v")
 	path := filepath.Join(s.DataDir, "httpkv.db")
 	before := fileState(t, path)
 
 	// Well under bbolt's own 5 second wait for the lock.
 	code, stderr := runToExit(t, s.DataDir, 4*time.Second)
-	want := fmt.Sprintf("locked by another process (pid %d)", s.cmd.Process.Pid)
+	want := fmt.Sprintf("locked by another process (pid %d)", s.Cmd.Process.Pid)
 	if code == 0 || !strings.Contains(stderr, want) {
 		t.Fatalf("a second httpkv on the data dir exited %d; stderr:\n%s\nwant a non-zero exit saying %q", code, stderr, want)
 	}
 	if after := fileState(t, path); after != before {
 		t.Errorf("the data file changed: %s, was %s", after, before)
 	}
-	if got := s.get(t, "k"); valueOf(&got) != "v" {
-		t.Fatalf("the first server reads k = %q after the second failed, want v", valueOf(&got))
+	if got := s.Get(t, "k"); e2e.ValueOf(&got) != "v" {
+		t.Fatalf("the first server reads k = %q after the second failed, want v", e2e.ValueOf(&got))
 	}
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"os"
@@ -24,14 +26,14 @@ import (
 // panics.
 func TestTamperedStoreRefused(t *testing.T) {
 	t.Parallel()
-	embeddedOnly(t, "it edits the embedded store's file, which a gateway to etcd has none of")
-	s := startServer(t)
+	e2e.EmbeddedOnly(t, "it edits the embedded store's file, which a gateway to etcd has none of")
+	s := e2e.StartServer(t)
 	var g client.LeaseResponse
-	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).ok(t, http.StatusCreated, &g)
+	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`)).Ok(t, http.StatusCreated, &g)
 	for i := range 200 {
-		s.put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 1024))
+		s.Put(t, fmt.Sprintf("k%03d", i), strings.Repeat("v", 1024))
 	}
-	s.do(t, "PUT", fmt.Sprintf("%s?lease=%d", keyPath("leased"), g.Id), []byte("x")).want(t, http.StatusOK)
+	s.Do(t, "PUT", fmt.Sprintf("%s?lease=%d", e2e.KeyPath("leased"), g.Id), []byte("x")).Want(t, http.StatusOK)
 	s.Stop()
 	good, err := os.ReadFile(filepath.Join(s.DataDir, "httpkv.db"))
 	if err != nil {
@@ -68,7 +70,7 @@ func TestTamperedStoreRefused(t *testing.T) {
 			}
 
 			before := fileState(t, db)
-			code, stderr := runToExit(t, data, serverStartTimeout)
+			code, stderr := runToExit(t, data, e2e.ServerStartTimeout)
 			refused(t, "httpkv on the data directory", stderr, fmt.Errorf("exit code %d", code))
 			if code == 0 {
 				t.Fatalf("httpkv on a tampered store exited 0; stderr:\n%s", stderr)

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"context"
 	"crypto/ecdsa"
@@ -35,7 +37,7 @@ func TestTLS(t *testing.T) {
 	h2.Timeout = 10 * time.Second
 	h1 := srv.client(false)
 
-	eventually(t, 15*time.Second, func() (bool, string) {
+	e2e.Eventually(t, 15*time.Second, func() (bool, string) {
 		resp, err := h2.Get(base + "/health")
 		if err != nil {
 			return false, err.Error()
@@ -124,13 +126,13 @@ func startTLSServer(t *testing.T, extraArgs ...string) *tlsServer {
 	certFile, keyFile, pool := writeTestCert(t, dir)
 	args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
 		"--unsafe-no-fsync", "--log-level=warn", "--tls-cert-file", certFile, "--tls-key-file", keyFile}, extraArgs...)
-	cmd := exec.Command(serverBinary(t), args...)
+	cmd := exec.Command(e2e.ServerBinary(t), args...)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &tailBuffer{max: 64 << 10}
+	stderr := &e2e.TailBuffer{Max: 64 << 10}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start httpkv with TLS: %v", err)

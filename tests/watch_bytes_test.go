@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bytes"
 	"fmt"
 	"testing"
@@ -18,8 +20,8 @@ import (
 // had held for it.
 func TestWatchStalledClientBounded(t *testing.T) {
 	t.Parallel()
-	f := startInProcess(t, t.TempDir())
-	w := openWatch(t, f.server, "key=big/&prefix=true")
+	f := e2e.StartInProcess(t, t.TempDir())
+	w := openWatch(t, f.Server, "key=big/&prefix=true")
 	start := w.created.StartRevision
 
 	const n, size = 48, 512 << 10
@@ -27,23 +29,23 @@ func TestWatchStalledClientBounded(t *testing.T) {
 	var most int64
 	var last int64
 	for i := range n {
-		res, err := f.backend.Store().Put(kv.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
+		res, err := f.Backend.Store().Put(kv.PutRequest{Key: fmt.Appendf(nil, "big/%02d", i), Value: value})
 		if err != nil {
 			t.Fatalf("Put(big/%02d) = %v", i, err)
 		}
 		last = res.Revision
-		most = max(most, f.backend.Stats().Watchers.PendingBytes)
+		most = max(most, f.Backend.Stats().Watchers.PendingBytes)
 	}
 	t.Logf("the server held at most %d bytes for a stalled stream over %d puts of %d bytes", most, n, size)
 	if limit := int64(watch.DefaultQueueBytes + size + 4096); most > limit {
 		t.Fatalf("Stats().PendingBytes reached %d for a stalled stream, want at most %d", most, limit)
 	}
-	if _, err := f.backend.Store().Compact(last); err != nil {
+	if _, err := f.Backend.Store().Compact(last); err != nil {
 		t.Fatalf("Compact(%d) = %v", last, err)
 	}
 	got := 0
 	for {
-		m := w.next(watchTimeout)
+		m := w.next(e2e.WatchTimeout)
 		if m.Kind == "compacted" {
 			if m.CompactRevision != last {
 				t.Fatalf("compacted at %d, want %d", m.CompactRevision, last)
@@ -55,12 +57,12 @@ func TestWatchStalledClientBounded(t *testing.T) {
 		}
 		got++
 	}
-	w.wantEnd(watchTimeout)
+	w.wantEnd(e2e.WatchTimeout)
 	if got >= n {
 		t.Fatalf("the stalled stream received all %d puts before compacted, want the server to have dropped some", n)
 	}
 	t.Logf("the stream received %d of %d puts, then compacted", got, n)
-	if p := f.backend.Stats().Watchers; p.PendingBytes != 0 {
+	if p := f.Backend.Stats().Watchers; p.PendingBytes != 0 {
 		t.Fatalf("stats after the stream ended = %+v, want nothing pending", p)
 	}
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"sync"
@@ -14,7 +16,7 @@ import (
 // checks that).
 func TestWatchCreatedHeaderUnderWrites(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	stop := make(chan struct{})
 	var writers sync.WaitGroup
 	for w := range 8 {
@@ -25,8 +27,8 @@ func TestWatchCreatedHeaderUnderWrites(t *testing.T) {
 					return
 				default:
 				}
-				r, err := s.send(t.Context(), "PUT", keyPath(fmt.Sprintf("w%d", w)), []byte(fmt.Sprint(i)))
-				if err != nil || r.status != http.StatusOK {
+				r, err := s.Send(t.Context(), "PUT", e2e.KeyPath(fmt.Sprintf("w%d", w)), []byte(fmt.Sprint(i)))
+				if err != nil || r.Status != http.StatusOK {
 					t.Errorf("PUT w%d: %v %v", w, r, err)
 					return
 				}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -15,10 +17,6 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// watchTimeout bounds the wait for any one watch message: a healthy
-// server sends it well within it, even on a loaded machine.
-const watchTimeout = time.Minute
-
 // watchMessage is a checked message of a watch stream.
 type watchMessage struct {
 	Kind            string // message, created, progress, compacted, canceled
@@ -29,15 +27,6 @@ type watchMessage struct {
 	Events          []client.WatchEvent
 	Reason          string
 	raw             sseMessage
-}
-
-// eventString shows an event for a failure message.
-func eventString(e *client.WatchEvent) string {
-	s := string(e.Type) + " " + kvString(&e.Kv)
-	if e.PrevKv != nil {
-		s += " prev " + kvString(e.PrevKv)
-	}
-	return s
 }
 
 // sseResult is what the parser gave: a message or the error ending the
@@ -67,13 +56,13 @@ type watchStream struct {
 // openWatch opens a watch with the query and request headers (name, value
 // pairs), checks the answer's headers and the preamble (retry: 1000, then
 // the created event) and returns the stream. It is closed on cleanup.
-func openWatch(tb testing.TB, s *server, query string, header ...string) *watchStream {
+func openWatch(tb testing.TB, s *e2e.Server, query string, header ...string) *watchStream {
 	tb.Helper()
-	return openWatchWith(tb, s.streams, s, query, header...)
+	return openWatchWith(tb, s.Streams, s, query, header...)
 }
 
 // openWatchWith is openWatch through the given client.
-func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, header ...string) *watchStream {
+func openWatchWith(tb testing.TB, client *http.Client, s *e2e.Server, query string, header ...string) *watchStream {
 	tb.Helper()
 	resp, c := dialSSE(tb, client, s.URL+"/v1/watch?"+query, "GET /v1/watch?"+query, header...)
 	w := &watchStream{sseConn: c, header: resp.Header}
@@ -82,12 +71,12 @@ func openWatchWith(tb testing.TB, client *http.Client, s *server, query string, 
 		tb.Errorf("%s: Cache-Control %q, want no-cache", w.req, cc)
 	}
 
-	first := w.recv(watchTimeout)
+	first := w.recv(e2e.WatchTimeout)
 	if !first.raw.HasRetry || first.raw.Retry != 1000 || first.raw.HasData {
 		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", w.req, first.raw)
 	}
 	w.retry = 0
-	w.created = w.next(watchTimeout)
+	w.created = w.next(e2e.WatchTimeout)
 	if w.created.Kind != "created" || w.created.StartRevision <= 0 || w.created.Header.Revision <= 0 {
 		tb.Fatalf("%s: first message %v, want created with start_revision and header", w.req, w.created.raw)
 	}
@@ -205,10 +194,10 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 	if out.Kind == "" {
 		out.Kind = "message"
 	}
-	if err := checkTwins([]byte(m.Data)); err != nil {
+	if err := e2e.CheckTwins([]byte(m.Data)); err != nil {
 		fail("%v", err)
 	}
-	checkWatchMessage(w.tb, w.req, []byte(m.Data))
+	e2e.CheckWatchMessage(w.tb, w.req, []byte(m.Data))
 	if strings.Contains(m.Data, "\n") {
 		fail("a payload of several data lines")
 	}
@@ -300,14 +289,7 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 // "delete k @mod".
 func eventLine(e client.WatchEvent) string {
 	if e.Type == "delete" {
-		return fmt.Sprintf("delete %s @%d", keyOf(&e.Kv), e.Kv.ModRevision)
+		return fmt.Sprintf("delete %s @%d", e2e.KeyOf(&e.Kv), e.Kv.ModRevision)
 	}
-	return fmt.Sprintf("put %s=%s @%d", keyOf(&e.Kv), valueOf(&e.Kv), e.Kv.ModRevision)
-}
-
-// watcherCount is the number of watchers GET /v1/status reports.
-func watcherCount(tb testing.TB, s *server) int {
-	tb.Helper()
-	st := s.status(tb)
-	return int(st.Watchers.Synced + st.Watchers.Unsynced + st.Watchers.Victims)
+	return fmt.Sprintf("put %s=%s @%d", e2e.KeyOf(&e.Kv), e2e.ValueOf(&e.Kv), e.Kv.ModRevision)
 }

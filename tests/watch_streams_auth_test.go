@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"net/url"
@@ -20,17 +22,17 @@ func TestWatchStreamAuth(t *testing.T) {
 	t.Parallel()
 	f := startRBAC(t)
 	alice, bob := f.callers[1], f.callers[2]
-	if alice.name != "alice" || bob.name != "bob" {
-		t.Fatalf("callers %s %s, want alice bob", alice.name, bob.name)
+	if alice.Name != "alice" || bob.Name != "bob" {
+		t.Fatalf("callers %s %s, want alice bob", alice.Name, bob.Name)
 	}
 	s := f.s
-	s.do(t, "POST", "/v1/watch/streams", []byte(`{"watches":[{"key":"app/","prefix":true},{"key":"cfg"}]}`),
-		alice.header("Content-Type", "application/json")...).wantError(t, http.StatusForbidden, "permission_denied")
-	stream, ids := s.createStream(t, `{"watches":[{"key":"app/","prefix":true}]}`, alice.header()...)
+	s.Do(t, "POST", "/v1/watch/streams", []byte(`{"watches":[{"key":"app/","prefix":true},{"key":"cfg"}]}`),
+		alice.Header("Content-Type", "application/json")...).WantError(t, http.StatusForbidden, "permission_denied")
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"app/","prefix":true}]}`, alice.Header()...)
 	app := ids[0]
-	logs := s.addWatch(t, stream, `{"key":"logs/","prefix":true}`, alice.header()...)
-	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"cfg"}`), alice.header()...).
-		wantError(t, http.StatusForbidden, "permission_denied")
+	logs := s.AddWatch(t, stream, `{"key":"logs/","prefix":true}`, alice.Header()...)
+	s.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"cfg"}`), alice.Header()...).
+		WantError(t, http.StatusForbidden, "permission_denied")
 
 	// Not bob's, not anyone's without a token.
 	for _, op := range []struct{ method, path, body string }{
@@ -43,44 +45,44 @@ func TestWatchStreamAuth(t *testing.T) {
 		if op.body != "" {
 			body = []byte(op.body)
 		}
-		s.do(t, op.method, op.path, body, bob.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
-		wantRefused(t, s.do(t, op.method, op.path, body), true)
+		s.Do(t, op.method, op.path, body, bob.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
+		wantRefused(t, s.Do(t, op.method, op.path, body), true)
 	}
 	// A browser's EventSource sends its token in the query: accepted on
 	// the stream's GET alone.
-	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches?access_token="+url.QueryEscape(alice.token), []byte(`{"key":"app/a"}`)).
-		wantError(t, http.StatusUnauthorized, "unauthenticated")
-	r := openStreamQuery(t, s, stream, "access_token="+url.QueryEscape(alice.token))
+	s.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches?access_token="+url.QueryEscape(alice.Token), []byte(`{"key":"app/a"}`)).
+		WantError(t, http.StatusUnauthorized, "unauthenticated")
+	r := openStreamQuery(t, s, stream, "access_token="+url.QueryEscape(alice.Token))
 	l := newStreamLedger(t)
-	l.readUntil(r, watchTimeout, func() bool { return l.watcher(app).created && l.watcher(logs).created })
+	l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(app).created && l.watcher(logs).created })
 
-	authDo(t, s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/logs-r", "")
-	l.readUntil(r, watchTimeout, l.ended(logs))
+	e2e.AuthDo(t, s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/logs-r", "")
+	l.readUntil(r, e2e.WatchTimeout, l.ended(logs))
 	if got := l.watcher(logs).final; got != "canceled: permission denied" {
 		t.Fatalf("alice's logs/ watcher after her read on logs/ was revoked: %q, want canceled: permission denied", got)
 	}
-	rev := s.do(t, "PUT", keyPath("app/1"), []byte("one"), f.root.header()...).want(t, http.StatusOK).revision(t)
+	rev := s.Do(t, "PUT", e2e.KeyPath("app/1"), []byte("one"), f.root.Header()...).Want(t, http.StatusOK).Revision(t)
 	want := map[int64][]string{app: {fmt.Sprintf("put app/1=one@%d", rev)}}
-	got := l.readUntil(r, watchTimeout, l.has(want))
+	got := l.readUntil(r, e2e.WatchTimeout, l.has(want))
 
 	// A new password revokes the token: its connection ends, the stream
 	// does not.
-	authDo(t, s, f.root, http.StatusOK, "PUT", "/v1/auth/users/alice/password", `{"password":"alice-new"}`)
-	r.wantEnd(watchTimeout)
-	rev = s.do(t, "PUT", keyPath("app/2"), []byte("two"), f.root.header()...).want(t, http.StatusOK).revision(t)
+	e2e.AuthDo(t, s, f.root, http.StatusOK, "PUT", "/v1/auth/users/alice/password", `{"password":"alice-new"}`)
+	r.wantEnd(e2e.WatchTimeout)
+	rev = s.Do(t, "PUT", e2e.KeyPath("app/2"), []byte("two"), f.root.Header()...).Want(t, http.StatusOK).Revision(t)
 	want[app] = append(want[app], fmt.Sprintf("put app/2=two@%d", rev))
-	alice.token = authLogin(t, s, "alice", "alice-new")
-	r = openStream(t, s, stream, got[len(got)-1].ID, alice.header()...)
-	l.readUntil(r, watchTimeout, l.has(want))
+	alice.Token = e2e.AuthLogin(t, s, "alice", "alice-new")
+	r = openStream(t, s, stream, got[len(got)-1].ID, alice.Header()...)
+	l.readUntil(r, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
 
-	authDo(t, s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/alice", "")
-	l.readUntil(r, watchTimeout, l.ended(app))
+	e2e.AuthDo(t, s, f.root, http.StatusOK, "DELETE", "/v1/auth/users/alice", "")
+	l.readUntil(r, e2e.WatchTimeout, l.ended(app))
 	if got := l.watcher(app).final; got != "canceled: user deleted" {
 		t.Fatalf("alice's stream after she was deleted: %q, want canceled: user deleted", got)
 	}
-	r.wantEnd(watchTimeout)
-	s.do(t, "DELETE", "/v1/watch/streams/"+stream, nil, f.root.header()...).wantError(t, http.StatusNotFound, "stream_not_found")
+	r.wantEnd(e2e.WatchTimeout)
+	s.Do(t, "DELETE", "/v1/watch/streams/"+stream, nil, f.root.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
 }
 
 // TestWatchStreamTokenExpiry: with tokens that live 2 seconds, the
@@ -88,18 +90,18 @@ func TestWatchStreamAuth(t *testing.T) {
 // stream goes on, and a new token resumes it where it was.
 func TestWatchStreamTokenExpiry(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, authBcryptCost, "--auth-token-ttl=2s")
-	enableAuth(t, s, "pw")
-	root := authCaller{name: "root", token: authLogin(t, s, "root", "pw")}
-	stream, ids := s.createStream(t, `{"watches":[{"key":"x"}]}`, root.header()...)
-	r := openStream(t, s, stream, noCursor, root.header()...)
+	s := e2e.StartServer(t, e2e.AuthBcryptCost, "--auth-token-ttl=2s")
+	e2e.EnableAuth(t, s, "pw")
+	root := e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, s, "root", "pw")}
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"x"}]}`, root.Header()...)
+	r := openStream(t, s, stream, noCursor, root.Header()...)
 	l := newStreamLedger(t)
-	got := l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).created })
-	r.wantEnd(watchTimeout)
-	root.token = authLogin(t, s, "root", "pw")
-	rev := s.do(t, "PUT", keyPath("x"), []byte("1"), root.header()...).want(t, http.StatusOK).revision(t)
-	r = openStream(t, s, stream, got[len(got)-1].ID, root.header()...)
+	got := l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(ids[0]).created })
+	r.wantEnd(e2e.WatchTimeout)
+	root.Token = e2e.AuthLogin(t, s, "root", "pw")
+	rev := s.Do(t, "PUT", e2e.KeyPath("x"), []byte("1"), root.Header()...).Want(t, http.StatusOK).Revision(t)
+	r = openStream(t, s, stream, got[len(got)-1].ID, root.Header()...)
 	want := map[int64][]string{ids[0]: {fmt.Sprintf("put x=1@%d", rev)}}
-	l.readUntil(r, watchTimeout, l.has(want))
+	l.readUntil(r, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
 }

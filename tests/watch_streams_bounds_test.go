@@ -1,11 +1,11 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,18 +15,18 @@ import (
 // streamAlive reports whether a stream exists, without connecting to it:
 // canceling a watch it never had answers watch_not_found while it does,
 // stream_not_found once it is gone.
-func streamAlive(tb testing.TB, s *server, stream string) bool {
+func streamAlive(tb testing.TB, s *e2e.Server, stream string) bool {
 	tb.Helper()
-	r := s.do(tb, "DELETE", "/v1/watch/streams/"+stream+"/watches/999999", nil)
+	r := s.Do(tb, "DELETE", "/v1/watch/streams/"+stream+"/watches/999999", nil)
 	var e client.ErrorResponse
-	r.decode(tb, &e)
+	r.Decode(tb, &e)
 	switch e.Error.Code {
 	case "watch_not_found":
 		return true
 	case "stream_not_found":
 		return false
 	}
-	tb.Fatalf("%s = %s, want watch_not_found or stream_not_found", r.req, r.body)
+	tb.Fatalf("%s = %s, want watch_not_found or stream_not_found", r.Req, r.Body)
 	return false
 }
 
@@ -35,33 +35,33 @@ func streamAlive(tb testing.TB, s *server, stream string) bool {
 // connection, never read or no longer, is dropped: then it answers 404.
 func TestWatchStreamIdleExpiry(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--watch-stream-idle-timeout=1s")
-	never, _ := s.createStream(t, "")
-	read, ids := s.createStream(t, `{"watches":[{"key":"e"}]}`)
+	s := e2e.StartServer(t, "--watch-stream-idle-timeout=1s")
+	never, _ := s.CreateStream(t, "")
+	read, ids := s.CreateStream(t, `{"watches":[{"key":"e"}]}`)
 	r := openStream(t, s, read, noCursor)
 	l := newStreamLedger(t)
-	l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).created })
-	deadline := time.Now().Add(watchTimeout)
+	l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(ids[0]).created })
+	deadline := time.Now().Add(e2e.WatchTimeout)
 	for streamAlive(t, s, never) {
 		if time.Now().After(deadline) {
-			t.Fatalf("a stream never read is still there after %v", watchTimeout)
+			t.Fatalf("a stream never read is still there after %v", e2e.WatchTimeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Read for three timeouts: it stays.
 	for range 3 {
-		rev := s.put(t, "e", "v")
-		l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).lastRev == rev })
+		rev := s.Put(t, "e", "v")
+		l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(ids[0]).lastRev == rev })
 		time.Sleep(time.Second)
 	}
 	if !streamAlive(t, s, read) {
 		t.Fatal("a stream being read was dropped")
 	}
 	r.close()
-	deadline = time.Now().Add(watchTimeout)
+	deadline = time.Now().Add(e2e.WatchTimeout)
 	for streamAlive(t, s, read) {
 		if time.Now().After(deadline) {
-			t.Fatalf("a stream left without a connection is still there after %v", watchTimeout)
+			t.Fatalf("a stream left without a connection is still there after %v", e2e.WatchTimeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -79,27 +79,27 @@ func TestWatchStreamIdleExpiry(t *testing.T) {
 // with auth off that bound is per client address.
 func TestWatchStreamLimits(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-watchers-per-stream=3", "--max-watch-streams-per-user=2")
+	s := e2e.StartServer(t, "--max-watchers-per-stream=3", "--max-watch-streams-per-user=2")
 	four := `{"watches":[{"key":"a"},{"key":"b"},{"key":"c"},{"key":"d"}]}`
-	e := s.do(t, "POST", "/v1/watch/streams", []byte(four), "Content-Type", "application/json").wantError(t, http.StatusTooManyRequests, "too_many_requests")
+	e := s.Do(t, "POST", "/v1/watch/streams", []byte(four), "Content-Type", "application/json").WantError(t, http.StatusTooManyRequests, "too_many_requests")
 	if !strings.Contains(e.Message, "--max-watchers-per-stream") {
 		t.Errorf("429 for too many watchers says %q, want the flag named", e.Message)
 	}
-	stream, ids := s.createStream(t, `{"watches":[{"key":"a"},{"key":"b"},{"key":"c"}]}`)
-	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"d"}`)).wantError(t, http.StatusTooManyRequests, "too_many_requests")
-	s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, ids[0]), nil).want(t, http.StatusOK)
-	s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, ids[0]), nil).wantError(t, http.StatusNotFound, "watch_not_found")
-	s.addWatch(t, stream, `{"key":"d"}`)
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"a"},{"key":"b"},{"key":"c"}]}`)
+	s.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"d"}`)).WantError(t, http.StatusTooManyRequests, "too_many_requests")
+	s.Do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, ids[0]), nil).Want(t, http.StatusOK)
+	s.Do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, ids[0]), nil).WantError(t, http.StatusNotFound, "watch_not_found")
+	s.AddWatch(t, stream, `{"key":"d"}`)
 
-	other, _ := s.createStream(t, "")
-	e = s.do(t, "POST", "/v1/watch/streams", nil).wantError(t, http.StatusTooManyRequests, "too_many_requests")
+	other, _ := s.CreateStream(t, "")
+	e = s.Do(t, "POST", "/v1/watch/streams", nil).WantError(t, http.StatusTooManyRequests, "too_many_requests")
 	if !strings.Contains(e.Message, "--max-watch-streams-per-user") {
 		t.Errorf("429 for too many streams says %q, want the flag named", e.Message)
 	}
 	// With auth off, the bound is per client address.
-	s.from("127.0.0.2").createStream(t, "")
-	s.do(t, "DELETE", "/v1/watch/streams/"+other, nil).want(t, http.StatusOK)
-	s.createStream(t, "{}")
+	s.From("127.0.0.2").CreateStream(t, "")
+	s.Do(t, "DELETE", "/v1/watch/streams/"+other, nil).Want(t, http.StatusOK)
+	s.CreateStream(t, "{}")
 }
 
 // TestWatchStreamStalledReader: with --watch-stream-buffer-bytes=64KiB, a
@@ -113,19 +113,19 @@ func TestWatchStreamStalledReader(t *testing.T) {
 	t.Parallel()
 	// The reader stalls while the writes go on until watchers are
 	// parked: longer than 30 s on a loaded machine.
-	s := startServer(t, "--watch-stream-buffer-bytes=65536", fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
+	s := e2e.StartServer(t, "--watch-stream-buffer-bytes=65536", fmt.Sprintf("--write-timeout=%v", e2e.StalledWriteTimeout))
 	var bodies []string
 	for range 10 {
 		bodies = append(bodies, `{"key":"s/","prefix":true}`)
 	}
-	stream, ids := s.createStream(t, `{"watches":[`+strings.Join(bodies, ",")+`]}`)
-	r := openStream(t, s.withSmallReceiveBuffer(), stream, noCursor)
+	stream, ids := s.CreateStream(t, `{"watches":[`+strings.Join(bodies, ",")+`]}`)
+	r := openStream(t, s.WithSmallReceiveBuffer(), stream, noCursor)
 	l := newStreamLedger(t)
-	l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[len(ids)-1]).created })
+	l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(ids[len(ids)-1]).created })
 	// The test stops reading: the connection's buffers fill, then the
 	// stream's, and watchers are parked. Write until they are.
 	value := strings.Repeat("v", 1<<10)
-	for i := 0; s.metric(t, "httpkv_watch_stream_parks_total") == 0; i++ {
+	for i := 0; s.Metric(t, "httpkv_watch_stream_parks_total") == 0; i++ {
 		if i == 512 {
 			t.Fatal("httpkv_watch_stream_parks_total = 0 after 40 MiB for a reader that does not read: no watcher had to catch up from history")
 		}
@@ -134,35 +134,17 @@ func TestWatchStreamStalledReader(t *testing.T) {
 			for k := range 8 {
 				ops = append(ops, fmt.Sprintf(`{"put":{"key":"s/%d","value":"%d-%s"}}`, k, i, value))
 			}
-			s.txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).want(t, http.StatusOK)
+			s.Txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).Want(t, http.StatusOK)
 		}
 	}
-	end := s.status(t).Revision
-	history := s.expected(t, watchSpec{history: "key=s/&prefix=true"}, l.watcher(ids[0]).start, end)
+	end := s.Status(t).Revision
+	history := s.Expected(t, e2e.WatchSpec{History: "key=s/&prefix=true"}, l.watcher(ids[0]).start, end)
 	want := map[int64][]string{}
 	for _, id := range ids {
 		want[id] = history
 	}
-	l.readUntil(r, watchTimeout, l.has(want))
+	l.readUntil(r, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
-}
-
-// withSmallReceiveBuffer returns a copy of s whose streams are read with
-// a 4 KiB socket receive buffer, so that a reader that stops reading
-// stops the server's writes soon.
-func (s *server) withSmallReceiveBuffer() *server {
-	c := *s
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
-		var err error
-		if cerr := rc.Control(func(fd uintptr) {
-			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		}); cerr != nil {
-			return cerr
-		}
-		return err
-	}}
-	c.streams = &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
-	return &c
 }
 
 // TestWatchStreamCursorTooOld: with --watch-stream-resume-bytes=1 the
@@ -171,18 +153,18 @@ func (s *server) withSmallReceiveBuffer() *server {
 // watcher with canceled (cursor too old), and the stream with them.
 func TestWatchStreamCursorTooOld(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--watch-stream-resume-bytes=1")
-	stream, ids := s.createStream(t, `{"watches":[{"key":"o/","prefix":true},{"key":"o/1"}]}`)
+	s := e2e.StartServer(t, "--watch-stream-resume-bytes=1")
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"o/","prefix":true},{"key":"o/1"}]}`)
 	r := openStream(t, s, stream, noCursor)
 	l := newStreamLedger(t)
 	var last int64
 	for i := range 4 {
-		last = s.put(t, fmt.Sprintf("o/%d", i%2), "v")
+		last = s.Put(t, fmt.Sprintf("o/%d", i%2), "v")
 	}
 	// Both watchers see the last put (o/1): read until both have it, so
 	// that the last id received is the last one the server wrote, which
 	// is all a resume bound of one byte lets it resume from.
-	got := l.readUntil(r, watchTimeout, func() bool {
+	got := l.readUntil(r, e2e.WatchTimeout, func() bool {
 		return l.watcher(ids[0]).lastRev == last && l.watcher(ids[1]).lastRev == last
 	})
 	r.close()
@@ -191,13 +173,13 @@ func TestWatchStreamCursorTooOld(t *testing.T) {
 	// written to the closed connection before the server notices it is
 	// gone, and a bound of one byte then remembers too little to resume.
 	r = openStream(t, s, stream, got[len(got)-1].ID)
-	rev := s.put(t, "o/1", "after")
+	rev := s.Put(t, "o/1", "after")
 	want := map[int64][]string{ids[0]: {fmt.Sprintf("put o/1=after@%d", rev)}, ids[1]: {fmt.Sprintf("put o/1=after@%d", rev)}}
 	l2 := newStreamLedger(t)
 	for _, id := range ids {
 		l2.watcher(id).created = true
 	}
-	l2.readUntil(r, watchTimeout, l2.has(want))
+	l2.readUntil(r, e2e.WatchTimeout, l2.has(want))
 	l2.wantEvents(want)
 	r.close()
 
@@ -206,13 +188,13 @@ func TestWatchStreamCursorTooOld(t *testing.T) {
 	for _, id := range ids {
 		l3.watcher(id).created = true
 	}
-	l3.readUntil(old, watchTimeout, l3.ended(ids...))
+	l3.readUntil(old, e2e.WatchTimeout, l3.ended(ids...))
 	for _, id := range ids {
 		if f := l3.watcher(id).final; f != "canceled: cursor too old" {
 			t.Errorf("watch %d after a cursor too old: %q, want canceled: cursor too old", id, f)
 		}
 	}
-	old.wantEnd(watchTimeout)
+	old.wantEnd(e2e.WatchTimeout)
 	if streamAlive(t, s, stream) {
 		t.Fatal("the stream is still there after a cursor too old")
 	}

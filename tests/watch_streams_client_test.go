@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"cmp"
 	"fmt"
 	"io"
@@ -12,38 +14,6 @@ import (
 
 	"github.com/httpkv/httpkv/openapi/client"
 )
-
-// A client of /v1/watch/streams for the end-to-end tests: it creates
-// streams, adds and cancels watchers, and reads a stream's messages, each
-// checked against the contract and the OpenAPI document as it is read.
-
-// createStream creates a stream with the body's watches and returns its
-// id and the watch ids.
-func (s *server) createStream(tb testing.TB, body string, header ...string) (string, []int64) {
-	tb.Helper()
-	var out client.WatchStreamCreated
-	s.do(tb, "POST", "/v1/watch/streams", []byte(body), append(header, "Content-Type", "application/json")...).ok(tb, http.StatusCreated, &out)
-	if out.Stream == "" {
-		tb.Fatalf("POST /v1/watch/streams %s: no stream id", body)
-	}
-	ids := make([]int64, len(out.Watches))
-	for i, w := range out.Watches {
-		ids[i] = w.WatchId
-	}
-	return out.Stream, ids
-}
-
-// addWatch adds a watcher to a stream and returns its watch id.
-func (s *server) addWatch(tb testing.TB, stream, body string, header ...string) int64 {
-	tb.Helper()
-	var out client.WatchAdded
-	s.do(tb, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(body), append(header, "Content-Type", "application/json")...).
-		ok(tb, http.StatusCreated, &out)
-	if out.WatchId <= 0 {
-		tb.Fatalf("POST /v1/watch/streams/%s/watches %s: watch_id %d", stream, body, out.WatchId)
-	}
-	return out.WatchId
-}
 
 // streamMessage is a checked message of a stream of many watchers.
 type streamMessage struct {
@@ -72,11 +42,11 @@ const noCursor = -1
 // openStream reads a stream, resuming after cursor unless it is noCursor;
 // header are more request headers (name, value pairs). The answer must be
 // 200 and open with "retry: 1000".
-func openStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) *streamReader {
+func openStream(tb testing.TB, s *e2e.Server, stream string, cursor int64, header ...string) *streamReader {
 	tb.Helper()
 	resp, r := requestStream(tb, s, stream, cursor, header...)
 	r.start(resp)
-	first, err := r.recvOrEnd(watchTimeout)
+	first, err := r.recvOrEnd(e2e.WatchTimeout)
 	if err != nil || !first.HasRetry || first.Retry != 1000 || first.HasData {
 		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", r.req, first)
 	}
@@ -85,14 +55,14 @@ func openStream(tb testing.TB, s *server, stream string, cursor int64, header ..
 
 // requestStream sends the GET of a stream and returns its answer, whose
 // body the caller reads or closes.
-func requestStream(tb testing.TB, s *server, stream string, cursor int64, header ...string) (*http.Response, *streamReader) {
+func requestStream(tb testing.TB, s *e2e.Server, stream string, cursor int64, header ...string) (*http.Response, *streamReader) {
 	tb.Helper()
 	req := "GET /v1/watch/streams/" + stream
 	if cursor != noCursor {
 		header = append(header, "Last-Event-ID", strconv.FormatInt(cursor, 10))
 		req += fmt.Sprintf(" (Last-Event-ID %d)", cursor)
 	}
-	resp, c := dialSSE(tb, s.streams, s.URL+"/v1/watch/streams/"+stream, req, header...)
+	resp, c := dialSSE(tb, s.Streams, s.URL+"/v1/watch/streams/"+stream, req, header...)
 	return resp, &streamReader{sseConn: c}
 }
 
@@ -150,12 +120,12 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if m.HasRetry || !m.HasData || strings.Contains(m.Data, "\n") {
 		fail("want one message of one data line, without retry")
 	}
-	if err := checkTwins([]byte(m.Data)); err != nil {
+	if err := e2e.CheckTwins([]byte(m.Data)); err != nil {
 		fail("%v", err)
 	}
-	doc, _, err := loadAPIDoc()
+	doc, _, err := e2e.LoadAPIDoc()
 	if err == nil {
-		err = matchSchema(doc, "WatchStreamMessage", []byte(m.Data))
+		err = e2e.MatchSchema(doc, "WatchStreamMessage", []byte(m.Data))
 	}
 	if err != nil {
 		fail("does not match the OpenAPI document: %v", err)

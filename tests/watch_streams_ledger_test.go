@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +25,7 @@ type streamLedger struct {
 type ledgerWatcher struct {
 	start   int64
 	created bool
-	events  []string // as historyStrings gives them
+	events  []string // as HistoryStrings gives them
 	lastRev int64    // the newest revision of its events and bookmarks
 	final   string   // "compacted" or "canceled: <reason>" once ended
 }
@@ -68,7 +70,7 @@ func (l *streamLedger) apply(m streamMessage) {
 		w.lastRev = m.Header.Revision
 		for _, ev := range m.Events {
 			h := client.WatchEvent{Type: ev.Type, Kv: ev.Kv, PrevKv: ev.PrevKv}
-			w.events = append(w.events, historyString(&h))
+			w.events = append(w.events, e2e.HistoryString(&h))
 		}
 	case "progress":
 		if m.Header.Revision < w.lastRev {
@@ -174,41 +176,4 @@ func (l *streamLedger) String() string {
 		fmt.Fprintf(&b, "  watch %d: start %d, %d events, last %d, final %q\n", id, w.start, len(w.events), w.lastRev, w.final)
 	}
 	return b.String()
-}
-
-// watchSpec is a watch as a stream takes it (JSON) and the history query
-// of what it delivers.
-type watchSpec struct {
-	body, history string
-}
-
-// from returns the spec starting at revision rev.
-func (w watchSpec) from(rev int64) watchSpec {
-	sep := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		return ","
-	}
-	inner := strings.TrimSuffix(strings.TrimPrefix(w.body, "{"), "}")
-	q := w.history
-	if q != "" {
-		q += "&"
-	}
-	return watchSpec{
-		body:    fmt.Sprintf(`{%s%s"start_revision":%d}`, inner, sep(inner), rev),
-		history: fmt.Sprintf("%sstart_revision=%d", q, rev),
-	}
-}
-
-// expected returns what a watch of spec, started at start, delivers up
-// to revision end, from GET /v1/history.
-func (s *server) expected(tb testing.TB, spec watchSpec, start, end int64) []string {
-	tb.Helper()
-	q := spec.history
-	if !strings.Contains(q, "start_revision=") {
-		q = strings.TrimPrefix(q+fmt.Sprintf("&start_revision=%d", start), "&")
-	}
-	evs, _ := s.historyPages(tb, strings.TrimPrefix(q+fmt.Sprintf("&end_revision=%d&limit=10000", end), "&"), nil)
-	return evs
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,37 +22,37 @@ import (
 // canceled (cursor too old) and the stream with them.
 func TestWatchStreamResume(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	specs := map[string]watchSpec{
-		"a": {`{"key":"r/a/","prefix":true}`, "key=r/a/&prefix=true"},
-		"b": {`{"key":"r/b/","prefix":true,"filters":"nodelete"}`, "key=r/b/&prefix=true&filters=nodelete"},
-		"c": {`{"key":"r/c","prev_kv":true}`, "key=r/c&prev_kv=true"},
-		"d": {`{"key":"r/d/","prefix":true}`, "key=r/d/&prefix=true"},
+	s := e2e.StartServer(t)
+	specs := map[string]e2e.WatchSpec{
+		"a": {Body: `{"key":"r/a/","prefix":true}`, History: "key=r/a/&prefix=true"},
+		"b": {Body: `{"key":"r/b/","prefix":true,"filters":"nodelete"}`, History: "key=r/b/&prefix=true&filters=nodelete"},
+		"c": {Body: `{"key":"r/c","prev_kv":true}`, History: "key=r/c&prev_kv=true"},
+		"d": {Body: `{"key":"r/d/","prefix":true}`, History: "key=r/d/&prefix=true"},
 	}
-	stream, ids := s.createStream(t, `{"watches":[`+specs["a"].body+`,`+specs["b"].body+`,`+specs["c"].body+`]}`)
+	stream, ids := s.CreateStream(t, `{"watches":[`+specs["a"].Body+`,`+specs["b"].Body+`,`+specs["c"].Body+`]}`)
 	a, b, c := ids[0], ids[1], ids[2]
-	spec := map[int64]watchSpec{a: specs["a"], b: specs["b"], c: specs["c"]}
+	spec := map[int64]e2e.WatchSpec{a: specs["a"], b: specs["b"], c: specs["c"]}
 	write := func(round, n int) {
 		for i := range n {
 			switch i % 4 {
 			case 0:
-				s.put(t, fmt.Sprintf("r/a/%d", i%3), fmt.Sprintf("%d-%d", round, i))
+				s.Put(t, fmt.Sprintf("r/a/%d", i%3), fmt.Sprintf("%d-%d", round, i))
 			case 1:
-				s.put(t, fmt.Sprintf("r/b/%d", i%2), fmt.Sprintf("%d-%d", round, i))
+				s.Put(t, fmt.Sprintf("r/b/%d", i%2), fmt.Sprintf("%d-%d", round, i))
 			case 2:
-				s.put(t, "r/c", fmt.Sprintf("%d-%d", round, i))
+				s.Put(t, "r/c", fmt.Sprintf("%d-%d", round, i))
 			case 3:
-				s.do(t, "DELETE", keyPath(fmt.Sprintf("r/b/%d", i%2)), nil).want(t, http.StatusOK)
+				s.Do(t, "DELETE", e2e.KeyPath(fmt.Sprintf("r/b/%d", i%2)), nil).Want(t, http.StatusOK)
 			}
 		}
 	}
 	// expect returns, for the watchers of spec, their history up to now.
 	expect := func(l *streamLedger, skip ...int64) map[int64][]string {
-		end := s.status(t).Revision
+		end := s.Status(t).Revision
 		want := map[int64][]string{}
 		for id, sp := range spec {
 			if !slices.Contains(skip, id) {
-				want[id] = s.expected(t, sp, l.watcher(id).start, end)
+				want[id] = s.Expected(t, sp, l.watcher(id).start, end)
 			}
 		}
 		return want
@@ -59,7 +61,7 @@ func TestWatchStreamResume(t *testing.T) {
 	first := openStream(t, s, stream, noCursor)
 	seen := newStreamLedger(t)
 	write(1, 24)
-	all := seen.readUntil(first, watchTimeout, seen.has(expect(seen)))
+	all := seen.readUntil(first, e2e.WatchTimeout, seen.has(expect(seen)))
 	first.close()
 	// The client received only the first half of it.
 	cursor := all[len(all)/2].ID
@@ -68,15 +70,15 @@ func TestWatchStreamResume(t *testing.T) {
 
 	// Meanwhile: more writes, a watcher added, one canceled.
 	write(2, 12)
-	d := s.addWatch(t, stream, specs["d"].body)
+	d := s.AddWatch(t, stream, specs["d"].Body)
 	spec[d] = specs["d"]
-	s.put(t, "r/d/1", "x")
-	s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, c), nil).want(t, http.StatusOK)
+	s.Put(t, "r/d/1", "x")
+	s.Do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, c), nil).Want(t, http.StatusOK)
 
 	second := openStream(t, s, stream, cursor)
-	got := l.readUntil(second, watchTimeout, func() bool { return l.has(expect(l, c))() && l.ended(c)() })
+	got := l.readUntil(second, e2e.WatchTimeout, func() bool { return l.has(expect(l, c))() && l.ended(c)() })
 	l.wantEvents(expect(l, c))
-	if w, full := l.watcher(c), s.expected(t, spec[c], l.watcher(c).start, s.status(t).Revision); w.final != "canceled: watch deleted" ||
+	if w, full := l.watcher(c), s.Expected(t, spec[c], l.watcher(c).start, s.Status(t).Revision); w.final != "canceled: watch deleted" ||
 		len(w.events) > len(full) || fmt.Sprint(w.events) != fmt.Sprint(full[:len(w.events)]) {
 		t.Fatalf("watch %d canceled while away: %q then %q, want a beginning of %q then canceled", c, w.events, w.final, full)
 	}
@@ -102,7 +104,7 @@ func TestWatchStreamResume(t *testing.T) {
 	}
 	third := openStreamQuery(t, s, stream, "last_event_id="+strconv.FormatInt(last, 10))
 	write(3, 8)
-	l.readUntil(third, watchTimeout, l.has(expect(l)))
+	l.readUntil(third, e2e.WatchTimeout, l.has(expect(l)))
 	l.wantEvents(expect(l))
 	third.close()
 
@@ -115,7 +117,7 @@ func TestWatchStreamResume(t *testing.T) {
 	fourth := openStream(t, s, stream, retracted)
 	ended := newStreamLedger(t)
 	for {
-		m, err := fourth.nextOrEnd(watchTimeout)
+		m, err := fourth.nextOrEnd(e2e.WatchTimeout)
 		if err != nil {
 			break
 		}
@@ -129,11 +131,11 @@ func TestWatchStreamResume(t *testing.T) {
 			t.Errorf("watch %d was not ended after a retracted cursor", id)
 		}
 	}
-	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"x"}`)).wantError(t, http.StatusNotFound, "stream_not_found")
+	s.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"x"}`)).WantError(t, http.StatusNotFound, "stream_not_found")
 }
 
 // openStreamQuery reads a stream with a query string instead of headers.
-func openStreamQuery(tb testing.TB, s *server, stream, query string) *streamReader {
+func openStreamQuery(tb testing.TB, s *e2e.Server, stream, query string) *streamReader {
 	tb.Helper()
 	return openStream(tb, s, stream+"?"+query, noCursor)
 }

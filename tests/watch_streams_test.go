@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,26 +15,26 @@ import (
 // streamSpecs are watches of every kind over the keys m/<i>/<j>
 // (i, j in 0..9): prefixes, single keys, a range, from a key, every key,
 // with previous versions, with each filter.
-func streamSpecs() []watchSpec {
-	var specs []watchSpec
+func streamSpecs() []e2e.WatchSpec {
+	var specs []e2e.WatchSpec
 	for i := range 10 {
 		specs = append(specs,
-			watchSpec{fmt.Sprintf(`{"key":"m/%d/","prefix":true}`, i), fmt.Sprintf("key=m/%d/&prefix=true", i)},
-			watchSpec{fmt.Sprintf(`{"key":"m/%d/0"}`, i), fmt.Sprintf("key=m/%d/0", i)})
+			e2e.WatchSpec{Body: fmt.Sprintf(`{"key":"m/%d/","prefix":true}`, i), History: fmt.Sprintf("key=m/%d/&prefix=true", i)},
+			e2e.WatchSpec{Body: fmt.Sprintf(`{"key":"m/%d/0"}`, i), History: fmt.Sprintf("key=m/%d/0", i)})
 	}
 	return append(specs,
-		watchSpec{`{"key":"m/2/","range_end":"m/5/"}`, "key=m/2/&range_end=m/5/"},
-		watchSpec{`{"key":"m/7/","from_key":true}`, "key=m/7/&from_key=true"},
-		watchSpec{`{}`, ""},
-		watchSpec{`{"key":"m/3/","prefix":true,"prev_kv":true}`, "key=m/3/&prefix=true&prev_kv=true"},
-		watchSpec{`{"key":"m/4/","prefix":true,"filters":"nodelete"}`, "key=m/4/&prefix=true&filters=nodelete"},
-		watchSpec{`{"key":"m/5/","prefix":true,"filters":"noput","progress_notify":true}`, "key=m/5/&prefix=true&filters=noput"},
+		e2e.WatchSpec{Body: `{"key":"m/2/","range_end":"m/5/"}`, History: "key=m/2/&range_end=m/5/"},
+		e2e.WatchSpec{Body: `{"key":"m/7/","from_key":true}`, History: "key=m/7/&from_key=true"},
+		e2e.WatchSpec{Body: `{}`, History: ""},
+		e2e.WatchSpec{Body: `{"key":"m/3/","prefix":true,"prev_kv":true}`, History: "key=m/3/&prefix=true&prev_kv=true"},
+		e2e.WatchSpec{Body: `{"key":"m/4/","prefix":true,"filters":"nodelete"}`, History: "key=m/4/&prefix=true&filters=nodelete"},
+		e2e.WatchSpec{Body: `{"key":"m/5/","prefix":true,"filters":"noput","progress_notify":true}`, History: "key=m/5/&prefix=true&filters=noput"},
 	)
 }
 
 // writeRandomly has writers put, delete and txn keys m/<i>/<j> at once,
 // ops times each, and returns the first failure.
-func writeRandomly(s *server, writers, ops int, seed uint64) error {
+func writeRandomly(s *e2e.Server, writers, ops int, seed uint64) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for wr := range writers {
@@ -42,20 +44,20 @@ func writeRandomly(s *server, writers, ops int, seed uint64) error {
 			rng := rand.New(rand.NewPCG(seed, uint64(wr)))
 			key := func() string { return fmt.Sprintf("m/%d/%d", rng.IntN(10), rng.IntN(10)) }
 			for op := range ops {
-				var r *reply
+				var r *e2e.Reply
 				var err error
 				switch rng.IntN(10) {
 				case 0, 1:
-					r, err = s.send(context.Background(), "DELETE", keyPath(key()), nil)
+					r, err = s.Send(context.Background(), "DELETE", e2e.KeyPath(key()), nil)
 				case 2:
 					doc := fmt.Sprintf(`{"success":[{"put":{"key":%q,"value":"t%d-%d"}},{"put":{"key":%q,"value":"t%d-%d"}}]}`,
 						key(), wr, op, fmt.Sprintf("m/%d/x%d", rng.IntN(10), wr), wr, op)
-					r, err = s.send(context.Background(), "POST", "/v1/txn", []byte(doc), "Content-Type", "application/json")
+					r, err = s.Send(context.Background(), "POST", "/v1/txn", []byte(doc), "Content-Type", "application/json")
 				default:
-					r, err = s.send(context.Background(), "PUT", keyPath(key()), fmt.Appendf(nil, "w%d-%d", wr, op))
+					r, err = s.Send(context.Background(), "PUT", e2e.KeyPath(key()), fmt.Appendf(nil, "w%d-%d", wr, op))
 				}
-				if err == nil && r.status != http.StatusOK {
-					err = fmt.Errorf("%s = %d %s", r.req, r.status, r.body)
+				if err == nil && r.Status != http.StatusOK {
+					err = fmt.Errorf("%s = %d %s", r.Req, r.Status, r.Body)
 				}
 				if err != nil {
 					errs <- err
@@ -77,9 +79,9 @@ func writeRandomly(s *server, writers, ops int, seed uint64) error {
 // canceled one receives a beginning of it, then canceled, then nothing.
 func TestWatchStreamManyWatchers(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for i := range 30 {
-		s.put(t, fmt.Sprintf("m/%d/%d", i%10, i%7), fmt.Sprintf("seed%d", i))
+		s.Put(t, fmt.Sprintf("m/%d/%d", i%10, i%7), fmt.Sprintf("seed%d", i))
 	}
 	specs := streamSpecs()
 	// Half at the start, from revision 2 or from now.
@@ -87,15 +89,15 @@ func TestWatchStreamManyWatchers(t *testing.T) {
 	var bodies []string
 	for i, sp := range first {
 		if i%3 == 0 {
-			first[i] = sp.from(2)
+			first[i] = sp.From(2)
 		}
-		bodies = append(bodies, first[i].body)
+		bodies = append(bodies, first[i].Body)
 	}
-	stream, ids := s.createStream(t, `{"watches":[`+strings.Join(bodies, ",")+`]}`)
+	stream, ids := s.CreateStream(t, `{"watches":[`+strings.Join(bodies, ",")+`]}`)
 	if len(ids) != len(first) {
 		t.Fatalf("created %d watches, want %d", len(ids), len(first))
 	}
-	specOf := map[int64]watchSpec{}
+	specOf := map[int64]e2e.WatchSpec{}
 	for i, id := range ids {
 		specOf[id] = first[i]
 	}
@@ -107,27 +109,27 @@ func TestWatchStreamManyWatchers(t *testing.T) {
 	// The other half while they write: every other one from revision 10.
 	for i, sp := range specs[len(specs)/2:] {
 		if i%2 == 1 {
-			sp = sp.from(10)
+			sp = sp.From(10)
 		}
-		specOf[s.addWatch(t, stream, sp.body)] = sp
+		specOf[s.AddWatch(t, stream, sp.Body)] = sp
 	}
 	canceled := []int64{ids[1], ids[4], ids[7]}
 	for _, id := range canceled {
-		s.do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, id), nil).want(t, http.StatusOK)
+		s.Do(t, "DELETE", fmt.Sprintf("/v1/watch/streams/%s/watches/%d", stream, id), nil).Want(t, http.StatusOK)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	end := s.status(t).Revision
+	end := s.Status(t).Revision
 
-	l.readUntil(r, watchTimeout, l.ended(canceled...))
+	l.readUntil(r, e2e.WatchTimeout, l.ended(canceled...))
 	want := map[int64][]string{}
 	for id, sp := range specOf {
 		w := l.watcher(id)
 		if !w.created {
-			l.readUntil(r, watchTimeout, func() bool { return l.watcher(id).created })
+			l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(id).created })
 		}
-		want[id] = s.expected(t, sp, w.start, end)
+		want[id] = s.Expected(t, sp, w.start, end)
 	}
 	for _, id := range canceled {
 		w, full := l.watcher(id), want[id]
@@ -136,7 +138,7 @@ func TestWatchStreamManyWatchers(t *testing.T) {
 		}
 		delete(want, id)
 	}
-	l.readUntil(r, watchTimeout, l.has(want))
+	l.readUntil(r, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
 	n := 0
 	for _, evs := range want {
@@ -151,30 +153,30 @@ func TestWatchStreamManyWatchers(t *testing.T) {
 // that revision's events.
 func TestWatchStreamCompactedOneWatcher(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for i := range 5 {
-		s.put(t, "c/k", fmt.Sprint(i))
+		s.Put(t, "c/k", fmt.Sprint(i))
 	}
-	compactAt := s.put(t, "c/k", "at")
-	s.put(t, "c/k", "after")
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, compactAt), "Content-Type", "application/json").want(t, http.StatusOK)
+	compactAt := s.Put(t, "c/k", "at")
+	s.Put(t, "c/k", "after")
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, compactAt), "Content-Type", "application/json").Want(t, http.StatusOK)
 
-	stream, ids := s.createStream(t, `{"watches":[{"key":"c/","prefix":true}]}`)
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"c/","prefix":true}]}`)
 	live := ids[0]
 	r := openStream(t, s, stream, noCursor)
 	l := newStreamLedger(t)
-	gone := s.addWatch(t, stream, `{"key":"c/k","start_revision":2}`)
-	at := s.addWatch(t, stream, fmt.Sprintf(`{"key":"c/k","start_revision":%d}`, compactAt))
-	l.readUntil(r, watchTimeout, l.ended(gone))
+	gone := s.AddWatch(t, stream, `{"key":"c/k","start_revision":2}`)
+	at := s.AddWatch(t, stream, fmt.Sprintf(`{"key":"c/k","start_revision":%d}`, compactAt))
+	l.readUntil(r, e2e.WatchTimeout, l.ended(gone))
 	if w := l.watcher(gone); w.final != "compacted" || len(w.events) != 0 {
 		t.Fatalf("watch from revision 2 below the compact revision %d: %d events, final %q, want compacted", compactAt, len(w.events), w.final)
 	}
-	rev := s.put(t, "c/k", "later")
+	rev := s.Put(t, "c/k", "later")
 	want := map[int64][]string{
 		live: {fmt.Sprintf("put c/k=later@%d", rev)},
 		at:   {fmt.Sprintf("put c/k=at@%d", compactAt), fmt.Sprintf("put c/k=after@%d", compactAt+1), fmt.Sprintf("put c/k=later@%d", rev)},
 	}
-	l.readUntil(r, watchTimeout, l.has(want))
+	l.readUntil(r, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
 	if l.watcher(live).final != "" || l.watcher(at).final != "" {
 		t.Fatalf("the other watchers ended with the compacted one:\n%s", l)
@@ -187,35 +189,35 @@ func TestWatchStreamCompactedOneWatcher(t *testing.T) {
 // stream answers 404 from then on.
 func TestWatchStreamTakeOverAndDelete(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	stream, ids := s.createStream(t, `{"watches":[{"key":"t/a"},{"key":"t/b"}]}`)
+	s := e2e.StartServer(t)
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"t/a"},{"key":"t/b"}]}`)
 	first := openStream(t, s, stream, noCursor)
 	l := newStreamLedger(t)
-	got := l.readUntil(first, watchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
+	got := l.readUntil(first, e2e.WatchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
 	second := openStream(t, s, stream, got[len(got)-1].ID)
-	first.wantEnd(watchTimeout)
+	first.wantEnd(e2e.WatchTimeout)
 
-	rev := s.put(t, "t/a", "1")
+	rev := s.Put(t, "t/a", "1")
 	want := map[int64][]string{ids[0]: {fmt.Sprintf("put t/a=1@%d", rev)}}
-	l.readUntil(second, watchTimeout, l.has(want))
+	l.readUntil(second, e2e.WatchTimeout, l.has(want))
 	l.wantEvents(want)
 
-	s.do(t, "DELETE", "/v1/watch/streams/"+stream, nil).want(t, http.StatusOK)
-	l.readUntil(second, watchTimeout, l.ended(ids...))
+	s.Do(t, "DELETE", "/v1/watch/streams/"+stream, nil).Want(t, http.StatusOK)
+	l.readUntil(second, e2e.WatchTimeout, l.ended(ids...))
 	for _, id := range ids {
 		if w := l.watcher(id); w.final != "canceled: stream deleted" {
 			t.Errorf("watch %d ended with %q, want canceled: stream deleted", id, w.final)
 		}
 	}
-	second.wantEnd(watchTimeout)
+	second.wantEnd(e2e.WatchTimeout)
 	resp, r := requestStream(t, s, stream, noCursor)
 	resp.Body.Close()
 	r.close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET of a deleted stream = %d, want 404", resp.StatusCode)
 	}
-	s.do(t, "DELETE", "/v1/watch/streams/"+stream, nil).wantError(t, http.StatusNotFound, "stream_not_found")
-	s.do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"x"}`)).wantError(t, http.StatusNotFound, "stream_not_found")
+	s.Do(t, "DELETE", "/v1/watch/streams/"+stream, nil).WantError(t, http.StatusNotFound, "stream_not_found")
+	s.Do(t, "POST", "/v1/watch/streams/"+stream+"/watches", []byte(`{"key":"x"}`)).WantError(t, http.StatusNotFound, "stream_not_found")
 }
 
 // TestWatchStreamShutdown: on SIGTERM the server ends every watcher of a
@@ -225,27 +227,27 @@ func TestWatchStreamTakeOverAndDelete(t *testing.T) {
 // through a gateway (here the same one, restarted) with its last id.
 func TestWatchStreamShutdown(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	stream, ids := s.createStream(t, `{"watches":[{"key":"x"},{"key":"y","prefix":true}]}`)
+	s := e2e.StartServer(t)
+	stream, ids := s.CreateStream(t, `{"watches":[{"key":"x"},{"key":"y","prefix":true}]}`)
 	r := openStream(t, s, stream, noCursor)
 	l := newStreamLedger(t)
-	l.readUntil(r, watchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
-	if onEtcd(t) {
+	l.readUntil(r, e2e.WatchTimeout, func() bool { return l.watcher(ids[0]).created && l.watcher(ids[1]).created })
+	if e2e.OnEtcd(t) {
 		s.Stop()
-		r.wantEnd(watchTimeout)
+		r.wantEnd(e2e.WatchTimeout)
 		s.Restart()
 		resumed := openStream(t, s, stream, noCursor, "Last-Event-ID", r.lastText)
-		rev := s.put(t, "y/1", "v")
-		l.readUntil(resumed, watchTimeout, func() bool { return l.watcher(ids[1]).lastRev == rev })
+		rev := s.Put(t, "y/1", "v")
+		l.readUntil(resumed, e2e.WatchTimeout, func() bool { return l.watcher(ids[1]).lastRev == rev })
 		return
 	}
 	// What the server writes before it exits waits in the connection.
 	s.Stop()
-	l.readUntil(r, watchTimeout, l.ended(ids...))
+	l.readUntil(r, e2e.WatchTimeout, l.ended(ids...))
 	for _, id := range ids {
 		if got := l.watcher(id).final; got != "canceled: shutting down" {
 			t.Errorf("watch %d at shutdown: %q, want canceled: shutting down", id, got)
 		}
 	}
-	r.wantEnd(watchTimeout)
+	r.wantEnd(e2e.WatchTimeout)
 }

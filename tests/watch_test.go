@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/httpkv/httpkv/tests/e2e"
+
 	"bufio"
 	"cmp"
 	"context"
@@ -26,11 +28,11 @@ import (
 // event of it, in order, with prev_kv when asked.
 func TestWatchEvents(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// Revision 2 on a fresh store, before the watches; a gateway's
 	// cluster may have taken revisions before (its deployment's marker):
 	// the revisions below are counted from this one (shift).
-	cur := s.put(t, "w/a", "0")
+	cur := s.Put(t, "w/a", "0")
 	off := cur - 2
 
 	watches := []struct {
@@ -74,25 +76,25 @@ func TestWatchEvents(t *testing.T) {
 		}
 	}
 
-	s.put(t, "w/a", "1")                                                                                                                // 3
-	s.put(t, "w/b", "2")                                                                                                                // 4
-	s.txn(t, `{"success":[{"put":{"key":"w/a","value":"3"}},{"put":{"key":"w/c","value":"4"}},{"delete":{"key":"w/b"}}]}`).want(t, 200) // 5
-	s.do(t, "DELETE", "/v1/kv?key=w/&prefix=true", nil).want(t, 200)                                                                    // 6
-	s.do(t, "PUT", "/v1/kv/w%2F%FF", []byte("5")).want(t, 200)                                                                          // 7
-	s.put(t, "x", "6")                                                                                                                  // 8
-	s.do(t, "DELETE", "/v1/kv/nothing", nil).want(t, 200)                                                                               // no revision
+	s.Put(t, "w/a", "1")                                                                                                                // 3
+	s.Put(t, "w/b", "2")                                                                                                                // 4
+	s.Txn(t, `{"success":[{"put":{"key":"w/a","value":"3"}},{"put":{"key":"w/c","value":"4"}},{"delete":{"key":"w/b"}}]}`).Want(t, 200) // 5
+	s.Do(t, "DELETE", "/v1/kv?key=w/&prefix=true", nil).Want(t, 200)                                                                    // 6
+	s.Do(t, "PUT", "/v1/kv/w%2F%FF", []byte("5")).Want(t, 200)                                                                          // 7
+	s.Put(t, "x", "6")                                                                                                                  // 8
+	s.Do(t, "DELETE", "/v1/kv/nothing", nil).Want(t, 200)                                                                               // no revision
 	// Revisions 9 and 10 reach every watch, so that a watch that has read
 	// up to one of them has read everything before.
-	s.txn(t, `{"success":[{"put":{"key":"w/a","value":"e"}},{"put":{"key":"w/c","value":"e"}},{"put":{"key_base64":"dy//","value":"e"}},{"put":{"key":"x","value":"e"}}]}`).want(t, 200)
-	s.do(t, "DELETE", "/v1/kv?key=w/&prefix=true", nil).want(t, 200)
-	s.do(t, "DELETE", "/v1/kv?key=x", nil).want(t, 200)
+	s.Txn(t, `{"success":[{"put":{"key":"w/a","value":"e"}},{"put":{"key":"w/c","value":"e"}},{"put":{"key_base64":"dy//","value":"e"}},{"put":{"key":"x","value":"e"}}]}`).Want(t, 200)
+	s.Do(t, "DELETE", "/v1/kv?key=w/&prefix=true", nil).Want(t, 200)
+	s.Do(t, "DELETE", "/v1/kv?key=x", nil).Want(t, 200)
 
 	for i, wt := range watches {
 		t.Run(wt.name, func(t *testing.T) {
 			w := streams[i]
 			var got []string
 			for {
-				m := w.nextData(watchTimeout)
+				m := w.nextData(e2e.WatchTimeout)
 				if m.ID >= 9+off {
 					break
 				}
@@ -110,13 +112,13 @@ func TestWatchEvents(t *testing.T) {
 
 	t.Run("prev_kv", func(t *testing.T) {
 		w := openWatch(t, s, "key=pk&prev_kv=true")
-		s.put(t, "pk", "a")
-		s.put(t, "pk", "b")
-		s.do(t, "DELETE", "/v1/kv/pk", nil).want(t, 200)
+		s.Put(t, "pk", "a")
+		s.Put(t, "pk", "b")
+		s.Do(t, "DELETE", "/v1/kv/pk", nil).Want(t, 200)
 		var got []string
 		for range 3 {
-			m := w.nextData(watchTimeout)
-			got = append(got, eventString(&m.Events[0]))
+			m := w.nextData(e2e.WatchTimeout)
+			got = append(got, e2e.EventString(&m.Events[0]))
 		}
 		rev := w.created.StartRevision
 		want := []string{
@@ -134,7 +136,7 @@ func TestWatchEvents(t *testing.T) {
 // it holds, whether the watcher is caught up or catching up from history.
 func TestWatchLargeRevisions(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	const perTxn, txns = 100, 4
 	synced := openWatch(t, s, "key=big/&prefix=true")
 	var revs []int64
@@ -143,16 +145,16 @@ func TestWatchLargeRevisions(t *testing.T) {
 		for j := range ops {
 			ops[j] = fmt.Sprintf(`{"put":{"key":"big/%d/%03d","value":"v"}}`, i, j)
 		}
-		revs = append(revs, s.txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).want(t, http.StatusOK).revision(t))
+		revs = append(revs, s.Txn(t, `{"success":[`+strings.Join(ops, ",")+`]}`).Want(t, http.StatusOK).Revision(t))
 	}
 	var del client.DeleteResponse
-	s.do(t, "DELETE", "/v1/kv?key=big/&prefix=true", nil).ok(t, http.StatusOK, &del)
+	s.Do(t, "DELETE", "/v1/kv?key=big/&prefix=true", nil).Ok(t, http.StatusOK, &del)
 	revs = append(revs, del.Header.Revision)
 
 	catchingUp := openWatch(t, s, "key=big/&prefix=true&start_revision=1")
 	for _, w := range []*watchStream{synced, catchingUp} {
 		for i, rev := range revs {
-			m := w.nextData(watchTimeout)
+			m := w.nextData(e2e.WatchTimeout)
 			n := perTxn
 			if i == txns {
 				n = perTxn * txns
@@ -172,7 +174,7 @@ func TestWatchSlowReader(t *testing.T) {
 	t.Parallel()
 	// The watchers stall until the writes have put them behind, and one
 	// while the other is read: longer than 30 s on a loaded machine.
-	s := startServer(t, fmt.Sprintf("--write-timeout=%v", stalledWriteTimeout))
+	s := e2e.StartServer(t, fmt.Sprintf("--write-timeout=%v", e2e.StalledWriteTimeout))
 	// A small receive buffer makes the server's side fill up sooner.
 	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
@@ -189,14 +191,14 @@ func TestWatchSlowReader(t *testing.T) {
 		if t.Failed() {
 			// Where the watchers stand, to tell a stalled catch-up from a
 			// slow one.
-			r := s.do(t, "GET", "/metrics", nil)
+			r := s.Do(t, "GET", "/metrics", nil)
 			var lines []string
-			for line := range strings.Lines(string(r.body)) {
+			for line := range strings.Lines(string(r.Body)) {
 				if strings.HasPrefix(line, "httpkv_watch") {
 					lines = append(lines, line)
 				}
 			}
-			t.Logf("watchers: %+v\n%s", s.status(t).Watchers, strings.Join(lines, ""))
+			t.Logf("watchers: %+v\n%s", s.Status(t).Watchers, strings.Join(lines, ""))
 		}
 	})
 
@@ -211,16 +213,16 @@ func TestWatchSlowReader(t *testing.T) {
 	var revs []int64
 	for behind := false; !behind; {
 		if len(revs) == 2000 {
-			t.Fatalf("%d txns of %d puts and the watchers are still caught up: %+v", len(revs), perTxn, s.status(t).Watchers)
+			t.Fatalf("%d txns of %d puts and the watchers are still caught up: %+v", len(revs), perTxn, s.Status(t).Watchers)
 		}
 		for range 10 {
-			revs = append(revs, s.txn(t, doc).want(t, http.StatusOK).revision(t))
+			revs = append(revs, s.Txn(t, doc).Want(t, http.StatusOK).Revision(t))
 		}
-		st := s.status(t)
+		st := s.Status(t)
 		behind = st.Watchers.Unsynced+st.Watchers.Victims == 2
 	}
 	for _, rev := range revs {
-		m := slow.nextData(watchTimeout)
+		m := slow.nextData(e2e.WatchTimeout)
 		if m.ID != rev || len(m.Events) != perTxn {
 			t.Fatalf("%s: revision %d with %d events, want %d with %d", slow.req, m.ID, len(m.Events), rev, perTxn)
 		}
@@ -230,26 +232,26 @@ func TestWatchSlowReader(t *testing.T) {
 	// two revisions to spare past the one it holds, so the compaction
 	// lands inside what it has yet to catch up on.
 	slow.close()
-	eventually(t, watchTimeout, func() (bool, string) {
-		w := s.status(t).Watchers
+	e2e.Eventually(t, e2e.WatchTimeout, func() (bool, string) {
+		w := s.Status(t).Watchers
 		return w.Synced+w.Unsynced+w.Victims == 1, fmt.Sprintf("%s closed, watchers %+v", slow.req, w)
 	})
 	for behind := false; !behind; {
 		if len(revs) == 4000 {
-			t.Fatalf("%d txns of %d puts and the watcher is still caught up: %+v", len(revs), perTxn, s.status(t).Watchers)
+			t.Fatalf("%d txns of %d puts and the watcher is still caught up: %+v", len(revs), perTxn, s.Status(t).Watchers)
 		}
-		revs = append(revs, s.txn(t, doc).want(t, http.StatusOK).revision(t))
-		w := s.status(t).Watchers
+		revs = append(revs, s.Txn(t, doc).Want(t, http.StatusOK).Revision(t))
+		w := s.Status(t).Watchers
 		behind = w.Unsynced+w.Victims == 1
 	}
 	for range 2 {
-		revs = append(revs, s.txn(t, doc).want(t, http.StatusOK).revision(t))
+		revs = append(revs, s.Txn(t, doc).Want(t, http.StatusOK).Revision(t))
 	}
 	last := revs[len(revs)-1]
-	s.do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, last))).want(t, http.StatusOK)
+	s.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, last))).Want(t, http.StatusOK)
 	n := 0
 	for {
-		m := compacted.next(watchTimeout)
+		m := compacted.next(e2e.WatchTimeout)
 		if m.Kind == "compacted" {
 			if m.CompactRevision != last {
 				t.Errorf("%s: compacted at %d, want %d", compacted.req, m.CompactRevision, last)
@@ -261,7 +263,7 @@ func TestWatchSlowReader(t *testing.T) {
 		}
 		n++
 	}
-	compacted.wantEnd(watchTimeout)
+	compacted.wantEnd(e2e.WatchTimeout)
 	if n == len(revs) {
 		t.Errorf("%s received every revision before compacted, want it cut short", compacted.req)
 	}
@@ -272,20 +274,20 @@ func TestWatchSlowReader(t *testing.T) {
 // revision, which a watcher receives as one message.
 func TestWatchLeaseRevoke(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	s.do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":9}`)).want(t, http.StatusCreated)
+	s := e2e.StartServer(t)
+	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":600,"id":9}`)).Want(t, http.StatusCreated)
 	for _, k := range []string{"lr/a", "lr/b", "lr/c"} {
-		s.do(t, "PUT", keyPath(k)+"?lease=9", []byte("v")).want(t, http.StatusOK)
+		s.Do(t, "PUT", e2e.KeyPath(k)+"?lease=9", []byte("v")).Want(t, http.StatusOK)
 	}
-	s.put(t, "lr/d", "not leased")
+	s.Put(t, "lr/d", "not leased")
 	w := openWatch(t, s, "key=lr/&prefix=true&prev_kv=true")
-	rev := s.do(t, "DELETE", "/v1/leases/9", nil).want(t, http.StatusOK).revision(t)
-	m := w.nextData(watchTimeout)
+	rev := s.Do(t, "DELETE", "/v1/leases/9", nil).Want(t, http.StatusOK).Revision(t)
+	m := w.nextData(e2e.WatchTimeout)
 	var got []string
 	for _, ev := range m.Events {
 		got = append(got, eventLine(ev))
 		if ev.PrevKv == nil || ev.PrevKv.Lease != 9 {
-			t.Errorf("%s: %v, want prev_kv with lease 9", w.req, eventString(&ev))
+			t.Errorf("%s: %v, want prev_kv with lease 9", w.req, e2e.EventString(&ev))
 		}
 	}
 	want := []string{
@@ -300,7 +302,7 @@ func TestWatchLeaseRevoke(t *testing.T) {
 // stream.
 func TestWatchErrors(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	tests := []struct {
 		name   string
 		query  string
@@ -317,7 +319,7 @@ func TestWatchErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s.do(t, "GET", "/v1/watch?"+tt.query, nil, tt.header...).wantError(t, http.StatusBadRequest, "invalid_argument")
+			s.Do(t, "GET", "/v1/watch?"+tt.query, nil, tt.header...).WantError(t, http.StatusBadRequest, "invalid_argument")
 		})
 	}
 }
@@ -328,8 +330,8 @@ func TestWatchErrors(t *testing.T) {
 // history: nothing lost, nothing repeated, in order.
 func TestWatchResume(t *testing.T) {
 	t.Parallel()
-	rng := testRand(t, "HTTPKV_WATCH_SEED")
-	s := startServer(t)
+	rng := e2e.TestRand(t, "HTTPKV_WATCH_SEED")
+	s := e2e.StartServer(t)
 
 	type ack struct {
 		key string
@@ -349,12 +351,12 @@ func TestWatchResume(t *testing.T) {
 		// prefix is the whole history of it.
 		for i := 0; ctx.Err() == nil; i++ {
 			key := fmt.Sprintf("r/%06d", i)
-			r, err := s.send(ctx, "PUT", keyPath(key), []byte("v"+strconv.Itoa(i)))
+			r, err := s.Send(ctx, "PUT", e2e.KeyPath(key), []byte("v"+strconv.Itoa(i)))
 			mu.Lock()
 			writes++
-			if err == nil && r.status == http.StatusOK {
+			if err == nil && r.Status == http.StatusOK {
 				var p client.PutResponse
-				if json.Unmarshal(r.body, &p) == nil {
+				if json.Unmarshal(r.Body, &p) == nil {
 					acked = append(acked, ack{key, p.Header.Revision})
 				}
 			}
@@ -385,7 +387,7 @@ func TestWatchResume(t *testing.T) {
 			t.Fatalf("%s with Last-Event-ID %d: start_revision %d, want %d", w.req, last, w.created.StartRevision, last+1)
 		}
 		for range n {
-			m := w.nextData(watchTimeout)
+			m := w.nextData(e2e.WatchTimeout)
 			for _, ev := range m.Events {
 				got = append(got, eventLine(ev))
 			}
@@ -395,7 +397,7 @@ func TestWatchResume(t *testing.T) {
 	}
 	const segments = 6
 	for i := range segments {
-		eventually(t, 10*time.Second, func() (bool, string) {
+		e2e.Eventually(t, 10*time.Second, func() (bool, string) {
 			return ackCount() > 50*(i+1), fmt.Sprintf("%d writes acknowledged, want %d", ackCount(), 50*(i+1))
 		})
 		w := segment(1 + rng.IntN(40))
@@ -404,7 +406,7 @@ func TestWatchResume(t *testing.T) {
 			// whatever came before that counts.
 			s.Restart()
 			for {
-				m := w.next(watchTimeout)
+				m := w.next(e2e.WatchTimeout)
 				if m.Kind == "canceled" {
 					if m.Reason != "shutting down" {
 						t.Errorf("%s: canceled %q at shutdown, want \"shutting down\"", w.req, m.Reason)
@@ -418,7 +420,7 @@ func TestWatchResume(t *testing.T) {
 					last = m.ID
 				}
 			}
-			w.wantEnd(watchTimeout)
+			w.wantEnd(e2e.WatchTimeout)
 		}
 		w.close()
 	}
@@ -427,7 +429,7 @@ func TestWatchResume(t *testing.T) {
 
 	// The history of the prefix: each key written once, never deleted.
 	var l client.ListResponse
-	s.do(t, "GET", "/v1/kv?key=r/&prefix=true&limit=10000", nil).ok(t, http.StatusOK, &l)
+	s.Do(t, "GET", "/v1/kv?key=r/&prefix=true&limit=10000", nil).Ok(t, http.StatusOK, &l)
 	if l.More {
 		t.Fatalf("more than 10000 writes: shorten the test")
 	}
@@ -437,7 +439,7 @@ func TestWatchResume(t *testing.T) {
 	var want []string
 	for _, kv := range history {
 		if kv.Version != 1 {
-			t.Fatalf("%s was written twice", kvString(&kv))
+			t.Fatalf("%s was written twice", e2e.KVString(&kv))
 		}
 		want = append(want, eventLine(client.WatchEvent{Type: "put", Kv: kv}))
 	}
@@ -445,7 +447,7 @@ func TestWatchResume(t *testing.T) {
 	end := history[len(history)-1].ModRevision
 	w := segment(0)
 	for last < end {
-		m := w.nextData(watchTimeout)
+		m := w.nextData(e2e.WatchTimeout)
 		for _, ev := range m.Events {
 			got = append(got, eventLine(ev))
 		}
@@ -468,7 +470,7 @@ func TestWatchResume(t *testing.T) {
 	}
 	byRev := make(map[int64]string)
 	for _, kv := range history {
-		byRev[kv.ModRevision] = keyOf(&kv)
+		byRev[kv.ModRevision] = e2e.KeyOf(&kv)
 	}
 	for _, a := range acked {
 		if byRev[a.rev] != a.key {
@@ -483,17 +485,17 @@ func TestWatchResume(t *testing.T) {
 // starting exactly at the compact revision receives that revision.
 func TestWatchCompacted(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// The revisions are those of a fresh store; a gateway's cluster may
 	// have taken some before (its deployment's marker): at(n) is the
 	// revision counted n on a fresh store.
-	off := s.put(t, "c/a", "1") - 2 // 2
+	off := s.Put(t, "c/a", "1") - 2 // 2
 	at := func(n int64) int64 { return n + off }
-	s.put(t, "c/b", "2")                                                                              // 3
-	s.put(t, "c/a", "3")                                                                              // 4
-	s.txn(t, `{"success":[{"delete":{"key":"c/a"}},{"put":{"key":"c/c","value":"5"}}]}`).want(t, 200) // 5
-	s.put(t, "c/d", "6")                                                                              // 6
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).want(t, 200)
+	s.Put(t, "c/b", "2")                                                                              // 3
+	s.Put(t, "c/a", "3")                                                                              // 4
+	s.Txn(t, `{"success":[{"delete":{"key":"c/a"}},{"put":{"key":"c/c","value":"5"}}]}`).Want(t, 200) // 5
+	s.Put(t, "c/d", "6")                                                                              // 6
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(5))).Want(t, 200)
 
 	compacted := []struct {
 		name   string
@@ -508,11 +510,11 @@ func TestWatchCompacted(t *testing.T) {
 	for _, tt := range compacted {
 		t.Run(tt.name, func(t *testing.T) {
 			w := openWatch(t, s, tt.query, tt.header...)
-			m := w.next(watchTimeout)
+			m := w.next(e2e.WatchTimeout)
 			if m.Kind != "compacted" || m.CompactRevision != at(5) || m.Header.Revision != at(6) {
 				t.Fatalf("%s: %v, want compacted with compact_revision %d at revision %d", w.req, m.raw, at(5), at(6))
 			}
-			w.wantEnd(watchTimeout)
+			w.wantEnd(e2e.WatchTimeout)
 		})
 	}
 
@@ -529,7 +531,7 @@ func TestWatchCompacted(t *testing.T) {
 			w := openWatch(t, s, tt.query, tt.header...)
 			var got []string
 			for range 2 {
-				m := w.nextData(watchTimeout)
+				m := w.nextData(e2e.WatchTimeout)
 				var evs []string
 				for _, ev := range m.Events {
 					evs = append(evs, eventLine(ev))
@@ -545,9 +547,9 @@ func TestWatchCompacted(t *testing.T) {
 
 	// A watch caught up before the compaction goes on across it.
 	w := openWatch(t, s, "key=c/&prefix=true")
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(6))).want(t, 200)
-	s.put(t, "c/e", "7")
-	if m := w.nextData(watchTimeout); m.ID != at(7) {
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(6))).Want(t, 200)
+	s.Put(t, "c/e", "7")
+	if m := w.nextData(e2e.WatchTimeout); m.ID != at(7) {
 		t.Errorf("%s after a compaction: %v, want the put at %d", w.req, m.raw, at(7))
 	}
 }
@@ -557,26 +559,26 @@ func TestWatchCompacted(t *testing.T) {
 // none.
 func TestWatchProgress(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--watch-progress-notify-interval=1s")
-	s.put(t, "other", "x")
+	s := e2e.StartServer(t, "--watch-progress-notify-interval=1s")
+	s.Put(t, "other", "x")
 	quiet := openWatch(t, s, "key=p")
 	w := openWatch(t, s, "key=p&progress_notify=true")
 	cur := w.created.Header.Revision
 
-	m := w.next(watchTimeout)
+	m := w.next(e2e.WatchTimeout)
 	if m.Kind != "progress" || m.ID != cur {
 		t.Fatalf("%s: %v, want progress with id %d", w.req, m.raw, cur)
 	}
 	if m.raw.Data != fmt.Sprintf(`{"type":"progress","header":{"revision":%d}}`, cur) {
 		t.Errorf("%s: progress data %s, want only its type and the header", w.req, m.raw.Data)
 	}
-	put := s.put(t, "p", "1")
-	other := s.put(t, "other", "y") // not for this watch, but the bookmark covers it
-	if m := w.nextData(watchTimeout); m.ID != put {
+	put := s.Put(t, "p", "1")
+	other := s.Put(t, "other", "y") // not for this watch, but the bookmark covers it
+	if m := w.nextData(e2e.WatchTimeout); m.ID != put {
 		t.Fatalf("%s: %v, want the put at %d", w.req, m.raw, put)
 	}
 	for {
-		m := w.next(watchTimeout)
+		m := w.next(e2e.WatchTimeout)
 		if m.Kind != "progress" {
 			t.Fatalf("%s: %v, want only progress while idle", w.req, m.raw)
 		}
@@ -586,9 +588,9 @@ func TestWatchProgress(t *testing.T) {
 	}
 
 	// The watch without progress_notify got nothing but the put.
-	s.put(t, "p", "2")
+	s.Put(t, "p", "2")
 	for _, want := range []int64{put, other + 1} {
-		if m := quiet.next(watchTimeout); m.Kind != "message" || m.ID != want {
+		if m := quiet.next(e2e.WatchTimeout); m.Kind != "message" || m.ID != want {
 			t.Errorf("%s: %v, want only the puts, the next at %d", quiet.req, m.raw, want)
 		}
 	}
@@ -598,12 +600,12 @@ func TestWatchProgress(t *testing.T) {
 // as one JSON object a line, with a type.
 func TestWatchNDJSON(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	// Revision 2 on a fresh store; a gateway's cluster may have taken
 	// revisions before (its deployment's marker): at(n) is the revision
 	// counted n on a fresh store.
-	s.put(t, "n", "0")
-	cur := s.status(t).Revision
+	s.Put(t, "n", "0")
+	cur := s.Status(t).Revision
 	off := cur - 2
 	at := func(n int64) int64 { return n + off }
 
@@ -612,14 +614,14 @@ func TestWatchNDJSON(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/watch?"+query, nil)
 		req.Header.Set("Accept", "application/x-ndjson")
-		resp, err := s.streams.Do(req)
+		resp, err := s.Streams.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 			t.Fatalf("GET /v1/watch?%s as NDJSON = %d %q, want 200 application/x-ndjson", query, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
-		checkStreamHead(t, "GET /v1/watch?"+query, resp)
+		e2e.CheckStreamHead(t, "GET /v1/watch?"+query, resp)
 		stop := func() { cancel(); resp.Body.Close() }
 		t.Cleanup(stop)
 		return bufio.NewReader(resp.Body), stop
@@ -641,8 +643,8 @@ func TestWatchNDJSON(t *testing.T) {
 			var res result
 			select {
 			case res = <-ch:
-			case <-time.After(watchTimeout):
-				t.Fatalf("no NDJSON line within %v", watchTimeout)
+			case <-time.After(e2e.WatchTimeout):
+				t.Fatalf("no NDJSON line within %v", e2e.WatchTimeout)
 			}
 			if res.err == io.EOF && res.s == "" {
 				return watchPayload{}, io.EOF
@@ -657,10 +659,10 @@ func TestWatchNDJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, err)
 			}
-			if err := checkTwins([]byte(res.s)); err != nil {
+			if err := e2e.CheckTwins([]byte(res.s)); err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, err)
 			}
-			checkWatchMessage(t, "GET /v1/watch (NDJSON)", []byte(res.s))
+			e2e.CheckWatchMessage(t, "GET /v1/watch (NDJSON)", []byte(res.s))
 			return l, nil
 		}
 	}
@@ -670,8 +672,8 @@ func TestWatchNDJSON(t *testing.T) {
 	if l.Type != "created" || l.Header == nil || l.Header.Revision != cur || l.StartRevision != cur+1 {
 		t.Fatalf("first NDJSON line %+v, want created at %d from %d", l, cur, cur+1)
 	}
-	s.put(t, "n", "1")
-	s.do(t, "DELETE", "/v1/kv/n", nil).want(t, 200)
+	s.Put(t, "n", "1")
+	s.Do(t, "DELETE", "/v1/kv/n", nil).Want(t, 200)
 	for i, want := range shiftRevisions([]string{"put n=1 @3", "delete n @4"}, off) {
 		l, _ := readLine(r)
 		if l.Type != "events" || l.Header == nil || l.Header.Revision != cur+1+int64(i) || len(l.Events) != 1 || eventLine(l.Events[0]) != want || l.Events[0].PrevKv == nil {
@@ -679,7 +681,7 @@ func TestWatchNDJSON(t *testing.T) {
 		}
 	}
 
-	s.do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(3))).want(t, 200)
+	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(3))).Want(t, 200)
 	r, _ = open(fmt.Sprintf("key=n&start_revision=%d", at(2)))
 	if l, _ := readLine(r); l.Type != "created" {
 		t.Fatalf("first NDJSON line %+v, want created", l)
@@ -706,11 +708,11 @@ func TestWatchNDJSON(t *testing.T) {
 // TestWatchDisconnect: closing streams removes their watchers.
 func TestWatchDisconnect(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := e2e.StartServer(t)
 	for i := range 20 {
-		s.put(t, fmt.Sprintf("d/%d", i), "v")
+		s.Put(t, fmt.Sprintf("d/%d", i), "v")
 	}
-	before := watcherCount(t, s)
+	before := e2e.WatcherCount(t, s)
 	const n = 40
 	var streams []*watchStream
 	for i := range n {
@@ -725,16 +727,16 @@ func TestWatchDisconnect(t *testing.T) {
 		}
 		streams = append(streams, openWatch(t, s, q))
 	}
-	eventually(t, 10*time.Second, func() (bool, string) {
-		c := watcherCount(t, s)
+	e2e.Eventually(t, 10*time.Second, func() (bool, string) {
+		c := e2e.WatcherCount(t, s)
 		return c == before+n, fmt.Sprintf("%d watchers with %d streams open, want %d", c, n, before+n)
 	})
-	s.put(t, "d/3", "w")
+	s.Put(t, "d/3", "w")
 	for _, w := range streams {
 		w.close()
 	}
-	eventually(t, 10*time.Second, func() (bool, string) {
-		c := watcherCount(t, s)
+	e2e.Eventually(t, 10*time.Second, func() (bool, string) {
+		c := e2e.WatcherCount(t, s)
 		return c == before, fmt.Sprintf("%d watchers after closing every stream, want %d", c, before)
 	})
 }
@@ -743,24 +745,24 @@ func TestWatchDisconnect(t *testing.T) {
 // reason "shutting down", and the server exits cleanly.
 func TestWatchShutdown(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
-	rev := s.put(t, "k", "v") // 2 on a fresh store, later on a gateway's cluster
+	s := e2e.StartServer(t)
+	rev := s.Put(t, "k", "v") // 2 on a fresh store, later on a gateway's cluster
 	streams := []*watchStream{
 		openWatch(t, s, "key=k"),
 		openWatch(t, s, "key=k&start_revision=1"),
 		openWatch(t, s, "prefix=true&progress_notify=true"),
 		openWatch(t, s, "key=z&from_key=true&prev_kv=true"),
 	}
-	if m := streams[1].nextData(watchTimeout); m.ID != rev {
+	if m := streams[1].nextData(e2e.WatchTimeout); m.ID != rev {
 		t.Fatalf("%s: %v, want the put at %d", streams[1].req, m.raw, rev)
 	}
 	s.Stop()
 	for _, w := range streams {
-		m := w.next(watchTimeout)
+		m := w.next(e2e.WatchTimeout)
 		if m.Kind != "canceled" || m.Reason != "shutting down" || m.raw.Data != `{"type":"canceled","reason":"shutting down"}` {
 			t.Errorf("%s at shutdown: %v, want canceled with {\"type\":\"canceled\",\"reason\":\"shutting down\"}", w.req, m.raw)
 		}
-		w.wantEnd(watchTimeout)
+		w.wantEnd(e2e.WatchTimeout)
 	}
 }
 

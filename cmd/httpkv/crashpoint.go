@@ -15,7 +15,7 @@ import (
 	"github.com/httpkv/httpkv/mvcc"
 )
 
-// The crash points of the end-to-end crash tests (tests/crash_points_test.go),
+// The crash points of the end-to-end crash tests (tests/crash/crash_points_test.go),
 // in the binary built with -tags crashpoints only (the tests build one);
 // the server's binary has none (crashpoint_off.go). A server of that
 // build given these variables kills itself.

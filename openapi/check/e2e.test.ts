@@ -2,7 +2,7 @@
 // project does not otherwise use, makes of the OpenAPI document: put, get,
 // list, txn, lease, and a watch and a stream of many watchers whose
 // Server-Sent Events arrive typed.
-// go test ./tests/ -run TestHeyAPIClient generates the client into
+// go test ./tests/docs/ -run TestHeyAPIClient generates the client into
 // ./client beside a copy of this file, compiles both and runs them under
 // node against a real server, whose URL is in HTTPKV_URL.
 import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ import { client } from "./client/client.gen";
 
 const baseUrl = process.env.HTTPKV_URL;
 if (!baseUrl) {
-  throw new Error("HTTPKV_URL is not set: run this through go test ./tests/ -run TestHeyAPIClient");
+  throw new Error("HTTPKV_URL is not set: run this through go test ./tests/docs/ -run TestHeyAPIClient");
 }
 client.setConfig({ baseUrl });
 

@@ -16,7 +16,7 @@ import (
 // and the scheduler's watch.
 func watcherMemory(tb testing.TB, n int) float64 {
 	tb.Helper()
-	b := openTestBackend(tb, embedded.Options{})
+	b := storetest.Open(tb, embedded.Options{})
 	reg := New(Config{MaxWatchers: n}, b, nil, nil)
 	defer reg.Close()
 	ms, err := reg.Create(Owner{}, "test", nil)

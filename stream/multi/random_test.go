@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -15,10 +14,16 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
+	"github.com/httpkv/httpkv/internal/waittest"
+	"github.com/httpkv/httpkv/internal/wiretest"
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/wire"
 )
+
+// streamTimeout bounds how long a test waits for a stream to deliver.
+const streamTimeout = 10 * time.Second
 
 // streamClient is a client of a stream of many watchers, driven by hand:
 // it takes what the connection would write (takePending), receives a
@@ -120,18 +125,6 @@ type streamMessage struct {
 	Events          []wire.WatchEvent   `json:"events"`
 }
 
-// decodeStrict decodes out into T, refusing fields T does not declare.
-func decodeStrict[T any](tb testing.TB, name string, out []byte) T {
-	tb.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		tb.Fatalf("%s: %s does not decode as %T: %v", name, out, v, err)
-	}
-	return v
-}
-
 // parseStreamMessages parses what a stream wrote.
 func parseStreamMessages(tb testing.TB, b []byte) []clientMessage {
 	tb.Helper()
@@ -151,7 +144,7 @@ func parseStreamMessages(tb testing.TB, b []byte) []clientMessage {
 			// (httpapi's TestWatchStreamMessagesDeclared holds them to the
 			// declared types of the API).
 			what, data := "stream message "+value, []byte(value)
-			d := decodeStrict[streamMessage](tb, what, data)
+			d := wiretest.Decode[streamMessage](tb, "the stream", data)
 			if d.Type != cmp.Or(m.event, "events") {
 				tb.Fatalf("%s: type %q in a message of event %q", what, d.Type, m.event)
 			}
@@ -164,7 +157,7 @@ func parseStreamMessages(tb testing.TB, b []byte) []clientMessage {
 			case "":
 				m.rev = d.Header.Revision
 				for _, ev := range d.Events {
-					m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, keyOf(ev.KV), valueOf(ev.KV), ev.KV.ModRevision))
+					m.events = append(m.events, fmt.Sprintf("%s %s=%s@%d", ev.Type, wiretest.Key(ev.KV), wiretest.Value(ev.KV), ev.KV.ModRevision))
 				}
 			default:
 				m.rev = d.Header.Revision
@@ -229,7 +222,7 @@ func TestWatchStreamRandomResumes(t *testing.T) {
 // watchers were parked.
 func randomResumes(t *testing.T, seed uint64, buffer int64) int64 {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	b := openTestBackend(t, embedded.Options{})
+	b := storetest.Open(t, embedded.Options{})
 	reg := New(Config{ResumeBytes: 1 << 30, BufferBytes: buffer}, b, nil, nil)
 	defer reg.Close()
 	ms, err := reg.Create(Owner{}, "test", nil)
@@ -289,7 +282,7 @@ func randomResumes(t *testing.T, seed uint64, buffer int64) int64 {
 	want := map[int64][]string{}
 	for id, r := range ranges {
 		start := int64(0)
-		if !waitFor(streamTimeout, func() bool {
+		if !waittest.For(streamTimeout, func() bool {
 			c.take()
 			c.receive(len(c.unread))
 			w := c.watches[id]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -48,7 +49,7 @@ func TestDeliveryLogCheck(t *testing.T) {
 // stays.
 func TestWatchStreamExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := openTestBackend(t, embedded.Options{})
+		b := storetest.Open(t, embedded.Options{})
 		reg := New(Config{IdleTimeout: time.Minute}, b, nil, nil)
 		defer reg.Close()
 		never, _ := reg.Create(Owner{}, "test", nil)
@@ -99,7 +100,7 @@ func TestWatchStreamExpiry(t *testing.T) {
 // again.
 func TestWatchStreamFlow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := openTestBackend(t, embedded.Options{})
+		b := storetest.Open(t, embedded.Options{})
 		reg := New(Config{BufferBytes: 1}, b, nil, nil)
 		defer reg.Close()
 		ms, _ := reg.Create(Owner{}, "test", nil)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -27,7 +28,7 @@ func TestWatchStreamsTotalBuffer(t *testing.T) {
 			puts    = 50
 			value   = 4 << 10
 		)
-		b := openTestBackend(t, embedded.Options{})
+		b := storetest.Open(t, embedded.Options{})
 		const total = 3 * value
 		reg := New(Config{BufferBytes: 1 << 20, TotalBufferBytes: total}, b, nil, nil)
 		defer reg.Close()

@@ -1,5 +1,5 @@
 // End-to-end test of the generated TypeScript client against a real
-// server, whose URL is in HTTPKV_URL. go test ./tests/ -run
+// server, whose URL is in HTTPKV_URL. go test ./tests/docs/ -run
 // TestTypeScriptClient starts the server, builds this and runs it, and
 // checks every answer the client receives against the OpenAPI document.
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ import { CompactedError, createHttpkvClient, rawBody, watch, WatchStream, type S
 
 const baseUrl = process.env.HTTPKV_URL;
 if (!baseUrl) {
-  throw new Error("HTTPKV_URL is not set: run this through go test ./tests/ -run TestTypeScriptClient");
+  throw new Error("HTTPKV_URL is not set: run this through go test ./tests/docs/ -run TestTypeScriptClient");
 }
 const kv = createHttpkvClient(baseUrl);
 

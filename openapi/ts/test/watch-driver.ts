@@ -1,4 +1,4 @@
-// A driver of the watch helpers for go test ./tests/ -run
+// A driver of the watch helpers for go test ./tests/docs/ -run
 // TestTypeScriptWatch: it watches the server at HTTPKV_URL and prints
 // what it receives, a line each, while the test writes, kills and
 // restarts the server. It stops when its stdin ends.
@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import { watch, WatchStream } from "../src/index.js";
 
 const url = process.env.HTTPKV_URL;
-if (!url) throw new Error("HTTPKV_URL is not set: run this through go test ./tests/ -run TestTypeScriptWatch");
+if (!url) throw new Error("HTTPKV_URL is not set: run this through go test ./tests/docs/ -run TestTypeScriptWatch");
 const abort = new AbortController();
 const out = (line: string) => process.stdout.write(line + "\n");
 const options = { signal: abort.signal, onRetry: () => out("retry") };
