@@ -71,7 +71,7 @@ func (b *Backend) compactedBelow(ctx context.Context, rev int64) (int64, error) 
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
 	defer cancel()
-	err = b.historyReplay(ctx, b.cli.Watcher, b.probeKey(), "", rev, rev, nil, func(*clientv3.Event) bool { return true })
+	err = b.historyReplay(ctx, "", b.probeKey(), "", rev, rev, replayOptions{}, func(*clientv3.Event) bool { return true })
 	var ce *kv.CompactedError
 	switch {
 	case errors.As(err, &ce):

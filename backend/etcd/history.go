@@ -135,19 +135,9 @@ func (hr *historyRead) window(ctx context.Context) error {
 	return nil
 }
 
-// watchOptions are the options of a page's watch.
-func (hr *historyRead) watchOptions() []clientv3.OpOption {
-	var opts []clientv3.OpOption
-	if hr.q.PrevKV {
-		opts = append(opts, clientv3.WithPrevKV())
-	}
-	if hr.q.NoPut {
-		opts = append(opts, clientv3.WithFilterPut())
-	}
-	if hr.q.NoDelete {
-		opts = append(opts, clientv3.WithFilterDelete())
-	}
-	return opts
+// watchOptions are the filters of a page's watch.
+func (hr *historyRead) watchOptions() replayOptions {
+	return replayOptions{prevKV: hr.q.PrevKV, noPut: hr.q.NoPut, noDelete: hr.q.NoDelete}
 }
 
 // positioned is an event with its position.
@@ -160,7 +150,7 @@ type positioned struct {
 // with its position, until fn returns false.
 func (hr *historyRead) read(ctx context.Context, from, to int64, fn func(positioned) bool) error {
 	var rev, idx int64
-	return hr.b.historyReplay(ctx, hr.b.watcher, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
+	return hr.b.historyReplay(ctx, hr.b.opts.Namespace+keysPrefix, string(hr.q.Key), string(hr.q.End), from, to, hr.watchOptions(),
 		func(e *clientv3.Event) bool {
 			if e.Kv.ModRevision != rev {
 				rev, idx = e.Kv.ModRevision, 0

@@ -97,18 +97,18 @@ func (b *Backend) replay(ctx context.Context, w clientv3.Watcher, key, end strin
 // history while Options.MaxHistoryWatches are open.
 var errHistoryBusy = kv.Errorf(kv.ErrHistoryBusy, "the gateway has as many etcd watches open to read history as it may")
 
-// historyReplay is replay for a request: one of the etcd watches
-// requests may have open at once, or errHistoryBusy. (The watch
+// historyReplay is replayFragments for a request: one of the etcd
+// watches requests may have open at once, or errHistoryBusy. (The watch
 // scheduler's own reads of history, one at a time, take no token.)
-func (b *Backend) historyReplay(ctx context.Context, w clientv3.Watcher, key, end string, from, to int64,
-	opts []clientv3.OpOption, fn func(*clientv3.Event) bool) error {
+func (b *Backend) historyReplay(ctx context.Context, prefix, key, end string, from, to int64,
+	o replayOptions, fn func(*clientv3.Event) bool) error {
 	select {
 	case b.historyWatches <- struct{}{}:
 	default:
 		return errHistoryBusy
 	}
 	defer func() { <-b.historyWatches }()
-	return b.replay(ctx, w, key, end, from, to, opts, fn)
+	return b.replayFragments(ctx, prefix, key, end, from, to, o, fn)
 }
 
 // watchFailure returns why an answer of an etcd watch ends the watch: a
