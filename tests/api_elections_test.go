@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // observeTimeout bounds a whole observe stream of a test: a bound on the

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"fmt"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // exportKeys is how many keys TestExportImportRoundTrip moves: 20,000

@@ -1,12 +1,12 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestImport: an import puts what differs (and with mode=replace

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestKVPutGet covers PUT and GET of one key: the answer's header,

@@ -1,14 +1,13 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"slices"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestLeases covers the lease endpoints: grant with a chosen or a server

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestListSelectors covers every range selector of GET /v1/kv and the

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // The attacks of the third hardening round on watch streams, at the

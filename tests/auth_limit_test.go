@@ -1,13 +1,13 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // login sends a token request and returns its status.

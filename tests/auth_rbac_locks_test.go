@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // The RBAC matrix's locks and elections live under app/ (app%2Flk,

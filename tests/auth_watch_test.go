@@ -1,11 +1,11 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // wantCanceled fails unless the stream's next message is event: canceled

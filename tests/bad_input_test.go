@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestMalformedQuery sends requests whose query string does not parse (a

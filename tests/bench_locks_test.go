@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // contender takes the lock, waiting as long as ctx lasts, and returns how

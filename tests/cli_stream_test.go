@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // watchedEvents returns the type and the events of a message a watch

@@ -1,13 +1,13 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestCLIExitStatuses: a command exits 0 on success, 1 with the API's

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestCLIDataTransfer drives the commands over PUT ?ttl, PATCH,

@@ -1,14 +1,14 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	kvclient "github.com/httpkv/httpkv/client"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 func eventLines(evs []kvclient.Event) []string {

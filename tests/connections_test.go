@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bufio"
 	"fmt"
 	"io"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // rawRequest sends req (a request line) on a new connection to s and

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // Tests of gateways to an etcd cluster as a deployment runs them: more

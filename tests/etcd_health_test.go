@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"net/http"
 	"os/exec"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // outageBound bounds how long a gateway takes to answer while etcd cannot

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // Shape of TestGatewaysLinearizable: a few keys so that clients contend,

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // Tests of deployments that share one etcd cluster, each in a namespace

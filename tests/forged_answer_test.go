@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bufio"
 	"bytes"
 	"errors"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // netHTTPAnswer is, to the byte, what Go's HTTP/1 server writes itself

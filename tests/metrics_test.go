@@ -1,12 +1,12 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestMetricsFamilies scrapes /metrics while a watcher is open, after

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestPageTokenForgery plays a user allowed to read the key a and the

@@ -1,9 +1,9 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // benchBinary returns the path of the load tool, httpkv-bench, built from

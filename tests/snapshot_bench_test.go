@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // snapshotBenchSize is the store BenchmarkSnapshotSave copies: 1 GiB, or

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/httpkv/httpkv/openapi/client"
 	"github.com/httpkv/httpkv/snapshot"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // commandTimeout bounds one run of an httpkv subcommand.

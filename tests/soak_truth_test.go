@@ -3,8 +3,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // soakEvent is an event as the soak compares it: the value by its hash.

@@ -3,8 +3,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/internal/ssetest"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // soakKind is how a soak watcher reads.

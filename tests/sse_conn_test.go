@@ -1,12 +1,12 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // sseConn is the connection of a Server-Sent Events stream under test

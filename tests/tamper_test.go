@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestTamperedStoreRefused edits a stopped server's data file, and a

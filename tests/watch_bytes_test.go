@@ -1,13 +1,12 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"fmt"
 	"testing"
 
 	"github.com/httpkv/httpkv/kv"
+	"github.com/httpkv/httpkv/tests/e2e"
 	"github.com/httpkv/httpkv/watch"
 )
 

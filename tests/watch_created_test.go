@@ -1,12 +1,12 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestWatchCreatedHeaderUnderWrites opens watches from now while writers

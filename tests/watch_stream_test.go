@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"cmp"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // watchMessage is a checked message of a watch stream.

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // streamAlive reports whether a stream exists, without connecting to it:

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"cmp"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // streamMessage is a checked message of a stream of many watchers.

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // streamSpecs are watches of every kind over the keys m/<i>/<j>

@@ -1,11 +1,11 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/base64"
 	"net/http"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestConsoleDeletesBinaryKey shows two keys a careless console would
@@ -20,21 +20,21 @@ func TestConsoleDeletesBinaryKey(t *testing.T) {
 	s.Put(t, binary, "bytes")
 	s.Put(t, lookalike, "text")
 
-	p := openConsole(t, s, "#/keys", 1280, 800)
-	p.waitText(".children a.key", `\xff\xfe`)
-	p.waitText(".children a.folder", "base64:/") // the lookalike holds the separator
-	p.click(".children a.key", `\xff\xfe`)
-	p.waitText(".key-pane h2", `\xff\xfe`)
-	p.waitText(".key-pane .value", "bytes")
-	p.click(".key-pane button", "Delete")
-	p.confirm("Delete")
-	p.waitText("#notice", `Deleted \xff\xfe`)
-	p.waitNoText(".children a.key", `\xff\xfe`)
+	p := e2e.OpenConsole(t, s, "#/keys", 1280, 800)
+	p.WaitText(".children a.key", `\xff\xfe`)
+	p.WaitText(".children a.folder", "base64:/") // the lookalike holds the separator
+	p.Click(".children a.key", `\xff\xfe`)
+	p.WaitText(".key-pane h2", `\xff\xfe`)
+	p.WaitText(".key-pane .value", "bytes")
+	p.Click(".key-pane button", "Delete")
+	p.Confirm("Delete")
+	p.WaitText("#notice", `Deleted \xff\xfe`)
+	p.WaitNoText(".children a.key", `\xff\xfe`)
 
 	s.Do(t, "GET", e2e.KeyPath(binary), nil).WantError(t, http.StatusNotFound, "key_not_found")
 	if kv := s.Get(t, lookalike); e2e.ValueOf(&kv) != "text" {
 		t.Errorf("%q = %q after deleting the bytes ff fe, want it untouched", lookalike, e2e.ValueOf(&kv))
 	}
-	p.goTo("#/keys?q=base64:")
-	p.waitText(".children a.key", lookalike)
+	p.GoTo("#/keys?q=base64:")
+	p.WaitText(".children a.key", lookalike)
 }

@@ -1,11 +1,11 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // aliasBomb returns a YAML "billion laughs": a list of fanout strings,
@@ -19,29 +19,6 @@ func aliasBomb(levels, fanout int) string {
 		fmt.Fprintf(&b, "%s: &%s [%s]\n", name, name, strings.TrimSuffix(strings.Repeat("*"+prev+",", fanout), ","))
 	}
 	return b.String()
-}
-
-// consoleHeapLimit bounds the page's JavaScript heap after it shows any
-// one value: what the console may spend on a value is bounded by its
-// own limits (web/static/console/formats.js), far below this.
-const consoleHeapLimit = 256 << 20
-
-// pageResponds checks that the page still runs script and that its heap
-// is bounded: a page stuck expanding a value fails the first with the
-// wait's deadline, one that expanded it fails the second.
-func (p *consolePage) pageResponds(what string) {
-	p.tb.Helper()
-	var two int
-	p.eval(`1 + 1`, &two)
-	if two != 2 {
-		p.tb.Fatalf("after %s the page evaluates 1 + 1 as %d", what, two)
-	}
-	var heap int64
-	p.eval(`performance.memory.usedJSHeapSize`, &heap)
-	p.tb.Logf("after %s the page's heap holds %.1f MiB", what, float64(heap)/(1<<20))
-	if heap > consoleHeapLimit {
-		p.tb.Errorf("after %s the page's heap holds %d MiB, more than %d MiB", what, heap>>20, consoleHeapLimit>>20)
-	}
 }
 
 // TestConsoleValueBounds opens values that cost a careless page
@@ -69,27 +46,27 @@ func TestConsoleValueBounds(t *testing.T) {
 		t.Logf("%s: %d bytes", c.key, len(c.value))
 		s.Put(t, c.key, c.value)
 	}
-	p := openConsole(t, s, "#/keys?f=bomb/", 1280, 800)
+	p := e2e.OpenConsole(t, s, "#/keys?f=bomb/", 1280, 800)
 	for _, c := range cases {
-		p.goTo("#/keys?f=bomb/&k=" + c.key)
-		p.waitText(".key-pane h2", c.key)
-		p.waitText(".key-pane .value .value-note", c.note)
-		p.waitText(`[role="tab"][aria-selected="true"]`, "Text")
-		p.waitText(".key-pane .value pre", c.value[:8])
-		p.pageResponds("opening " + c.key)
+		p.GoTo("#/keys?f=bomb/&k=" + c.key)
+		p.WaitText(".key-pane h2", c.key)
+		p.WaitText(".key-pane .value .value-note", c.note)
+		p.WaitText(`[role="tab"][aria-selected="true"]`, "Text")
+		p.WaitText(".key-pane .value pre", c.value[:8])
+		p.PageResponds("opening " + c.key)
 		for _, tab := range []string{"JSON", "YAML"} {
-			p.click(`.key-pane [role="tab"]`, tab)
-			p.waitText(`[role="tab"][aria-selected="true"]`, tab)
-			p.waitText(".key-pane .value .value-note", c.note)
-			p.waitText(".key-pane .value pre", c.value[:8])
-			p.pageResponds(fmt.Sprintf("the %s tab of %s", tab, c.key))
+			p.Click(`.key-pane [role="tab"]`, tab)
+			p.WaitText(`[role="tab"][aria-selected="true"]`, tab)
+			p.WaitText(".key-pane .value .value-note", c.note)
+			p.WaitText(".key-pane .value pre", c.value[:8])
+			p.PageResponds(fmt.Sprintf("the %s tab of %s", tab, c.key))
 		}
 		// The editor checks and pretty-prints within the same bounds.
-		p.click(".key-pane button", "Edit")
-		p.waitText(".editor .check", "")
-		p.click(".editor button", "Pretty-print")
-		p.pageResponds("pretty-printing " + c.key + " in the editor")
-		p.click(".edit button", "Cancel")
-		p.waitNoText(".edit button", "Cancel")
+		p.Click(".key-pane button", "Edit")
+		p.WaitText(".editor .check", "")
+		p.Click(".editor button", "Pretty-print")
+		p.PageResponds("pretty-printing " + c.key + " in the editor")
+		p.Click(".edit button", "Cancel")
+		p.WaitNoText(".edit button", "Cancel")
 	}
 }

@@ -1,14 +1,13 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestConsoleListsBounded writes more keys into a folder the page shows,
@@ -20,18 +19,18 @@ func TestConsoleListsBounded(t *testing.T) {
 	s := e2e.StartServer(t, "--max-txn-ops=1000")
 	const shown = 2000 // browse.js MAX_SHOWN
 	s.Put(t, "big/first", "1")
-	p := openConsole(t, s, "#/keys?f=big/", 1280, 800)
-	p.waitText(".children a.key", "first")
-	p.wait("the folder followed live", `document.getElementById("live").dataset.state === "live"`)
-	seedKeys(t, s, shown+500, "big/%05d") // a thousand to a revision
+	p := e2e.OpenConsole(t, s, "#/keys?f=big/", 1280, 800)
+	p.WaitText(".children a.key", "first")
+	p.Wait("the folder followed live", `document.getElementById("live").dataset.state === "live"`)
+	e2e.SeedKeys(t, s, shown+500, "big/%05d") // a thousand to a revision
 	s.Put(t, "big/last", "1")
-	p.waitText(".browse .banner", "no longer kept live")
-	if n := p.count(".children li"); n < shown || n > shown+1000 {
+	p.WaitText(".browse .banner", "no longer kept live")
+	if n := p.Count(".children li"); n < shown || n > shown+1000 {
 		t.Errorf("the folder lists %d children once no longer live, want %d to %d: at most one revision past the bound", n, shown, shown+1000)
 	}
-	p.click(".browse .banner button", "Reload")
-	p.waitNoText(".browse .banner", "no longer kept live")
-	p.waitText(".browse .summary", "100 items shown so far")
+	p.Click(".browse .banner button", "Reload")
+	p.WaitNoText(".browse .banner", "no longer kept live")
+	p.WaitText(".browse .summary", "100 items shown so far")
 
 	var lease client.LeaseResponse
 	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":600}`), "Content-Type", "application/json").Ok(t, http.StatusCreated, &lease)
@@ -45,9 +44,9 @@ func TestConsoleListsBounded(t *testing.T) {
 	}
 	b.WriteString(`]}`)
 	s.Txn(t, b.String()).Want(t, http.StatusOK)
-	p.goTo(fmt.Sprintf("#/leases?id=%d", lease.Id))
-	p.waitText(".lease-keys li", "… and 100 more")
-	if n := p.count(".lease-keys li"); n != 201 {
+	p.GoTo(fmt.Sprintf("#/leases?id=%d", lease.Id))
+	p.WaitText(".lease-keys li", "… and 100 more")
+	if n := p.Count(".lease-keys li"); n != 201 {
 		t.Errorf("the keys of a lease with 300 keys take %d list items, want 200 and one counting the rest", n)
 	}
 }

@@ -1,22 +1,22 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // whileDown kills s, lets write change its data through another server on
 // the same data directory and another port, and starts s again on its
 // port: the writes are ones s's clients cannot have seen live.
-func whileDown(t *testing.T, s *e2e.Server, p *consolePage, write func(o *e2e.Server)) {
+func whileDown(t *testing.T, s *e2e.Server, p *e2e.ConsolePage, write func(o *e2e.Server)) {
 	t.Helper()
 	s.Kill()
-	p.wait("the live indicator to say reconnecting", `document.getElementById("live").dataset.state === "reconnecting"`)
-	p.waitText("#live", "reconnecting")
+	p.Wait("the live indicator to say reconnecting", `document.getElementById("live").dataset.state === "reconnecting"`)
+	p.WaitText("#live", "reconnecting")
 	o := &e2e.Server{DataDir: s.DataDir, TB: t, Gateway: s.Gateway, Args: s.Args, Client: &http.Client{Timeout: e2e.RequestTimeout}, Streams: &http.Client{}}
 	t.Cleanup(func() {
 		if o.Running() {
@@ -41,12 +41,12 @@ func TestConsoleLiveRestart(t *testing.T) {
 	s.Put(t, "live/k", "one")
 	s.Put(t, "live/gone", "to be deleted")
 
-	p := openConsole(t, s, "#/keys?f=live/&k=live/k", 1280, 800)
-	p.waitText(".key-pane .value", "one")
-	p.wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
-	p.eval(`(window.notReloaded = true)`, nil)
+	p := e2e.OpenConsole(t, s, "#/keys?f=live/&k=live/k", 1280, 800)
+	p.WaitText(".key-pane .value", "one")
+	p.Wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
+	p.Eval(`(window.notReloaded = true)`, nil)
 	// Record every state the indicator shows.
-	p.eval(`(() => {
+	p.Eval(`(() => {
 		const live = document.getElementById("live");
 		window.liveStates = [live.dataset.state];
 		new MutationObserver((records) => window.liveStates.push(...records.map((r) => r.oldValue), live.dataset.state))
@@ -56,22 +56,22 @@ func TestConsoleLiveRestart(t *testing.T) {
 
 	// Live while up.
 	s.Put(t, "live/k", "two")
-	p.waitText(".key-pane .value", "two")
-	p.waitText(".key-pane .notice", "Updated live")
+	p.WaitText(".key-pane .value", "two")
+	p.WaitText(".key-pane .notice", "Updated live")
 
 	whileDown(t, s, p, func(o *e2e.Server) {
 		o.Put(t, "live/k", "written while down")
 		o.Put(t, "live/new", "created while down")
 		o.Do(t, "DELETE", e2e.KeyPath("live/gone"), nil).Want(t, http.StatusOK)
 	})
-	p.waitText(".key-pane .value", "written while down")
-	p.waitText(".children a.key", "new")
-	p.waitNoText(".children a.key", "gone")
-	p.wait("the live indicator to say live again", `document.getElementById("live").dataset.state === "live"`)
+	p.WaitText(".key-pane .value", "written while down")
+	p.WaitText(".children a.key", "new")
+	p.WaitNoText(".children a.key", "gone")
+	p.Wait("the live indicator to say live again", `document.getElementById("live").dataset.state === "live"`)
 
 	// And live again after it.
 	s.Put(t, "live/after", "after the restart")
-	p.waitText(".children a.key", "after")
+	p.WaitText(".children a.key", "after")
 
 	// Down again, and the history compacted past where the page was.
 	whileDown(t, s, p, func(o *e2e.Server) {
@@ -79,19 +79,19 @@ func TestConsoleLiveRestart(t *testing.T) {
 		rev := o.Put(t, "live/compacted", "listed again")
 		o.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, rev)), "Content-Type", "application/json").Want(t, http.StatusOK)
 	})
-	p.waitText(".key-pane .value", "after compaction")
-	p.waitText(".children a.key", "compacted")
+	p.WaitText(".key-pane .value", "after compaction")
+	p.WaitText(".children a.key", "compacted")
 	var states []string
-	p.eval(`window.liveStates`, &states)
+	p.Eval(`window.liveStates`, &states)
 	if !slices.Contains(states, "reloading") {
 		t.Errorf("the live indicator went through %q, want \"reloading\" after the compaction", states)
 	}
-	p.wait("the live indicator to say live after the compaction", `document.getElementById("live").dataset.state === "live"`)
+	p.Wait("the live indicator to say live after the compaction", `document.getElementById("live").dataset.state === "live"`)
 	s.Put(t, "live/k", "live after the compaction")
-	p.waitText(".key-pane .value", "live after the compaction")
+	p.WaitText(".key-pane .value", "live after the compaction")
 
 	var same bool
-	p.eval(`window.notReloaded === true`, &same)
+	p.Eval(`window.notReloaded === true`, &same)
 	if !same {
 		t.Errorf("the page was reloaded; it must follow the restarts by itself")
 	}

@@ -1,13 +1,9 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
-	"context"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // consoleModuleChecks runs in the console's page, importing its modules:
@@ -104,29 +100,7 @@ const consoleModuleChecks = `(async () => {
 // the browser that runs them, against brute force on random inputs.
 func TestConsoleModules(t *testing.T) {
 	t.Parallel()
-	runModuleChecks(t, consoleModuleChecks)
-}
-
-// moduleChecksTimeout bounds a run of module checks: seconds of work for
-// the page on a quiet machine, which load stretches far past the
-// console's usual consoleTimeout.
-const moduleChecksTimeout = 3 * time.Minute
-
-// runModuleChecks evaluates script, which imports the console's modules
-// and resolves to a list of failures, in a console page; each is an error.
-func runModuleChecks(t *testing.T, script string) {
-	t.Helper()
-	s := e2e.StartServer(t)
-	p := openConsole(t, s, "#/leases", 1280, 800)
-	ctx, cancel := context.WithTimeout(p.ctx, moduleChecksTimeout)
-	defer cancel()
-	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](script, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("running the module checks: %v", err)
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+	e2e.RunModuleChecks(t, consoleModuleChecks)
 }
 
 // consoleValueChecks runs in the console's page: measure() against the
@@ -215,7 +189,7 @@ const consoleValueChecks = `(async () => {
 // JSON comparison and its bound on line diffs against brute force.
 func TestConsoleValueModules(t *testing.T) {
 	t.Parallel()
-	runModuleChecks(t, consoleValueChecks)
+	e2e.RunModuleChecks(t, consoleValueChecks)
 }
 
 // consoleLeaseRefreshChecks mounts the Leases section on a store whose
@@ -274,5 +248,5 @@ const consoleLeaseRefreshChecks = `(async () => {
 // a page whose reads take longer than its refresh period.
 func TestConsoleLeasesRefreshSlowServer(t *testing.T) {
 	t.Parallel()
-	runModuleChecks(t, consoleLeaseRefreshChecks)
+	e2e.RunModuleChecks(t, consoleLeaseRefreshChecks)
 }

@@ -1,11 +1,11 @@
 package console
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestConsoleOneStream: the console follows everything it shows through
@@ -17,9 +17,9 @@ func TestConsoleOneStream(t *testing.T) {
 	s := e2e.StartServer(t)
 	s.Put(t, "one/a", "1")
 	s.Put(t, "one/b", "2")
-	p := openConsole(t, s, "#/keys?f=one/&k=one/a", 1280, 800)
-	p.waitText(".key-pane .value", "1")
-	p.wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
+	p := e2e.OpenConsole(t, s, "#/keys?f=one/&k=one/a", 1280, 800)
+	p.WaitText(".key-pane .value", "1")
+	p.Wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
 	want := func(what string, streams, watchers int) {
 		t.Helper()
 		deadline := time.Now().Add(e2e.BrowserTimeout)
@@ -37,13 +37,13 @@ func TestConsoleOneStream(t *testing.T) {
 	}
 	want("a folder and a key", 1, 2)
 	s.Put(t, "one/a", "changed")
-	p.waitText(".key-pane .value", "changed")
+	p.WaitText(".key-pane .value", "changed")
 
-	p.goTo("#/keys?f=one/&k=one/b")
-	p.waitText(".key-pane .value", "2")
+	p.GoTo("#/keys?f=one/&k=one/b")
+	p.WaitText(".key-pane .value", "2")
 	want("the same folder and another key", 1, 2)
 	s.Put(t, "one/b", "live")
-	p.waitText(".key-pane .value", "live")
+	p.WaitText(".key-pane .value", "live")
 	metrics := e2e.ParseMetrics(s.Do(t, "GET", "/metrics", nil).Want(t, http.StatusOK).Body)
 	if n := metrics[`httpkv_http_requests_total{method="GET",route="/v1/watch",status="200"}`]; n != 0 {
 		t.Fatalf("the console opened %v single watches", n)

@@ -14,6 +14,6 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	e2e.ParallelByDefault(1)
 	code := m.Run()
-	closeConsoleBrowser()
+	e2e.CloseConsoleBrowser()
 	os.Exit(code)
 }

@@ -1,8 +1,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // write sends one recorded write that must be acknowledged.

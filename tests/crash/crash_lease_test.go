@@ -1,8 +1,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/httpkv/httpkv/lease"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 const (

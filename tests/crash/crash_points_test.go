@@ -1,8 +1,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // randomCrashPoints returns n points, before and after a commit in turn,

@@ -1,8 +1,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/httpkv/httpkv/kv"
 	"github.com/httpkv/httpkv/mvcc"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 const (

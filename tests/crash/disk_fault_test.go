@@ -1,8 +1,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/httpkv/httpkv/mvcc/mvcctest"
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestDiskFault fails the store's commits while clients write: a write

@@ -3,8 +3,6 @@
 package crash
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"net/http"
@@ -14,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes at a new directory and returns

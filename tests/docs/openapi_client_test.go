@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // softTB turns the Fatal calls of CheckReply into a panic that

@@ -1,14 +1,13 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestOpenAPIDocumentServed: /openapi.json is the OpenAPI 3.0 document

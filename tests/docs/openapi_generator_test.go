@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // checkDir holds the third-party tools that check the OpenAPI document

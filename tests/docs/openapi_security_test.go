@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"net/http"
 	"regexp"
 	"slices"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // pathParam matches a parameter of a path template.

@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"archive/tar"
 	"compress/gzip"
 	"context"
@@ -17,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestTypeScriptClientPackage packs the TypeScript client as its README

@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // tsClientDir holds the TypeScript client and its end-to-end test.

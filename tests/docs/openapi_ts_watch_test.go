@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // The TypeScript watch helpers (openapi/ts/src/watch.ts) under node,

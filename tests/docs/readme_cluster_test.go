@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // loopbackAddr matches an address of the README's cluster walk-through.

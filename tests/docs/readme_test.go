@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bufio"
 	"context"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // The README's examples are run as written, top to bottom, by

@@ -41,23 +41,6 @@ func (s *Server) RangeState(tb testing.TB, query string) (string, int64) {
 	}
 }
 
-// ListKeys returns the keys of a list answer, in order.
-func ListKeys(l client.ListResponse) []string {
-	return KeysOf(l.Kvs)
-}
-
-// KeysOf returns the keys of kvs, in order.
-func KeysOf(kvs []client.KeyValue) []string {
-	keys := make([]string, len(kvs))
-	for i := range kvs {
-		keys[i] = KeyOf(&kvs[i])
-	}
-	return keys
-}
-
-// Ptr returns a pointer to a copy of v.
-func Ptr[T any](v T) *T { return &v }
-
 // Reply is an HTTP answer read in full.
 type Reply struct {
 	Req    string // "PUT /v1/kv/a", for messages
@@ -291,53 +274,6 @@ func (r *Reply) Revision(tb testing.TB) int64 {
 	return body.Header.Revision
 }
 
-// The answers are decoded into the generated client's types, loosely
-// (extensions are allowed), so that the wire format is written down once.
-
-// KeyOf returns the key's bytes from whichever form it came in.
-func KeyOf(kv *client.KeyValue) string {
-	if kv.Key != nil {
-		return *kv.Key
-	}
-	if kv.KeyBase64 != nil {
-		return string(*kv.KeyBase64)
-	}
-	return ""
-}
-
-// ValueOf returns the value's bytes from whichever form it came in.
-func ValueOf(kv *client.KeyValue) string {
-	if kv.Value != nil {
-		return *kv.Value
-	}
-	if kv.ValueBase64 != nil {
-		return string(*kv.ValueBase64)
-	}
-	return ""
-}
-
-// KVString shows a key-value for a failure message.
-func KVString(kv *client.KeyValue) string {
-	return fmt.Sprintf("{%q=%q create=%d mod=%d version=%d lease=%d}",
-		KeyOf(kv), ValueOf(kv), kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
-}
-
-// KeyPath returns /v1/kv/ and key with every byte but the unreserved ones
-// percent-encoded, "/" included.
-func KeyPath(key string) string {
-	const unreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-	var b strings.Builder
-	b.WriteString("/v1/kv/")
-	for i := 0; i < len(key); i++ {
-		if strings.IndexByte(unreserved, key[i]) >= 0 {
-			b.WriteByte(key[i])
-		} else {
-			fmt.Fprintf(&b, "%%%02X", key[i])
-		}
-	}
-	return b.String()
-}
-
 // Put writes key=value and returns the put's revision.
 func (s *Server) Put(tb testing.TB, key, value string) int64 {
 	tb.Helper()
@@ -368,12 +304,6 @@ func (s *Server) Txn(tb testing.TB, doc string) *Reply {
 	return s.Do(tb, "POST", "/v1/txn", []byte(doc), "Content-Type", "application/json")
 }
 
-// JSONString quotes s as a JSON string.
-func JSONString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 // Eventually polls cond every 10ms until it holds or timeout passes, and
 // fails with what cond last said.
 func Eventually(tb testing.TB, timeout time.Duration, cond func() (bool, string)) {
@@ -389,14 +319,4 @@ func Eventually(tb testing.TB, timeout time.Duration, cond func() (bool, string)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// Deref returns what p points to, or the zero value when it is nil: the
-// optional fields of the generated types read as their absence.
-func Deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
 }

@@ -1,8 +1,6 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"fmt"
 	"image/png"
@@ -12,20 +10,21 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // screenshotDir is where the README's screenshots of the console live.
-const screenshotDir = "../../docs/console"
+const screenshotDir = "../../../docs/console"
 
 // TestConsoleScreenshots shows the main views of the console on sample
 // data and checks the screenshots in docs/console/ are there; with
 // -update it writes them anew:
 //
-//	go test ./tests/ -run TestConsoleScreenshots -update
+//	go test ./tests/console/admin/ -run TestConsoleScreenshots -update
 func TestConsoleScreenshots(t *testing.T) {
 	t.Parallel()
 	s := e2e.StartServer(t, "--max-txn-ops=3000")
-	seedKeys(t, s, 2500, "metrics/host-%04d/load")
+	e2e.SeedKeys(t, s, 2500, "metrics/host-%04d/load")
 	s.Put(t, "app/web/config", "{\"replicas\": 3, \"image\": \"registry.local/web:1.4.2\", \"env\": {\"LOG_LEVEL\": \"info\", \"CACHE_TTL\": \"30s\"}, \"ports\": [80, 443]}")
 	s.Put(t, "app/web/replicas", "3")
 	s.Put(t, "app/db/pool", "max_open: 20\nmax_idle: 5\nlifetime: 30m\n")
@@ -52,44 +51,44 @@ func TestConsoleScreenshots(t *testing.T) {
 	e2e.AuthDo(t, s, none, http.StatusOK, "PUT", "/v1/auth/users/root/roles/root", "")
 
 	shots := map[string][]byte{}
-	p := openConsole(t, s, "#/keys", 1280, 800)
-	p.waitText(`.children li[data-key="metrics/"] .count`, "2,500")
-	p.goTo("#/keys?f=app/web/&k=app/web/config")
-	p.waitText(".key-pane .value", "LOG_LEVEL")
-	p.wait("live", `document.getElementById("live").dataset.state === "live"`)
-	shots["keys"] = p.screenshot()
+	p := e2e.OpenConsole(t, s, "#/keys", 1280, 800)
+	p.WaitText(`.children li[data-key="metrics/"] .count`, "2,500")
+	p.GoTo("#/keys?f=app/web/&k=app/web/config")
+	p.WaitText(".key-pane .value", "LOG_LEVEL")
+	p.Wait("live", `document.getElementById("live").dataset.state === "live"`)
+	shots["keys"] = p.Screenshot()
 
-	p.click(".key-pane button", "Edit")
-	p.markLabels()
-	p.fillLabelled("Value", "{\n  \"replicas\": 6,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"info\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
+	p.Click(".key-pane button", "Edit")
+	p.MarkLabels()
+	p.FillLabelled("Value", "{\n  \"replicas\": 6,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"info\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
 	s.Put(t, "app/web/config", "{\n  \"replicas\": 5,\n  \"image\": \"registry.local/web:1.5.1\",\n  \"env\": {\n    \"LOG_LEVEL\": \"debug\",\n    \"CACHE_TTL\": \"60s\"\n  },\n  \"ports\": [80, 443]\n}")
-	p.waitText(".key-pane .notice", "Another writer")
-	p.click(".edit button", "Save")
-	p.waitText(".conflict h3", "Conflict")
-	shots["conflict"] = p.screenshot()
+	p.WaitText(".key-pane .notice", "Another writer")
+	p.Click(".edit button", "Save")
+	p.WaitText(".conflict h3", "Conflict")
+	shots["conflict"] = p.Screenshot()
 
-	p.goTo("#/keys?f=app/web/&k=app/web/config&pane=history")
-	p.waitText(".history tbody", "created")
-	p.click(".history tbody tr:nth-child(2) button", "Changes")
-	p.waitText(".diff-area caption", "→")
-	shots["history"] = p.screenshot()
+	p.GoTo("#/keys?f=app/web/&k=app/web/config&pane=history")
+	p.WaitText(".history tbody", "created")
+	p.Click(".history tbody tr:nth-child(2) button", "Changes")
+	p.WaitText(".diff-area caption", "→")
+	shots["history"] = p.Screenshot()
 
-	p.goTo("#/keys?f=app/&pane=deleted")
-	p.waitText(".deleted tbody", "app/legacy-endpoint")
-	shots["deleted"] = p.screenshot()
+	p.GoTo("#/keys?f=app/&pane=deleted")
+	p.WaitText(".deleted tbody", "app/legacy-endpoint")
+	shots["deleted"] = p.Screenshot()
 
-	p.goTo("#/leases")
-	p.waitText(".leases tbody", "0x")
-	shots["leases"] = p.screenshot()
+	p.GoTo("#/leases")
+	p.WaitText(".leases tbody", "0x")
+	shots["leases"] = p.Screenshot()
 
-	p.goTo("#/cluster")
-	p.waitText(".cluster dl", "Revision")
-	shots["cluster"] = p.screenshot()
+	p.GoTo("#/cluster")
+	p.WaitText(".cluster dl", "Revision")
+	shots["cluster"] = p.Screenshot()
 
-	p.goTo("#/access?user=alice&role=ops")
-	p.waitText(".roles table.perms", "every key under app/")
-	p.waitText(".users .detail", "User alice")
-	shots["access"] = p.screenshot()
+	p.GoTo("#/access?user=alice&role=ops")
+	p.WaitText(".roles table.perms", "every key under app/")
+	p.WaitText(".users .detail", "User alice")
+	shots["access"] = p.Screenshot()
 
 	none = e2e.AuthCaller{}
 	worker := s.GrantLease(t, 600)
@@ -101,21 +100,21 @@ func TestConsoleScreenshots(t *testing.T) {
 	granted(t, s.CampaignFor(t, none, "services/api/leader", s.GrantLease(t, 600), "10.0.0.1:8080"))
 	s.CampaignFor(t, none, "services/api/leader", s.GrantLease(t, 600), "10.0.0.2:8080")
 	s.WaitQueue(t, "services/api/leader", 2)
-	p.goTo("#/locks?name=jobs/nightly-report")
-	p.waitText(".lock-list", "services/api/leader")
-	p.waitText(".lock-pane .queue tbody", "expires in")
-	p.waitText(`.lock-pane dd[data-field="Held since"]`, "revision")
-	shots["locks"] = p.screenshot()
+	p.GoTo("#/locks?name=jobs/nightly-report")
+	p.WaitText(".lock-list", "services/api/leader")
+	p.WaitText(".lock-pane .queue tbody", "expires in")
+	p.WaitText(`.lock-pane dd[data-field="Held since"]`, "revision")
+	shots["locks"] = p.Screenshot()
 
-	phone := openConsole(t, s, "#/keys?f=app/db/&k=app/db/pool", 390, 844)
-	phone.waitText(".key-pane .value", "max_open")
-	phone.eval(`(document.getElementById("pane").scrollIntoView(), true)`, nil)
-	shots["phone"] = phone.screenshot()
+	phone := e2e.OpenConsole(t, s, "#/keys?f=app/db/&k=app/db/pool", 390, 844)
+	phone.WaitText(".key-pane .value", "max_open")
+	phone.Eval(`(document.getElementById("pane").scrollIntoView(), true)`, nil)
+	shots["phone"] = phone.Screenshot()
 
 	a := startAuthServer(t)
-	login := openConsole(t, a, "#/keys", 1280, 800)
-	login.waitText(".login h2", "Sign in")
-	shots["login"] = login.screenshot()
+	login := e2e.OpenConsole(t, a, "#/keys", 1280, 800)
+	login.WaitText(".login h2", "Sign in")
+	shots["login"] = login.Screenshot()
 
 	for name, b := range shots {
 		path := filepath.Join(screenshotDir, name+".png")
@@ -130,7 +129,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		}
 		old, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("%s: %v (write the screenshots with go test ./tests/ -run TestConsoleScreenshots -update)", path, err)
+			t.Errorf("%s: %v (write the screenshots with go test ./tests/console/admin/ -run TestConsoleScreenshots -update)", path, err)
 			continue
 		}
 		was, err := png.DecodeConfig(bytes.NewReader(old))

@@ -1,14 +1,12 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // granted waits for the answer of a lock or a campaign: 200.
@@ -22,25 +20,6 @@ func granted(t *testing.T, ch <-chan *e2e.Reply) {
 // ownerKey is the key lease owns in the lock or election name.
 func ownerKey(name string, lease int64) string {
 	return fmt.Sprintf("%s/%x", name, lease)
-}
-
-// queueRowsJS is an expression for the keys of the waiters (candidates)
-// the page shows, in order.
-const queueRowsJS = `[...document.querySelectorAll(".lock-pane .queue tbody tr")].map((tr) => tr.dataset.key)`
-
-// waitQueueShown waits until the page shows keys as the queue behind the holder, in order.
-func (p *consolePage) waitQueueShown(keys ...string) {
-	p.tb.Helper()
-	want, _ := json.Marshal(keys)
-	p.wait(fmt.Sprintf("the queue %q", keys), `JSON.stringify(`+queueRowsJS+`) === `+js(string(want)))
-}
-
-// waitSince waits until the pane says the holder (leader) holds since
-// revision rev, in the field called field.
-func (p *consolePage) waitSince(field string, rev int64) {
-	p.tb.Helper()
-	sel := fmt.Sprintf(`.lock-pane dd[data-field=%q]`, field)
-	p.wait(fmt.Sprintf("%s: revision %d", field, rev), fmt.Sprintf(`document.querySelector(%s)?.textContent === %s`, js(sel), js(fmt.Sprintf("revision %d", rev))))
 }
 
 // TestConsoleLocks shows a lock with a holder and two waiters, and an
@@ -65,74 +44,74 @@ func TestConsoleLocks(t *testing.T) {
 	s.WaitQueue(t, election, 2)
 	held := s.Get(t, ownerKey(lock, holder))
 
-	p := openConsole(t, s, "#/locks", 1280, 800)
-	p.waitText(`.lock-list li[data-name="jobs/nightly"]`, "3 keys")
-	p.waitText(`.lock-list li[data-name="api-leader"]`, "2 keys")
-	p.eval(`(window.notReloaded = true)`, nil)
+	p := e2e.OpenConsole(t, s, "#/locks", 1280, 800)
+	p.WaitText(`.lock-list li[data-name="jobs/nightly"]`, "3 keys")
+	p.WaitText(`.lock-list li[data-name="api-leader"]`, "2 keys")
+	p.Eval(`(window.notReloaded = true)`, nil)
 
 	// The lock: its holder, since when, and its waiters in order.
-	p.click(".lock-list a", lock)
-	p.waitText(".lock-pane .kind .tag", "Lock")
-	p.waitText(".lock-pane .owner dl", ownerKey(lock, holder))
-	p.waitText(".lock-pane .owner dl", fmt.Sprintf("lease %d", holder))
-	p.waitText(".lock-pane .owner dl", "expires in")
-	p.waitSince("Held since", held.CreateRevision)
-	p.waitQueueShown(ownerKey(lock, first), ownerKey(lock, second))
-	p.waitText(".lock-pane .summary", fmt.Sprintf("Held by lease %d · 2 waiting", holder))
+	p.Click(".lock-list a", lock)
+	p.WaitText(".lock-pane .kind .tag", "Lock")
+	p.WaitText(".lock-pane .owner dl", ownerKey(lock, holder))
+	p.WaitText(".lock-pane .owner dl", fmt.Sprintf("lease %d", holder))
+	p.WaitText(".lock-pane .owner dl", "expires in")
+	p.WaitSince("Held since", held.CreateRevision)
+	p.WaitQueueShown(ownerKey(lock, first), ownerKey(lock, second))
+	p.WaitText(".lock-pane .summary", fmt.Sprintf("Held by lease %d · 2 waiting", holder))
 
 	// Released from the page: the first waiter holds, since the release.
-	p.click(".lock-pane .owner button", "Release")
-	p.waitText("dialog[open]", fmt.Sprintf("lease %d holds it next", first))
-	p.confirm("Release")
+	p.Click(".lock-pane .owner button", "Release")
+	p.WaitText("dialog[open]", fmt.Sprintf("lease %d holds it next", first))
+	p.Confirm("Release")
 	granted(t, firstDone)
-	p.waitText("#notice", "Released the lock "+lock+" at revision")
+	p.WaitText("#notice", "Released the lock "+lock+" at revision")
 	var released int64
-	if _, err := fmt.Sscanf(p.text("#notice"), "Released the lock "+lock+" at revision %d.", &released); err != nil {
-		t.Fatalf("the notice %q: %v", p.text("#notice"), err)
+	if _, err := fmt.Sscanf(p.Text("#notice"), "Released the lock "+lock+" at revision %d.", &released); err != nil {
+		t.Fatalf("the notice %q: %v", p.Text("#notice"), err)
 	}
 	if q := s.Queue(t, lock); len(q) != 2 || q[0] != ownerKey(lock, first) {
 		t.Fatalf("after the release %s/ holds %q, want the first waiter's key first", lock, q)
 	}
-	p.waitText(".lock-pane .owner dl", ownerKey(lock, first))
-	p.waitSince("Held since", released)
-	p.waitQueueShown(ownerKey(lock, second))
+	p.WaitText(".lock-pane .owner dl", ownerKey(lock, first))
+	p.WaitSince("Held since", released)
+	p.WaitQueueShown(ownerKey(lock, second))
 
 	// The holder's lease revoked: the second holds, and nobody waits.
 	revoked := s.Do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", first), nil).Want(t, http.StatusOK).Revision(t)
 	granted(t, secondDone)
-	p.waitText(".lock-pane .owner dl", ownerKey(lock, second))
-	p.waitSince("Held since", revoked)
-	p.waitText(".lock-pane .queue", "Nobody is waiting.")
+	p.WaitText(".lock-pane .owner dl", ownerKey(lock, second))
+	p.WaitSince("Held since", revoked)
+	p.WaitText(".lock-pane .queue", "Nobody is waiting.")
 
 	// The election, guessed from its values: leader, value, candidate.
-	p.click(".lock-list a", election)
-	p.waitText(".lock-pane .kind .tag", "Election")
-	p.waitText(".lock-pane .owner dl", ownerKey(election, leader))
-	p.waitText(".lock-pane .owner dl", "10.0.0.1:8080")
-	p.waitQueueShown(ownerKey(election, candidate))
-	p.waitText(".lock-pane .queue tbody", "10.0.0.2:8080")
+	p.Click(".lock-list a", election)
+	p.WaitText(".lock-pane .kind .tag", "Election")
+	p.WaitText(".lock-pane .owner dl", ownerKey(election, leader))
+	p.WaitText(".lock-pane .owner dl", "10.0.0.1:8080")
+	p.WaitQueueShown(ownerKey(election, candidate))
+	p.WaitText(".lock-pane .queue tbody", "10.0.0.2:8080")
 
 	// The leader's lease revoked: the candidate leads, with its value.
 	revoked = s.Do(t, "DELETE", fmt.Sprintf("/v1/leases/%d", leader), nil).Want(t, http.StatusOK).Revision(t)
 	granted(t, candidateDone)
-	p.waitText(".lock-pane .owner dl", "10.0.0.2:8080")
-	p.waitSince("Leader since", revoked)
-	p.waitText(".lock-pane .queue", "No other candidate.")
+	p.WaitText(".lock-pane .owner dl", "10.0.0.2:8080")
+	p.WaitSince("Leader since", revoked)
+	p.WaitText(".lock-pane .queue", "No other candidate.")
 
 	// Resigned from the page: the office is empty.
-	p.click(".lock-pane .owner button", "Resign")
-	p.confirm("Resign")
-	p.waitText("#notice", "resigned at revision")
-	p.waitText(".lock-pane .owner", "No leader")
+	p.Click(".lock-pane .owner button", "Resign")
+	p.Confirm("Resign")
+	p.WaitText("#notice", "resigned at revision")
+	p.WaitText(".lock-pane .owner", "No leader")
 	s.Do(t, "GET", "/v1/elections/"+election+"/leader", nil).WantError(t, http.StatusNotFound, "no_leader")
 
 	// A lock made now appears in the list by itself.
 	late := s.GrantLease(t, 600)
 	granted(t, s.LockAsync(t, none, "late", late))
-	p.waitText(`.lock-list li[data-name="late"]`, "1 key")
+	p.WaitText(`.lock-list li[data-name="late"]`, "1 key")
 
 	var same bool
-	p.eval(`window.notReloaded === true`, &same)
+	p.Eval(`window.notReloaded === true`, &same)
 	if !same {
 		t.Errorf("the page was reloaded; it must follow the locks by itself")
 	}
@@ -156,31 +135,31 @@ func TestConsoleLocksReadOnly(t *testing.T) {
 	waiterDone := s.LockAsync(t, root, "app/lock", waiter)
 	granted(t, s.LockAsync(t, root, "etc/lock", other))
 
-	p := openConsole(t, s, "#/locks", 1280, 800)
-	p.signIn("alice", "alice-pw")
-	p.waitText(`.lock-list li[data-name="app/lock"]`, "2 keys")
-	if n := p.count(`.lock-list li[data-name="etc/lock"]`); n != 0 {
+	p := e2e.OpenConsole(t, s, "#/locks", 1280, 800)
+	p.SignIn("alice", "alice-pw")
+	p.WaitText(`.lock-list li[data-name="app/lock"]`, "2 keys")
+	if n := p.Count(`.lock-list li[data-name="etc/lock"]`); n != 0 {
 		t.Errorf("alice, who may not read etc/, sees the lock etc/lock in the list")
 	}
 
-	p.click(".lock-list a", "app/lock")
-	p.waitText(".lock-pane .owner dl", ownerKey("app/lock", holder))
-	p.waitQueueShown(ownerKey("app/lock", waiter))
-	if n := p.count(".lock-pane button"); n != 0 {
+	p.Click(".lock-list a", "app/lock")
+	p.WaitText(".lock-pane .owner dl", ownerKey("app/lock", holder))
+	p.WaitQueueShown(ownerKey("app/lock", waiter))
+	if n := p.Count(".lock-pane button"); n != 0 {
 		t.Errorf("alice, who may not write app/lock/, sees %d buttons in the lock's pane", n)
 	}
 	e2e.AuthDo(t, s, root, http.StatusOK, "DELETE", "/v1/locks/"+e2e.PathSegment("app/lock")+"?key="+ownerKey("app/lock", holder), "")
 	granted(t, waiterDone)
-	p.waitText(".lock-pane .owner dl", ownerKey("app/lock", waiter))
-	p.waitText(".lock-pane .queue", "Nobody is waiting.")
-	if st := p.liveState(); st != "live" {
+	p.WaitText(".lock-pane .owner dl", ownerKey("app/lock", waiter))
+	p.WaitText(".lock-pane .queue", "Nobody is waiting.")
+	if st := p.LiveState(); st != "live" {
 		t.Errorf("the live indicator says %q, want live", st)
 	}
 
-	p.markLabels()
-	p.fillLabelled("Name", "etc/lock")
-	p.click(".lock-names button", "Open")
-	p.waitText(".lock-pane .problem", "Permission denied: to read the lock or election etc/lock you need read permission on every key under etc/lock/")
+	p.MarkLabels()
+	p.FillLabelled("Name", "etc/lock")
+	p.Click(".lock-names button", "Open")
+	p.WaitText(".lock-pane .problem", "Permission denied: to read the lock or election etc/lock you need read permission on every key under etc/lock/")
 }
 
 // lockModuleChecks runs in the console's page, importing its modules:
@@ -239,5 +218,5 @@ const lockModuleChecks = `(async () => {
 // and keeps their queues, in the browser that runs it.
 func TestConsoleLockModules(t *testing.T) {
 	t.Parallel()
-	runModuleChecks(t, lockModuleChecks)
+	e2e.RunModuleChecks(t, lockModuleChecks)
 }

@@ -1,8 +1,6 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // exportOf reads GET /v1/export of the keys under prefix at revision,
@@ -51,11 +50,11 @@ func currentRevision(t *testing.T, s *e2e.Server) int64 {
 // expectDownload lets the page's browser context download into a
 // directory of the test, and returns a function that waits for the next
 // download to complete and returns the file.
-func expectDownload(t *testing.T, p *consolePage) func() []byte {
+func expectDownload(t *testing.T, p *e2e.ConsolePage) func() []byte {
 	t.Helper()
 	dir := t.TempDir()
 	done := make(chan string, 1)
-	ctx, cancel := context.WithCancel(p.ctx)
+	ctx, cancel := context.WithCancel(p.Ctx)
 	t.Cleanup(cancel)
 	// Downloads are the browser's: its own events, for the tab's browser context.
 	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)
@@ -75,9 +74,9 @@ func expectDownload(t *testing.T, p *consolePage) func() []byte {
 			}
 		}
 	}()
-	if _, err := chromedp.CallBrowser(p.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+	if _, err := chromedp.CallBrowser(p.Ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior:         browser.SetDownloadBehaviorBehaviorAllowAndName,
-		BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID,
+		BrowserContextID: chromedp.FromContext(p.Ctx).BrowserContextID,
 		DownloadPath:     dir,
 		EventsEnabled:    new(true),
 	}); err != nil {
@@ -88,8 +87,8 @@ func expectDownload(t *testing.T, p *consolePage) func() []byte {
 		var guid string
 		select {
 		case guid = <-done:
-		case <-time.After(consoleTimeout):
-			t.Fatalf("no download completed within %v; the page shows:\n%s", consoleTimeout, p.shows())
+		case <-time.After(e2e.ConsoleTimeout):
+			t.Fatalf("no download completed within %v; the page shows:\n%s", e2e.ConsoleTimeout, p.Shows())
 		}
 		file, err := os.ReadFile(filepath.Join(dir, guid))
 		if err != nil {
@@ -114,11 +113,11 @@ func TestConsoleExportImport(t *testing.T) {
 	s.Do(t, "PUT", e2e.KeyPath("app/bin"), []byte{0xff, 0x00, 0xfe}).Want(t, http.StatusOK)
 	s.Put(t, "other/x", "outside")
 
-	p := openConsole(t, s, "#/keys?f=app/", 1280, 800)
+	p := e2e.OpenConsole(t, s, "#/keys?f=app/", 1280, 800)
 	downloaded := expectDownload(t, p)
-	p.waitText(".children a.key", "bin")
-	p.click(".browse .toolbar button", "Export")
-	p.waitText("#notice", "Exporting 4 keys (every key under app/) as of revision")
+	p.WaitText(".children a.key", "bin")
+	p.Click(".browse .toolbar button", "Export")
+	p.WaitText("#notice", "Exporting 4 keys (every key under app/) as of revision")
 	file := downloaded()
 	rev := exportRevision(t, file)
 	if want := exportOf(t, s, "app/", rev); !bytes.Equal(file, want) {
@@ -134,38 +133,38 @@ func TestConsoleExportImport(t *testing.T) {
 	if err := os.WriteFile(importFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.click(".browse .toolbar a", "Import")
-	p.waitText(".import-pane h2", "Import into every key under app/")
-	p.do(chromedp.SetUploadFiles(`.import-pane input[type="file"]`, []string{importFile}))
-	p.markLabels()
-	p.eval(`(() => { const m = document.querySelector(".import-pane select"); m.value = "replace"; m.dispatchEvent(new Event("change")); return true; })()`, nil)
+	p.Click(".browse .toolbar a", "Import")
+	p.WaitText(".import-pane h2", "Import into every key under app/")
+	p.Do(chromedp.SetUploadFiles(`.import-pane input[type="file"]`, []string{importFile}))
+	p.MarkLabels()
+	p.Eval(`(() => { const m = document.querySelector(".import-pane select"); m.value = "replace"; m.dispatchEvent(new Event("change")); return true; })()`, nil)
 	before := currentRevision(t, s)
-	p.click(".import-pane button", "Preview")
-	p.waitText(".import-result h3", "Preview: as of revision")
-	p.waitText(`.import-result li[data-kind="created"]`, "1 would be created")
-	p.waitText(`.import-result li[data-kind="updated"]`, "1 would be changed")
-	p.waitText(`.import-result li[data-kind="deleted"]`, "1 would be deleted")
-	p.waitText(`.import-result li[data-kind="unchanged"]`, "2 unchanged")
-	p.waitText(`.import-result details[data-kind="deleted"]`, "app/c")
+	p.Click(".import-pane button", "Preview")
+	p.WaitText(".import-result h3", "Preview: as of revision")
+	p.WaitText(`.import-result li[data-kind="created"]`, "1 would be created")
+	p.WaitText(`.import-result li[data-kind="updated"]`, "1 would be changed")
+	p.WaitText(`.import-result li[data-kind="deleted"]`, "1 would be deleted")
+	p.WaitText(`.import-result li[data-kind="unchanged"]`, "2 unchanged")
+	p.WaitText(`.import-result details[data-kind="deleted"]`, "app/c")
 	if now := currentRevision(t, s); now != before {
 		t.Fatalf("the preview moved the store from revision %d to %d: a dry run changes nothing", before, now)
 	}
 
 	// Someone changes the folder after the preview: Import refuses.
 	s.Put(t, "app/b", `{"n":2}`)
-	p.click(".import-result button", "Import")
-	p.waitText(".import-result .problem", "changed after the preview")
+	p.Click(".import-result button", "Import")
+	p.WaitText(".import-result .problem", "changed after the preview")
 	if kv := s.Get(t, "app/a"); e2e.ValueOf(&kv) != "alpha" {
 		t.Fatalf("after a refused import app/a = %s, want it unchanged", e2e.KVString(&kv))
 	}
 
 	// Preview again, and import.
-	p.click(".import-pane button", "Preview")
-	p.waitText(".import-result h3", "Preview")
-	p.waitText(`.import-result li[data-kind="updated"]`, "2 would be changed")
+	p.Click(".import-pane button", "Preview")
+	p.WaitText(".import-result h3", "Preview")
+	p.WaitText(`.import-result li[data-kind="updated"]`, "2 would be changed")
 	before = currentRevision(t, s)
-	p.click(".import-result button", "Import")
-	p.waitText(".import-result h3", "Imported at revision")
+	p.Click(".import-result button", "Import")
+	p.WaitText(".import-result h3", "Imported at revision")
 	if now := currentRevision(t, s); now != before+1 {
 		t.Errorf("the import moved the store from revision %d to %d, want one revision", before, now)
 	}
@@ -184,12 +183,12 @@ func TestConsoleExportImport(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\"key\":\"app/a\",\"value\":\"x\"}\n{\"key\":\"other/x\",\"value\":\"y\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.do(chromedp.SetUploadFiles(`.import-pane input[type="file"]`, []string{bad}))
-	p.waitNoText(".import-result", "Imported")
+	p.Do(chromedp.SetUploadFiles(`.import-pane input[type="file"]`, []string{bad}))
+	p.WaitNoText(".import-result", "Imported")
 	before = currentRevision(t, s)
-	p.click(".import-pane button", "Preview")
-	p.waitText(".import-result .problem", "(invalid_argument)")
-	p.waitText(".import-result .problem", "other/x")
+	p.Click(".import-pane button", "Preview")
+	p.WaitText(".import-result .problem", "(invalid_argument)")
+	p.WaitText(".import-result .problem", "other/x")
 	if now := currentRevision(t, s); now != before {
 		t.Errorf("a refused import moved the store from revision %d to %d", before, now)
 	}
@@ -208,18 +207,18 @@ func TestConsoleExportWithToken(t *testing.T) {
 	for i := range 50 {
 		e2e.AuthDo(t, s, root, http.StatusOK, "PUT", e2e.KeyPath(fmt.Sprintf("app/k%02d", i)), strings.Repeat("v", i))
 	}
-	p := openConsole(t, s, "#/keys?f=app/", 1280, 800)
-	p.signIn("root", "root-pw")
-	p.waitText(".children a.key", "k49")
-	p.eval(`(window.showSaveFilePicker = async (o) => (await navigator.storage.getDirectory()).getFileHandle(o.suggestedName, { create: true }), true)`, nil)
-	p.click(".browse .toolbar button", "Export")
-	p.waitText("#notice", "Exported 51 keys (every key under app/) as of revision")
+	p := e2e.OpenConsole(t, s, "#/keys?f=app/", 1280, 800)
+	p.SignIn("root", "root-pw")
+	p.WaitText(".children a.key", "k49")
+	p.Eval(`(window.showSaveFilePicker = async (o) => (await navigator.storage.getDirectory()).getFileHandle(o.suggestedName, { create: true }), true)`, nil)
+	p.Click(".browse .toolbar button", "Export")
+	p.WaitText("#notice", "Exported 51 keys (every key under app/) as of revision")
 	var name string
-	p.eval(`document.getElementById("notice").textContent.match(/ to (\S+\.ndjson) /)[1]`, &name)
-	p.eval(fmt.Sprintf(`(async () => { const f = await (await (await navigator.storage.getDirectory()).getFileHandle(%s)).getFile(); window.exported = await f.text(); })() && true`, js(name)), nil)
-	p.wait("the exported file read", `typeof window.exported === "string"`)
+	p.Eval(`document.getElementById("notice").textContent.match(/ to (\S+\.ndjson) /)[1]`, &name)
+	p.Eval(fmt.Sprintf(`(async () => { const f = await (await (await navigator.storage.getDirectory()).getFileHandle(%s)).getFile(); window.exported = await f.text(); })() && true`, e2e.Js(name)), nil)
+	p.Wait("the exported file read", `typeof window.exported === "string"`)
 	var file string
-	p.eval(`window.exported`, &file)
+	p.Eval(`window.exported`, &file)
 	rev := exportRevision(t, []byte(file))
 	want := exportOf(t, s, "app/", rev, "Authorization", "Bearer "+root.Token)
 	if file != string(want) {
@@ -228,10 +227,10 @@ func TestConsoleExportWithToken(t *testing.T) {
 
 	// A browser that cannot stream into a file: a Blob, then its download.
 	downloaded := expectDownload(t, p)
-	p.eval(`(window.showSaveFilePicker = undefined, true)`, nil)
-	p.forgetNotice()
-	p.click(".browse .toolbar button", "Export")
-	p.waitText("#notice", "Exported 51 keys (every key under app/) as of revision")
+	p.Eval(`(window.showSaveFilePicker = undefined, true)`, nil)
+	p.ForgetNotice()
+	p.Click(".browse .toolbar button", "Export")
+	p.WaitText("#notice", "Exported 51 keys (every key under app/) as of revision")
 	held := downloaded()
 	if want := exportOf(t, s, "app/", exportRevision(t, held), "Authorization", "Bearer "+root.Token); !bytes.Equal(held, want) {
 		t.Fatalf("the page's export through a Blob (%d bytes) differs from the server's (%d bytes):\n%s", len(held), len(want), held)
@@ -253,18 +252,18 @@ func TestConsoleLeasePages(t *testing.T) {
 		ids = append(ids, l.Id)
 	}
 	slices.Sort(ids)
-	shown := func(p *consolePage) []int64 {
+	shown := func(p *e2e.ConsolePage) []int64 {
 		var got []int64
-		p.eval(`[...document.querySelectorAll(".leases tr[data-lease]:not(.pinned)")].map((r) => Number(r.dataset.lease))`, &got)
+		p.Eval(`[...document.querySelectorAll(".leases tr[data-lease]:not(.pinned)")].map((r) => Number(r.dataset.lease))`, &got)
 		return got
 	}
-	p := openConsole(t, s, "#/leases", 1280, 800)
+	p := e2e.OpenConsole(t, s, "#/leases", 1280, 800)
 	var seen []int64
 	var pages [][]int64
 	for i := 0; ; i++ {
 		from := i * page
 		last := min(from+page, n)
-		p.waitText(".leases .summary", fmt.Sprintf("Leases %d to %d, by ID", from+1, last))
+		p.WaitText(".leases .summary", fmt.Sprintf("Leases %d to %d, by ID", from+1, last))
 		got := shown(p)
 		if len(got) != last-from {
 			t.Fatalf("page %d shows %d leases, want %d", i+1, len(got), last-from)
@@ -272,27 +271,27 @@ func TestConsoleLeasePages(t *testing.T) {
 		pages = append(pages, got)
 		seen = append(seen, got...)
 		if last == n {
-			p.wait("no next page", `document.querySelector(".pager button:last-child").disabled`)
+			p.Wait("no next page", `document.querySelector(".pager button:last-child").disabled`)
 			break
 		}
-		p.waitText(".leases .summary", "more follow")
-		p.click(".pager button", "Next page")
+		p.WaitText(".leases .summary", "more follow")
+		p.Click(".pager button", "Next page")
 	}
 	if !slices.Equal(seen, ids) {
 		t.Fatalf("the pages showed %d leases %v…, want the %d granted, each once, by ID", len(seen), seen[:min(5, len(seen))], n)
 	}
-	p.click(".pager button", "Previous page")
-	p.waitText(".leases .summary", fmt.Sprintf("Leases %d to %d", page+1, 2*page))
+	p.Click(".pager button", "Previous page")
+	p.WaitText(".leases .summary", fmt.Sprintf("Leases %d to %d", page+1, 2*page))
 	if got := shown(p); !slices.Equal(got, pages[1]) {
 		t.Errorf("back on page 2 the page shows %v, want %v", got, pages[1])
 	}
-	p.click(".pager button", "First page")
-	p.waitText(".leases .summary", fmt.Sprintf("Leases 1 to %d", page))
+	p.Click(".pager button", "First page")
+	p.WaitText(".leases .summary", fmt.Sprintf("Leases 1 to %d", page))
 
 	// The last lease, opened by its ID from page 1: shown on top of it.
-	p.goTo(fmt.Sprintf("#/leases?id=%d", ids[n-1]))
-	p.waitText(fmt.Sprintf(`tr.pinned[data-lease="%d"]`, ids[n-1]), "10 min")
-	p.waitText(".leases .summary", fmt.Sprintf("Leases 1 to %d", page))
+	p.GoTo(fmt.Sprintf("#/leases?id=%d", ids[n-1]))
+	p.WaitText(fmt.Sprintf(`tr.pinned[data-lease="%d"]`, ids[n-1]), "10 min")
+	p.WaitText(".leases .summary", fmt.Sprintf("Leases 1 to %d", page))
 }
 
 // TestConsoleKeyTTL creates a key that expires with the new key form's
@@ -303,14 +302,14 @@ func TestConsoleLeasePages(t *testing.T) {
 func TestConsoleKeyTTL(t *testing.T) {
 	t.Parallel()
 	s := e2e.StartServer(t)
-	p := openConsole(t, s, "#/keys?f=tmp/&pane=new", 1280, 800)
-	p.waitText(".key-pane h2", "New key")
-	p.markLabels()
-	p.fillLabelled("Key", "tmp/session")
-	p.fillLabelled("Value", "token-1")
-	p.fillLabelled("Expires after (seconds)", "120")
-	p.click(".new-key button", "Create")
-	p.waitText("#notice", "Created tmp/session")
+	p := e2e.OpenConsole(t, s, "#/keys?f=tmp/&pane=new", 1280, 800)
+	p.WaitText(".key-pane h2", "New key")
+	p.MarkLabels()
+	p.FillLabelled("Key", "tmp/session")
+	p.FillLabelled("Value", "token-1")
+	p.FillLabelled("Expires after (seconds)", "120")
+	p.Click(".new-key button", "Create")
+	p.WaitText("#notice", "Created tmp/session")
 	kv := s.Get(t, "tmp/session")
 	if kv.Lease == 0 {
 		t.Fatalf("the key created with a TTL has no lease: %s", e2e.KVString(&kv))
@@ -320,34 +319,34 @@ func TestConsoleKeyTTL(t *testing.T) {
 	if ttl.GrantedTtl != 120 {
 		t.Errorf("the key's lease has TTL %d, want 120", ttl.GrantedTtl)
 	}
-	p.waitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", kv.Lease))
-	p.waitText(".key-pane .lease-badge", "expires in")
-	p.waitText(".key-pane .lease-badge", "(TTL 2 min 0 s)")
-	left := shownSeconds(p.text(".key-pane .lease-badge .ttl"))
+	p.WaitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", kv.Lease))
+	p.WaitText(".key-pane .lease-badge", "expires in")
+	p.WaitText(".key-pane .lease-badge", "(TTL 2 min 0 s)")
+	left := shownSeconds(p.Text(".key-pane .lease-badge .ttl"))
 	if left <= 0 || left > 120 {
-		t.Errorf("the key shows %q, want at most 120 s left", p.text(".key-pane .lease-badge .ttl"))
+		t.Errorf("the key shows %q, want at most 120 s left", p.Text(".key-pane .lease-badge .ttl"))
 	}
 
 	// Editing the value without a TTL keeps the lease.
-	p.click(".key-pane button", "Edit")
-	p.markLabels()
-	p.fillLabelled("Value", "token-2")
-	p.forgetNotice()
-	p.click(".key-pane form.edit button", "Save")
-	p.waitText("#notice", "Saved tmp/session")
+	p.Click(".key-pane button", "Edit")
+	p.MarkLabels()
+	p.FillLabelled("Value", "token-2")
+	p.ForgetNotice()
+	p.Click(".key-pane form.edit button", "Save")
+	p.WaitText("#notice", "Saved tmp/session")
 	if got := s.Get(t, "tmp/session"); e2e.ValueOf(&got) != "token-2" || got.Lease != kv.Lease {
 		t.Fatalf("after an edit without a TTL the key is %s, want token-2 on lease %d", e2e.KVString(&got), kv.Lease)
 	}
 
 	// With a TTL: a new lease, and the old one, which holds nothing else, revoked.
-	p.waitText(".key-pane button", "Edit")
-	p.click(".key-pane button", "Edit")
-	p.markLabels()
-	p.fillLabelled("Value", "token-3")
-	p.fillLabelled("Expires after (seconds)", "300")
-	p.forgetNotice()
-	p.click(".key-pane form.edit button", "Save")
-	p.waitText("#notice", "Saved tmp/session")
+	p.WaitText(".key-pane button", "Edit")
+	p.Click(".key-pane button", "Edit")
+	p.MarkLabels()
+	p.FillLabelled("Value", "token-3")
+	p.FillLabelled("Expires after (seconds)", "300")
+	p.ForgetNotice()
+	p.Click(".key-pane form.edit button", "Save")
+	p.WaitText("#notice", "Saved tmp/session")
 	got := s.Get(t, "tmp/session")
 	if e2e.ValueOf(&got) != "token-3" || got.Lease == 0 || got.Lease == kv.Lease {
 		t.Fatalf("after an edit with a TTL the key is %s, want token-3 on a new lease", e2e.KVString(&got))
@@ -357,19 +356,19 @@ func TestConsoleKeyTTL(t *testing.T) {
 		t.Errorf("the key's new lease has TTL %d, want 300", ttl.GrantedTtl)
 	}
 	s.Do(t, "GET", fmt.Sprintf("/v1/leases/%d", kv.Lease), nil).WantError(t, http.StatusNotFound, "lease_not_found")
-	p.waitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", got.Lease))
-	p.waitText(".key-pane .lease-badge", "(TTL 5 min 0 s)")
+	p.WaitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", got.Lease))
+	p.WaitText(".key-pane .lease-badge", "(TTL 5 min 0 s)")
 
 	// A TTL and a lease ID: the server's refusal, nothing created.
-	p.goTo("#/keys?f=tmp/&pane=new")
-	p.waitText(".key-pane h2", "New key")
-	p.markLabels()
-	p.fillLabelled("Key", "tmp/both")
-	p.fillLabelled("Lease ID", fmt.Sprint(got.Lease))
-	p.fillLabelled("Expires after (seconds)", "60")
-	p.click(".new-key button", "Create")
-	p.waitText(".new-key .problem", "cannot go with lease")
-	p.waitText(".new-key .problem", "(invalid_argument)")
+	p.GoTo("#/keys?f=tmp/&pane=new")
+	p.WaitText(".key-pane h2", "New key")
+	p.MarkLabels()
+	p.FillLabelled("Key", "tmp/both")
+	p.FillLabelled("Lease ID", fmt.Sprint(got.Lease))
+	p.FillLabelled("Expires after (seconds)", "60")
+	p.Click(".new-key button", "Create")
+	p.WaitText(".new-key .problem", "cannot go with lease")
+	p.WaitText(".new-key .problem", "(invalid_argument)")
 	s.Do(t, "GET", e2e.KeyPath("tmp/both"), nil).WantError(t, http.StatusNotFound, "key_not_found")
 }
 
@@ -393,19 +392,19 @@ func TestConsoleRestoreRange(t *testing.T) {
 	changed := s.Put(t, "cfg/extra", "created after")
 	s.Put(t, "other/o", "after")
 
-	p := openConsole(t, s, "#/keys?f=cfg/&pane=history", 1280, 800)
-	p.waitText(".history tbody", "created after")
-	p.markLabels()
-	p.fillLabelled("Restore all of it as of revision", fmt.Sprint(was))
-	p.click(".history .range-restore button", "Restore as of")
-	p.waitText("dialog[open] h2", fmt.Sprintf("Restore every key under cfg/ as of revision %d?", was))
-	p.waitText(`dialog[open] li[data-kind="created"]`, "3 would be created")
-	p.waitText(`dialog[open] li[data-kind="updated"]`, "2 would be changed")
-	p.waitText(`dialog[open] li[data-kind="deleted"]`, "1 would be deleted")
-	p.waitText(`dialog[open] details[data-kind="deleted"]`, "cfg/extra")
+	p := e2e.OpenConsole(t, s, "#/keys?f=cfg/&pane=history", 1280, 800)
+	p.WaitText(".history tbody", "created after")
+	p.MarkLabels()
+	p.FillLabelled("Restore all of it as of revision", fmt.Sprint(was))
+	p.Click(".history .range-restore button", "Restore as of")
+	p.WaitText("dialog[open] h2", fmt.Sprintf("Restore every key under cfg/ as of revision %d?", was))
+	p.WaitText(`dialog[open] li[data-kind="created"]`, "3 would be created")
+	p.WaitText(`dialog[open] li[data-kind="updated"]`, "2 would be changed")
+	p.WaitText(`dialog[open] li[data-kind="deleted"]`, "1 would be deleted")
+	p.WaitText(`dialog[open] details[data-kind="deleted"]`, "cfg/extra")
 	before := currentRevision(t, s)
-	p.confirm("Restore")
-	p.waitText("#notice", fmt.Sprintf("Restored every key under cfg/ as of revision %d at revision %d: 3 created, 2 changed, 1 deleted", was, before+1))
+	p.Confirm("Restore")
+	p.WaitText("#notice", fmt.Sprintf("Restored every key under cfg/ as of revision %d at revision %d: 3 created, 2 changed, 1 deleted", was, before+1))
 	if now, then := exportOf(t, s, "cfg/", 0), exportOf(t, s, "cfg/", was); !sameKeys(t, now, then) {
 		t.Errorf("after the restore cfg/ holds\n%s\nwant what it held at revision %d:\n%s", now, was, then)
 	}
@@ -413,25 +412,25 @@ func TestConsoleRestoreRange(t *testing.T) {
 		t.Errorf("restoring cfg/ changed other/o: %s", e2e.KVString(&kv))
 	}
 	// The new revision comes live into the history.
-	p.waitText(fmt.Sprintf(`.history tr[data-revision="%d"]`, before+1), "deleted")
+	p.WaitText(fmt.Sprintf(`.history tr[data-revision="%d"]`, before+1), "deleted")
 
 	// The folder as of a past revision offers to bring that back.
-	p.goTo(fmt.Sprintf("#/keys?f=cfg/&rev=%d", changed))
-	p.waitText(".children a.key", "extra")
-	p.click(".keys-bar .banner button", fmt.Sprintf("Restore every key under cfg/ as of revision %d", changed))
-	p.waitText(`dialog[open] li[data-kind="deleted"]`, "3 would be deleted")
-	p.waitText(`dialog[open] li[data-kind="created"]`, "1 would be created")
+	p.GoTo(fmt.Sprintf("#/keys?f=cfg/&rev=%d", changed))
+	p.WaitText(".children a.key", "extra")
+	p.Click(".keys-bar .banner button", fmt.Sprintf("Restore every key under cfg/ as of revision %d", changed))
+	p.WaitText(`dialog[open] li[data-kind="deleted"]`, "3 would be deleted")
+	p.WaitText(`dialog[open] li[data-kind="created"]`, "1 would be created")
 	// Over etcd the console's stream takes revisions of the cluster of
 	// its own (its record): the restore's is the one after the current.
 	before = currentRevision(t, s)
-	p.confirm("Restore")
-	p.waitText("#notice", fmt.Sprintf("as of revision %d at revision %d: 1 created, 2 changed, 3 deleted", changed, before+1))
+	p.Confirm("Restore")
+	p.WaitText("#notice", fmt.Sprintf("as of revision %d at revision %d: 1 created, 2 changed, 3 deleted", changed, before+1))
 	if now, then := exportOf(t, s, "cfg/", 0), exportOf(t, s, "cfg/", changed); !sameKeys(t, now, then) {
 		t.Errorf("after the second restore cfg/ holds\n%s\nwant what it held at revision %d:\n%s", now, changed, then)
 	}
 	// Back to now, where the restore is seen.
-	p.wait("the page back at the present", `!location.hash.includes("rev=")`)
-	p.waitText(".children a.key", "extra")
+	p.Wait("the page back at the present", `!location.hash.includes("rev=")`)
+	p.WaitText(".children a.key", "extra")
 }
 
 // sameKeys reports whether two exports hold the same keys and values.

@@ -1,8 +1,6 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"fmt"
 	"net/http"
 	"regexp"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // shownSeconds reads a duration as the console shows it: "42 s" or
@@ -35,44 +34,44 @@ func TestConsoleLeases(t *testing.T) {
 	s.Do(t, "PUT", e2e.KeyPath("svc/web")+fmt.Sprintf("?lease=%d", lease.Id), []byte("10.0.0.1:80")).Want(t, http.StatusOK)
 
 	// The key shows its lease and the time it has left.
-	p := openConsole(t, s, "#/keys?f=svc/&k=svc/web", 1280, 800)
-	p.waitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", lease.Id))
-	p.waitText(".key-pane .lease-badge", "expires in")
+	p := e2e.OpenConsole(t, s, "#/keys?f=svc/&k=svc/web", 1280, 800)
+	p.WaitText(".key-pane .lease-badge", fmt.Sprintf("lease %d", lease.Id))
+	p.WaitText(".key-pane .lease-badge", "expires in")
 
-	p.goTo(fmt.Sprintf("#/leases?id=%d", lease.Id))
+	p.GoTo(fmt.Sprintf("#/leases?id=%d", lease.Id))
 	row := fmt.Sprintf(`tr[data-lease="%d"]`, lease.Id)
-	p.waitText(row, fmt.Sprintf("0x%x", lease.Id))
-	p.waitText(row, "1 min 30 s") // the granted TTL
-	first := shownSeconds(p.text(row + " .ttl"))
+	p.WaitText(row, fmt.Sprintf("0x%x", lease.Id))
+	p.WaitText(row, "1 min 30 s") // the granted TTL
+	first := shownSeconds(p.Text(row + " .ttl"))
 	if first <= 0 || first > 90 {
-		t.Fatalf("lease %d shows %q left, want at most 90 s", lease.Id, p.text(row+" .ttl"))
+		t.Fatalf("lease %d shows %q left, want at most 90 s", lease.Id, p.Text(row+" .ttl"))
 	}
 	// It counts down in the page.
-	p.wait("the lease's time left going down", fmt.Sprintf(`(() => { const m = document.querySelector(%s).textContent.match(/(?:(\d+) min )?(\d+) s/); return m && (Number(m[1] || 0) * 60 + Number(m[2])) < %d; })()`, js(row+" .ttl"), first))
+	p.Wait("the lease's time left going down", fmt.Sprintf(`(() => { const m = document.querySelector(%s).textContent.match(/(?:(\d+) min )?(\d+) s/); return m && (Number(m[1] || 0) * 60 + Number(m[2])) < %d; })()`, e2e.Js(row+" .ttl"), first))
 	// Its keys, opened from the link.
-	p.waitText(".lease-keys a", "svc/web")
+	p.WaitText(".lease-keys a", "svc/web")
 
 	// Keep-alive renews it to its full TTL.
-	p.click(row+" button", "Keep alive")
-	p.waitText("#notice", fmt.Sprintf("Lease %d renewed: 1 min 30 s left", lease.Id))
+	p.Click(row+" button", "Keep alive")
+	p.WaitText("#notice", fmt.Sprintf("Lease %d renewed: 1 min 30 s left", lease.Id))
 
 	// Revoke asks first, naming the keys it deletes.
-	p.click(row+" button", "Revoke")
-	p.waitText("dialog[open]", "svc/web")
-	p.waitText("dialog[open]", "deletes the 1 key attached")
-	p.confirm("Revoke")
-	p.waitText("#notice", fmt.Sprintf("Revoked lease %d", lease.Id))
-	p.wait("the lease's row gone", fmt.Sprintf(`!document.querySelector(%s)`, js(row)))
+	p.Click(row+" button", "Revoke")
+	p.WaitText("dialog[open]", "svc/web")
+	p.WaitText("dialog[open]", "deletes the 1 key attached")
+	p.Confirm("Revoke")
+	p.WaitText("#notice", fmt.Sprintf("Revoked lease %d", lease.Id))
+	p.Wait("the lease's row gone", fmt.Sprintf(`!document.querySelector(%s)`, e2e.Js(row)))
 	s.Do(t, "GET", fmt.Sprintf("/v1/leases/%d", lease.Id), nil).WantError(t, http.StatusNotFound, "lease_not_found")
 	s.Do(t, "GET", e2e.KeyPath("svc/web"), nil).WantError(t, http.StatusNotFound, "key_not_found")
 
 	// Grant from the page.
-	p.markLabels()
-	p.fillLabelled("TTL in seconds", "45")
-	p.fillLabelled("Lease ID", "4242")
-	p.click(".grant button", "Grant lease")
-	p.waitText("#notice", "Granted lease 4242")
-	p.waitText(`tr[data-lease="4242"]`, "45 s")
+	p.MarkLabels()
+	p.FillLabelled("TTL in seconds", "45")
+	p.FillLabelled("Lease ID", "4242")
+	p.Click(".grant button", "Grant lease")
+	p.WaitText("#notice", "Granted lease 4242")
+	p.WaitText(`tr[data-lease="4242"]`, "45 s")
 	var ttl client.LeaseTimeToLive
 	s.Do(t, "GET", "/v1/leases/4242", nil).Ok(t, http.StatusOK, &ttl)
 	if ttl.GrantedTtl != 45 {

@@ -1,8 +1,6 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // authWatchPage opens three EventSources on httpkv from another origin:

@@ -1,13 +1,12 @@
-package console
+package admin
 
 import (
-	"github.com/httpkv/httpkv/tests/e2e"
-
 	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // startAuthServer starts a server with auth on: root (password root-pw)
@@ -35,16 +34,6 @@ func asRoot(t *testing.T, s *e2e.Server) e2e.AuthCaller {
 	return e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, s, "root", "root-pw")}
 }
 
-// signIn signs in on the sign-in form the page shows.
-func (p *consolePage) signIn(name, password string) {
-	p.tb.Helper()
-	p.waitText(".login h2", "Sign in")
-	p.markLabels()
-	p.fillLabelled("Name", name)
-	p.fillLabelled("Password", password)
-	p.click(".login button", "Sign in")
-}
-
 // TestConsoleLoginReadOnly signs in as a user who may only read app/: the
 // page shows no edit controls, a 403 says which permission is missing,
 // live updates come through the token in the stream's URL, the token is
@@ -54,74 +43,74 @@ func TestConsoleLoginReadOnly(t *testing.T) {
 	t.Parallel()
 	s := startAuthServer(t, "--auth-token-ttl=6s")
 
-	p := openConsole(t, s, "#/keys", 1280, 800)
-	p.waitText(".login h2", "Sign in")
-	if n := p.count("#sections a"); n != 0 {
+	p := e2e.OpenConsole(t, s, "#/keys", 1280, 800)
+	p.WaitText(".login h2", "Sign in")
+	if n := p.Count("#sections a"); n != 0 {
 		t.Errorf("signed out, the page shows %d section links, want none", n)
 	}
-	p.markLabels()
-	p.fillLabelled("Name", "alice")
-	p.fillLabelled("Password", "wrong")
-	p.click(".login button", "Sign in")
-	p.waitText(".login .problem", "Wrong name or password.")
-	p.fillLabelled("Password", "alice-pw")
-	p.click(".login button", "Sign in")
-	p.waitText("#who", "Signed in as alice")
+	p.MarkLabels()
+	p.FillLabelled("Name", "alice")
+	p.FillLabelled("Password", "wrong")
+	p.Click(".login button", "Sign in")
+	p.WaitText(".login .problem", "Wrong name or password.")
+	p.FillLabelled("Password", "alice-pw")
+	p.Click(".login button", "Sign in")
+	p.WaitText("#who", "Signed in as alice")
 
 	// The top level needs read on every key: the page says so.
-	p.waitText(".browse .problem", "Permission denied: to list the top level you need read permission on every key")
-	if n := p.count("#sections a"); n != 3 {
+	p.WaitText(".browse .problem", "Permission denied: to list the top level you need read permission on every key")
+	if n := p.Count("#sections a"); n != 3 {
 		t.Errorf("alice sees %d section links, want 3 (Keys, Leases, Locks and elections: the others need root)", n)
 	}
 
 	// Her folder: readable, with nothing to change it.
-	p.goTo("#/keys?f=app/&k=app/x")
-	p.waitText(".key-pane .value", "hello")
-	p.waitText(".browse .toolbar", "Deleted keys")
+	p.GoTo("#/keys?f=app/&k=app/x")
+	p.WaitText(".key-pane .value", "hello")
+	p.WaitText(".browse .toolbar", "Deleted keys")
 	for _, control := range []string{"Edit", "Delete…", "New key", "Create this key", "Delete folder…", "Restore"} {
 		var n int
-		p.eval(`[...document.querySelectorAll("main button, main a.button")].filter((b) => b.textContent.trim() === `+js(control)+`).length`, &n)
+		p.Eval(`[...document.querySelectorAll("main button, main a.button")].filter((b) => b.textContent.trim() === `+e2e.Js(control)+`).length`, &n)
 		if n != 0 {
 			t.Errorf("alice, who may not write, sees %d %q controls", n, control)
 		}
 	}
 	// Live, with the token in the stream's URL.
 	e2e.AuthDo(t, s, asRoot(t, s), http.StatusOK, "PUT", e2e.KeyPath("app/x"), "changed by root")
-	p.waitText(".key-pane .value", "changed by root")
+	p.WaitText(".key-pane .value", "changed by root")
 	e2e.AuthDo(t, s, asRoot(t, s), http.StatusOK, "PUT", e2e.KeyPath("app/y"), "new")
-	p.waitText(".children a.key", "y")
+	p.WaitText(".children a.key", "y")
 
 	// Root's sections answer with what is missing.
-	p.goTo("#/cluster")
-	p.waitText("main .problem", "Permission denied: the Cluster section needs the root role")
+	p.GoTo("#/cluster")
+	p.WaitText("main .problem", "Permission denied: the Cluster section needs the root role")
 
 	// The token (6 s) is renewed before it expires, and the page goes on.
 	var first struct {
 		Token     string  `json:"token"`
 		ExpiresAt float64 `json:"expiresAt"`
 	}
-	p.eval(`JSON.parse(sessionStorage.getItem("httpkv.session"))`, &first)
+	p.Eval(`JSON.parse(sessionStorage.getItem("httpkv.session"))`, &first)
 	if first.Token == "" {
 		t.Fatalf("no token in sessionStorage after signing in")
 	}
-	p.wait("a renewed token", `JSON.parse(sessionStorage.getItem("httpkv.session")).token !== `+js(first.Token))
-	p.wait("the first token's expiry", `Date.now() > `+jsNumber(first.ExpiresAt))
-	p.goTo("#/keys?f=app/&k=app/y")
-	p.waitText(".key-pane .value", "new")
-	p.waitText("#who", "Signed in as alice")
+	p.Wait("a renewed token", `JSON.parse(sessionStorage.getItem("httpkv.session")).token !== `+e2e.Js(first.Token))
+	p.Wait("the first token's expiry", `Date.now() > `+jsNumber(first.ExpiresAt))
+	p.GoTo("#/keys?f=app/&k=app/y")
+	p.WaitText(".key-pane .value", "new")
+	p.WaitText("#who", "Signed in as alice")
 
 	// Tokens do not survive a server restart: the page gets a new one with
 	// the password it holds, and its stream resumes with it.
 	s.Restart()
 	e2e.AuthDo(t, s, asRoot(t, s), http.StatusOK, "PUT", e2e.KeyPath("app/y"), "after the restart")
-	p.waitText(".key-pane .value", "after the restart")
-	p.wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
-	p.waitText("#who", "Signed in as alice")
+	p.WaitText(".key-pane .value", "after the restart")
+	p.Wait("the live indicator to say live", `document.getElementById("live").dataset.state === "live"`)
+	p.WaitText("#who", "Signed in as alice")
 
-	p.click("#who button", "Sign out")
-	p.waitText(".login h2", "Sign in")
+	p.Click("#who button", "Sign out")
+	p.WaitText(".login h2", "Sign in")
 	var stored *string
-	p.eval(`sessionStorage.getItem("httpkv.session")`, &stored)
+	p.Eval(`sessionStorage.getItem("httpkv.session")`, &stored)
 	if stored != nil {
 		t.Errorf("after signing out sessionStorage holds %q, want nothing", *stored)
 	}
@@ -139,27 +128,27 @@ func TestConsoleAdminRole(t *testing.T) {
 	t.Parallel()
 	s := startAuthServer(t)
 
-	p := openConsole(t, s, "#/access", 1280, 800)
-	p.signIn("root", "root-pw")
-	p.waitText("#who", "Signed in as root (root)")
-	p.waitText(".access h2", "Users and roles")
-	p.waitText(".auth-state", "Auth is on")
-	p.waitText(".roles .picks", "reader")
+	p := e2e.OpenConsole(t, s, "#/access", 1280, 800)
+	p.SignIn("root", "root-pw")
+	p.WaitText("#who", "Signed in as root (root)")
+	p.WaitText(".access h2", "Users and roles")
+	p.WaitText(".auth-state", "Auth is on")
+	p.WaitText(".roles .picks", "reader")
 
-	p.markLabels()
-	p.fillLabelled("New role", "ops")
-	p.click(".roles form button", "Add role")
-	p.waitText("#notice", "Added the role ops.")
-	p.waitText(".roles .detail h4", "Role ops")
-	p.waitText(".roles .detail", "No permissions.")
+	p.MarkLabels()
+	p.FillLabelled("New role", "ops")
+	p.Click(".roles form button", "Add role")
+	p.WaitText("#notice", "Added the role ops.")
+	p.WaitText(".roles .detail h4", "Role ops")
+	p.WaitText(".roles .detail", "No permissions.")
 
-	p.markLabels()
-	p.fillLabelled("Key", "ops/")
-	p.fillLabelled("Which keys", "prefix")
-	p.fillLabelled("Access", "readwrite")
-	p.click(".grant-perm button", "Grant permission")
-	p.waitText(".roles table.perms td", "every key under ops/")
-	p.waitText(".roles table.perms td", "readwrite")
+	p.MarkLabels()
+	p.FillLabelled("Key", "ops/")
+	p.FillLabelled("Which keys", "prefix")
+	p.FillLabelled("Access", "readwrite")
+	p.Click(".grant-perm button", "Grant permission")
+	p.WaitText(".roles table.perms td", "every key under ops/")
+	p.WaitText(".roles table.perms td", "readwrite")
 	root := asRoot(t, s)
 	var role client.Role
 	e2e.AuthDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/ops", "").Decode(t, &role)
@@ -168,15 +157,15 @@ func TestConsoleAdminRole(t *testing.T) {
 	}
 
 	// A new user with the role.
-	p.markLabels()
-	p.fillLabelled("New user", "bob")
-	p.fillLabelled("Password", "bob-pw")
-	p.click(".users form button", "Add user")
-	p.waitText(".users .detail h4", "User bob")
-	p.markLabels()
-	p.fillLabelled("Role", "ops")
-	p.click(".users .detail button", "Grant role")
-	p.waitText(`.users .detail ul[aria-label="Roles of bob"]`, "ops")
+	p.MarkLabels()
+	p.FillLabelled("New user", "bob")
+	p.FillLabelled("Password", "bob-pw")
+	p.Click(".users form button", "Add user")
+	p.WaitText(".users .detail h4", "User bob")
+	p.MarkLabels()
+	p.FillLabelled("Role", "ops")
+	p.Click(".users .detail button", "Grant role")
+	p.WaitText(`.users .detail ul[aria-label="Roles of bob"]`, "ops")
 	var bob client.User
 	e2e.AuthDo(t, s, root, http.StatusOK, "GET", "/v1/auth/users/bob", "").Decode(t, &bob)
 	if len(bob.Roles) != 1 || bob.Roles[0] != "ops" {
@@ -186,15 +175,15 @@ func TestConsoleAdminRole(t *testing.T) {
 	e2e.AuthDo(t, s, e2e.AuthCaller{Name: "bob", Token: e2e.AuthLogin(t, s, "bob", "bob-pw")}, http.StatusOK, "PUT", e2e.KeyPath("ops/a"), "by bob")
 
 	// Revoke the permission, then delete the role.
-	p.click(".roles table.perms button", "Revoke")
-	p.waitText(".roles .detail", "No permissions.")
+	p.Click(".roles table.perms button", "Revoke")
+	p.WaitText(".roles .detail", "No permissions.")
 	e2e.AuthDo(t, s, root, http.StatusOK, "GET", "/v1/auth/roles/ops", "").Decode(t, &role)
 	if len(role.Permissions) != 0 {
 		t.Errorf("after the revoke role ops has permissions %+v, want none", role.Permissions)
 	}
-	p.click(".roles .detail button", "Delete role")
-	p.confirm("Delete role")
-	p.waitText("#notice", "Deleted the role ops.")
-	p.waitNoText(".roles .picks", "ops")
+	p.Click(".roles .detail button", "Delete role")
+	p.Confirm("Delete role")
+	p.WaitText("#notice", "Deleted the role ops.")
+	p.WaitNoText(".roles .picks", "ops")
 	e2e.AuthDo(t, s, root, http.StatusNotFound, "GET", "/v1/auth/roles/ops", "")
 }
