@@ -149,6 +149,17 @@ type ReadLimits struct {
 	used int64
 }
 
+// Reserve tells Hold of n bytes a read holds before its keys are known
+// (an answer that arrives whole, as an etcd read in one piece does); they
+// count against Hold's bound, not MaxBytes, until the answer is sent. A
+// nil ReadLimits, or one without Hold, reserves nothing.
+func (l *ReadLimits) Reserve(n int64) error {
+	if l == nil || l.Hold == nil || n <= 0 {
+		return nil
+	}
+	return l.Hold(n)
+}
+
 // Charge counts one more key of n key and value bytes, and fails with a
 // *TooLargeError once the keys counted pass MaxBytes, or with Hold's
 // error. A nil ReadLimits bounds nothing.

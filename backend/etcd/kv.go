@@ -23,6 +23,14 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	if inPieces(&r.Options) {
 		return b.rangeInPieces(ctx, r)
 	}
+	// Read in one piece, the answer arrives whole: what it may hold
+	// counts against the bound on answers being built before it is asked
+	// for (range_pages.go).
+	if !r.Options.CountOnly {
+		if err := r.Options.Limits.Reserve(b.wholeReadBytes()); err != nil {
+			return kv.RangeResult{}, err
+		}
+	}
 	page, err := b.readPiece(ctx, r, r.From, r.Options, true)
 	if err != nil {
 		return kv.RangeResult{}, err

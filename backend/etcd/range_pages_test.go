@@ -170,3 +170,64 @@ func TestRangeInPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeReadReserves: a range etcd answers in one piece (sorted in
+// another order than by key, or filtered by revision) reserves what the
+// gateway's receive limit lets through against the bound on answers
+// being built, before it reads; refused there, it reads nothing. A range
+// read in pieces, and a count, reserve nothing up front (a piece's keys
+// are charged as they arrive).
+func TestWholeReadReserves(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/reserve/", func(o *Options) { o.MaxResponseBytes = 4 << 20 })
+	putMany(t, b, "k", 10, 100)
+	counted := &receivedKV{KV: b.reads}
+	b.reads = counted
+	errFull := errors.New("the bound on answers is taken")
+	var asked []int64
+	limits := func(room int64) *kv.ReadLimits {
+		asked = nil
+		return &kv.ReadLimits{Hold: func(n int64) error {
+			asked = append(asked, n)
+			if n > room {
+				return errFull
+			}
+			return nil
+		}}
+	}
+	whole := int64(4<<20) + responseSlack
+	ctx := context.Background()
+	for _, o := range []kv.RangeOptions{
+		{SortOrder: kv.SortDescend},
+		{SortTarget: kv.SortByVersion, SortOrder: kv.SortAscend},
+		{MinModRevision: 2},
+	} {
+		o.Limits = limits(whole - 1)
+		before := counted.received()
+		if _, err := b.Range(ctx, kv.RangeRequest{Key: []byte("k/"), End: []byte("k0"), Options: o}); !errors.Is(err, errFull) {
+			t.Fatalf("Range %+v with no room = %v, want the bound's error", o, err)
+		}
+		if len(asked) != 1 || asked[0] != whole {
+			t.Fatalf("Range %+v asked the bound for %v, want %d first", o, asked, whole)
+		}
+		if got := counted.received() - before; got != 0 {
+			t.Fatalf("Range %+v refused by the bound received %d bytes from etcd", o, got)
+		}
+		o.Limits = limits(whole)
+		if res, err := b.Range(ctx, kv.RangeRequest{Key: []byte("k/"), End: []byte("k0"), Options: o}); err != nil || len(res.KVs) == 0 {
+			t.Fatalf("Range %+v with room = %d keys, %v", o, len(res.KVs), err)
+		}
+	}
+	for _, o := range []kv.RangeOptions{{}, {CountOnly: true, SortOrder: kv.SortDescend}} {
+		o.Limits = limits(whole - 1)
+		if _, err := b.Range(ctx, kv.RangeRequest{Key: []byte("k/"), End: []byte("k0"), Options: o}); err != nil {
+			t.Fatalf("Range %+v with less room than a whole read = %v, want its answer (nothing reserved)", o, err)
+		}
+		for _, n := range asked {
+			if n > 1<<20 {
+				t.Fatalf("Range %+v asked the bound for %v, want only its keys", o, asked)
+			}
+		}
+	}
+}
