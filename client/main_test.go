@@ -30,6 +30,9 @@ type testServer struct {
 	http    *httptest.Server
 	handler atomic.Pointer[httpapi.Handler]
 	proxy   *proxy
+	// direct writes to the server without the proxy: a write on a
+	// connection the proxy just cut would fail (a PUT is not retried).
+	direct *Client
 }
 
 func startServer(tb testing.TB) *testServer {
@@ -48,6 +51,9 @@ func startServer(tb testing.TB) *testServer {
 	}))
 	s.proxy = startProxy(tb, s.http.Listener.Addr().String())
 	s.URL = "http://" + s.proxy.ln.Addr().String()
+	if s.direct, err = New(s.http.URL); err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(func() {
 		s.proxy.close()
 		s.handler.Load().Close()

@@ -16,13 +16,15 @@ func (h *history) add(evs []Event) {
 	}
 }
 
-// putMany puts keys prefix0..prefix(n-1) and returns their history.
-func putMany(t *testing.T, c *Client, prefix string, from, n int) history {
+// putMany puts keys prefix<from>..prefix<from+n-1> and returns their
+// history. It writes around the proxy: a write on a connection the proxy
+// just cut would fail, a PUT not being retried.
+func putMany(t *testing.T, s *testServer, prefix string, from, n int) history {
 	t.Helper()
 	var want history
 	for i := from; i < from+n; i++ {
 		key, value := fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("v%d", i)
-		put, err := c.Put(context.Background(), key, []byte(value), PutOptions{})
+		put, err := s.direct.Put(context.Background(), key, []byte(value), PutOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +53,7 @@ func TestWatchResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 
-	want := putMany(t, c, "w/", 0, 50)
+	want := putMany(t, s, "w/", 0, 50)
 	retries := 0
 	var got history
 	for m, err := range c.Watch(ctx, Prefix("w/"), WatchOptions{StartRevision: 1, OnRetry: func(error) { retries++ }}) {
@@ -70,7 +72,7 @@ func TestWatchResumes(t *testing.T) {
 			s.cut() // mid-way through the history
 		case 50:
 			s.cut() // idle, then new writes
-			want = append(want, putMany(t, c, "w/", 50, 20)...)
+			want = append(want, putMany(t, s, "w/", 50, 20)...)
 		case 70:
 			cancel()
 		}
@@ -87,7 +89,7 @@ func TestWatchCompacted(t *testing.T) {
 	s := startServer(t)
 	c := newClient(t, s)
 	ctx := testContext(t)
-	putMany(t, c, "c/", 0, 5)
+	putMany(t, s, "c/", 0, 5)
 	if _, err := c.Compact(ctx, 4, true); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestWatchStreamResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 
-	wantA := putMany(t, c, "a/", 0, 10)
+	wantA := putMany(t, s, "a/", 0, 10)
 	ws, ids, err := c.NewWatchStream(ctx, nil, WatchRequest{Selector: Prefix("a/"), StartRevision: 1}, WatchRequest{Selector: Prefix("b/")})
 	if err != nil {
 		t.Fatal(err)
@@ -144,12 +146,12 @@ func TestWatchStreamResumes(t *testing.T) {
 			created[m.WatchID]++
 			if m.WatchID == b {
 				// Both are watching: write, and cut while it streams.
-				wantA = append(wantA, putMany(t, c, "a/", 10, 5)...)
-				wantB = putMany(t, c, "b/", 0, 5)
+				wantA = append(wantA, putMany(t, s, "a/", 10, 5)...)
+				wantB = putMany(t, s, "b/", 0, 5)
 			}
 			if m.WatchID == c3 {
-				wantC = putMany(t, c, "c/", 0, 3)
-				wantB = append(wantB, putMany(t, c, "b/", 5, 3)...)
+				wantC = putMany(t, s, "c/", 0, 3)
+				wantB = append(wantB, putMany(t, s, "b/", 5, 3)...)
 			}
 			continue
 		case "canceled":
@@ -167,7 +169,7 @@ func TestWatchStreamResumes(t *testing.T) {
 			// The server forgets the stream; a watch added meanwhile is
 			// made with the others.
 			s.restart()
-			wantA = append(wantA, putMany(t, c, "a/", 15, 4)...)
+			wantA = append(wantA, putMany(t, s, "a/", 15, 4)...)
 			if c3, err = ws.Add(ctx, WatchRequest{Selector: Prefix("c/")}); err != nil {
 				t.Fatal(err)
 			}

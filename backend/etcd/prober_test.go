@@ -113,3 +113,24 @@ func TestProberSlowIsNotGone(t *testing.T) {
 		t.Fatalf("a member answered: %v, want serving", err)
 	}
 }
+
+// TestProbeNeedsNoLogin: a member with etcd's auth on is probed without
+// logging in (its "user name is empty" is an answer): logging in costs the
+// member a bcrypt hash, which on a loaded machine took longer than the
+// probe may wait, and the gateway then refused every request with "1
+// unreachable (context deadline exceeded)". Credentials the member would
+// refuse do not make it unreachable either.
+func TestProbeNeedsNoLogin(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1, etcdtest.WithAuth())
+	for _, creds := range [][2]string{{"", ""}, {"root", "not the password"}} {
+		m := &memberProbe{endpoint: c.Endpoints()[0]}
+		got, err := m.probe(context.Background(), Options{Username: creds[0], Password: creds[1]}, "/probe/none")
+		if m.cli != nil {
+			m.cli.Close()
+		}
+		if got != answered || err != nil {
+			t.Fatalf("probe with credentials %q = %v, %v; want answered", creds, got, err)
+		}
+	}
+}
