@@ -123,14 +123,14 @@ func (o *observer) next() string {
 		switch m.Event {
 		case "":
 			var v client.ObserveLeader
-			err = cmp.Or(err, decodeKind([]byte(m.Data), false, &v))
+			err = cmp.Or(err, e2e.DecodeKind([]byte(m.Data), false, &v))
 			header, kv = &v.Header, &v.Kv
 		case "no_leader":
 			var v client.ObserveNoLeader
-			err = cmp.Or(err, decodeKind([]byte(m.Data), true, &v))
+			err = cmp.Or(err, e2e.DecodeKind([]byte(m.Data), true, &v))
 			header = &v.Header
 		case "canceled":
-			err = cmp.Or(err, decodeKind([]byte(m.Data), false, &canceled))
+			err = cmp.Or(err, e2e.DecodeKind([]byte(m.Data), false, &canceled))
 		case "compacted":
 		default:
 			err = cmp.Or(err, fmt.Errorf("unknown event %q", m.Event))

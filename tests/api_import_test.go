@@ -112,8 +112,8 @@ func TestRestore(t *testing.T) {
 	s.Put(t, "config/new", "created after")
 	cur := s.Status(t).Revision
 
-	wUsers := openWatch(t, s, fmt.Sprintf("key=users/&prefix=true&start_revision=%d", cur+1))
-	wAll := openWatch(t, s, fmt.Sprintf("key=%%00&from_key=true&start_revision=%d", cur+1))
+	wUsers := e2e.OpenWatch(t, s, fmt.Sprintf("key=users/&prefix=true&start_revision=%d", cur+1))
+	wAll := e2e.OpenWatch(t, s, fmt.Sprintf("key=%%00&from_key=true&start_revision=%d", cur+1))
 
 	var dry e2e.RewriteAnswer
 	s.Do(t, "POST", "/v1/restore", []byte(fmt.Sprintf(`{"key":"\u0000","from_key":true,"revision":%d,"dry_run":true}`, r)), "Content-Type", "application/json").Ok(t, http.StatusOK, &dry)
@@ -135,17 +135,17 @@ func TestRestore(t *testing.T) {
 		t.Fatalf("a restored key: %s", e2e.KVString(&kv))
 	}
 	for _, w := range []struct {
-		w    *watchStream
+		w    *e2e.WatchStream
 		want int
 	}{{wUsers, n}, {wAll, n + n/2 + 1}} {
-		m := w.w.nextData(e2e.WatchTimeout)
+		m := w.w.NextData(e2e.WatchTimeout)
 		if m.ID != cur+1 || len(m.Events) != w.want {
-			t.Fatalf("%s: a message at %d with %d events, want the restore's %d events at %d", w.w.req, m.ID, len(m.Events), w.want, cur+1)
+			t.Fatalf("%s: a message at %d with %d events, want the restore's %d events at %d", w.w.Req, m.ID, len(m.Events), w.want, cur+1)
 		}
 	}
 	s.Put(t, "after", "x")
-	if m := wAll.nextData(e2e.WatchTimeout); m.ID != cur+2 || len(m.Events) != 1 {
-		t.Fatalf("%s: next message at %d with %d events, want the put at %d: the restore was more than one message", wAll.req, m.ID, len(m.Events), cur+2)
+	if m := wAll.NextData(e2e.WatchTimeout); m.ID != cur+2 || len(m.Events) != 1 {
+		t.Fatalf("%s: next message at %d with %d events, want the put at %d: the restore was more than one message", wAll.Req, m.ID, len(m.Events), cur+2)
 	}
 }
 
@@ -187,9 +187,9 @@ func TestImportWatchedAsOneMessage(t *testing.T) {
 	t.Parallel()
 	const n = 20000
 	s := e2e.StartServer(t, "--max-watch-pending-bytes=1048576", fmt.Sprintf("--max-txn-ops=%d", n+10))
-	w := openWatch(t, s, "key=%00&from_key=true")
+	w := e2e.OpenWatch(t, s, "key=%00&from_key=true")
 	a := s.ImportNDJSON(t, "", importBody(n), http.StatusOK)
-	m := w.nextData(e2e.WatchTimeout)
+	m := w.NextData(e2e.WatchTimeout)
 	if m.ID != a.Header.Revision || len(m.Events) != n {
 		t.Fatalf("the watcher got a message at %d with %d events, want the import's %d events at %d", m.ID, len(m.Events), n, a.Header.Revision)
 	}

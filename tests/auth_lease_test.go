@@ -47,7 +47,7 @@ func TestAuthLeasePutNeedsWriteOnAttachedKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := authRev(t, f.s, f.root)
 			r := f.s.Do(t, tc.method, tc.path, []byte(tc.body), tc.caller.Header(tc.header...)...)
-			wantRefused(t, r, false)
+			e2e.WantRefused(t, r, false)
 			if after := authRev(t, f.s, f.root); after != before {
 				t.Errorf("%s refused, yet the revision moved from %d to %d", r.Req, before, after)
 			}

@@ -16,21 +16,6 @@ import (
 	"github.com/httpkv/httpkv/tests/e2e"
 )
 
-// wantRefused fails unless the answer refuses the caller as the contract
-// says: 401 unauthenticated with WWW-Authenticate: Bearer for a caller
-// without a valid token, 403 permission_denied for one with.
-func wantRefused(tb testing.TB, r *e2e.Reply, unauthenticated bool) {
-	tb.Helper()
-	if unauthenticated {
-		r.WantError(tb, http.StatusUnauthorized, "unauthenticated")
-		if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
-			tb.Fatalf("%s = 401 with WWW-Authenticate %q, want Bearer", r.Req, got)
-		}
-		return
-	}
-	r.WantError(tb, http.StatusForbidden, "permission_denied")
-}
-
 // authRev returns the store's revision, read by root.
 func authRev(tb testing.TB, s *e2e.Server, root e2e.AuthCaller) int64 {
 	tb.Helper()
@@ -95,7 +80,7 @@ func startRBAC(t *testing.T, extraArgs ...string) *rbacFixture {
 	e2e.AuthDo(t, s, none, http.StatusOK, "POST", "/v1/auth/enable", "")
 	// Once enabled, nothing but the token and status endpoints works
 	// without a token.
-	wantRefused(t, s.Do(t, "GET", e2e.KeyPath("app/a"), nil), true)
+	e2e.WantRefused(t, s.Do(t, "GET", e2e.KeyPath("app/a"), nil), true)
 
 	f := &rbacFixture{s: s}
 	for _, name := range []string{"root", "alice", "bob", "carol", "wendy", "dave"} {
@@ -505,7 +490,7 @@ func TestAuthRBACMatrix(t *testing.T) {
 					}
 					return
 				}
-				wantRefused(t, r, noToken)
+				e2e.WantRefused(t, r, noToken)
 				if after := authRev(t, f.s, f.root); after != before {
 					t.Errorf("%s refused, yet the revision moved from %d to %d", r.Req, before, after)
 				}
@@ -522,8 +507,8 @@ func TestAuthRBACMatrix(t *testing.T) {
 func rbacWatch(tb testing.TB, f *rbacFixture, c e2e.AuthCaller, query string, allowed bool) *e2e.Reply {
 	tb.Helper()
 	if allowed {
-		w := openWatch(tb, f.s, query, c.Header()...)
-		w.close()
+		w := e2e.OpenWatch(tb, f.s, query, c.Header()...)
+		w.Close()
 		return &e2e.Reply{Req: "GET /v1/watch?" + query, Status: http.StatusOK}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e2e.WatchTimeout)
@@ -582,7 +567,7 @@ func TestAuthRBACDetails(t *testing.T) {
 		before := authRev(t, f.s, f.root)
 		r := f.s.Do(t, "POST", "/v1/txn", []byte(`{"success":[{"put":{"key":"app/n","value":"v"}},`+
 			`{"txn":{"success":[{"txn":{"success":[{"delete":{"key":"etc"}}]}}]}}]}`), alice.Header()...)
-		wantRefused(t, r, false)
+		e2e.WantRefused(t, r, false)
 		e2e.AuthDo(t, f.s, f.root, http.StatusNotFound, "GET", e2e.KeyPath("app/n"), "")
 		e2e.AuthDo(t, f.s, f.root, http.StatusOK, "GET", e2e.KeyPath("etc"), "")
 		if after := authRev(t, f.s, f.root); after != before {
@@ -596,40 +581,40 @@ func TestAuthRBACDetails(t *testing.T) {
 		alice := caller("alice")
 		q := "access_token=" + url.QueryEscape(alice.Token)
 		rbacWatch(t, f, e2e.AuthCaller{Name: "alice in the query"}, "key=app/&prefix=true&"+q, true)
-		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "alice in the query"}, "key=etc&"+q, false), false)
-		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad query token"}, "key=app/&prefix=true&access_token=nope", false), true)
+		e2e.WantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "alice in the query"}, "key=etc&"+q, false), false)
+		e2e.WantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad query token"}, "key=app/&prefix=true&access_token=nope", false), true)
 		// The header, when given, is the token: the query does not
 		// override a bad one.
-		wantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad header", Token: "nope"}, "key=app/&prefix=true&"+q, false), true)
+		e2e.WantRefused(t, rbacWatch(t, f, e2e.AuthCaller{Name: "a bad header", Token: "nope"}, "key=app/&prefix=true&"+q, false), true)
 		// Nothing else does: a URL ends up in logs and histories.
 		for _, path := range []string{e2e.KeyPath("app/a") + "?" + q, "/v1/kv?key=app/&prefix=true&" + q} {
 			r := f.s.Do(t, "GET", path, nil)
-			wantRefused(t, r, true)
+			e2e.WantRefused(t, r, true)
 			if e := r.WantError(t, http.StatusUnauthorized, "unauthenticated"); !strings.Contains(e.Message, "access_token") {
 				t.Errorf("%s: message %q does not say where access_token is accepted", r.Req, e.Message)
 			}
 		}
 		r := f.s.Do(t, "PUT", e2e.KeyPath("app/a")+"?"+q, []byte("v"))
-		wantRefused(t, r, true)
+		e2e.WantRefused(t, r, true)
 	})
 
 	t.Run("watch canceled when permission revoked", func(t *testing.T) {
 		carol := caller("carol")
-		w := openWatch(t, f.s, "key=m&from_key=true", carol.Header()...)
+		w := e2e.OpenWatch(t, f.s, "key=m&from_key=true", carol.Header()...)
 		// A change that leaves the stream allowed does not end it.
 		e2e.AuthDo(t, f.s, f.root, http.StatusCreated, "POST", "/v1/auth/roles", `{"name":"unrelated"}`)
 		rev := f.s.Do(t, "PUT", e2e.KeyPath("m2"), []byte("v"), f.root.Header()...).Want(t, http.StatusOK).Revision(t)
-		if m := w.nextData(e2e.WatchTimeout); m.ID != rev || len(m.Events) != 1 || e2e.KeyOf(&m.Events[0].Kv) != "m2" {
-			t.Fatalf("watch got %v, want the put of m2 at %d", m.raw, rev)
+		if m := w.NextData(e2e.WatchTimeout); m.ID != rev || len(m.Events) != 1 || e2e.KeyOf(&m.Events[0].Kv) != "m2" {
+			t.Fatalf("watch got %v, want the put of m2 at %d", m.Raw, rev)
 		}
 		e2e.AuthDo(t, f.s, f.root, http.StatusOK, "DELETE", "/v1/auth/roles/from-m/permissions?key=m&range_end=%00", "")
-		m := w.next(e2e.WatchTimeout)
+		m := w.Next(e2e.WatchTimeout)
 		if m.Kind != "canceled" || !strings.Contains(m.Reason, "permission") {
-			t.Fatalf("watch got %v after its permission was revoked, want event: canceled", m.raw)
+			t.Fatalf("watch got %v after its permission was revoked, want event: canceled", m.Raw)
 		}
-		w.wantEnd(e2e.WatchTimeout)
+		w.WantEnd(e2e.WatchTimeout)
 		// And a new watch is refused.
-		wantRefused(t, rbacWatch(t, f, carol, "key=m&from_key=true", false), false)
+		e2e.WantRefused(t, rbacWatch(t, f, carol, "key=m&from_key=true", false), false)
 	})
 }
 
@@ -655,7 +640,7 @@ func TestAuthTokenExpiry(t *testing.T) {
 		expired = s.Do(t, "GET", e2e.KeyPath("k"), nil, root.Header()...)
 		return expired.Status != http.StatusOK, fmt.Sprintf("GET with a 1s token still answers %d", expired.Status)
 	})
-	wantRefused(t, expired, true)
+	e2e.WantRefused(t, expired, true)
 	// The two processes read the clock apart; allow them a little skew.
 	if age := time.Since(asked); age < 900*time.Millisecond {
 		t.Errorf("the token expired within %v of being asked for, want 1s", age)
@@ -699,7 +684,7 @@ func TestAuthTokenLifecycle(t *testing.T) {
 		if r.Status != http.StatusUnauthorized {
 			t.Fatalf("%s: %s with %s's token = %d %s, want 401", why, r.Req, c.Name, r.Status, r.Body)
 		}
-		wantRefused(t, r, true)
+		e2e.WantRefused(t, r, true)
 	}
 	badLogin := func(name, password string, status int, code string) {
 		t.Helper()
@@ -737,8 +722,8 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	works(alice)
 	// The token in a watch's query is looked up like the header's, so it
 	// is never logged either.
-	w := openWatch(t, s, "key=app/alice&access_token="+url.QueryEscape(alice.Token))
-	w.close()
+	w := e2e.OpenWatch(t, s, "key=app/alice&access_token="+url.QueryEscape(alice.Token))
+	w.Close()
 
 	// Deleting a user ends its tokens; it cannot log in again.
 	e2e.AuthDo(t, s, root, http.StatusOK, "DELETE", "/v1/auth/users/bob", "")
@@ -777,7 +762,7 @@ func TestAuthTokenLifecycle(t *testing.T) {
 	badLogin("alice", secrets[1], http.StatusUnauthorized, "unauthenticated")
 	alice = login("alice", secrets[2])
 	works(alice)
-	wantRefused(t, s.Do(t, "GET", e2e.KeyPath("etc"), nil, alice.Header()...), false)
+	e2e.WantRefused(t, s.Do(t, "GET", e2e.KeyPath("etc"), nil, alice.Header()...), false)
 
 	// Failed token requests are limited: a burst of five (one of which
 	// was the old password above), then 429 even for the right password,

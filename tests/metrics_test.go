@@ -14,17 +14,17 @@ import (
 // promises is there with live values.
 func TestMetricsFamilies(t *testing.T) {
 	s := e2e.StartServer(t)
-	w := openWatch(t, s, "key=m/&prefix=true")
-	defer w.close()
+	w := e2e.OpenWatch(t, s, "key=m/&prefix=true")
+	defer w.Close()
 	for i := range 5 {
 		s.Put(t, "m/"+strconv.Itoa(i), "v")
 	}
 	for range 5 {
-		w.nextData(e2e.WatchTimeout)
+		w.NextData(e2e.WatchTimeout)
 	}
 	s.Do(t, "POST", "/v1/leases", []byte(`{"ttl":60}`)).Want(t, 201)
 	rev := s.Put(t, "m/last", "v")
-	w.nextData(e2e.WatchTimeout)
+	w.NextData(e2e.WatchTimeout)
 	s.Do(t, "POST", "/v1/compact", []byte(`{"revision":`+strconv.FormatInt(rev-1, 10)+`}`)).Want(t, 200)
 
 	r := s.Do(t, "GET", "/metrics", nil).Want(t, 200)

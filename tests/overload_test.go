@@ -145,8 +145,8 @@ func TestMaxConnections(t *testing.T) {
 	// The client of the start-up checks keeps a connection: let it go.
 	s.Client.CloseIdleConnections()
 	// Each is created once it returns.
-	w1 := openWatch(t, s, "key=a")
-	openWatch(t, s, "key=b")
+	w1 := e2e.OpenWatch(t, s, "key=a")
+	e2e.OpenWatch(t, s, "key=b")
 
 	status, closes, spare := rawRequest(t, s.Addr, "GET /health")
 	spare.Close()
@@ -171,7 +171,7 @@ func TestMaxConnections(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "Client.Timeout") {
 		t.Fatalf("GET /health on a fourth connection: %v, want a timeout", err)
 	}
-	w1.close()
+	w1.Close()
 	fourth.Timeout = e2e.RequestTimeout
 	resp, err := fourth.Get(s.URL + "/health")
 	if err != nil || resp.StatusCode != http.StatusOK {

@@ -169,7 +169,7 @@ func BenchmarkSnapshotSave(b *testing.B) {
 	save := func(name string) (start, end time.Time, size int64) {
 		file := filepath.Join(dir, name)
 		start = time.Now()
-		mustRunHTTPKV(b, nil, "snapshot", "save", "--url", s.URL, file)
+		e2e.MustRunHTTPKV(b, nil, "snapshot", "save", "--url", s.URL, file)
 		end = time.Now()
 		st, err := os.Stat(file)
 		if err != nil {

@@ -3,12 +3,10 @@ package tests
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,53 +16,8 @@ import (
 	"time"
 
 	"github.com/httpkv/httpkv/openapi/client"
-	"github.com/httpkv/httpkv/snapshot"
 	"github.com/httpkv/httpkv/tests/e2e"
 )
-
-// commandTimeout bounds one run of an httpkv subcommand.
-const commandTimeout = 2 * time.Minute
-
-// runHTTPKV runs the httpkv binary with args (and env added to this
-// process's environment) and returns its stdout and stderr, and its
-// error when it did not exit 0.
-func runHTTPKV(tb testing.TB, env []string, args ...string) (stdout, stderr string, err error) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e2e.ServerBinary(tb), args...)
-	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	cmd.Env = append(cmd.Env, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if strings.Contains(errOut.String(), "WARNING: DATA RACE") {
-		tb.Errorf("httpkv %s reported a data race:\n%s", strings.Join(args, " "), errOut.String())
-	}
-	return out.String(), errOut.String(), err
-}
-
-// mustRunHTTPKV is runHTTPKV that fails unless the command succeeds.
-func mustRunHTTPKV(tb testing.TB, env []string, args ...string) string {
-	tb.Helper()
-	stdout, stderr, err := runHTTPKV(tb, env, args...)
-	if err != nil {
-		tb.Fatalf("httpkv %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
-	}
-	return stdout
-}
-
-// snapshotStatus returns what `httpkv snapshot status --json` says of
-// file.
-func snapshotStatus(tb testing.TB, file string) snapshot.Info {
-	tb.Helper()
-	out := mustRunHTTPKV(tb, nil, "snapshot", "status", "--json", file)
-	var info snapshot.Info
-	if err := json.Unmarshal([]byte(out), &info); err != nil {
-		tb.Fatalf("httpkv snapshot status --json %s = %q: %v", file, out, err)
-	}
-	return info
-}
 
 // snapshotSource is a server with auth on, history, a compaction and
 // leases: everything a snapshot must carry.
@@ -141,7 +94,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	for _, tc := range []struct{ name, token, want string }{
 		{"no token", "", "401"}, {"alice", alice, "403"}, {"a forged token", "forged", "401"},
 	} {
-		_, stderr, err := runHTTPKV(t, []string{"HTTPKV_TOKEN=" + tc.token}, "snapshot", "save", "--url", s.URL, file)
+		_, stderr, err := e2e.RunHTTPKV(t, []string{"HTTPKV_TOKEN=" + tc.token}, "snapshot", "save", "--url", s.URL, file)
 		if err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("snapshot save with %s: %v, stderr %q; want a failure saying %s", tc.name, err, stderr, tc.want)
 		}
@@ -179,7 +132,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	started := src.root.Status(t, s).Revision
-	out := mustRunHTTPKV(t, []string{"HTTPKV_TOKEN=" + src.root.Token}, "snapshot", "save", "--url", s.URL, file)
+	out := e2e.MustRunHTTPKV(t, []string{"HTTPKV_TOKEN=" + src.root.Token}, "snapshot", "save", "--url", s.URL, file)
 	for n := acked.Load(); acked.Load() < n+20; {
 		time.Sleep(time.Millisecond)
 	}
@@ -188,7 +141,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	info := snapshotStatus(t, file)
+	info := e2e.SnapshotStatus(t, file)
 	after := src.root.Status(t, s)
 	if info.Revision < started || info.Revision >= after.Revision || info.Revision <= before {
 		t.Fatalf("the snapshot is at revision %d; the writers were at %d when it was asked for and %d after: want it in between", info.Revision, started, after.Revision)
@@ -201,14 +154,14 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	}
 
 	restored := filepath.Join(t.TempDir(), "restored")
-	mustRunHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored)
-	if _, _, err := runHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
+	e2e.MustRunHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored)
+	if _, _, err := e2e.RunHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
 		t.Error("snapshot restore into the restored, non-empty directory succeeded, want it refused")
 	}
 	restartedAt := time.Now()
 	d := e2e.StartServerIn(t, restored, e2e.AuthBcryptCost)
 	// Tokens live in memory: the source's mean nothing to the new server.
-	wantRefused(t, d.Do(t, "GET", "/v1/status", nil, src.root.Header()...), true)
+	e2e.WantRefused(t, d.Do(t, "GET", "/v1/status", nil, src.root.Header()...), true)
 	root := e2e.AuthCaller{Name: "root", Token: e2e.AuthLogin(t, d, "root", "root-secret")}
 	st := root.Status(t, d)
 	if st.Revision != info.Revision || st.CompactRevision != info.CompactRevision {
@@ -294,8 +247,8 @@ func compareAuth(tb testing.TB, a *e2e.Server, ac e2e.AuthCaller, b *e2e.Server,
 	}
 	alice := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(tb, b, "alice", "alice-secret")}
 	b.Do(tb, "GET", e2e.KeyPath("app/k20"), nil, alice.Header()...).Want(tb, http.StatusOK)
-	wantRefused(tb, b.Do(tb, "GET", e2e.KeyPath("blob/00"), nil, alice.Header()...), false)
-	wantRefused(tb, b.Do(tb, "GET", "/v1/snapshot", nil, alice.Header()...), false)
+	e2e.WantRefused(tb, b.Do(tb, "GET", e2e.KeyPath("blob/00"), nil, alice.Header()...), false)
+	e2e.WantRefused(tb, b.Do(tb, "GET", "/v1/snapshot", nil, alice.Header()...), false)
 }
 
 // TestSnapshotRefusesDamage: `snapshot save` refuses a download cut
@@ -347,7 +300,7 @@ func TestSnapshotRefusesDamage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	earlier := filepath.Join(dir, "earlier.snapshot")
-	mustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, earlier)
+	e2e.MustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, earlier)
 	earlierBytes, err := os.ReadFile(earlier)
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +310,7 @@ func TestSnapshotRefusesDamage(t *testing.T) {
 			fake := httptest.NewServer(http.HandlerFunc(tc.serve))
 			defer fake.Close()
 			for _, name := range []string{"new.snapshot", "earlier.snapshot"} {
-				_, stderr, err := runHTTPKV(t, nil, "snapshot", "save", "--url", fake.URL, "--idle-timeout", "1s", filepath.Join(dir, name))
+				_, stderr, err := e2e.RunHTTPKV(t, nil, "snapshot", "save", "--url", fake.URL, "--idle-timeout", "1s", filepath.Join(dir, name))
 				if err == nil {
 					t.Fatalf("snapshot save of a download %s into %s succeeded, want it refused", tc.name, name)
 				}
@@ -380,11 +333,11 @@ func TestSnapshotRefusesDamage(t *testing.T) {
 			if err := os.WriteFile(file, tc.b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := runHTTPKV(t, nil, "snapshot", "status", file); err == nil {
+			if _, _, err := e2e.RunHTTPKV(t, nil, "snapshot", "status", file); err == nil {
 				t.Error("snapshot status of a damaged file succeeded, want it refused")
 			}
 			restored := filepath.Join(t.TempDir(), "restored")
-			if _, _, err := runHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
+			if _, _, err := e2e.RunHTTPKV(t, nil, "snapshot", "restore", file, "--data-dir", restored); err == nil {
 				t.Error("snapshot restore of a damaged file succeeded, want it refused")
 			}
 			if _, err := os.Stat(restored); !os.IsNotExist(err) {

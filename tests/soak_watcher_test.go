@@ -195,7 +195,7 @@ func (w *soakWatcher) handle(m sseMessage, resume bool) string {
 	if m.HasRetry && !m.HasData {
 		return ""
 	}
-	p, err := decodeWatchPayload([]byte(m.Data), false)
+	p, err := e2e.DecodeWatchPayload([]byte(m.Data), false)
 	if err != nil {
 		w.errs.add("GET /v1/watch?%s: %v: %v", w.query, m, err)
 		return "error"

@@ -59,10 +59,10 @@ func TestTamperedStoreRefused(t *testing.T) {
 			file := filepath.Join(dir, "tampered.snapshot")
 			mvcctest.Seal(t, db, file)
 
-			_, stderr, err := runHTTPKV(t, nil, "snapshot", "status", file)
+			_, stderr, err := e2e.RunHTTPKV(t, nil, "snapshot", "status", file)
 			refused(t, "httpkv snapshot status", stderr, err)
 			restored := filepath.Join(dir, "restored")
-			_, stderr, err = runHTTPKV(t, nil, "snapshot", "restore", "--data-dir", restored, file)
+			_, stderr, err = e2e.RunHTTPKV(t, nil, "snapshot", "restore", "--data-dir", restored, file)
 			refused(t, "httpkv snapshot restore", stderr, err)
 			if _, err := os.Stat(restored); !os.IsNotExist(err) {
 				t.Fatalf("a refused restore left its data directory: %v", err)

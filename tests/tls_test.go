@@ -62,13 +62,13 @@ func TestTLS(t *testing.T) {
 	// refused without it.
 	dir := t.TempDir()
 	backup := filepath.Join(dir, "backup.snapshot")
-	if out := mustRunHTTPKV(t, nil, "snapshot", "save", "--url", base, "--cacert", srv.certFile, backup); !strings.Contains(out, "saved revision") {
+	if out := e2e.MustRunHTTPKV(t, nil, "snapshot", "save", "--url", base, "--cacert", srv.certFile, backup); !strings.Contains(out, "saved revision") {
 		t.Errorf("snapshot save over HTTPS printed %q, want \"saved revision ...\"", out)
 	}
-	if info := snapshotStatus(t, backup); info.Keys != 1 {
+	if info := e2e.SnapshotStatus(t, backup); info.Keys != 1 {
 		t.Errorf("snapshot saved over HTTPS holds %d keys, want 1", info.Keys)
 	}
-	if _, _, err := runHTTPKV(t, nil, "snapshot", "save", "--url", base, filepath.Join(dir, "untrusted.snapshot")); err == nil {
+	if _, _, err := e2e.RunHTTPKV(t, nil, "snapshot", "save", "--url", base, filepath.Join(dir, "untrusted.snapshot")); err == nil {
 		t.Error("snapshot save over HTTPS without --cacert succeeded, want the certificate refused")
 	}
 	// The data commands trust it with --cacert too.

@@ -20,8 +20,8 @@ import (
 func TestWatchStalledClientBounded(t *testing.T) {
 	t.Parallel()
 	f := e2e.StartInProcess(t, t.TempDir())
-	w := openWatch(t, f.Server, "key=big/&prefix=true")
-	start := w.created.StartRevision
+	w := e2e.OpenWatch(t, f.Server, "key=big/&prefix=true")
+	start := w.Created.StartRevision
 
 	const n, size = 48, 512 << 10
 	value := bytes.Repeat([]byte{'v'}, size)
@@ -44,7 +44,7 @@ func TestWatchStalledClientBounded(t *testing.T) {
 	}
 	got := 0
 	for {
-		m := w.next(e2e.WatchTimeout)
+		m := w.Next(e2e.WatchTimeout)
 		if m.Kind == "compacted" {
 			if m.CompactRevision != last {
 				t.Fatalf("compacted at %d, want %d", m.CompactRevision, last)
@@ -52,11 +52,11 @@ func TestWatchStalledClientBounded(t *testing.T) {
 			break
 		}
 		if m.Kind != "message" || m.ID != start+int64(got) {
-			t.Fatalf("got %v, want the put at revision %d or compacted", m.raw, start+int64(got))
+			t.Fatalf("got %v, want the put at revision %d or compacted", m.Raw, start+int64(got))
 		}
 		got++
 	}
-	w.wantEnd(e2e.WatchTimeout)
+	w.WantEnd(e2e.WatchTimeout)
 	if got >= n {
 		t.Fatalf("the stalled stream received all %d puts before compacted, want the server to have dropped some", n)
 	}

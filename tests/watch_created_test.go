@@ -12,7 +12,7 @@ import (
 // TestWatchCreatedHeaderUnderWrites opens watches from now while writers
 // keep the revision moving: each created message's header is exactly
 // start_revision - 1, the revision the stream is consistent with (as
-// API.md says), never a later one, and X-Revision agrees (openWatch
+// API.md says), never a later one, and X-Revision agrees (e2e.OpenWatch
 // checks that).
 func TestWatchCreatedHeaderUnderWrites(t *testing.T) {
 	t.Parallel()
@@ -37,10 +37,10 @@ func TestWatchCreatedHeaderUnderWrites(t *testing.T) {
 	}
 	defer func() { close(stop); writers.Wait() }()
 	for i := range 100 {
-		w := openWatch(t, s, "key=w&prefix=true")
-		if got, start := w.created.Header.Revision, w.created.StartRevision; got != start-1 {
+		w := e2e.OpenWatch(t, s, "key=w&prefix=true")
+		if got, start := w.Created.Header.Revision, w.Created.StartRevision; got != start-1 {
 			t.Fatalf("watch %d from now: created header revision %d with start_revision %d, want %d", i, got, start, start-1)
 		}
-		w.close()
+		w.Close()
 	}
 }

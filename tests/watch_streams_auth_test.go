@@ -46,7 +46,7 @@ func TestWatchStreamAuth(t *testing.T) {
 			body = []byte(op.body)
 		}
 		s.Do(t, op.method, op.path, body, bob.Header()...).WantError(t, http.StatusNotFound, "stream_not_found")
-		wantRefused(t, s.Do(t, op.method, op.path, body), true)
+		e2e.WantRefused(t, s.Do(t, op.method, op.path, body), true)
 	}
 	// A browser's EventSource sends its token in the query: accepted on
 	// the stream's GET alone.

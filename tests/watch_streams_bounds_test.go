@@ -56,7 +56,7 @@ func TestWatchStreamIdleExpiry(t *testing.T) {
 	if !streamAlive(t, s, read) {
 		t.Fatal("a stream being read was dropped")
 	}
-	r.close()
+	r.Close()
 	deadline = time.Now().Add(e2e.WatchTimeout)
 	for streamAlive(t, s, read) {
 		if time.Now().After(deadline) {
@@ -66,7 +66,7 @@ func TestWatchStreamIdleExpiry(t *testing.T) {
 	}
 	resp, rr := requestStream(t, s, read, l.watcher(ids[0]).lastRev)
 	resp.Body.Close()
-	rr.close()
+	rr.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET of a dropped stream = %d, want 404", resp.StatusCode)
 	}
@@ -166,7 +166,7 @@ func TestWatchStreamCursorTooOld(t *testing.T) {
 	got := l.readUntil(r, e2e.WatchTimeout, func() bool {
 		return l.watcher(ids[0]).lastRev == last && l.watcher(ids[1]).lastRev == last
 	})
-	r.close()
+	r.Close()
 
 	// The put comes once the client is back: one made before could be
 	// written to the closed connection before the server notices it is
@@ -180,7 +180,7 @@ func TestWatchStreamCursorTooOld(t *testing.T) {
 	}
 	l2.readUntil(r, e2e.WatchTimeout, l2.has(want))
 	l2.wantEvents(want)
-	r.close()
+	r.Close()
 
 	old := openStream(t, s, stream, got[0].ID)
 	l3 := newStreamLedger(t)

@@ -29,7 +29,7 @@ type streamMessage struct {
 
 // streamReader is an open GET /v1/watch/streams/{stream}.
 type streamReader struct {
-	*sseConn
+	*e2e.SSEConn
 	lastID   int64
 	lastText string // the last id as sent: over etcd, with the watchers' positions
 	ended    bool
@@ -44,10 +44,10 @@ const noCursor = -1
 func openStream(tb testing.TB, s *e2e.Server, stream string, cursor int64, header ...string) *streamReader {
 	tb.Helper()
 	resp, r := requestStream(tb, s, stream, cursor, header...)
-	r.start(resp)
+	r.Start(resp)
 	first, err := r.recvOrEnd(e2e.WatchTimeout)
 	if err != nil || !first.HasRetry || first.Retry != 1000 || first.HasData {
-		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", r.req, first)
+		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", r.Req, first)
 	}
 	return r
 }
@@ -61,35 +61,35 @@ func requestStream(tb testing.TB, s *e2e.Server, stream string, cursor int64, he
 		header = append(header, "Last-Event-ID", strconv.FormatInt(cursor, 10))
 		req += fmt.Sprintf(" (Last-Event-ID %d)", cursor)
 	}
-	resp, c := dialSSE(tb, s.Streams, s.URL+"/v1/watch/streams/"+stream, req, header...)
-	return resp, &streamReader{sseConn: c}
+	resp, c := e2e.DialSSE(tb, s.Streams, s.URL+"/v1/watch/streams/"+stream, req, header...)
+	return resp, &streamReader{SSEConn: c}
 }
 
 // recvOrEnd returns the next block as parsed, or the error that ended
 // the stream (io.EOF at its clean end).
 func (r *streamReader) recvOrEnd(timeout time.Duration) (sseMessage, error) {
-	r.tb.Helper()
+	r.TB.Helper()
 	if r.ended {
 		return sseMessage{}, io.EOF
 	}
-	res := awaitSSE(r.tb, r.results, timeout, r.req, r.lastID)
-	if res.err != nil {
+	res := e2e.AwaitSSE(r.TB, r.Results, timeout, r.Req, r.lastID)
+	if res.Err != nil {
 		r.ended = true
 	}
-	return res.msg, res.err
+	return res.Msg, res.Err
 }
 
 // next returns the next message, checked.
 func (r *streamReader) next(timeout time.Duration) streamMessage {
-	r.tb.Helper()
+	r.TB.Helper()
 	m, err := r.nextOrEnd(timeout)
-	r.wantMore(err)
+	r.WantMore(err)
 	return m
 }
 
 // nextOrEnd is next, or io.EOF at the end of the stream.
 func (r *streamReader) nextOrEnd(timeout time.Duration) (streamMessage, error) {
-	r.tb.Helper()
+	r.TB.Helper()
 	m, err := r.recvOrEnd(timeout)
 	if err != nil {
 		return streamMessage{}, err
@@ -99,9 +99,9 @@ func (r *streamReader) nextOrEnd(timeout time.Duration) (streamMessage, error) {
 
 // wantEnd fails unless the stream ends next.
 func (r *streamReader) wantEnd(timeout time.Duration) {
-	r.tb.Helper()
+	r.TB.Helper()
 	if m, err := r.recvOrEnd(timeout); err == nil {
-		r.tb.Fatalf("%s: %v, want the end of the stream", r.req, m)
+		r.TB.Fatalf("%s: %v, want the end of the stream", r.Req, m)
 	}
 }
 
@@ -111,10 +111,10 @@ func (r *streamReader) wantEnd(timeout time.Duration) {
 // one) and whose watch_id is set; a data message's events all of its
 // header's revision.
 func (r *streamReader) check(m sseMessage) streamMessage {
-	r.tb.Helper()
+	r.TB.Helper()
 	fail := func(format string, args ...any) {
-		r.tb.Helper()
-		r.tb.Fatalf("%s: %v: %s", r.req, m, fmt.Sprintf(format, args...))
+		r.TB.Helper()
+		r.TB.Fatalf("%s: %v: %s", r.Req, m, fmt.Sprintf(format, args...))
 	}
 	if m.HasRetry || !m.HasData || strings.Contains(m.Data, "\n") {
 		fail("want one message of one data line, without retry")
@@ -129,7 +129,7 @@ func (r *streamReader) check(m sseMessage) streamMessage {
 	if err != nil {
 		fail("does not match the OpenAPI document: %v", err)
 	}
-	p, err := decodeStreamPayload([]byte(m.Data))
+	p, err := e2e.DecodeStreamPayload([]byte(m.Data))
 	if err != nil {
 		fail("data is not one stream message: %v", err)
 	}

@@ -105,7 +105,7 @@ func (l *streamLedger) readUntil(r *streamReader, timeout time.Duration, done fu
 	for !done() {
 		left := time.Until(deadline)
 		if left <= 0 {
-			l.tb.Fatalf("%s: nothing new for %v, and not done; the ledger:\n%s", r.req, timeout, l)
+			l.tb.Fatalf("%s: nothing new for %v, and not done; the ledger:\n%s", r.Req, timeout, l)
 		}
 		before := l.reached()
 		m := r.next(left)

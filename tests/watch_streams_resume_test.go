@@ -62,7 +62,7 @@ func TestWatchStreamResume(t *testing.T) {
 	seen := newStreamLedger(t)
 	write(1, 24)
 	all := seen.readUntil(first, e2e.WatchTimeout, seen.has(expect(seen)))
-	first.close()
+	first.Close()
 	// The client received only the first half of it.
 	cursor := all[len(all)/2].ID
 	l := newStreamLedger(t)
@@ -83,21 +83,21 @@ func TestWatchStreamResume(t *testing.T) {
 		t.Fatalf("watch %d canceled while away: %q then %q, want a beginning of %q then canceled", c, w.events, w.final, full)
 	}
 	delete(spec, c)
-	second.close()
+	second.Close()
 
 	// Nothing lost: on from the last message received, by the query
 	// parameter a new EventSource would use.
 	last := got[len(got)-1].ID
 	resp, r := requestStream(t, s, stream, noCursor)
 	resp.Body.Close()
-	r.close()
+	r.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("GET of a stream read before, without Last-Event-ID = %d, want 400", resp.StatusCode)
 	}
 	for _, bad := range []int64{last + 1000} {
 		resp, r := requestStream(t, s, stream, bad)
 		resp.Body.Close()
-		r.close()
+		r.Close()
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("GET with Last-Event-ID %d, never written = %d, want 400", bad, resp.StatusCode)
 		}
@@ -106,7 +106,7 @@ func TestWatchStreamResume(t *testing.T) {
 	write(3, 8)
 	l.readUntil(third, e2e.WatchTimeout, l.has(expect(l)))
 	l.wantEvents(expect(l))
-	third.close()
+	third.Close()
 
 	// A cursor of the messages the server took back on the second
 	// connection: where each watcher stands for it is not known.

@@ -212,7 +212,7 @@ func TestWatchStreamTakeOverAndDelete(t *testing.T) {
 	second.wantEnd(e2e.WatchTimeout)
 	resp, r := requestStream(t, s, stream, noCursor)
 	resp.Body.Close()
-	r.close()
+	r.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET of a deleted stream = %d, want 404", resp.StatusCode)
 	}

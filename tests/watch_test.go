@@ -62,16 +62,16 @@ func TestWatchEvents(t *testing.T) {
 		{"from the past", "key=w/a&start_revision=2", []string{"put w/a=0 @2", "put w/a=1 @3", "put w/a=3 @5", "delete w/a @6"}},
 		{"binary key", "key_base64=dy%2F%2F", []string{"put w/\xff=5 @7"}},
 	}
-	streams := make([]*watchStream, len(watches))
+	streams := make([]*e2e.WatchStream, len(watches))
 	for i, wt := range watches {
 		watches[i].want = shiftRevisions(wt.want, off)
 		if wt.name == "from the past" {
 			wt.query = fmt.Sprintf("key=w/a&start_revision=%d", cur)
 		}
-		streams[i] = openWatch(t, s, wt.query)
-		st := streams[i].created.StartRevision
-		if wt.name != "from the past" && (st != cur+1 || streams[i].created.Header.Revision != cur) {
-			t.Errorf("%s: created %v, want start_revision %d at revision %d", streams[i].req, streams[i].created.raw, cur+1, cur)
+		streams[i] = e2e.OpenWatch(t, s, wt.query)
+		st := streams[i].Created.StartRevision
+		if wt.name != "from the past" && (st != cur+1 || streams[i].Created.Header.Revision != cur) {
+			t.Errorf("%s: created %v, want start_revision %d at revision %d", streams[i].Req, streams[i].Created.Raw, cur+1, cur)
 		}
 	}
 
@@ -93,7 +93,7 @@ func TestWatchEvents(t *testing.T) {
 			w := streams[i]
 			var got []string
 			for {
-				m := w.nextData(e2e.WatchTimeout)
+				m := w.NextData(e2e.WatchTimeout)
 				if m.ID >= 9+off {
 					break
 				}
@@ -104,29 +104,29 @@ func TestWatchEvents(t *testing.T) {
 				got = append(got, strings.Join(evs, "|"))
 			}
 			if !slices.Equal(got, wt.want) {
-				t.Errorf("%s received\n\t%s\nwant\n\t%s", w.req, strings.Join(got, "\n\t"), strings.Join(wt.want, "\n\t"))
+				t.Errorf("%s received\n\t%s\nwant\n\t%s", w.Req, strings.Join(got, "\n\t"), strings.Join(wt.want, "\n\t"))
 			}
 		})
 	}
 
 	t.Run("prev_kv", func(t *testing.T) {
-		w := openWatch(t, s, "key=pk&prev_kv=true")
+		w := e2e.OpenWatch(t, s, "key=pk&prev_kv=true")
 		s.Put(t, "pk", "a")
 		s.Put(t, "pk", "b")
 		s.Do(t, "DELETE", "/v1/kv/pk", nil).Want(t, 200)
 		var got []string
 		for range 3 {
-			m := w.nextData(e2e.WatchTimeout)
+			m := w.NextData(e2e.WatchTimeout)
 			got = append(got, e2e.EventString(&m.Events[0]))
 		}
-		rev := w.created.StartRevision
+		rev := w.Created.StartRevision
 		want := []string{
 			fmt.Sprintf(`put {"pk"="a" create=%d mod=%d version=1 lease=0}`, rev, rev),
 			fmt.Sprintf(`put {"pk"="b" create=%d mod=%d version=2 lease=0} prev {"pk"="a" create=%d mod=%d version=1 lease=0}`, rev, rev+1, rev, rev),
 			fmt.Sprintf(`delete {"pk"="" create=0 mod=%d version=0 lease=0} prev {"pk"="b" create=%d mod=%d version=2 lease=0}`, rev+2, rev, rev+1),
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("%s received\n\t%s\nwant\n\t%s", w.req, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+			t.Errorf("%s received\n\t%s\nwant\n\t%s", w.Req, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 		}
 	})
 }
@@ -137,7 +137,7 @@ func TestWatchLargeRevisions(t *testing.T) {
 	t.Parallel()
 	s := e2e.StartServer(t)
 	const perTxn, txns = 100, 4
-	synced := openWatch(t, s, "key=big/&prefix=true")
+	synced := e2e.OpenWatch(t, s, "key=big/&prefix=true")
 	var revs []int64
 	for i := range txns {
 		ops := make([]string, perTxn)
@@ -150,16 +150,16 @@ func TestWatchLargeRevisions(t *testing.T) {
 	s.Do(t, "DELETE", "/v1/kv?key=big/&prefix=true", nil).Ok(t, http.StatusOK, &del)
 	revs = append(revs, del.Header.Revision)
 
-	catchingUp := openWatch(t, s, "key=big/&prefix=true&start_revision=1")
-	for _, w := range []*watchStream{synced, catchingUp} {
+	catchingUp := e2e.OpenWatch(t, s, "key=big/&prefix=true&start_revision=1")
+	for _, w := range []*e2e.WatchStream{synced, catchingUp} {
 		for i, rev := range revs {
-			m := w.nextData(e2e.WatchTimeout)
+			m := w.NextData(e2e.WatchTimeout)
 			n := perTxn
 			if i == txns {
 				n = perTxn * txns
 			}
 			if m.ID != rev || len(m.Events) != n {
-				t.Errorf("%s: message %d of revision %d with %d events, want revision %d with %d", w.req, i, m.ID, len(m.Events), rev, n)
+				t.Errorf("%s: message %d of revision %d with %d events, want revision %d with %d", w.Req, i, m.ID, len(m.Events), rev, n)
 			}
 		}
 	}
@@ -184,8 +184,8 @@ func TestWatchSlowReader(t *testing.T) {
 	}}
 	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
 	defer client.CloseIdleConnections()
-	slow := openWatchWith(t, client, s, "key=slow/&prefix=true")
-	compacted := openWatchWith(t, client, s, "key=slow/&prefix=true")
+	slow := e2e.OpenWatchWith(t, client, s, "key=slow/&prefix=true")
+	compacted := e2e.OpenWatchWith(t, client, s, "key=slow/&prefix=true")
 	t.Cleanup(func() {
 		if t.Failed() {
 			// Where the watchers stand, to tell a stalled catch-up from a
@@ -221,19 +221,19 @@ func TestWatchSlowReader(t *testing.T) {
 		behind = st.Watchers.Unsynced+st.Watchers.Victims == 2
 	}
 	for _, rev := range revs {
-		m := slow.nextData(e2e.WatchTimeout)
+		m := slow.NextData(e2e.WatchTimeout)
 		if m.ID != rev || len(m.Events) != perTxn {
-			t.Fatalf("%s: revision %d with %d events, want %d with %d", slow.req, m.ID, len(m.Events), rev, perTxn)
+			t.Fatalf("%s: revision %d with %d events, want %d with %d", slow.Req, m.ID, len(m.Events), rev, perTxn)
 		}
 	}
 	// While slow was read, the other may have caught up into the kernel's
 	// buffers, which grow on a loaded machine. Put it behind again, with
 	// two revisions to spare past the one it holds, so the compaction
 	// lands inside what it has yet to catch up on.
-	slow.close()
+	slow.Close()
 	e2e.Eventually(t, e2e.WatchTimeout, func() (bool, string) {
 		w := s.Status(t).Watchers
-		return w.Synced+w.Unsynced+w.Victims == 1, fmt.Sprintf("%s closed, watchers %+v", slow.req, w)
+		return w.Synced+w.Unsynced+w.Victims == 1, fmt.Sprintf("%s closed, watchers %+v", slow.Req, w)
 	})
 	for behind := false; !behind; {
 		if len(revs) == 4000 {
@@ -250,21 +250,21 @@ func TestWatchSlowReader(t *testing.T) {
 	s.Do(t, "POST", "/v1/compact", []byte(fmt.Sprintf(`{"revision":%d}`, last))).Want(t, http.StatusOK)
 	n := 0
 	for {
-		m := compacted.next(e2e.WatchTimeout)
+		m := compacted.Next(e2e.WatchTimeout)
 		if m.Kind == "compacted" {
 			if m.CompactRevision != last {
-				t.Errorf("%s: compacted at %d, want %d", compacted.req, m.CompactRevision, last)
+				t.Errorf("%s: compacted at %d, want %d", compacted.Req, m.CompactRevision, last)
 			}
 			break
 		}
 		if m.Kind != "message" || n == len(revs) || m.ID != revs[n] {
-			t.Fatalf("%s: %v, want the next written revision or compacted", compacted.req, m.raw)
+			t.Fatalf("%s: %v, want the next written revision or compacted", compacted.Req, m.Raw)
 		}
 		n++
 	}
-	compacted.wantEnd(e2e.WatchTimeout)
+	compacted.WantEnd(e2e.WatchTimeout)
 	if n == len(revs) {
-		t.Errorf("%s received every revision before compacted, want it cut short", compacted.req)
+		t.Errorf("%s received every revision before compacted, want it cut short", compacted.Req)
 	}
 	t.Logf("%d txns of %d puts; the compacted watcher received %d revisions first", len(revs), perTxn, n)
 }
@@ -279,21 +279,21 @@ func TestWatchLeaseRevoke(t *testing.T) {
 		s.Do(t, "PUT", e2e.KeyPath(k)+"?lease=9", []byte("v")).Want(t, http.StatusOK)
 	}
 	s.Put(t, "lr/d", "not leased")
-	w := openWatch(t, s, "key=lr/&prefix=true&prev_kv=true")
+	w := e2e.OpenWatch(t, s, "key=lr/&prefix=true&prev_kv=true")
 	rev := s.Do(t, "DELETE", "/v1/leases/9", nil).Want(t, http.StatusOK).Revision(t)
-	m := w.nextData(e2e.WatchTimeout)
+	m := w.NextData(e2e.WatchTimeout)
 	var got []string
 	for _, ev := range m.Events {
 		got = append(got, eventLine(ev))
 		if ev.PrevKv == nil || ev.PrevKv.Lease != 9 {
-			t.Errorf("%s: %v, want prev_kv with lease 9", w.req, e2e.EventString(&ev))
+			t.Errorf("%s: %v, want prev_kv with lease 9", w.Req, e2e.EventString(&ev))
 		}
 	}
 	want := []string{
 		fmt.Sprintf("delete lr/a @%d", rev), fmt.Sprintf("delete lr/b @%d", rev), fmt.Sprintf("delete lr/c @%d", rev),
 	}
 	if m.ID != rev || !slices.Equal(got, want) {
-		t.Errorf("%s after the revoke: id %d %q, want id %d %q", w.req, m.ID, got, rev, want)
+		t.Errorf("%s after the revoke: id %d %q, want id %d %q", w.Req, m.ID, got, rev, want)
 	}
 }
 
@@ -374,19 +374,19 @@ func TestWatchResume(t *testing.T) {
 
 	var got []string // every event received, in order
 	var last int64   // the id to resume after
-	segment := func(n int) *watchStream {
+	segment := func(n int) *e2e.WatchStream {
 		t.Helper()
 		hdr := []string{}
 		if last > 0 {
 			hdr = []string{"Last-Event-ID", strconv.FormatInt(last, 10)}
 		}
 		// start_revision=1 is overridden by Last-Event-ID once there is one.
-		w := openWatch(t, s, "key=r/&prefix=true&start_revision=1", hdr...)
-		if last > 0 && w.created.StartRevision != last+1 {
-			t.Fatalf("%s with Last-Event-ID %d: start_revision %d, want %d", w.req, last, w.created.StartRevision, last+1)
+		w := e2e.OpenWatch(t, s, "key=r/&prefix=true&start_revision=1", hdr...)
+		if last > 0 && w.Created.StartRevision != last+1 {
+			t.Fatalf("%s with Last-Event-ID %d: start_revision %d, want %d", w.Req, last, w.Created.StartRevision, last+1)
 		}
 		for range n {
-			m := w.nextData(e2e.WatchTimeout)
+			m := w.NextData(e2e.WatchTimeout)
 			for _, ev := range m.Events {
 				got = append(got, eventLine(ev))
 			}
@@ -405,10 +405,10 @@ func TestWatchResume(t *testing.T) {
 			// whatever came before that counts.
 			s.Restart()
 			for {
-				m := w.next(e2e.WatchTimeout)
+				m := w.Next(e2e.WatchTimeout)
 				if m.Kind == "canceled" {
 					if m.Reason != "shutting down" {
-						t.Errorf("%s: canceled %q at shutdown, want \"shutting down\"", w.req, m.Reason)
+						t.Errorf("%s: canceled %q at shutdown, want \"shutting down\"", w.Req, m.Reason)
 					}
 					break
 				}
@@ -419,9 +419,9 @@ func TestWatchResume(t *testing.T) {
 					last = m.ID
 				}
 			}
-			w.wantEnd(e2e.WatchTimeout)
+			w.WantEnd(e2e.WatchTimeout)
 		}
-		w.close()
+		w.Close()
 	}
 	stopWriting()
 	<-writerDone
@@ -446,7 +446,7 @@ func TestWatchResume(t *testing.T) {
 	end := history[len(history)-1].ModRevision
 	w := segment(0)
 	for last < end {
-		m := w.nextData(e2e.WatchTimeout)
+		m := w.NextData(e2e.WatchTimeout)
 		for _, ev := range m.Events {
 			got = append(got, eventLine(ev))
 		}
@@ -508,12 +508,12 @@ func TestWatchCompacted(t *testing.T) {
 	}
 	for _, tt := range compacted {
 		t.Run(tt.name, func(t *testing.T) {
-			w := openWatch(t, s, tt.query, tt.header...)
-			m := w.next(e2e.WatchTimeout)
+			w := e2e.OpenWatch(t, s, tt.query, tt.header...)
+			m := w.Next(e2e.WatchTimeout)
 			if m.Kind != "compacted" || m.CompactRevision != at(5) || m.Header.Revision != at(6) {
-				t.Fatalf("%s: %v, want compacted with compact_revision %d at revision %d", w.req, m.raw, at(5), at(6))
+				t.Fatalf("%s: %v, want compacted with compact_revision %d at revision %d", w.Req, m.Raw, at(5), at(6))
 			}
-			w.wantEnd(e2e.WatchTimeout)
+			w.WantEnd(e2e.WatchTimeout)
 		})
 	}
 
@@ -527,10 +527,10 @@ func TestWatchCompacted(t *testing.T) {
 	}
 	for _, tt := range exact {
 		t.Run(tt.name, func(t *testing.T) {
-			w := openWatch(t, s, tt.query, tt.header...)
+			w := e2e.OpenWatch(t, s, tt.query, tt.header...)
 			var got []string
 			for range 2 {
-				m := w.nextData(e2e.WatchTimeout)
+				m := w.NextData(e2e.WatchTimeout)
 				var evs []string
 				for _, ev := range m.Events {
 					evs = append(evs, eventLine(ev))
@@ -539,17 +539,17 @@ func TestWatchCompacted(t *testing.T) {
 			}
 			want := shiftRevisions([]string{"delete c/a @5|put c/c=5 @5", "put c/d=6 @6"}, off)
 			if !slices.Equal(got, want) {
-				t.Errorf("%s received %q, want %q", w.req, got, want)
+				t.Errorf("%s received %q, want %q", w.Req, got, want)
 			}
 		})
 	}
 
 	// A watch caught up before the compaction goes on across it.
-	w := openWatch(t, s, "key=c/&prefix=true")
+	w := e2e.OpenWatch(t, s, "key=c/&prefix=true")
 	s.Do(t, "POST", "/v1/compact", fmt.Appendf(nil, `{"revision":%d}`, at(6))).Want(t, 200)
 	s.Put(t, "c/e", "7")
-	if m := w.nextData(e2e.WatchTimeout); m.ID != at(7) {
-		t.Errorf("%s after a compaction: %v, want the put at %d", w.req, m.raw, at(7))
+	if m := w.NextData(e2e.WatchTimeout); m.ID != at(7) {
+		t.Errorf("%s after a compaction: %v, want the put at %d", w.Req, m.Raw, at(7))
 	}
 }
 
@@ -560,26 +560,26 @@ func TestWatchProgress(t *testing.T) {
 	t.Parallel()
 	s := e2e.StartServer(t, "--watch-progress-notify-interval=1s")
 	s.Put(t, "other", "x")
-	quiet := openWatch(t, s, "key=p")
-	w := openWatch(t, s, "key=p&progress_notify=true")
-	cur := w.created.Header.Revision
+	quiet := e2e.OpenWatch(t, s, "key=p")
+	w := e2e.OpenWatch(t, s, "key=p&progress_notify=true")
+	cur := w.Created.Header.Revision
 
-	m := w.next(e2e.WatchTimeout)
+	m := w.Next(e2e.WatchTimeout)
 	if m.Kind != "progress" || m.ID != cur {
-		t.Fatalf("%s: %v, want progress with id %d", w.req, m.raw, cur)
+		t.Fatalf("%s: %v, want progress with id %d", w.Req, m.Raw, cur)
 	}
-	if m.raw.Data != fmt.Sprintf(`{"type":"progress","header":{"revision":%d}}`, cur) {
-		t.Errorf("%s: progress data %s, want only its type and the header", w.req, m.raw.Data)
+	if m.Raw.Data != fmt.Sprintf(`{"type":"progress","header":{"revision":%d}}`, cur) {
+		t.Errorf("%s: progress data %s, want only its type and the header", w.Req, m.Raw.Data)
 	}
 	put := s.Put(t, "p", "1")
 	other := s.Put(t, "other", "y") // not for this watch, but the bookmark covers it
-	if m := w.nextData(e2e.WatchTimeout); m.ID != put {
-		t.Fatalf("%s: %v, want the put at %d", w.req, m.raw, put)
+	if m := w.NextData(e2e.WatchTimeout); m.ID != put {
+		t.Fatalf("%s: %v, want the put at %d", w.Req, m.Raw, put)
 	}
 	for {
-		m := w.next(e2e.WatchTimeout)
+		m := w.Next(e2e.WatchTimeout)
 		if m.Kind != "progress" {
-			t.Fatalf("%s: %v, want only progress while idle", w.req, m.raw)
+			t.Fatalf("%s: %v, want only progress while idle", w.Req, m.Raw)
 		}
 		if m.ID == other {
 			break
@@ -589,8 +589,8 @@ func TestWatchProgress(t *testing.T) {
 	// The watch without progress_notify got nothing but the put.
 	s.Put(t, "p", "2")
 	for _, want := range []int64{put, other + 1} {
-		if m := quiet.next(e2e.WatchTimeout); m.Kind != "message" || m.ID != want {
-			t.Errorf("%s: %v, want only the puts, the next at %d", quiet.req, m.raw, want)
+		if m := quiet.Next(e2e.WatchTimeout); m.Kind != "message" || m.ID != want {
+			t.Errorf("%s: %v, want only the puts, the next at %d", quiet.Req, m.Raw, want)
 		}
 	}
 }
@@ -627,7 +627,7 @@ func TestWatchNDJSON(t *testing.T) {
 	}
 	// readLine returns the next non-empty line as an object; blank lines
 	// keep the connection alive.
-	readLine := func(r *bufio.Reader) (watchPayload, error) {
+	readLine := func(r *bufio.Reader) (e2e.WatchPayload, error) {
 		t.Helper()
 		for {
 			type result struct {
@@ -646,7 +646,7 @@ func TestWatchNDJSON(t *testing.T) {
 				t.Fatalf("no NDJSON line within %v", e2e.WatchTimeout)
 			}
 			if res.err == io.EOF && res.s == "" {
-				return watchPayload{}, io.EOF
+				return e2e.WatchPayload{}, io.EOF
 			}
 			if res.err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, res.err)
@@ -654,7 +654,7 @@ func TestWatchNDJSON(t *testing.T) {
 			if strings.TrimSpace(res.s) == "" {
 				continue
 			}
-			l, err := decodeWatchPayload([]byte(res.s), true)
+			l, err := e2e.DecodeWatchPayload([]byte(res.s), true)
 			if err != nil {
 				t.Fatalf("NDJSON line %q: %v", res.s, err)
 			}
@@ -713,7 +713,7 @@ func TestWatchDisconnect(t *testing.T) {
 	}
 	before := e2e.WatcherCount(t, s)
 	const n = 40
-	var streams []*watchStream
+	var streams []*e2e.WatchStream
 	for i := range n {
 		q := fmt.Sprintf("key=d/%d", i%20)
 		switch i % 4 {
@@ -724,7 +724,7 @@ func TestWatchDisconnect(t *testing.T) {
 		case 3:
 			q = "key=d/1&range_end=d/5"
 		}
-		streams = append(streams, openWatch(t, s, q))
+		streams = append(streams, e2e.OpenWatch(t, s, q))
 	}
 	e2e.Eventually(t, 10*time.Second, func() (bool, string) {
 		c := e2e.WatcherCount(t, s)
@@ -732,7 +732,7 @@ func TestWatchDisconnect(t *testing.T) {
 	})
 	s.Put(t, "d/3", "w")
 	for _, w := range streams {
-		w.close()
+		w.Close()
 	}
 	e2e.Eventually(t, 10*time.Second, func() (bool, string) {
 		c := e2e.WatcherCount(t, s)
@@ -746,22 +746,22 @@ func TestWatchShutdown(t *testing.T) {
 	t.Parallel()
 	s := e2e.StartServer(t)
 	rev := s.Put(t, "k", "v") // 2 on a fresh store, later on a gateway's cluster
-	streams := []*watchStream{
-		openWatch(t, s, "key=k"),
-		openWatch(t, s, "key=k&start_revision=1"),
-		openWatch(t, s, "prefix=true&progress_notify=true"),
-		openWatch(t, s, "key=z&from_key=true&prev_kv=true"),
+	streams := []*e2e.WatchStream{
+		e2e.OpenWatch(t, s, "key=k"),
+		e2e.OpenWatch(t, s, "key=k&start_revision=1"),
+		e2e.OpenWatch(t, s, "prefix=true&progress_notify=true"),
+		e2e.OpenWatch(t, s, "key=z&from_key=true&prev_kv=true"),
 	}
-	if m := streams[1].nextData(e2e.WatchTimeout); m.ID != rev {
-		t.Fatalf("%s: %v, want the put at %d", streams[1].req, m.raw, rev)
+	if m := streams[1].NextData(e2e.WatchTimeout); m.ID != rev {
+		t.Fatalf("%s: %v, want the put at %d", streams[1].Req, m.Raw, rev)
 	}
 	s.Stop()
 	for _, w := range streams {
-		m := w.next(e2e.WatchTimeout)
-		if m.Kind != "canceled" || m.Reason != "shutting down" || m.raw.Data != `{"type":"canceled","reason":"shutting down"}` {
-			t.Errorf("%s at shutdown: %v, want canceled with {\"type\":\"canceled\",\"reason\":\"shutting down\"}", w.req, m.raw)
+		m := w.Next(e2e.WatchTimeout)
+		if m.Kind != "canceled" || m.Reason != "shutting down" || m.Raw.Data != `{"type":"canceled","reason":"shutting down"}` {
+			t.Errorf("%s at shutdown: %v, want canceled with {\"type\":\"canceled\",\"reason\":\"shutting down\"}", w.Req, m.Raw)
 		}
-		w.wantEnd(e2e.WatchTimeout)
+		w.WantEnd(e2e.WatchTimeout)
 	}
 }
 
@@ -780,4 +780,13 @@ func shiftRevisions(lines []string, off int64) []string {
 		})
 	}
 	return out
+}
+
+// eventLine formats an event for comparisons: "put k=v @mod" or
+// "delete k @mod".
+func eventLine(e client.WatchEvent) string {
+	if e.Type == "delete" {
+		return fmt.Sprintf("delete %s @%d", e2e.KeyOf(&e.Kv), e.Kv.ModRevision)
+	}
+	return fmt.Sprintf("put %s=%s @%d", e2e.KeyOf(&e.Kv), e2e.ValueOf(&e.Kv), e.Kv.ModRevision)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/httpkv/httpkv/openapi/client"
@@ -80,4 +81,19 @@ func (c AuthCaller) Status(tb testing.TB, s *Server) client.Status {
 	var st client.Status
 	s.Do(tb, "GET", "/v1/status", nil, c.Header()...).Ok(tb, http.StatusOK, &st)
 	return st
+}
+
+// WantRefused fails unless the answer refuses the caller as the contract
+// says: 401 unauthenticated with WWW-Authenticate: Bearer for a caller
+// without a valid token, 403 permission_denied for one with.
+func WantRefused(tb testing.TB, r *Reply, unauthenticated bool) {
+	tb.Helper()
+	if unauthenticated {
+		r.WantError(tb, http.StatusUnauthorized, "unauthenticated")
+		if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+			tb.Fatalf("%s = 401 with WWW-Authenticate %q, want Bearer", r.Req, got)
+		}
+		return
+	}
+	r.WantError(tb, http.StatusForbidden, "permission_denied")
 }

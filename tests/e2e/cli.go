@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httpkv/httpkv/snapshot"
 )
 
 // The data commands are tested as people and scripts use them: the
@@ -98,4 +103,48 @@ func (p *CLIProc) Rest() []string {
 	lines, _ := p.stdout.linesFrom(p.read)
 	p.read += len(lines)
 	return lines
+}
+
+// commandTimeout bounds one run of an httpkv subcommand.
+const commandTimeout = 2 * time.Minute
+
+// RunHTTPKV runs the httpkv binary with args (and env added to this
+// process's environment) and returns its stdout and stderr, and its
+// error when it did not exit 0.
+func RunHTTPKV(tb testing.TB, env []string, args ...string) (stdout, stderr string, err error) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ServerBinary(tb), args...)
+	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if strings.Contains(errOut.String(), "WARNING: DATA RACE") {
+		tb.Errorf("httpkv %s reported a data race:\n%s", strings.Join(args, " "), errOut.String())
+	}
+	return out.String(), errOut.String(), err
+}
+
+// MustRunHTTPKV is RunHTTPKV that fails unless the command succeeds.
+func MustRunHTTPKV(tb testing.TB, env []string, args ...string) string {
+	tb.Helper()
+	stdout, stderr, err := RunHTTPKV(tb, env, args...)
+	if err != nil {
+		tb.Fatalf("httpkv %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// SnapshotStatus returns what `httpkv snapshot status --json` says of
+// file.
+func SnapshotStatus(tb testing.TB, file string) snapshot.Info {
+	tb.Helper()
+	out := MustRunHTTPKV(tb, nil, "snapshot", "status", "--json", file)
+	var info snapshot.Info
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		tb.Fatalf("httpkv snapshot status --json %s = %q: %v", file, out, err)
+	}
+	return info
 }

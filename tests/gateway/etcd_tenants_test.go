@@ -1,4 +1,4 @@
-package tests
+package gateway
 
 import (
 	"context"
@@ -145,7 +145,7 @@ func TestTenants(t *testing.T) {
 	var stream struct{ Stream string }
 	victim.do(t, vb, http.StatusCreated, "POST", "/v1/watch/streams", "").Decode(t, &stream)
 	// bob may not revoke his own lease there: it holds b-config.
-	wantRefused(t, victim.do(t, vb, http.StatusForbidden, "DELETE", fmt.Sprintf("/v1/leases/%d", bobLease), ""), false)
+	e2e.WantRefused(t, victim.do(t, vb, http.StatusForbidden, "DELETE", fmt.Sprintf("/v1/leases/%d", bobLease), ""), false)
 
 	// /httpkv/ and /third/ have keys and leases of their own.
 	none := e2e.AuthCaller{Name: "no token"}
@@ -370,7 +370,7 @@ func TestTenants(t *testing.T) {
 			tn *tenant
 			as e2e.AuthCaller
 		}{{third, victim.root}, {third, victim.bob}, {victim, third.root}, {victim, third.bob}} {
-			wantRefused(t, tc.tn.s.Do(t, "GET", "/v1/kv/bob/c", nil, tc.as.Header()...), true)
+			e2e.WantRefused(t, tc.tn.s.Do(t, "GET", "/v1/kv/bob/c", nil, tc.as.Header()...), true)
 		}
 		third.s.Do(t, "POST", "/v1/auth/token", []byte(`{"name":"bob","password":"bob-b-secret"}`)).
 			WantError(t, http.StatusUnauthorized, "unauthenticated")
@@ -394,7 +394,7 @@ func TestTenants(t *testing.T) {
 			}
 		}
 		file := filepath.Join(t.TempDir(), "cluster.snapshot")
-		_, stderr, err := runHTTPKV(t, nil, "snapshot", "save", "--url", open.s.URL, file)
+		_, stderr, err := e2e.RunHTTPKV(t, nil, "snapshot", "save", "--url", open.s.URL, file)
 		if err == nil || !strings.Contains(stderr, "not_supported") {
 			t.Errorf("httpkv snapshot save of /httpkv/ = %v, stderr %q; want it refused with not_supported", err, stderr)
 		}
@@ -504,10 +504,10 @@ func TestGatewaySnapshot(t *testing.T) {
 		s.Put(t, fmt.Sprintf("k%d", i), "v")
 	}
 	file := filepath.Join(t.TempDir(), "cluster.snapshot")
-	if out := mustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, file); !strings.Contains(out, "saved revision") {
+	if out := e2e.MustRunHTTPKV(t, nil, "snapshot", "save", "--url", s.URL, file); !strings.Contains(out, "saved revision") {
 		t.Errorf("httpkv snapshot save = %q", out)
 	}
-	info := snapshotStatus(t, file)
+	info := e2e.SnapshotStatus(t, file)
 	if b, _ := json.Marshal(info); info.Keys != 11 {
 		t.Errorf("snapshot status = %s, want 11 keys: 10 and the deployment's marker", b)
 	}
@@ -529,7 +529,7 @@ func TestOverlappingNamespaces(t *testing.T) {
 		{"/b", `"/b" covers the deployment of namespace "/b/"`},
 		{"", `covers the deployment of namespace "/b/"`},
 	} {
-		_, stderr, err := runHTTPKV(t, nil, "--listen", "127.0.0.1:0", "--backend", "etcd",
+		_, stderr, err := e2e.RunHTTPKV(t, nil, "--listen", "127.0.0.1:0", "--backend", "etcd",
 			"--etcd-endpoints", strings.Join(c.Endpoints(), ","), "--etcd-namespace", tc.ns)
 		if err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("a gateway of %q beside /b/ = %v, stderr %q; want it refused, saying %q", tc.ns, err, stderr, tc.want)

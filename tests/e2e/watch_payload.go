@@ -1,4 +1,4 @@
-package tests
+package e2e
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"github.com/httpkv/httpkv/openapi/client"
 )
 
-// watchPayload is the data of one watch message, read through the
-// generated client's union of message kinds (WatchMessage): the fields of
-// whichever kind its type names, the others left zero.
-type watchPayload struct {
+// WatchPayload is the data of one watch message, read through the
+// generated client's union of message kinds (client.WatchMessage): the
+// fields of whichever kind its type names, the others left zero.
+type WatchPayload struct {
 	Type            string
 	WatchID         int64 // only on a stream of many watchers
 	Header          *client.ResponseHeader
@@ -21,38 +21,38 @@ type watchPayload struct {
 	Reason          string
 }
 
-// decodeWatchPayload reads the data of a GET /v1/watch message. Strict, it
+// DecodeWatchPayload reads the data of a GET /v1/watch message. Strict, it
 // also refuses fields the message's kind does not declare.
-func decodeWatchPayload(data []byte, strict bool) (watchPayload, error) {
+func DecodeWatchPayload(data []byte, strict bool) (WatchPayload, error) {
 	var u client.WatchMessage
 	if err := u.UnmarshalJSON(data); err != nil {
-		return watchPayload{}, err
+		return WatchPayload{}, err
 	}
 	kind, err := u.Discriminator()
 	if err != nil {
-		return watchPayload{}, err
+		return WatchPayload{}, err
 	}
-	p := watchPayload{Type: kind}
+	p := WatchPayload{Type: kind}
 	switch kind {
 	case "created":
 		var v client.WatchCreated
-		err = decodeKind(data, strict, &v)
+		err = DecodeKind(data, strict, &v)
 		p.Header, p.StartRevision = &v.Header, v.StartRevision
 	case "events":
 		var v client.WatchEvents
-		err = decodeKind(data, strict, &v)
+		err = DecodeKind(data, strict, &v)
 		p.Header, p.Events = &v.Header, v.Events
 	case "progress":
 		var v client.WatchProgress
-		err = decodeKind(data, strict, &v)
+		err = DecodeKind(data, strict, &v)
 		p.Header = &v.Header
 	case "compacted":
 		var v client.WatchCompacted
-		err = decodeKind(data, strict, &v)
+		err = DecodeKind(data, strict, &v)
 		p.Header, p.CompactRevision = &v.Header, v.CompactRevision
 	case "canceled":
 		var v client.WatchCanceled
-		err = decodeKind(data, strict, &v)
+		err = DecodeKind(data, strict, &v)
 		p.Reason = v.Reason
 	default:
 		err = fmt.Errorf("unknown message type %q", kind)
@@ -60,12 +60,12 @@ func decodeWatchPayload(data []byte, strict bool) (watchPayload, error) {
 	return p, err
 }
 
-// decodeStreamPayload reads the data of a message of a stream of many
+// DecodeStreamPayload reads the data of a message of a stream of many
 // watchers (GET /v1/watch/streams/{stream}): each of its kinds is the one
 // of GET /v1/watch with the watch_id of WatchAdded besides (the caller
 // matches the data against WatchStreamMessage's schema).
-func decodeStreamPayload(data []byte) (watchPayload, error) {
-	p, err := decodeWatchPayload(data, false)
+func DecodeStreamPayload(data []byte) (WatchPayload, error) {
+	p, err := DecodeWatchPayload(data, false)
 	if err != nil {
 		return p, err
 	}
@@ -75,8 +75,8 @@ func decodeStreamPayload(data []byte) (watchPayload, error) {
 	return p, err
 }
 
-// decodeKind decodes data, one JSON object, into v.
-func decodeKind(data []byte, strict bool, v any) error {
+// DecodeKind decodes data, one JSON object, into v.
+func DecodeKind(data []byte, strict bool, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if strict {
 		dec.DisallowUnknownFields()

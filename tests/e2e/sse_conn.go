@@ -1,4 +1,4 @@
-package tests
+package e2e
 
 import (
 	"context"
@@ -6,32 +6,32 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/httpkv/httpkv/tests/e2e"
+	"github.com/httpkv/httpkv/internal/ssetest"
 )
 
-// sseConn is the connection of a Server-Sent Events stream under test
+// SSEConn is the connection of a Server-Sent Events stream under test
 // (GET /v1/watch, GET /v1/watch/streams/{stream}): the request sent and,
 // once started, a goroutine that parses the body and hands each block
-// over on results. results is unbuffered, so that a test that stops
+// over on Results. Results is unbuffered, so that a test that stops
 // reading stops the connection, as a slow client would.
-type sseConn struct {
-	tb      testing.TB
-	req     string // the request, for failure messages
+type SSEConn struct {
+	TB      testing.TB // the test the stream fails
+	Req     string     // the request, for failure messages
 	ctx     context.Context
 	cancel  context.CancelFunc
-	results chan sseResult
+	Results chan SSEResult
 	done    chan struct{} // closed when the reader goroutine has returned
 	started bool          // the reader goroutine runs
 }
 
-// dialSSE sends GET url through client with the request headers (name,
-// value pairs) and returns the answer, whose body start reads or the
+// DialSSE sends GET url through client with the request headers (name,
+// value pairs) and returns the answer, whose body Start reads or the
 // caller closes. req names the request in failure messages. The
 // connection is closed on cleanup.
-func dialSSE(tb testing.TB, client *http.Client, url, req string, header ...string) (*http.Response, *sseConn) {
+func DialSSE(tb testing.TB, client *http.Client, url, req string, header ...string) (*http.Response, *SSEConn) {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &sseConn{tb: tb, req: req, ctx: ctx, cancel: cancel, results: make(chan sseResult), done: make(chan struct{})}
+	c := &SSEConn{TB: tb, Req: req, ctx: ctx, cancel: cancel, Results: make(chan SSEResult), done: make(chan struct{})}
 	hr, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		cancel()
@@ -46,37 +46,37 @@ func dialSSE(tb testing.TB, client *http.Client, url, req string, header ...stri
 		cancel()
 		tb.Fatalf("%s: %v", req, err)
 	}
-	tb.Cleanup(c.close)
+	tb.Cleanup(c.Close)
 	return resp, c
 }
 
-// start fails unless the answer is a 200 event stream as the document
+// Start fails unless the answer is a 200 event stream as the document
 // describes it, and reads its body.
-func (c *sseConn) start(resp *http.Response) {
-	c.tb.Helper()
+func (c *SSEConn) Start(resp *http.Response) {
+	c.TB.Helper()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		c.tb.Fatalf("%s = %d %s, want 200", c.req, resp.StatusCode, b)
+		c.TB.Fatalf("%s = %d %s, want 200", c.Req, resp.StatusCode, b)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
 		resp.Body.Close()
-		c.tb.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", c.req, ct)
+		c.TB.Fatalf("%s: Content-Type %q, want text/event-stream; charset=utf-8", c.Req, ct)
 	}
-	e2e.CheckStreamHead(c.tb, c.req, resp)
+	CheckStreamHead(c.TB, c.Req, resp)
 	c.started = true
 	go c.read(resp.Body)
 }
 
 // read parses the body until it ends or the connection is closed.
-func (c *sseConn) read(body io.ReadCloser) {
+func (c *SSEConn) read(body io.ReadCloser) {
 	defer close(c.done)
 	defer body.Close()
-	p := newSSEParser(body)
+	p := ssetest.NewParser(body)
 	for {
 		m, err := p.Next()
 		select {
-		case c.results <- sseResult{m, err}:
+		case c.Results <- SSEResult{m, err}:
 		case <-c.ctx.Done():
 			return
 		}
@@ -86,17 +86,17 @@ func (c *sseConn) read(body io.ReadCloser) {
 	}
 }
 
-// wantMore fails the test when reading the next message of the stream
+// WantMore fails the test when reading the next message of the stream
 // gave err instead: the stream ended.
-func (c *sseConn) wantMore(err error) {
-	c.tb.Helper()
+func (c *SSEConn) WantMore(err error) {
+	c.TB.Helper()
 	if err != nil {
-		c.tb.Fatalf("%s: the stream ended (%v), want another message", c.req, err)
+		c.TB.Fatalf("%s: the stream ended (%v), want another message", c.Req, err)
 	}
 }
 
-// close disconnects and waits for the reader goroutine.
-func (c *sseConn) close() {
+// Close disconnects and waits for the reader goroutine.
+func (c *SSEConn) Close() {
 	c.cancel()
 	if c.started {
 		<-c.done

@@ -1,4 +1,4 @@
-package tests
+package gateway
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/openapi/client"
 	"github.com/httpkv/httpkv/tests/e2e"
 )
@@ -33,7 +34,7 @@ func startGateway(tb testing.TB, c *etcdtest.Cluster, ns string, extraArgs ...st
 
 // sseWatch is a watch read by a goroutine of its own until its
 // connection breaks, keeping the events and the last id it saw; unlike
-// watchStream it takes a broken connection as the end, as a browser does,
+// e2e.WatchStream it takes a broken connection as the end, as a browser does,
 // dropping a block cut short.
 type sseWatch struct {
 	mu     sync.Mutex
@@ -66,7 +67,7 @@ func openSSE(tb testing.TB, s *e2e.Server, query string, lastID int64) *sseWatch
 	go func() {
 		defer close(w.done)
 		defer resp.Body.Close()
-		p := newSSEParser(resp.Body)
+		p := ssetest.NewParser(resp.Body)
 		for {
 			m, err := p.Next()
 			if err != nil {
@@ -84,7 +85,7 @@ func openSSE(tb testing.TB, s *e2e.Server, query string, lastID int64) *sseWatch
 // take records a message: events ("key=value@rev", a delete's value
 // empty), and the id of a data message or a
 // bookmark (created, progress).
-func (w *sseWatch) take(m sseMessage) {
+func (w *sseWatch) take(m ssetest.Message) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !m.HasData || m.Event != "" && m.Event != "progress" && m.Event != "created" {
@@ -253,17 +254,17 @@ func TestGatewaysShareAuth(t *testing.T) {
 	e2e.AuthDo(t, a, root, http.StatusOK, "PUT", "/v1/auth/users/alice/roles/app", "")
 
 	// b refuses a request without a token, and takes a's tokens.
-	wantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil), true)
+	e2e.WantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil), true)
 	alice := e2e.AuthCaller{Name: "alice", Token: e2e.AuthLogin(t, a, "alice", "alicepw")}
 	b.Do(t, "PUT", e2e.KeyPath("app/x"), []byte("v"), alice.Header()...).Want(t, http.StatusOK)
-	wantRefused(t, b.Do(t, "PUT", e2e.KeyPath("other"), []byte("v"), alice.Header()...), false)
+	e2e.WantRefused(t, b.Do(t, "PUT", e2e.KeyPath("other"), []byte("v"), alice.Header()...), false)
 
-	w := openWatch(t, b, "key=app/&prefix=true", alice.Header()...)
+	w := e2e.OpenWatch(t, b, "key=app/&prefix=true", alice.Header()...)
 	start := time.Now()
 	e2e.AuthDo(t, a, root, http.StatusOK, "DELETE", "/v1/auth/users/alice/roles/app", "")
-	wantCanceled(t, w, "permission denied", e2e.WatchTimeout)
+	e2e.WantCanceled(t, w, "permission denied", e2e.WatchTimeout)
 	t.Logf("the watch on b ended %v after the role was revoked through a", time.Since(start))
-	wantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil, alice.Header()...), false)
+	e2e.WantRefused(t, b.Do(t, "GET", "/v1/kv/app/x", nil, alice.Header()...), false)
 }
 
 // TestGatewayWithoutQuorum: while two of three members are down, the

@@ -1,4 +1,4 @@
-package tests
+package gateway
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/tests/e2e"
 )
 
 // TestGatewayRefusesEmbeddedFlags: a gateway started with a flag of the
@@ -27,7 +28,7 @@ func TestGatewayRefusesEmbeddedFlags(t *testing.T) {
 		{gateway, []string{"HTTPKV_DATA_DIR=/data"}, "HTTPKV_DATA_DIR (--data-dir) does not apply to --backend etcd"},
 		{[]string{"--listen", "127.0.0.1:0", "--etcd-namespace", "/x/"}, nil, "--etcd-namespace does not apply to --backend embedded"},
 	} {
-		_, stderr, err := runHTTPKV(t, tc.env, tc.args...)
+		_, stderr, err := e2e.RunHTTPKV(t, tc.env, tc.args...)
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || !strings.Contains(stderr, tc.want) {
 			t.Errorf("httpkv %s (env %q) = %v, stderr %q; want it refused, saying %q", strings.Join(tc.args, " "), tc.env, err, stderr, tc.want)

@@ -1,4 +1,4 @@
-package tests
+package e2e
 
 import (
 	"cmp"
@@ -13,11 +13,10 @@ import (
 
 	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/openapi/client"
-	"github.com/httpkv/httpkv/tests/e2e"
 )
 
-// watchMessage is a checked message of a watch stream.
-type watchMessage struct {
+// WatchMessage is a checked message of a watch stream.
+type WatchMessage struct {
 	Kind            string // message, created, progress, compacted, canceled
 	ID              int64  // of message and progress
 	Header          client.ResponseHeader
@@ -25,26 +24,26 @@ type watchMessage struct {
 	CompactRevision int64
 	Events          []client.WatchEvent
 	Reason          string
-	raw             sseMessage
+	Raw             ssetest.Message // the block as parsed
 }
 
-// sseResult is what the parser gave: a message or the error ending the
+// SSEResult is what the parser gave: a message or the error ending the
 // stream (io.EOF at a clean end).
-type sseResult struct {
-	msg sseMessage
-	err error
+type SSEResult struct {
+	Msg ssetest.Message
+	Err error
 }
 
-// watchStream is an open GET /v1/watch read as Server-Sent Events. Every
+// WatchStream is an open GET /v1/watch read as Server-Sent Events. Every
 // message is parsed by ssetest.Parser and checked against the contract as it
 // is read: ids increase, a progress bookmark is never followed by an event
 // at or below it, every event of a message is of the message's revision,
 // compacted comes after "retry: 60000" and ends the stream, as canceled
 // does.
-type watchStream struct {
-	*sseConn
+type WatchStream struct {
+	*SSEConn
 	header  http.Header
-	created watchMessage
+	Created WatchMessage // the created message OpenWatch read
 
 	lastID int64 // the newest id seen, of a message or a bookmark
 	retry  int64 // a retry block waiting for the message it belongs to
@@ -52,35 +51,35 @@ type watchStream struct {
 	ended  bool  // the stream ended cleanly
 }
 
-// openWatch opens a watch with the query and request headers (name, value
+// OpenWatch opens a watch with the query and request headers (name, value
 // pairs), checks the answer's headers and the preamble (retry: 1000, then
 // the created event) and returns the stream. It is closed on cleanup.
-func openWatch(tb testing.TB, s *e2e.Server, query string, header ...string) *watchStream {
+func OpenWatch(tb testing.TB, s *Server, query string, header ...string) *WatchStream {
 	tb.Helper()
-	return openWatchWith(tb, s.Streams, s, query, header...)
+	return OpenWatchWith(tb, s.Streams, s, query, header...)
 }
 
-// openWatchWith is openWatch through the given client.
-func openWatchWith(tb testing.TB, client *http.Client, s *e2e.Server, query string, header ...string) *watchStream {
+// OpenWatchWith is OpenWatch through the given client.
+func OpenWatchWith(tb testing.TB, client *http.Client, s *Server, query string, header ...string) *WatchStream {
 	tb.Helper()
-	resp, c := dialSSE(tb, client, s.URL+"/v1/watch?"+query, "GET /v1/watch?"+query, header...)
-	w := &watchStream{sseConn: c, header: resp.Header}
-	c.start(resp)
+	resp, c := DialSSE(tb, client, s.URL+"/v1/watch?"+query, "GET /v1/watch?"+query, header...)
+	w := &WatchStream{SSEConn: c, header: resp.Header}
+	c.Start(resp)
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
-		tb.Errorf("%s: Cache-Control %q, want no-cache", w.req, cc)
+		tb.Errorf("%s: Cache-Control %q, want no-cache", w.Req, cc)
 	}
 
-	first := w.recv(e2e.WatchTimeout)
-	if !first.raw.HasRetry || first.raw.Retry != 1000 || first.raw.HasData {
-		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", w.req, first.raw)
+	first := w.recv(WatchTimeout)
+	if !first.Raw.HasRetry || first.Raw.Retry != 1000 || first.Raw.HasData {
+		tb.Fatalf("%s: first block %v, want \"retry: 1000\" alone", w.Req, first.Raw)
 	}
 	w.retry = 0
-	w.created = w.next(e2e.WatchTimeout)
-	if w.created.Kind != "created" || w.created.StartRevision <= 0 || w.created.Header.Revision <= 0 {
-		tb.Fatalf("%s: first message %v, want created with start_revision and header", w.req, w.created.raw)
+	w.Created = w.Next(WatchTimeout)
+	if w.Created.Kind != "created" || w.Created.StartRevision <= 0 || w.Created.Header.Revision <= 0 {
+		tb.Fatalf("%s: first message %v, want created with start_revision and header", w.Req, w.Created.Raw)
 	}
-	if xr := resp.Header.Get("X-Revision"); xr != strconv.FormatInt(w.created.Header.Revision, 10) {
-		tb.Errorf("%s: X-Revision %q, want %d as in the created event", w.req, xr, w.created.Header.Revision)
+	if xr := resp.Header.Get("X-Revision"); xr != strconv.FormatInt(w.Created.Header.Revision, 10) {
+		tb.Errorf("%s: X-Revision %q, want %d as in the created event", w.Req, xr, w.Created.Header.Revision)
 	}
 	return w
 }
@@ -88,58 +87,58 @@ func openWatchWith(tb testing.TB, client *http.Client, s *e2e.Server, query stri
 // recv returns the next block: a retry block as a message of kind
 // "retry", anything else checked. It fails the test on a malformed stream,
 // an unexpected end, or when nothing comes within timeout.
-func (w *watchStream) recv(timeout time.Duration) watchMessage {
-	w.tb.Helper()
+func (w *WatchStream) recv(timeout time.Duration) WatchMessage {
+	w.TB.Helper()
 	m, err := w.recvOrEnd(timeout)
-	w.wantMore(err)
+	w.WantMore(err)
 	return m
 }
 
 // recvOrEnd is recv that returns io.EOF at the clean end of the stream.
-func (w *watchStream) recvOrEnd(timeout time.Duration) (watchMessage, error) {
-	w.tb.Helper()
+func (w *WatchStream) recvOrEnd(timeout time.Duration) (WatchMessage, error) {
+	w.TB.Helper()
 	if w.ended {
-		return watchMessage{}, io.EOF
+		return WatchMessage{}, io.EOF
 	}
-	res := awaitSSE(w.tb, w.results, timeout, w.req, w.lastID)
-	if res.err == io.EOF {
+	res := AwaitSSE(w.TB, w.Results, timeout, w.Req, w.lastID)
+	if res.Err == io.EOF {
 		w.ended = true
-		return watchMessage{}, io.EOF
+		return WatchMessage{}, io.EOF
 	}
-	if errors.Is(res.err, ssetest.ErrSyntax) {
-		w.tb.Fatalf("%s: %v", w.req, res.err)
+	if errors.Is(res.Err, ssetest.ErrSyntax) {
+		w.TB.Fatalf("%s: %v", w.Req, res.Err)
 	}
-	if res.err != nil {
-		return watchMessage{}, res.err
+	if res.Err != nil {
+		return WatchMessage{}, res.Err
 	}
 	if w.final {
-		w.tb.Fatalf("%s: %v after the final message, want the end of the stream", w.req, res.msg)
+		w.TB.Fatalf("%s: %v after the final message, want the end of the stream", w.Req, res.Msg)
 	}
-	return w.check(res.msg), nil
+	return w.check(res.Msg), nil
 }
 
-// awaitSSE returns what the parser of a stream gives next; it fails the
+// AwaitSSE returns what the parser of a stream gives next; it fails the
 // test when nothing comes within timeout, or the stream is malformed.
-func awaitSSE(tb testing.TB, results <-chan sseResult, timeout time.Duration, req string, lastID int64) sseResult {
+func AwaitSSE(tb testing.TB, results <-chan SSEResult, timeout time.Duration, req string, lastID int64) SSEResult {
 	tb.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var res sseResult
+	var res SSEResult
 	select {
 	case res = <-results:
 	case <-timer.C:
 		tb.Fatalf("%s: no message within %v (last id %d)", req, timeout, lastID)
 	}
-	if errors.Is(res.err, ssetest.ErrSyntax) {
-		tb.Fatalf("%s: %v", req, res.err)
+	if errors.Is(res.Err, ssetest.ErrSyntax) {
+		tb.Fatalf("%s: %v", req, res.Err)
 	}
 	return res
 }
 
-// next returns the next message, skipping nothing but checking
+// Next returns the next message, skipping nothing but checking
 // everything: a retry block is only allowed right before compacted.
-func (w *watchStream) next(timeout time.Duration) watchMessage {
-	w.tb.Helper()
+func (w *WatchStream) Next(timeout time.Duration) WatchMessage {
+	w.TB.Helper()
 	for {
 		m := w.recv(timeout)
 		if m.Kind != "retry" {
@@ -148,36 +147,36 @@ func (w *watchStream) next(timeout time.Duration) watchMessage {
 	}
 }
 
-// nextData returns the next data message, skipping progress bookmarks.
-func (w *watchStream) nextData(timeout time.Duration) watchMessage {
-	w.tb.Helper()
+// NextData returns the next data message, skipping progress bookmarks.
+func (w *WatchStream) NextData(timeout time.Duration) WatchMessage {
+	w.TB.Helper()
 	for {
-		m := w.next(timeout)
+		m := w.Next(timeout)
 		switch m.Kind {
 		case "message":
 			return m
 		case "progress":
 			continue
 		}
-		w.tb.Fatalf("%s: %v, want a data message", w.req, m.raw)
+		w.TB.Fatalf("%s: %v, want a data message", w.Req, m.Raw)
 	}
 }
 
-// wantEnd fails unless the stream ends next.
-func (w *watchStream) wantEnd(timeout time.Duration) {
-	w.tb.Helper()
+// WantEnd fails unless the stream ends next.
+func (w *WatchStream) WantEnd(timeout time.Duration) {
+	w.TB.Helper()
 	if m, err := w.recvOrEnd(timeout); err != io.EOF {
-		w.tb.Fatalf("%s: %v (%v), want the end of the stream", w.req, m.raw, err)
+		w.TB.Fatalf("%s: %v (%v), want the end of the stream", w.Req, m.Raw, err)
 	}
 }
 
 // check decodes a block and checks it against the contract and the
 // stream's history.
-func (w *watchStream) check(m sseMessage) watchMessage {
-	w.tb.Helper()
+func (w *WatchStream) check(m ssetest.Message) WatchMessage {
+	w.TB.Helper()
 	fail := func(format string, args ...any) {
-		w.tb.Helper()
-		w.tb.Fatalf("%s: %v: %s", w.req, m, fmt.Sprintf(format, args...))
+		w.TB.Helper()
+		w.TB.Fatalf("%s: %v: %s", w.Req, m, fmt.Sprintf(format, args...))
 	}
 	if m.HasRetry {
 		if m.HasData || m.HasID || m.Event != "" {
@@ -187,20 +186,20 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 			fail("two retry blocks in a row")
 		}
 		w.retry = m.Retry
-		return watchMessage{Kind: "retry", raw: m}
+		return WatchMessage{Kind: "retry", Raw: m}
 	}
-	out := watchMessage{Kind: m.Event, raw: m}
+	out := WatchMessage{Kind: m.Event, Raw: m}
 	if out.Kind == "" {
 		out.Kind = "message"
 	}
-	if err := e2e.CheckTwins([]byte(m.Data)); err != nil {
+	if err := CheckTwins([]byte(m.Data)); err != nil {
 		fail("%v", err)
 	}
-	e2e.CheckWatchMessage(w.tb, w.req, []byte(m.Data))
+	CheckWatchMessage(w.TB, w.Req, []byte(m.Data))
 	if strings.Contains(m.Data, "\n") {
 		fail("a payload of several data lines")
 	}
-	payload, err := decodeWatchPayload([]byte(m.Data), false)
+	payload, err := DecodeWatchPayload([]byte(m.Data), false)
 	if err != nil {
 		fail("data is not one watch message: %v", err)
 	}
@@ -284,11 +283,13 @@ func (w *watchStream) check(m sseMessage) watchMessage {
 	return out
 }
 
-// eventLine formats an event for comparisons: "put k=v @mod" or
-// "delete k @mod".
-func eventLine(e client.WatchEvent) string {
-	if e.Type == "delete" {
-		return fmt.Sprintf("delete %s @%d", e2e.KeyOf(&e.Kv), e.Kv.ModRevision)
+// WantCanceled fails unless the stream's next message is event: canceled
+// with the reason, and then the stream ends.
+func WantCanceled(tb testing.TB, w *WatchStream, reason string, timeout time.Duration) {
+	tb.Helper()
+	m := w.Next(timeout)
+	if m.Kind != "canceled" || m.Reason != reason {
+		tb.Fatalf("%s: %v, want event: canceled with reason %q", w.Req, m.Raw, reason)
 	}
-	return fmt.Sprintf("put %s=%s @%d", e2e.KeyOf(&e.Kv), e2e.ValueOf(&e.Kv), e.Kv.ModRevision)
+	w.WantEnd(WatchTimeout)
 }

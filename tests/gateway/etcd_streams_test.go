@@ -1,4 +1,4 @@
-package tests
+package gateway
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
+	"github.com/httpkv/httpkv/internal/ssetest"
 	"github.com/httpkv/httpkv/openapi/client"
 	"github.com/httpkv/httpkv/tests/e2e"
 )
@@ -64,7 +65,7 @@ func readShared(tb testing.TB, s *e2e.Server, stream, cursor string) *sharedRead
 	go func() {
 		defer close(r.done)
 		defer resp.Body.Close()
-		p := newSSEParser(resp.Body)
+		p := ssetest.NewParser(resp.Body)
 		for {
 			m, err := p.Next()
 			if err == nil && m.HasData {
@@ -81,7 +82,7 @@ func readShared(tb testing.TB, s *e2e.Server, stream, cursor string) *sharedRead
 	return r
 }
 
-func (r *sharedReader) take(m sseMessage) error {
+func (r *sharedReader) take(m ssetest.Message) error {
 	var p struct {
 		Type          string              `json:"type"`
 		WatchID       int64               `json:"watch_id"`
