@@ -98,7 +98,7 @@ func (h *Handler) campaign(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	l, rev, err := concurrency.Campaign(ctx, b, name, req.Lease, value, timeout)
 	if err != nil {
-		h.writeWaitError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
 	setRevision(w, rev)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -132,10 +133,21 @@ func tooLarge(limit int64) *apiError {
 	return errorf(codeRequestTooLarge, "the request body is larger than %d bytes: send less, or raise the server's --max-request-bytes", limit)
 }
 
+// statusClientClosed is the status the request log and the metrics give
+// a request whose client left before its answer (nginx's 499): a hang-up
+// is the client's doing, not a failure of the server's (500).
+const statusClientClosed = 499
+
 // writeError is the one way a handler answers with an error: err in the
 // contract's error format, its status from statusOf. Errors that are the
-// server's (5xx) are logged with the request id.
+// server's (5xx) are logged with the request id. A request that failed
+// because its client left is answered statusClientClosed and nothing
+// else: nobody reads it.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	// A 501 is the backend's answer to what the client asked, not a
 	// failure of the server's.
 	if status := answerError(w, err); status >= 500 && status != http.StatusNotImplemented {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -142,15 +141,6 @@ func (h *Handler) waitContext(r *http.Request) (context.Context, context.CancelF
 	return ctx, func() { cancel(nil) }
 }
 
-// writeWaitError answers a lock or a campaign that failed, unless the
-// client left while it waited: then nobody reads the answer.
-func (h *Handler) writeWaitError(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
-		return
-	}
-	h.writeError(w, r, err)
-}
-
 // lock serves POST /v1/locks/{name}.
 //
 //	@Summary		Acquire a lock
@@ -190,7 +180,7 @@ func (h *Handler) lock(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	held, err := concurrency.Lock(ctx, b, name, req.Lease, timeout)
 	if err != nil {
-		h.writeWaitError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
 	setRevision(w, held.Revision)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/httpkv/httpkv/backend/embedded"
+	"github.com/httpkv/httpkv/internal/storetest"
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -213,4 +215,46 @@ func TestQueryTokenAllowed(t *testing.T) {
 			t.Errorf("queryTokenAllowed(%s %s) = %v, want %v", tt.method, tt.path, got, tt.want)
 		}
 	}
+}
+
+// hangUpBackend fails every put as a backend does whose caller left:
+// with the request's context error.
+type hangUpBackend struct{ *embedded.Backend }
+
+func (b hangUpBackend) Put(ctx context.Context, _ kv.PutRequest, _ kv.LeaseGuard) (kv.PutResult, error) {
+	<-ctx.Done()
+	return kv.PutResult{}, ctx.Err()
+}
+
+// TestClientHangUpIsNotAServerError: a request that fails because its
+// client left (its context canceled) is counted and logged as 499, not as
+// a 500 of the server's, and logs no failure.
+func TestClientHangUpIsNotAServerError(t *testing.T) {
+	var logs bytes.Buffer
+	h := NewHandler(hangUpBackend{storetest.Open(t, embedded.Options{})}, nil, zerolog.New(&logs), Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("PUT", "/v1/kv/k", strings.NewReader("v")).WithContext(ctx))
+	if rec.Code != statusClientClosed || rec.Body.Len() != 0 {
+		t.Errorf("PUT whose client left = %d %q, want %d and no body", rec.Code, rec.Body, statusClientClosed)
+	}
+	body := mustServe(t, h, http.StatusOK, "GET", "/metrics", "").Body.String()
+	if want := `httpkv_http_requests_total{method="PUT",route="/v1/kv/*",status="499"} 1`; !strings.Contains(body, want) {
+		t.Errorf("GET /metrics has no %s:\n%s", want, grepLines(body, "httpkv_http_requests_total"))
+	}
+	if strings.Contains(logs.String(), "request failed") {
+		t.Errorf("a hang-up logged as a failure of the server's:\n%s", logs.String())
+	}
+}
+
+// grepLines returns the lines of s that start with prefix.
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -1,20 +1,22 @@
+//go:build linux
+
 package tests
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/httpkv/httpkv/answer"
 	"github.com/httpkv/httpkv/tests/e2e"
 )
 
@@ -23,29 +25,30 @@ import (
 const netHTTPAnswer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
 
 // TestValueForgingNetHTTPAnswer mounts issue 24's attack on the server's
-// rewrite of net/http's text/plain answers: a stored value of 65,536
-// bytes of 'A' and then netHTTPAnswer (written in a Write of its own,
-// after the value's first 64 KiB chunk), read raw after two pipelined
-// GETs of a 1.39 MB value, with one byte of a next request sent while
-// the server is blocked writing the value's first chunk (net/http reads
-// it in the background). The value comes back byte for byte, in an
-// answer of its Content-Length: the connection stays in step.
+// rewrite of net/http's text/plain answers: a stored value of 'A's and
+// then netHTTPAnswer (written in a Write of its own, after the value's
+// 64 KiB pieces), read raw after two pipelined GETs of a 1.39 MB value,
+// with one byte of a next request sent while the server is blocked
+// writing the value's pieces (net/http reads it in the background). The
+// value comes back byte for byte, in an answer of its Content-Length:
+// the connection stays in step.
 //
 // The server's position in what it writes is read off the kernel
-// (/proc/net/tcp: what the client read, what waits in its receive queue,
+// (socketQueues: what the client read, what waits in its receive queue,
 // what waits in the server's send queue): the byte goes out only once
-// the server is inside the value's first chunk, and the answers are read
-// only once the server took the byte. Where the socket buffers take more
-// than the GETs before, the attack is tried again with more of them.
+// the server is inside the value's pieces, and the answers are read only
+// once the server took the byte. The issue's value had one piece of 'A's;
+// this one has valuePieces, as the kernel grows the server's send buffer
+// in steps of 256 KiB on loopback (two segments of 128 KiB a congestion
+// window), and one step taken between two looks would pass a single
+// piece. Where the socket buffers take more than the GETs before, the
+// attack is tried again with more of them.
 func TestValueForgingNetHTTPAnswer(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/proc/net/tcp"); err != nil {
-		t.Skipf("the attack is timed by /proc/net/tcp: %v", err)
-	}
 	// The client holds the server's writes while it times the byte:
 	// slowly, on a loaded machine, so past the default --write-timeout.
 	s := e2e.StartServer(t, fmt.Sprintf("--write-timeout=%v", e2e.StalledWriteTimeout))
-	value := strings.Repeat("A", 64<<10) + netHTTPAnswer
+	value := strings.Repeat("A", valuePieces*answer.Piece) + netHTTPAnswer
 	s.Put(t, "evil", value)
 	s.Put(t, "big", strings.Repeat("B", 1_390_000))
 	bigAnswer := answerBytes(t, s.Addr, "big")
@@ -77,6 +80,11 @@ func TestValueForgingNetHTTPAnswer(t *testing.T) {
 	}
 	t.Fatal("the socket buffers took every answer whole: the attack could not be mounted")
 }
+
+// valuePieces is how many pieces of 'A's the value has before
+// netHTTPAnswer: 1 MiB, four of the kernel's steps in the server's send
+// buffer.
+const valuePieces = 16
 
 // errBuffersTookAll: the server wrote the value whole without blocking.
 var errBuffersTookAll = errors.New("the socket buffers took the value's answer whole")
@@ -115,12 +123,11 @@ func (a *forgery) mount() (body string, after []byte, err error) {
 	if _, err := io.WriteString(conn, strings.Repeat(get("big"), a.fillers)+get("evil")); err != nil {
 		return "", nil, err
 	}
-	// The stream's offsets where the server writes the value's first
-	// chunk in one Write: after the answer's head and the value's first
-	// bytes, flushed in one 4 KiB buffer, and before the value's last
-	// 103 bytes.
+	// The stream's offsets where the server writes the value's pieces:
+	// after the answer's head and the value's first bytes, flushed in one
+	// 4 KiB buffer, and before the value's last 103 bytes.
 	start := a.fillers * a.bigAnswer
-	lo, hi := start+4096, start+a.evilHead+64<<10
+	lo, hi := start+4096, start+a.evilHead+valuePieces*answer.Piece
 	// What the client reads of the first answers while timing the byte,
 	// read as answers afterwards.
 	var early []byte
@@ -132,10 +139,10 @@ func (a *forgery) mount() (body string, after []byte, err error) {
 			return "", nil, err
 		}
 		if w >= hi {
-			return "", nil, fmt.Errorf("%w: the server wrote %d of %d bytes", errBuffersTookAll, w, start+a.evilAnswer)
+			return "", nil, fmt.Errorf("%w: the server wrote %d of %d bytes (client read %d, rxq %d)", errBuffersTookAll, w, start+a.evilAnswer, a.read, rxq)
 		}
 		if w > lo {
-			break // blocked inside the first chunk: the client reads nothing
+			break // blocked inside the pieces: the client reads nothing
 		}
 		if w > last {
 			// A loaded machine is slow, not stuck: the minute is one
@@ -143,7 +150,7 @@ func (a *forgery) mount() (body string, after []byte, err error) {
 			deadline = time.Now().Add(time.Minute)
 		}
 		if time.Now().After(deadline) {
-			return "", nil, fmt.Errorf("the server wrote %d bytes, never reaching the value's first chunk at %d", w, lo)
+			return "", nil, fmt.Errorf("the server wrote %d bytes, never reaching the value's pieces at %d", w, lo)
 		}
 		if k := min(rxq, 16<<10, start-a.read); w == last && k > 0 {
 			// The server waits for the client: let it write a little
@@ -221,63 +228,100 @@ func (c countReader) Read(p []byte) (int, error) {
 // the server's send queue), what waits in the client's receive queue,
 // and what waits unread in the server's.
 //
-// The kernel writes /proc/net/tcp a page at a time as it is read, so a
-// read while other connections come and go can miss a line: a connection
-// not found is looked for again, up to a second.
+// The queues are the kernel's, asked of each socket by its addresses
+// (sock_diag): an exact lookup, unlike a read of /proc/net/tcp, which
+// the kernel writes a page at a time and which can miss a line while
+// other connections come and go.
 func (a *forgery) written() (w, clientRxq, serverRxq int, err error) {
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
-		w, clientRxq, serverRxq, err = a.writtenOnce()
-		if !errors.Is(err, errNotListed) || time.Now().After(deadline) {
-			return w, clientRxq, serverRxq, err
-		}
-	}
-}
-
-// errNotListed: a read of /proc/net/tcp did not list both ends.
-var errNotListed = errors.New("not in /proc/net/tcp")
-
-func (a *forgery) writtenOnce() (w, clientRxq, serverRxq int, err error) {
-	client := a.conn.LocalAddr().(*net.TCPAddr).Port
-	server := a.conn.RemoteAddr().(*net.TCPAddr).Port
-	b, err := os.ReadFile("/proc/net/tcp")
+	local, remote := a.conn.LocalAddr().(*net.TCPAddr), a.conn.RemoteAddr().(*net.TCPAddr)
+	clientRxq, _, err = socketQueues(local, remote)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, a.gone("the client's end", err)
 	}
-	found := 0
-	var serverTxq int
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		local, remote := portOf(f[1]), portOf(f[2])
-		tx, rx, ok := strings.Cut(f[4], ":")
-		if !ok {
-			continue
-		}
-		txq, _ := strconv.ParseInt(tx, 16, 64)
-		rxq, _ := strconv.ParseInt(rx, 16, 64)
-		switch {
-		case local == client && remote == server:
-			clientRxq = int(rxq)
-			found++
-		case local == server && remote == client:
-			serverTxq, serverRxq = int(txq), int(rxq)
-			found++
-		}
-	}
-	if found != 2 {
-		return 0, 0, 0, fmt.Errorf("the connection %d-%d: %w", client, server, errNotListed)
+	serverRxq, serverTxq, err := socketQueues(remote, local)
+	if err != nil {
+		return 0, 0, 0, a.gone("the server's end", err)
 	}
 	return a.read + clientRxq + serverTxq, clientRxq, serverRxq, nil
 }
 
-// portOf reads the port of an address of /proc/net/tcp: "0100007F:1F90".
-func portOf(addr string) int {
-	_, hex, _ := strings.Cut(addr, ":")
-	p, _ := strconv.ParseInt(hex, 16, 32)
-	return int(p)
+// gone describes a connection whose end the kernel no longer has, with
+// what the client's socket says of it.
+func (a *forgery) gone(end string, err error) error {
+	_ = a.conn.SetReadDeadline(time.Now().Add(time.Second))
+	n, rerr := a.conn.Read(make([]byte, 1))
+	return fmt.Errorf("the connection %v-%v, %s: %w (a read on the client's end: %d bytes, %v)",
+		a.conn.LocalAddr(), a.conn.RemoteAddr(), end, err, n, rerr)
 }
+
+// errNoSocket: the kernel has no connected socket of those addresses.
+var errNoSocket = errors.New("no such socket")
+
+// socketQueues asks the kernel (NETLINK_SOCK_DIAG, inet_diag) for the
+// receive and send queues of the TCP socket bound to local and connected
+// to remote: bytes received and not yet read, bytes written and not yet
+// acknowledged, as /proc/net/tcp's rx_queue and tx_queue.
+func socketQueues(local, remote *net.TCPAddr) (rxq, txq int, err error) {
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, netlinkSockDiag)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer syscall.Close(fd)
+	// struct nlmsghdr, then struct inet_diag_req_v2 for the one socket
+	// of these addresses (no NLM_F_DUMP: an exact lookup).
+	req := make([]byte, 16+56)
+	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:], sockDiagByFamily)
+	binary.NativeEndian.PutUint16(req[6:], syscall.NLM_F_REQUEST)
+	r := req[16:]
+	r[0], r[1] = syscall.AF_INET, syscall.IPPROTO_TCP
+	binary.NativeEndian.PutUint32(r[4:], 0xffffffff) // every state
+	id := r[8:]                                      // struct inet_diag_sockid
+	binary.BigEndian.PutUint16(id[0:], uint16(local.Port))
+	binary.BigEndian.PutUint16(id[2:], uint16(remote.Port))
+	copy(id[4:8], local.IP.To4())
+	copy(id[20:24], remote.IP.To4())
+	binary.NativeEndian.PutUint32(id[40:], 0xffffffff) // no cookie
+	binary.NativeEndian.PutUint32(id[44:], 0xffffffff)
+	if err := syscall.Sendto(fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
+		return 0, 0, err
+	}
+	buf := make([]byte, 8192)
+	n, _, err := syscall.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range msgs {
+		switch m.Header.Type {
+		case syscall.NLMSG_ERROR:
+			if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
+				if syscall.Errno(errno) == syscall.ENOENT {
+					return 0, 0, errNoSocket
+				}
+				return 0, 0, syscall.Errno(errno)
+			}
+		case sockDiagByFamily:
+			// struct inet_diag_msg: state at 1, rqueue at 56, wqueue at 60.
+			// The lookup falls back to a listening socket of the local
+			// address, which is not the connection.
+			if len(m.Data) < 64 || m.Data[1] == tcpListen {
+				return 0, 0, errNoSocket
+			}
+			return int(binary.NativeEndian.Uint32(m.Data[56:])), int(binary.NativeEndian.Uint32(m.Data[60:])), nil
+		}
+	}
+	return 0, 0, errNoSocket
+}
+
+const (
+	netlinkSockDiag  = 4  // NETLINK_SOCK_DIAG
+	sockDiagByFamily = 20 // SOCK_DIAG_BY_FAMILY
+	tcpListen        = 10 // TCP_LISTEN
+)
 
 // answerBytes returns the size, head and body, of the answer to a raw
 // GET of key.

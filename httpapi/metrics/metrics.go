@@ -50,7 +50,7 @@ func New(b Backend, streams Streams, streamConns, watchers Held) *Metrics {
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "httpkv_http_requests_total",
-			Help: "HTTP requests by route pattern, method and status.",
+			Help: "HTTP requests by route pattern, method and status; 499: the client left before its answer.",
 		}, []string{"route", "method", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "httpkv_http_request_duration_seconds",
@@ -89,7 +89,7 @@ func MethodLabel(method string) string {
 // or its class ("5xx").
 func statusLabel(status int) string {
 	switch status {
-	case 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 416, 429, 500, 503, 507:
+	case 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 416, 429, 499, 500, 503, 507:
 		return strconv.Itoa(status)
 	}
 	if status < 100 || status > 599 {

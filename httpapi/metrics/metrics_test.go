@@ -8,7 +8,7 @@ func TestLabels(t *testing.T) {
 	for _, tt := range []struct {
 		status int
 		want   string
-	}{{200, "200"}, {429, "429"}, {418, "4xx"}, {599, "5xx"}, {999, "other"}, {0, "other"}} {
+	}{{200, "200"}, {429, "429"}, {499, "499"}, {418, "4xx"}, {599, "5xx"}, {999, "other"}, {0, "other"}} {
 		if got := statusLabel(tt.status); got != tt.want {
 			t.Errorf("statusLabel(%d) = %q, want %q", tt.status, got, tt.want)
 		}
