@@ -168,3 +168,37 @@ func TestMaxPendingBytesVictims(t *testing.T) {
 		t.Fatalf("Stats() after Close = %+v, want nothing pending", stats)
 	}
 }
+
+// TestMaxPendingBytesOneFarBehind: one watcher far behind, not reading,
+// the store holding nothing else. The sync loop gives it a page of at
+// most the store's bound, not the bound and one revision more (which the
+// store, holding nothing, would admit whole).
+func TestMaxPendingBytesOneFarBehind(t *testing.T) {
+	const (
+		puts  = 50
+		value = 1 << 10
+		total = 16 << 10 // 14 revisions of 1,157 bytes, and 258 bytes
+	)
+	s := newTestStore(t, Options{MaxPendingBytes: total})
+	h := newHistory()
+	v := strings.Repeat("v", value)
+	first := h.put(t, s, "p/000", v)
+	for i := 1; i < puts; i++ {
+		h.put(t, s, fmt.Sprintf("p/%03d", i), v)
+	}
+	mustWatch(t, s, kv.WatchRequest{Key: []byte("p/"), End: []byte("p0"), StartRevision: first})
+	deadline := time.Now().Add(recvTimeout)
+	for s.Stats().PendingEvents == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher far behind was given nothing within %v", recvTimeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	// The loop fills the watcher's room page by page; let it finish.
+	for range 50 {
+		if st := s.Stats(); st.PendingBytes > total {
+			t.Fatalf("Stats() = %+v: PendingBytes past MaxPendingBytes %d", st, total)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -167,8 +167,12 @@ func callHook(f func()) {
 }
 
 // readHistory reads the events of revisions [from, upTo] from one view
-// of the history, stopping after the first whole revision that reaches
-// limit's events or bytes. It returns them, the last revision read in
+// of the history, stopping before a revision that would take it past
+// limit's events or bytes: a page passes limit only by the events of a
+// revision after its first, or with a first revision larger than limit.
+// (Stopping after the revision that reaches limit instead gave one
+// watcher, the store holding nothing else, a page of the store's whole
+// bound plus one revision, which it admits whole.) It returns them, the last revision read in
 // full, and the view's compact revision; watchers needing history below
 // that one get nothing from it. (When from is below it, the read starts
 // at it.)
@@ -181,7 +185,8 @@ func (s *Store) readHistory(from, upTo int64, limit limits) ([]kv.Event, int64, 
 	var size int64
 	compactRev, err := s.history.ReadHistory(from, upTo, func(ev kv.Event) bool {
 		rev := ev.KV.ModRevision
-		if (len(events) >= limit.events || size >= limit.bytes) && rev != events[len(events)-1].KV.ModRevision {
+		if len(events) > 0 && rev != events[len(events)-1].KV.ModRevision &&
+			(len(events) >= limit.events || size+eventSize(&ev) > limit.bytes) {
 			readTo = events[len(events)-1].KV.ModRevision
 			return false
 		}
