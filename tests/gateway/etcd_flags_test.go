@@ -3,9 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
 	"github.com/httpkv/httpkv/tests/e2e"
@@ -36,13 +38,19 @@ func TestGatewayRefusesEmbeddedFlags(t *testing.T) {
 	}
 
 	s := startGateway(t, c, "/flags/", "--log-level=info")
+	// The server has answered /health by now, but its log line may still
+	// be in the pipe to the test's copy of its stderr.
 	var listening map[string]any
-	for _, line := range strings.Split(s.Stderr.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "listening" {
-			listening = m
+	e2e.Eventually(t, time.Minute, func() (bool, string) {
+		for _, line := range strings.Split(s.Stderr.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "listening" {
+				listening = m
+				return true, ""
+			}
 		}
-	}
+		return false, fmt.Sprintf("no \"listening\" line in the gateway's stderr:\n%s", s.Stderr)
+	})
 	if _, ok := listening["data_dir"]; ok || listening["etcd_namespace"] != "/flags/" || listening["etcd_endpoints"] == nil {
 		t.Errorf("the gateway logged %v when it listened; want its etcd endpoints and namespace, and no data_dir", listening)
 	}
