@@ -126,11 +126,15 @@ func (s *Store) runBatch(batch []*request) {
 		dirty = dirty || wt.metaWritten || wt.mustCommit || len(replies[i].changes.Events) > 0
 	}
 	if dirty {
+		s.beginCommit()
 		err = s.commitBatch(tx.Commit, tx.Rollback)
 	} else {
 		err = tx.Rollback()
 	}
 	if err != nil {
+		if dirty {
+			s.endCommit()
+		}
 		undoStages(stages)
 		err = s.fail(err)
 		for _, r := range batch {
@@ -141,6 +145,7 @@ func (s *Store) runBatch(batch []*request) {
 	applyStages(stages)
 	s.committedRev.Store(s.currentRev)
 	if dirty {
+		s.endCommit()
 		s.updateSize()
 	}
 	s.publish(replies)

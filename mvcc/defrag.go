@@ -29,6 +29,7 @@ func removeDefragCopy(path string) { _ = os.Remove(path + defragSuffix) }
 func (s *Store) defrag() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropSharedRead() // the old file is closed below
 	tmp := s.path + defragSuffix
 	_ = os.Remove(tmp)
 	// Mapped as large as the store's file will be, so that the copy does

@@ -94,6 +94,13 @@ type Store struct {
 	snapshots     sync.WaitGroup
 	stopSnapshots chan struct{}
 
+	// readMu guards the read transaction reads share (see sharedRead),
+	// and committing, set while the committer commits. Lock order: mu,
+	// then readMu; nothing is waited for while it is held.
+	readMu     sync.Mutex
+	shared     *sharedRead
+	committing bool
+
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
 
@@ -224,6 +231,7 @@ func (s *Store) Close() error {
 		// Snapshots stop at their next chunk; their owners close them.
 		s.snapshots.Wait()
 		s.mu.Lock()
+		s.dropSharedRead()
 		err = s.db.Close()
 		s.mu.Unlock()
 	})
