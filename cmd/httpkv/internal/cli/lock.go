@@ -170,7 +170,7 @@ httpkv elect db-primary --observe -o value | while read -r addr; do repoint "$ad
 				}
 				s, err := startSession(ctx, x.api, *ttl)
 				if err != nil {
-					return err
+					return endOfStream(ctx, err) // Ctrl-C before the campaign began
 				}
 				defer s.close()
 				won, err := x.api.Campaign(ctx, name, s.id, value)

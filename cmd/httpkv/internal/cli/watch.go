@@ -94,7 +94,7 @@ func (x *call) onRetry(what string) func(error) {
 // endOfStream is the error a stream ended with: none when Ctrl-C
 // (ctx) ended it, which is how a watch is meant to end.
 func endOfStream(ctx context.Context, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx))) {
 		return nil
 	}
 	return err
