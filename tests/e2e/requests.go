@@ -67,6 +67,20 @@ func (s *Server) DoContext(tb testing.TB, ctx context.Context, method, path stri
 	return r
 }
 
+// DoServed is Do for a request the test needs served, whatever else the
+// machine is doing: a 503 with Retry-After (a gateway whose etcd is too
+// busy to answer its probes in time says so) is retried, a second
+// apart, up to ten times. Only for requests that may be repeated.
+func (s *Server) DoServed(tb testing.TB, method, path string, body []byte, header ...string) *Reply {
+	tb.Helper()
+	r := s.Do(tb, method, path, body, header...)
+	for retries := 0; r.Status == http.StatusServiceUnavailable && r.Header.Get("Retry-After") != "" && retries < 10; retries++ {
+		time.Sleep(time.Second)
+		r = s.Do(tb, method, path, body, header...)
+	}
+	return r
+}
+
 // Send is do without the checks, and returning transport errors, for
 // callers that expect them (a server being killed).
 func (s *Server) Send(ctx context.Context, method, path string, body []byte, header ...string) (*Reply, error) {

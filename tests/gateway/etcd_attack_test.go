@@ -38,11 +38,11 @@ func TestEtcdHistoryPageCost(t *testing.T) {
 		last = resp.Header.Revision
 	}
 	// The gateway's own watch has received the puts before the count.
-	s.Do(t, "GET", fmt.Sprintf("/v1/kv/big/00?revision=%d", last), nil).Want(t, http.StatusOK)
+	s.DoServed(t, "GET", fmt.Sprintf("/v1/kv/big/00?revision=%d", last), nil).Want(t, http.StatusOK)
 
 	var page client.HistoryResponse
 	allocated := s.AllocatedBy(t, func() {
-		s.Do(t, "GET", "/v1/history?key=big/&prefix=true&limit=1", nil).Want(t, http.StatusOK).Decode(t, &page)
+		s.DoServed(t, "GET", "/v1/history?key=big/&prefix=true&limit=1", nil).Want(t, http.StatusOK).Decode(t, &page)
 	})
 	if len(page.Events) != 1 || !page.More || page.NextPageToken == nil {
 		t.Fatalf("first page: %d events, more %v, want 1 and more", len(page.Events), page.More)
@@ -56,7 +56,7 @@ func TestEtcdHistoryPageCost(t *testing.T) {
 
 	// The next page goes on with the next event, whole.
 	var next client.HistoryResponse
-	s.Do(t, "GET", "/v1/history?key=big/&prefix=true&limit=1&page_token="+url.QueryEscape(*page.NextPageToken), nil).Want(t, http.StatusOK).Decode(t, &next)
+	s.DoServed(t, "GET", "/v1/history?key=big/&prefix=true&limit=1&page_token="+url.QueryEscape(*page.NextPageToken), nil).Want(t, http.StatusOK).Decode(t, &next)
 	if len(next.Events) != 1 || e2e.KeyOf(&next.Events[0].Kv) != "big/01" || len(e2e.ValueOf(&next.Events[0].Kv)) != size {
 		t.Errorf("second page: %d events, want big/01 of %d bytes", len(next.Events), size)
 	}
