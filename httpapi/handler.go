@@ -209,10 +209,6 @@ func newHandler(cfg wiring) *Handler {
 	return h
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.router.ServeHTTP(w, r)
-}
-
 // ShuttingDown makes /health answer 503, so load balancers stop sending
 // requests while the server drains.
 func (h *Handler) ShuttingDown() { h.shuttingDown.Store(true) }

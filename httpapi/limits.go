@@ -60,7 +60,9 @@ func (h *Handler) boundBodies(next http.Handler, limit int64, inflight *semaphor
 			}
 			defer inflight.Release(n)
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
 
 	"github.com/httpkv/httpkv/backend/embedded"
@@ -125,10 +126,9 @@ func TestServerErrorsHideInternals(t *testing.T) {
 	} {
 		log.Reset()
 		req := httptest.NewRequest("GET", "/v1/status", nil)
-		req.Header.Set("X-Request-Id", "the-request")
 		rec := httptest.NewRecorder()
-		// Through requestID, so that the request has its id.
-		h.requestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.writeError(w, r, err) })).ServeHTTP(rec, req)
+		req = req.WithContext(context.WithValue(req.Context(), middleware.RequestIDKey, "the-request"))
+		h.writeError(rec, req, err)
 		if rec.Code < 500 || strings.Contains(rec.Body.String(), secret) || strings.Contains(rec.Body.String(), "mvcc") {
 			t.Errorf("writeError(%v) = %d %s, want a 5xx without the error's text", err, rec.Code, rec.Body)
 		}
@@ -257,4 +257,46 @@ func grepLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// panickyBackend panics on every read.
+type panickyBackend struct{ Backend }
+
+func (panickyBackend) Range(context.Context, kv.RangeRequest) (kv.RangeResult, error) {
+	panic("the backend broke")
+}
+
+// TestHandlerPanic answers a handler's panic with a 500 in the error
+// format, with the request's id and the answer's other headers, logs
+// the panic and the request's line, and counts it in the metrics.
+func TestHandlerPanic(t *testing.T) {
+	var log bytes.Buffer
+	b := storetest.Open(t, embedded.Options{})
+	h := NewHandler(panickyBackend{b}, nil, zerolog.New(&log), Config{})
+	rec := serve(t, h, "GET", "/v1/kv/k", "", "X-Request-Id", "the-panic")
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `"code":"internal"`) {
+		t.Fatalf("a panicking handler answered %d %s, want 500 internal", rec.Code, rec.Body)
+	}
+	if got := rec.Header().Get("X-Request-Id"); got != "the-panic" {
+		t.Errorf("X-Request-Id = %q, want the client's", got)
+	}
+	if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("X-Content-Type-Options = %q, want nosniff", got)
+	}
+	var panicked, logged bool
+	for _, l := range logLines(t, &log) {
+		switch l["message"] {
+		case "handler panic":
+			panicked = l["request_id"] == "the-panic" && l["panic"] == "the backend broke"
+		case "request":
+			logged = l["request_id"] == "the-panic" && l["status"] == float64(500) && l["route"] == "/v1/kv/*"
+		}
+	}
+	if !panicked || !logged {
+		t.Errorf("logged %s; want the panic and the request's line, status 500, with its id", log.String())
+	}
+	metrics := serve(t, h, "GET", "/metrics", "").Body.String()
+	if want := `httpkv_http_requests_total{method="GET",route="/v1/kv/*",status="500"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("GET /metrics has no line %s", want)
+	}
 }

@@ -174,20 +174,5 @@ func OnSpareConnection(ctx context.Context) context.Context {
 	return context.WithValue(ctx, spareConnKey{}, true)
 }
 
-// spareConnections answers 429 to requests on a spare connection but for
-// /health and /metrics.
-func (h *Handler) spareConnections(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(spareConnKey{}) != nil {
-			if r.URL.Path != "/health" && r.URL.Path != "/metrics" {
-				h.refuse(w, r, errTooManyConnections)
-				return
-			}
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 var errTooManyConnections = errorf(kv.CodeTooManyRequests,
 	"the server has --max-connections connections open; past them it answers only /health and /metrics: retry later")

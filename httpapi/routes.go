@@ -12,7 +12,8 @@ import (
 
 // routes lays out every route of the API in one place.
 //
-// Every request gets an id, a log line, metrics and panic recovery.
+// Every request gets an id, a log line, metrics and panic recovery
+// before it is routed (ServeHTTP).
 // Requests that are not streams also get read and write deadlines
 // (deadlines), and the bytes of large answers being sent are bounded; streams set a deadline on each of their sends instead.
 // Under /v1, a malformed query string is refused first, then a request
@@ -22,11 +23,6 @@ import (
 // its handler, or noQuery here for none).
 func (h *Handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(h.requestID)
-	r.Use(h.requestLog)
-	r.Use(h.recoverer)
-	r.Use(noSniff)
-	r.Use(h.spareConnections)
 	if len(h.cfg.CORSAllowedOrigins) > 0 {
 		r.Use(cors.Handler(cors.Options{
 			AllowedOrigins:   h.cfg.CORSAllowedOrigins,
