@@ -30,6 +30,8 @@ import (
 // outgrows its bound in bytes.
 type readCache struct {
 	limit int64 // bytes; the cache's keys and values, each with entryOverhead
+	// onError is told when the cache is dropped for good.
+	onError func(error)
 
 	mu sync.RWMutex
 	// keys is nil while the cache is not ready.
@@ -57,12 +59,17 @@ const entryOverhead = 96
 // cacheListKeys is how many keys one read of a build lists.
 const cacheListKeys = 512
 
+// cacheMaxBackoff bounds the wait between two builds that failed: a
+// build lists the whole namespace, which etcd should not be asked for
+// often when writes keep outrunning the window while it lists.
+const cacheMaxBackoff = 30 * time.Second
+
 func entrySize(e *kv.KeyValue) int64 { return int64(len(e.Key)+len(e.Value)) + entryOverhead }
 
 func keyLess(a, b *kv.KeyValue) bool { return bytes.Compare(a.Key, b.Key) < 0 }
 
-func newReadCache(limit int64) *readCache {
-	c := &readCache{limit: limit, build: make(chan struct{}, 1)}
+func newReadCache(limit int64, onError func(error)) *readCache {
+	c := &readCache{limit: limit, onError: onError, build: make(chan struct{}, 1)}
 	c.build <- struct{}{}
 	return c
 }
@@ -77,13 +84,13 @@ func (c *readCache) run(b *Backend) {
 			return
 		case <-c.build:
 		}
-		for backoff := upstreamMinBackoff; ; backoff = min(2*backoff, upstreamMaxBackoff) {
+		for backoff := upstreamMinBackoff; ; backoff = min(2*backoff, cacheMaxBackoff) {
 			err := c.fill(b)
 			if err == nil || b.ctx.Err() != nil {
 				break
 			}
 			if errors.Is(err, errCacheTooLarge) {
-				b.onError(fmt.Errorf("etcd: the namespace holds more than --etcd-read-cache-bytes (%d): reads go to etcd", c.limit))
+				c.outgrown()
 				break
 			}
 			b.onError(fmt.Errorf("etcd: building the read cache: %w", err))
@@ -199,9 +206,15 @@ func (c *readCache) apply(changes []kv.Changes) {
 	if c.size > c.limit {
 		c.tooLarge = true
 		c.dropLocked()
+		c.outgrown()
 		return
 	}
 	c.wake()
+}
+
+// outgrown reports that the namespace outgrew the cache, for good.
+func (c *readCache) outgrown() {
+	c.onError(fmt.Errorf("etcd: the namespace holds more than --etcd-read-cache-bytes (%d bytes, counting %d a key): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
 }
 
 // advance records that no event of the namespace lies before rev.
