@@ -320,7 +320,7 @@ func (c *readCache) stats() (keys int, size int64) {
 // at a revision etcd reached after the call began, and reports whether
 // it did: otherwise the range is read from etcd.
 func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.RangeResult, bool, error) {
-	if b.cache == nil || r.Options.Revision != 0 || !b.cache.ready() {
+	if b.cache == nil || r.Options.Revision != 0 || !b.up.live.Load() || !b.cache.ready() {
 		return kv.RangeResult{}, false, nil
 	}
 	rev, err := b.fresh(ctx)

@@ -13,11 +13,12 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// waitCacheReady waits until b's read cache answers reads.
+// waitCacheReady waits until b's read cache answers reads: built, and
+// kept current by a live upstream watch.
 func waitCacheReady(tb testing.TB, b *Backend) {
 	tb.Helper()
 	deadline := time.Now().Add(recvTimeout)
-	for !b.cache.ready() {
+	for !b.cache.ready() || !b.up.live.Load() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("the read cache was not ready within %v", recvTimeout)
 		}
@@ -213,5 +214,27 @@ func TestCacheOutgrown(t *testing.T) {
 	}
 	if b.cache.served.Load() != served {
 		t.Fatal("the cache answered past its bound")
+	}
+}
+
+// TestCacheSkippedWhileWatchDown: while the upstream watch is not live,
+// the cache falls behind etcd, and reads go to etcd at once rather than
+// wait for it.
+func TestCacheSkippedWhileWatchDown(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/down/")
+	put(t, b, "k", "v")
+	waitCacheReady(t, b)
+	// As the watch does when it breaks; it is not set again until a new
+	// watch is accepted.
+	b.up.live.Store(false)
+	served := b.cache.served.Load()
+	res, err := b.Range(context.Background(), kv.RangeRequest{Key: []byte("k")})
+	if err != nil || len(res.KVs) != 1 {
+		t.Fatalf("Range = %v, %v", res.KVs, err)
+	}
+	if b.cache.served.Load() != served {
+		t.Fatal("the cache answered while the upstream watch was down")
 	}
 }
