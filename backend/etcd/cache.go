@@ -214,7 +214,7 @@ func (c *readCache) apply(changes []kv.Changes) {
 
 // outgrown reports that the namespace outgrew the cache, for good.
 func (c *readCache) outgrown() {
-	c.onError(fmt.Errorf("etcd: the namespace holds more than --etcd-read-cache-bytes (%d bytes, counting %d a key): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
+	c.onError(fmt.Errorf("etcd: the namespace outgrew the read cache's bound of %d bytes (each key counting %d more than its key and value): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
 }
 
 // advance records that no event of the namespace lies before rev.
@@ -263,7 +263,7 @@ const cacheWait = 2 * time.Second
 // has not reached rev within wait (or ctx ended). rev is a revision etcd
 // named after the read began; the answer is of the cache's revision then,
 // rev or a later one.
-func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, wait time.Duration) (kv.RangeResult, bool, error) {
+func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, win *window, wait time.Duration) (kv.RangeResult, bool, error) {
 	var timeout <-chan time.Time
 	for {
 		c.mu.RLock()
@@ -272,10 +272,12 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 			return kv.RangeResult{}, false, nil
 		}
 		if c.rev >= rev {
-			res, err := selectRange(c.keys, c.rev, r)
+			res, ok, err := c.selectLocked(r, win)
 			c.mu.RUnlock()
-			c.served.Add(1)
-			return res, true, err
+			if ok {
+				c.served.Add(1)
+			}
+			return res, ok, err
 		}
 		c.mu.RUnlock()
 		c.mu.Lock()
@@ -299,6 +301,22 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 	}
 }
 
+// selectLocked answers r from the cache, at its revision or, for a read
+// at a past revision, as the window says the keys were then; it reports
+// false when it cannot tell (pastWalk). The caller holds c.mu.
+func (c *readCache) selectLocked(r *kv.RangeRequest, win *window) (kv.RangeResult, bool, error) {
+	walk := func(visit func(*kv.KeyValue) bool) { walkRange(c.keys, r.Key, r.End, visit) }
+	if at := r.Options.Revision; at != 0 && at < c.rev {
+		past, ok := pastWalk(c.keys, win, at, c.rev, r)
+		if !ok {
+			return kv.RangeResult{}, false, nil
+		}
+		walk = past
+	}
+	res, err := selectRange(walk, c.rev, r)
+	return res, true, err
+}
+
 // ready reports whether the cache can answer reads.
 func (c *readCache) ready() bool {
 	c.mu.RLock()
@@ -316,19 +334,44 @@ func (c *readCache) stats() (keys int, size int64) {
 	return c.keys.Len(), c.size
 }
 
-// rangeFromCache answers a range at the current revision from the cache,
-// at a revision etcd reached after the call began, and reports whether
-// it did: otherwise the range is read from etcd.
+// rangeFromCache answers a range from the cache, once the cache has
+// reached a revision etcd reached after the call began, and reports
+// whether it did: otherwise the range is read from etcd. A range at a
+// past revision asks etcd on its own, at that revision, so that it fails
+// as etcd's read would (compacted, or in the future), and is answered
+// while the window still holds the revisions after it.
 func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.RangeResult, bool, error) {
-	if b.cache == nil || r.Options.Revision != 0 || !b.up.live.Load() || !b.cache.ready() {
+	if b.cache == nil || !b.up.live.Load() || !b.cache.ready() {
 		return kv.RangeResult{}, false, nil
 	}
-	rev, err := b.fresh(ctx)
+	var rev int64
+	var err error
+	if at := r.Options.Revision; at == 0 {
+		rev, err = b.fresh(ctx)
+	} else {
+		rev, err = b.revisionAt(ctx, at)
+	}
 	if err != nil {
 		return kv.RangeResult{}, true, err
 	}
 	if _, end := b.win.bounds(); end < rev {
 		b.up.waitFor(rev)
 	}
-	return b.cache.rangeAt(ctx, rev, r, cacheWait)
+	return b.cache.rangeAt(ctx, rev, r, b.win, cacheWait)
+}
+
+// revisionAt reads etcd's current revision with a linearizable read at
+// revision at, which fails as a read of the namespace at at would.
+func (b *Backend) revisionAt(ctx context.Context, at int64) (int64, error) {
+	var rev int64
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.kv.Get(ctx, "\x00", clientv3.WithRev(at), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		rev = resp.Header.Revision
+		b.saw(rev)
+		return nil
+	})
+	return rev, err
 }

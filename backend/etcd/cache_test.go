@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -40,8 +41,9 @@ func cachedRange(tb testing.TB, b *Backend, r kv.RangeRequest) kv.RangeResult {
 	return res
 }
 
-// TestCacheAnswersAsEtcd: a range at the current revision answered from
-// the cache is etcd's answer to the same range, key for key (values,
+// TestCacheAnswersAsEtcd: a range answered from the cache, at the
+// current revision or a past one the window holds, is etcd's answer to
+// the same range, key for key (values,
 // revisions, versions, leases), with its count, more and header
 // revision, for every sort, filter, limit and shape of range. The keys
 // have distinct versions, create and mod revisions and values, so that
@@ -55,10 +57,12 @@ func TestCacheAnswersAsEtcd(t *testing.T) {
 	const keys = 12
 	// Keys are created, and given versions and values, in orders other
 	// than theirs.
+	var first int64
 	for j := range keys {
 		i := (j * 5) % keys
 		for v := range (i*7)%keys + 1 {
-			put(t, b, fmt.Sprintf("k/%02d", i), fmt.Sprintf("%02d-%d", (i*11)%keys, v))
+			rev := put(t, b, fmt.Sprintf("k/%02d", i), fmt.Sprintf("%02d-%d", (i*11)%keys, v))
+			first = cmp.Or(first, rev)
 		}
 	}
 	if _, err := b.Delete(ctx, kv.DeleteRequest{Key: []byte("k/03")}); err != nil {
@@ -100,9 +104,14 @@ func TestCacheAnswersAsEtcd(t *testing.T) {
 			{MinCreateRevision: mid, MaxCreateRevision: mid + 30},
 			{SortTarget: kv.SortByKey, SortOrder: kv.SortAscend, MinModRevision: mid, Limit: 2},
 		} {
-			r := shape
-			r.Options = o
-			cases = append(cases, r)
+			// At the current revision, and at past ones the window
+			// holds: keys deleted, created and changed since.
+			for _, at := range []int64{0, mid, first + 5} {
+				r := shape
+				r.Options = o
+				r.Options.Revision = at
+				cases = append(cases, r)
+			}
 		}
 	}
 	for _, r := range cases {
@@ -130,11 +139,11 @@ func etcdRange(tb testing.TB, cli *clientv3.Client, prefix string, r kv.RangeReq
 	case len(r.End) > 0:
 		opts = append(opts, clientv3.WithRange(prefix+string(r.End)))
 	}
-	count, err := cli.Get(context.Background(), prefix+string(r.Key), append(slices.Clone(opts), clientv3.WithCountOnly())...)
+	count, err := cli.Get(context.Background(), prefix+string(r.Key), append(slices.Clone(opts), clientv3.WithRev(o.Revision), clientv3.WithCountOnly())...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	opts = append(opts, clientv3.WithRev(count.Header.Revision), clientv3.WithLimit(o.Limit),
+	opts = append(opts, clientv3.WithRev(cmp.Or(o.Revision, count.Header.Revision)), clientv3.WithLimit(o.Limit),
 		clientv3.WithSort(clientv3.SortTarget(o.SortTarget), clientv3.SortOrder(o.SortOrder)),
 		clientv3.WithMinModRev(o.MinModRevision), clientv3.WithMaxModRev(o.MaxModRevision),
 		clientv3.WithMinCreateRev(o.MinCreateRevision), clientv3.WithMaxCreateRev(o.MaxCreateRevision))
