@@ -199,13 +199,35 @@ func BenchmarkRange(b *testing.B) {
 			}
 		}
 		from, to := benchKey("mix", 0), benchKey("mix", 1000)
-		b.ReportAllocs()
-		for b.Loop() {
-			r, err := s.Range(from, to, kv.RangeOptions{})
-			if err != nil || len(r.KVs) != 1000 {
-				b.Fatalf("Range(%q, %q) = %d keys, %v; want 1000", from, to, len(r.KVs), err)
+		b.Run("copied", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := s.Range(from, to, kv.RangeOptions{})
+				if err != nil || len(r.KVs) != 1000 {
+					b.Fatalf("Range(%q, %q) = %d keys, %v; want 1000", from, to, len(r.KVs), err)
+				}
 			}
-		}
+		})
+		// As a list reads them: inside the read, not copied (ReadTxn.View).
+		b.Run("view", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rt, err := s.Read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = rt.View(from, to, kv.RangeOptions{}, func(r *kv.RangeResult) error {
+					if len(r.KVs) != 1000 {
+						return fmt.Errorf("%d keys; want 1000", len(r.KVs))
+					}
+					return nil
+				})
+				rt.End()
+				if err != nil {
+					b.Fatalf("View(%q, %q): %v", from, to, err)
+				}
+			}
+		})
 	})
 }
 
