@@ -21,7 +21,10 @@ func (b *Backend) Range(_ context.Context, r kv.RangeRequest) (kv.RangeResult, e
 	if err != nil {
 		return res, err
 	}
-	return res, countWhole(rt, r, &res)
+	if err := countWhole(rt, r, &res); err != nil {
+		return kv.RangeResult{}, err
+	}
+	return res, nil
 }
 
 // ViewRange is Range handing the result to fn inside the read
