@@ -11,7 +11,8 @@
 #   etcd-http   (KV only) etcd's own HTTP/JSON gateway (/v3/...), on the
 #               same member
 #
-# and, for watches, the most watches etcd held during the run (its
+# and, for KV runs, the CPU the members used per operation; for
+# watches, the most watches etcd held during the run (its
 # etcd_debugging_mvcc_watcher_total, summed over the members): two per
 # gateway (its keys' and its auth state's) whatever the number of SSE
 # watchers, both gateways counted in every run (one idle but for the
@@ -101,7 +102,50 @@ run() {
 	etcd-http) kind=etcd url=http://127.0.0.1:$(client_port 0) pid=${pids[0]} ;;
 	esac
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/$name.$target.txt"
+	local before
+	before=$(etcd_ticks)
 	"$work/httpkv-bench" --kind "$kind" --target "$url" --server-pid "$pid" "$@" >>"$out/$name.$target.txt" 2>&1 || true
+	echo "etcd-ticks $(($(etcd_ticks) - before))" >>"$out/$name.$target.txt"
+}
+
+# run_pair NAME [bench flags...] loads both gateways at once, --clients
+# each, into $out/NAME.gateways.{0,1}.txt; the members' CPU goes to
+# $out/NAME.gateways.ticks.
+run_pair() {
+	local name=$1 before i p
+	shift
+	before=$(etcd_ticks)
+	local addrs=("$gw_addr" "$gw2_addr") gpids=("$gw_pid" "$gw2_pid") loads=()
+	for i in 0 1; do
+		"$work/httpkv-bench" --kind httpkv --target "http://${addrs[$i]}" --server-pid "${gpids[$i]}" "$@" \
+			>"$out/$name.gateways.$i.txt" 2>&1 &
+		loads+=($!)
+	done
+	for p in "${loads[@]}"; do wait "$p" || true; done
+	echo "etcd-ticks $(($(etcd_ticks) - before))" >"$out/$name.gateways.ticks"
+}
+
+# pair_rate FILE-PREFIX OP prints the two gateways' requests per second,
+# summed; pair_cpu the members' CPU per operation of the pair.
+pair_rate() { cat "$1.gateways.0.txt" "$1.gateways.1.txt" | awk -v op="$2" '$1 == op { s += $5 } END { printf "%.0f", s }'; }
+pair_cpu() {
+	cat "$1.gateways.0.txt" "$1.gateways.1.txt" "$1.gateways.ticks" | awk -v op="$2" -v hz="$(getconf CLK_TCK)" \
+		'$1 == op { n += $2 } $1 == "etcd-ticks" { t = $2 } END { if (n > 0) printf "%.0f µs", t * 1e6 / hz / n; else print "-" }'
+}
+
+# etcd_ticks prints the CPU time the members have used, in clock ticks.
+etcd_ticks() {
+	local p n=0
+	for p in "${pids[@]}"; do
+		n=$((n + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$n"
+}
+
+# etcd_cpu FILE OP prints the members' CPU per operation of a report.
+etcd_cpu() {
+	awk -v op="$2" -v hz="$(getconf CLK_TCK)" '$1 == op { n = $2 } $1 == "etcd-ticks" { t = $2 }
+		END { if (n > 0) printf "%.0f µs", t * 1e6 / hz / n; else print "-" }' "$1"
 }
 
 # etcd_watches prints the watches the cluster holds, summed over members.
@@ -124,20 +168,36 @@ kv_runs() {
 			for t in gateway etcd-grpc etcd-http; do
 				run "$name" "$t" --workload "$workload" --clients "$clients" --duration "$duration" --prefix "$name/"
 			done
+			case $workload in get | range)
+				# Both gateways read what the first wrote.
+				run_pair "$name" --workload "$workload" --clients "$clients" --duration "$duration" --prefix "$name/" ;;
+			esac
 		done
 	done
 	stop_all
-	echo "| workload | clients | gateway req/s | etcd gRPC req/s | etcd HTTP gateway req/s | gateway ÷ etcd gRPC | gateway ÷ etcd HTTP | gateway p50 / p99 | etcd gRPC p50 / p99 | etcd HTTP p50 / p99 |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| workload | clients | gateway req/s | etcd gRPC req/s | etcd HTTP gateway req/s | gateway ÷ etcd gRPC | gateway ÷ etcd HTTP | etcd CPU/op: gateway / gRPC | gateway p50 / p99 | etcd gRPC p50 / p99 | etcd HTTP p50 / p99 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for workload in put get range txn; do
 		for clients in $clients_list; do
 			local f=$out/kv-$workload-$clients
 			local gw grpc http
 			gw=$(field "$f.gateway.txt" "$workload" 5) grpc=$(field "$f.etcd-grpc.txt" "$workload" 5) http=$(field "$f.etcd-http.txt" "$workload" 5)
 			echo "| $workload | $clients | $gw | $grpc | $http | $(ratio "$gw" "$grpc") | $(ratio "$gw" "$http")" \
+				"| $(etcd_cpu "$f.gateway.txt" "$workload") / $(etcd_cpu "$f.etcd-grpc.txt" "$workload")" \
 				"| $(field "$f.gateway.txt" "$workload" 6) / $(field "$f.gateway.txt" "$workload" 8)" \
 				"| $(field "$f.etcd-grpc.txt" "$workload" 6) / $(field "$f.etcd-grpc.txt" "$workload" 8)" \
 				"| $(field "$f.etcd-http.txt" "$workload" 6) / $(field "$f.etcd-http.txt" "$workload" 8) |"
+		done
+	done
+	echo
+	echo "| workload | clients per gateway | two gateways req/s | etcd gRPC req/s | two gateways ÷ etcd gRPC | etcd CPU/op: two gateways / gRPC |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for workload in get range; do
+		for clients in $clients_list; do
+			local f=$out/kv-$workload-$clients pair
+			pair=$(pair_rate "$f" "$workload")
+			echo "| $workload | $clients | $pair | $(field "$f.etcd-grpc.txt" "$workload" 5) | $(ratio "$pair" "$(field "$f.etcd-grpc.txt" "$workload" 5)")" \
+				"| $(pair_cpu "$f" "$workload") / $(etcd_cpu "$f.etcd-grpc.txt" "$workload") |"
 		done
 	done
 }

@@ -38,6 +38,18 @@ type Stats struct {
 	Leases   int
 	Alarms   []Alarm
 	Watchers WatcherStats
+	// ReadCache is nil for a backend without one.
+	ReadCache *ReadCacheStats
+}
+
+// ReadCacheStats are the figures of a gateway's read cache: what it
+// holds, and the reads it answered.
+type ReadCacheStats struct {
+	Keys  int
+	Bytes int64
+	// Reads counts the reads the cache answered since start; Checks the
+	// reads of etcd's revision they took (one for each batch of reads).
+	Reads, Checks int64
 }
 
 // Status is what GET /v1/status reports: the figures of Stats and the

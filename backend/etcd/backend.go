@@ -60,11 +60,15 @@ type Backend struct {
 	// read history (Options.MaxHistoryWatches).
 	historyWatches chan struct{}
 
-	figures   figures
-	avail     *prober
-	sched     *watch.Store
-	win       *window
-	up        *upstream
+	figures figures
+	avail   *prober
+	sched   *watch.Store
+	win     *window
+	up      *upstream
+	// cache, when not nil, answers reads at the current revision once
+	// freshness has said how far etcd is (cache.go, freshness.go).
+	cache     *readCache
+	freshness *freshness
 	auth      *auth.Store
 	authState authState
 	pageKey   []byte
@@ -146,6 +150,12 @@ func Open(ctx context.Context, onError func(error), opts Options) (*Backend, err
 	b.up = newUpstream(b, rev+1)
 	b.wg.Add(1)
 	go b.up.run()
+	if opts.ReadCacheBytes > 0 {
+		b.cache, b.freshness = newReadCache(opts.ReadCacheBytes, onError), newFreshness()
+		b.wg.Add(2)
+		go b.cache.run(b)
+		go b.freshness.run(b)
+	}
 	if err := b.openAuth(ctx); err != nil {
 		b.Close()
 		return nil, err

@@ -195,6 +195,11 @@ func TestUpstreamLost(t *testing.T) {
 	c.Kill(member)
 	cli := c.Client(t)
 	ctx := context.Background()
+	// A key written in the revisions lost: the read cache, which
+	// missed it, is built again.
+	if _, err := cli.Put(ctx, "/lost/kv/other", "x"); err != nil {
+		t.Fatal(err)
+	}
 	var rev int64
 	for i := range 5 {
 		resp, err := cli.Put(ctx, "/lost/kv/k", strconv.Itoa(i))
@@ -219,5 +224,9 @@ func TestUpstreamLost(t *testing.T) {
 	last := put(t, b, "k", "after")
 	if got, final := recv(t, after, last); !slices.Equal(got, []string{fmt.Sprintf("put k=after@%d", last)}) {
 		t.Fatalf("a watch opened after got %q, then %+v", got, final)
+	}
+	waitCacheReady(t, b)
+	if res := cachedRange(t, b, kv.RangeRequest{Key: []byte("other")}); len(res.KVs) != 1 || string(res.KVs[0].Value) != "x" {
+		t.Fatalf("the read cache built again answered %v for a key written in the lost revisions", res.KVs)
 	}
 }

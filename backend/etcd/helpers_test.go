@@ -45,6 +45,10 @@ func openGateway(tb testing.TB, c *etcdtest.Cluster, ns string, opts ...func(*Op
 	return b
 }
 
+// withoutCache opens a gateway that reads from etcd only: the tests of
+// that path.
+func withoutCache(o *Options) { o.ReadCacheBytes = -1 }
+
 func authConfig() auth.Config { return auth.Config{BcryptCost: bcrypt.MinCost} }
 
 // put puts key=value through b and returns the revision.

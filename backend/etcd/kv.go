@@ -30,6 +30,9 @@ func (b *Backend) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	if err := r.Options.Validate(); err != nil {
 		return kv.RangeResult{}, err
 	}
+	if res, ok, err := b.rangeFromCache(ctx, &r); ok {
+		return res, err
+	}
 	if inPieces(&r.Options) {
 		return b.rangeInPieces(ctx, r)
 	}

@@ -17,6 +17,9 @@ const (
 	DefaultRequestTimeout = 15 * time.Second
 	DefaultMaxTxnOps      = 128
 	DefaultWindowBytes    = 64 << 20
+	// DefaultReadCacheBytes bounds the namespace's keys and values a
+	// gateway holds to answer reads from memory.
+	DefaultReadCacheBytes = 256 << 20
 	// DefaultProgressInterval is how often an idle upstream watch asks
 	// etcd how far it has got: the gateway's revision then follows
 	// etcd's even while nothing in the namespace changes.
@@ -68,6 +71,11 @@ type Options struct {
 	// watchers that are behind; older ones are read from etcd. Zero means
 	// DefaultWindowBytes.
 	WindowBytes int64
+	// ReadCacheBytes bounds the namespace's keys and values held in
+	// memory to answer reads at the current revision (cache.go): a
+	// namespace that outgrows it is read from etcd. Zero means
+	// DefaultReadCacheBytes; negative, no cache.
+	ReadCacheBytes int64
 	// ProgressInterval is how often the idle upstream watch asks etcd for
 	// a progress notification. Zero means DefaultProgressInterval.
 	ProgressInterval time.Duration
@@ -104,6 +112,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.WindowBytes <= 0 {
 		o.WindowBytes = DefaultWindowBytes
+	}
+	if o.ReadCacheBytes == 0 {
+		o.ReadCacheBytes = DefaultReadCacheBytes
 	}
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = DefaultProgressInterval

@@ -94,7 +94,7 @@ func putMany(tb testing.TB, b *Backend, prefix string, n, size int) {
 func TestRefusedListHoldsLittle(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	b := openGateway(t, c, "/pieces/", func(o *Options) { o.MaxResponseBytes = 16 << 20 })
+	b := openGateway(t, c, "/pieces/", func(o *Options) { o.MaxResponseBytes = 16 << 20 }, withoutCache)
 	const keys, size = 1000, 8 << 10
 	putMany(t, b, "big", keys, size)
 	counted := &receivedKV{KV: b.reads}
@@ -118,7 +118,7 @@ func TestRefusedListHoldsLittle(t *testing.T) {
 func TestRangeInPieces(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	b := openGateway(t, c, "/pieces/")
+	b := openGateway(t, c, "/pieces/", withoutCache)
 	putMany(t, b, "k", 3000, 10)
 	putMany(t, b, "l", 1, 10)
 	cli := c.Client(t)
@@ -180,7 +180,7 @@ func TestRangeInPieces(t *testing.T) {
 func TestWholeReadReserves(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.StartCluster(t, 1)
-	b := openGateway(t, c, "/reserve/", func(o *Options) { o.MaxResponseBytes = 4 << 20 })
+	b := openGateway(t, c, "/reserve/", func(o *Options) { o.MaxResponseBytes = 4 << 20 }, withoutCache)
 	putMany(t, b, "k", 10, 100)
 	counted := &receivedKV{KV: b.reads}
 	b.reads = counted

@@ -92,6 +92,10 @@ func (b *Backend) Stats() kv.Stats {
 		Synced: ws.Synced, Unsynced: ws.Unsynced, Victims: ws.Victims,
 		PendingEvents: ws.PendingEvents, PendingBytes: ws.PendingBytes, EventsSent: ws.EventsSent,
 	}
+	if b.cache != nil {
+		keys, size := b.cache.stats()
+		st.ReadCache = &kv.ReadCacheStats{Keys: keys, Bytes: size, Reads: b.cache.served.Load(), Checks: b.freshness.checks.Load()}
+	}
 	return st
 }
 

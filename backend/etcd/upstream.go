@@ -149,6 +149,9 @@ func (u *upstream) events(evs []*clientv3.Event) {
 		}
 		i = j
 	}
+	if u.b.cache != nil {
+		u.b.cache.apply(changes)
+	}
 	u.b.sched.Publish(changes)
 }
 
@@ -159,6 +162,9 @@ func (u *upstream) progress(rev int64) {
 		return
 	}
 	u.b.win.advance(rev)
+	if u.b.cache != nil {
+		u.b.cache.advance(rev)
+	}
 	u.b.sched.Publish([]kv.Changes{{Revision: rev}})
 	u.next = rev + 1
 }
@@ -171,6 +177,9 @@ func (u *upstream) lost(compact int64) {
 	b.learnCompact(compact)
 	b.saw(compact)
 	b.win.restart(compact)
+	if b.cache != nil {
+		b.cache.drop()
+	}
 	b.sched.Lost(compact)
 	b.onError(fmt.Errorf("etcd: the upstream watch lost revisions %d to %d to compaction", u.next, compact-1))
 	u.next = compact

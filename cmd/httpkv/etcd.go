@@ -20,6 +20,7 @@ type etcdConfig struct {
 	caCert, cert, key  string
 	username, password string
 	watchWindowBytes   int64
+	readCacheBytes     int64
 	requestTimeout     time.Duration
 	maxHistoryWatches  int
 	clusterMaintenance bool
@@ -35,6 +36,7 @@ func (c *etcdConfig) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.username, "etcd-username", "", "the gateway's own etcd user, if etcd has auth on")
 	fs.StringVar(&c.password, "etcd-password", "", "the password of --etcd-username")
 	fs.Int64Var(&c.watchWindowBytes, "etcd-watch-window-bytes", etcd.DefaultWindowBytes, "most bytes of recent revisions held in memory for watchers that are behind; older ones are read from etcd")
+	fs.Int64Var(&c.readCacheBytes, "etcd-read-cache-bytes", etcd.DefaultReadCacheBytes, "most bytes of the namespace's keys and values held in memory to answer reads at the current revision; a larger namespace is read from etcd; 0: every read goes to etcd")
 	fs.DurationVar(&c.requestTimeout, "etcd-request-timeout", etcd.DefaultRequestTimeout, "how long an etcd request may take, while etcd answers, before the API answers 503")
 	fs.IntVar(&c.maxHistoryWatches, "etcd-max-history-watches", etcd.DefaultMaxHistoryWatches, "most etcd watches requests may have open at once to read history (a page of /v1/history each); past it they answer 429")
 	fs.BoolVar(&c.clusterMaintenance, "etcd-cluster-maintenance", false, "this deployment administers the etcd cluster: with --etcd-namespace, POST /v1/compact, POST /v1/defrag and DELETE /v1/alarms act on every deployment of the cluster (without it they answer 501)")
@@ -51,10 +53,22 @@ func (c *etcdConfig) check() error {
 	if (c.username == "") != (c.password == "") {
 		return errors.New("--etcd-username and --etcd-password go together")
 	}
+	if c.readCacheBytes < 0 {
+		return errors.New("--etcd-read-cache-bytes must not be negative")
+	}
 	if c.watchWindowBytes <= 0 || c.requestTimeout <= 0 || c.maxHistoryWatches <= 0 {
 		return errors.New("--etcd-watch-window-bytes, --etcd-request-timeout and --etcd-max-history-watches must be positive")
 	}
 	return nil
+}
+
+// readCacheBytesOption is --etcd-read-cache-bytes as etcd.Options takes
+// it: 0 turns the cache off.
+func (c *etcdConfig) readCacheBytesOption() int64 {
+	if c.readCacheBytes == 0 {
+		return -1
+	}
+	return c.readCacheBytes
 }
 
 func (c *etcdConfig) endpointList() []string {
@@ -111,6 +125,7 @@ func (c *etcdConfig) options(cfg config) (*etcd.Options, error) {
 		MaxLeases:         cfg.maxLeases,
 		MaxResponseBytes:  cfg.maxResponseBytes,
 		WindowBytes:       c.watchWindowBytes,
+		ReadCacheBytes:    c.readCacheBytesOption(),
 		MaxHistoryWatches: c.maxHistoryWatches,
 		// The cluster's compaction, defragmentation and alarms.
 		ClusterMaintenance: c.clusterMaintenance,

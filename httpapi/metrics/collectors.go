@@ -10,6 +10,8 @@ type backendCollector struct {
 	pendingEvents, eventsSent   *prometheus.Desc
 	pendingBytes                *prometheus.Desc
 	leases, watchers            *prometheus.Desc
+	cacheKeys, cacheBytes       *prometheus.Desc
+	cacheReads, cacheChecks     *prometheus.Desc
 }
 
 func newBackendCollector(b Backend) *backendCollector {
@@ -28,12 +30,17 @@ func newBackendCollector(b Backend) *backendCollector {
 		eventsSent:      desc("httpkv_watch_events_sent_total", "Events read by watchers."),
 		leases:          desc("httpkv_leases", "Leases granted and not yet revoked."),
 		watchers:        desc("httpkv_watchers", "Watchers by group.", "group"),
+		cacheKeys:       desc("httpkv_read_cache_keys", "Keys a gateway's read cache holds (0 while it is not ready)."),
+		cacheBytes:      desc("httpkv_read_cache_bytes", "Bytes of keys and values a gateway's read cache holds, as counted against --etcd-read-cache-bytes."),
+		cacheReads:      desc("httpkv_read_cache_reads_total", "Reads a gateway answered from its read cache."),
+		cacheChecks:     desc("httpkv_read_cache_checks_total", "Reads of etcd's current revision a gateway made for the reads it answered from its cache, one per batch."),
 	}
 }
 
 func (c *backendCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.revision, c.compactRevision, c.dbSize, c.dbSizeInUse, c.alarms,
-		c.pendingEvents, c.pendingBytes, c.eventsSent, c.leases, c.watchers} {
+		c.pendingEvents, c.pendingBytes, c.eventsSent, c.leases, c.watchers,
+		c.cacheKeys, c.cacheBytes, c.cacheReads, c.cacheChecks} {
 		ch <- d
 	}
 }
@@ -54,6 +61,12 @@ func (c *backendCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.leases, float64(st.Leases))
 	for group, n := range map[string]int{"synced": st.Watchers.Synced, "unsynced": st.Watchers.Unsynced, "victims": st.Watchers.Victims} {
 		gauge(c.watchers, float64(n), group)
+	}
+	if rc := st.ReadCache; rc != nil {
+		gauge(c.cacheKeys, float64(rc.Keys))
+		gauge(c.cacheBytes, float64(rc.Bytes))
+		ch <- prometheus.MustNewConstMetric(c.cacheReads, prometheus.CounterValue, float64(rc.Reads))
+		ch <- prometheus.MustNewConstMetric(c.cacheChecks, prometheus.CounterValue, float64(rc.Checks))
 	}
 }
 

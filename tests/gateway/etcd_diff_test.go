@@ -97,6 +97,10 @@ func TestGatewayEtcdDiff(t *testing.T) {
 		}
 	}
 	t.Logf("outcomes: %v", d.Outcomes)
+	// Its ranges at the current revision came from the read cache.
+	if n := gw.s.Metric(t, "httpkv_read_cache_reads_total"); n == 0 {
+		t.Fatal("the gateway answered no range from its read cache")
+	}
 }
 
 // diffFirstSeed returns the first seed of TestGatewayEtcdDiff:

@@ -1,0 +1,334 @@
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// readCache holds every key of the namespace as of one revision, kept
+// current by the upstream watch, so that a gateway answers a read at the
+// current revision from memory once etcd has said how far it is
+// (freshness.go): kube-apiserver serves consistent reads from its watch
+// cache so. Reads then scale with gateways, and cost etcd one small
+// linearizable read per batch of them instead of a range each.
+//
+// It is built by listing the namespace at one revision, then applying
+// the window's events after it; from then on the upstream watch applies
+// each revision it receives, after adding it to the window. It is
+// dropped, and built again, when the upstream watch loses revisions to
+// compaction; and dropped for good (reads go to etcd) when the namespace
+// outgrows its bound in bytes.
+type readCache struct {
+	limit int64 // bytes; the cache's keys and values, each with entryOverhead
+	// onError is told when the cache is dropped for good.
+	onError func(error)
+
+	mu sync.RWMutex
+	// keys is nil while the cache is not ready.
+	keys *btree.BTreeG[*kv.KeyValue]
+	// rev: every event of the namespace up to rev is applied to keys.
+	rev  int64
+	size int64
+	// moved, when not nil, is closed when rev next moves or the cache is
+	// dropped: readers waiting for a revision wait on it.
+	moved chan struct{}
+	// tooLarge records that the namespace outgrew limit: the cache is not
+	// built again.
+	tooLarge bool
+
+	// build asks the builder (run) to build the cache.
+	build chan struct{}
+	// served counts the reads answered.
+	served atomic.Int64
+}
+
+// entryOverhead is what a cached key counts for beyond its key and value
+// bytes: the KeyValue and its place in the tree.
+const entryOverhead = 96
+
+// cacheListKeys is how many keys one read of a build lists.
+const cacheListKeys = 512
+
+// cacheMaxBackoff bounds the wait between two builds that failed: a
+// build lists the whole namespace, which etcd should not be asked for
+// often when writes keep outrunning the window while it lists.
+const cacheMaxBackoff = 30 * time.Second
+
+func entrySize(e *kv.KeyValue) int64 { return int64(len(e.Key)+len(e.Value)) + entryOverhead }
+
+func keyLess(a, b *kv.KeyValue) bool { return bytes.Compare(a.Key, b.Key) < 0 }
+
+func newReadCache(limit int64, onError func(error)) *readCache {
+	c := &readCache{limit: limit, onError: onError, build: make(chan struct{}, 1)}
+	c.build <- struct{}{}
+	return c
+}
+
+// run builds the cache whenever it is asked to, until the gateway
+// closes, retrying a build that fails.
+func (c *readCache) run(b *Backend) {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-c.build:
+		}
+		for backoff := upstreamMinBackoff; ; backoff = min(2*backoff, cacheMaxBackoff) {
+			err := c.fill(b)
+			if err == nil || b.ctx.Err() != nil {
+				break
+			}
+			if errors.Is(err, errCacheTooLarge) {
+				c.outgrown()
+				break
+			}
+			b.onError(fmt.Errorf("etcd: building the read cache: %w", err))
+			select {
+			case <-b.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+	}
+}
+
+var (
+	errCacheTooLarge = errors.New("the namespace outgrew the read cache")
+	errWindowPassed  = errors.New("the window no longer holds the revisions after the list")
+)
+
+// fill lists the namespace at one revision, then, holding the cache,
+// applies the window's events after that revision and makes the cache
+// ready. Revisions the upstream watch adds to the window afterwards reach
+// the cache through apply, which waits for the cache: none is missed.
+func (c *readCache) fill(b *Backend) error {
+	keys := btree.NewG(32, keyLess)
+	var size, rev int64
+	from := "\x00"
+	for {
+		var page *clientv3.GetResponse
+		err := b.call(b.ctx, func(ctx context.Context) error {
+			opts := []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithLimit(cacheListKeys)}
+			if rev != 0 {
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			var err error
+			page, err = b.kv.Get(ctx, from, opts...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if rev == 0 {
+			rev = page.Header.Revision
+		}
+		for _, p := range page.Kvs {
+			e := toKV(p)
+			size += entrySize(&e)
+			if size > c.limit {
+				c.mu.Lock()
+				c.tooLarge = true
+				c.mu.Unlock()
+				return errCacheTooLarge
+			}
+			keys.ReplaceOrInsert(&e)
+		}
+		if !page.More || len(page.Kvs) == 0 {
+			break
+		}
+		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, end := b.win.bounds()
+	held := b.win.read(rev+1, end, func(ev kv.Event) bool {
+		size += applyEvent(keys, &ev)
+		return true
+	})
+	if !held {
+		return errWindowPassed
+	}
+	if size > c.limit {
+		c.tooLarge = true
+		return errCacheTooLarge
+	}
+	c.keys, c.size, c.rev = keys, size, max(rev, end)
+	c.wake()
+	return nil
+}
+
+// applyEvent applies ev to keys and returns how the keys' size changed.
+// The event's key and value are shared, never changed: the window and
+// the watchers hold them too.
+func applyEvent(keys *btree.BTreeG[*kv.KeyValue], ev *kv.Event) int64 {
+	var grown int64
+	if ev.Type == kv.EventPut {
+		e := ev.KV
+		grown += entrySize(&e)
+		if old, ok := keys.ReplaceOrInsert(&e); ok {
+			grown -= entrySize(old)
+		}
+		return grown
+	}
+	if old, ok := keys.Delete(&kv.KeyValue{Key: ev.KV.Key}); ok {
+		grown -= entrySize(old)
+	}
+	return grown
+}
+
+// apply applies the revisions the upstream watch received, in order.
+func (c *readCache) apply(changes []kv.Changes) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil {
+		return
+	}
+	for _, ch := range changes {
+		if ch.Revision <= c.rev {
+			continue
+		}
+		for i := range ch.Events {
+			c.size += applyEvent(c.keys, &ch.Events[i])
+		}
+		c.rev = ch.Revision
+	}
+	if c.size > c.limit {
+		c.tooLarge = true
+		c.dropLocked()
+		c.outgrown()
+		return
+	}
+	c.wake()
+}
+
+// outgrown reports that the namespace outgrew the cache, for good.
+func (c *readCache) outgrown() {
+	c.onError(fmt.Errorf("etcd: the namespace holds more than --etcd-read-cache-bytes (%d bytes, counting %d a key): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
+}
+
+// advance records that no event of the namespace lies before rev.
+func (c *readCache) advance(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys != nil && rev > c.rev {
+		c.rev = rev
+		c.wake()
+	}
+}
+
+// drop empties the cache and has it built again: the upstream watch lost
+// revisions.
+func (c *readCache) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropLocked()
+	if !c.tooLarge {
+		select {
+		case c.build <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *readCache) dropLocked() {
+	c.keys, c.size, c.rev = nil, 0, 0
+	c.wake()
+}
+
+// wake tells the readers waiting for a revision that rev moved.
+func (c *readCache) wake() {
+	if c.moved != nil {
+		close(c.moved)
+		c.moved = nil
+	}
+}
+
+// cacheWait bounds how long a read waits for the cache to reach the
+// revision etcd named before it reads etcd instead.
+const cacheWait = 2 * time.Second
+
+// rangeAt answers r from the cache once the cache has reached rev, and
+// reports whether it did: it does not while it is not ready, nor when it
+// has not reached rev within wait (or ctx ended). rev is a revision etcd
+// named after the read began; the answer is of the cache's revision then,
+// rev or a later one.
+func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, wait time.Duration) (kv.RangeResult, bool, error) {
+	var timeout <-chan time.Time
+	for {
+		c.mu.RLock()
+		if c.keys == nil {
+			c.mu.RUnlock()
+			return kv.RangeResult{}, false, nil
+		}
+		if c.rev >= rev {
+			res, err := selectRange(c.keys, c.rev, r)
+			c.mu.RUnlock()
+			c.served.Add(1)
+			return res, true, err
+		}
+		c.mu.RUnlock()
+		c.mu.Lock()
+		if c.moved == nil {
+			c.moved = make(chan struct{})
+		}
+		moved := c.moved
+		c.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-moved:
+		case <-timeout:
+			return kv.RangeResult{}, false, nil
+		case <-ctx.Done():
+			return kv.RangeResult{}, false, nil
+		}
+	}
+}
+
+// ready reports whether the cache can answer reads.
+func (c *readCache) ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.keys != nil
+}
+
+// stats returns the keys and bytes held.
+func (c *readCache) stats() (keys int, size int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.keys == nil {
+		return 0, 0
+	}
+	return c.keys.Len(), c.size
+}
+
+// rangeFromCache answers a range at the current revision from the cache,
+// at a revision etcd reached after the call began, and reports whether
+// it did: otherwise the range is read from etcd.
+func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.RangeResult, bool, error) {
+	if b.cache == nil || r.Options.Revision != 0 || !b.cache.ready() {
+		return kv.RangeResult{}, false, nil
+	}
+	rev, err := b.fresh(ctx)
+	if err != nil {
+		return kv.RangeResult{}, true, err
+	}
+	if _, end := b.win.bounds(); end < rev {
+		b.up.waitFor(rev)
+	}
+	return b.cache.rangeAt(ctx, rev, r, cacheWait)
+}
