@@ -25,6 +25,11 @@ type KV interface {
 	// Range reads one page of a range: from r.From when set, with Count
 	// the count of the whole range.
 	Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult, error)
+	// ViewRange is Range handing the result to fn before the read ends:
+	// its keys and values may alias the store's pages, and are valid
+	// during the call only. A list encodes its answer there, without
+	// copies of the keys and values to make and collect.
+	ViewRange(ctx context.Context, r kv.RangeRequest, fn func(*kv.RangeResult) error) error
 	// Put writes a key. guard, if not nil, is asked inside the write
 	// about the keys attached to the lease the put names.
 	Put(ctx context.Context, r kv.PutRequest, guard kv.LeaseGuard) (kv.PutResult, error)

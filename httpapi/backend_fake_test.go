@@ -61,6 +61,14 @@ func (f *fakeBackend) Range(_ context.Context, r kv.RangeRequest) (kv.RangeResul
 	return res, nil
 }
 
+func (f *fakeBackend) ViewRange(ctx context.Context, r kv.RangeRequest, fn func(*kv.RangeResult) error) error {
+	res, err := f.Range(ctx, r)
+	if err != nil {
+		return err
+	}
+	return fn(&res)
+}
+
 func (f *fakeBackend) Put(_ context.Context, r kv.PutRequest, guard kv.LeaseGuard) (kv.PutResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -138,6 +138,11 @@ func (s *holdSpy) Range(ctx context.Context, r kv.RangeRequest) (kv.RangeResult,
 	return s.Backend.Range(ctx, r)
 }
 
+func (s *holdSpy) ViewRange(ctx context.Context, r kv.RangeRequest, fn func(*kv.RangeResult) error) error {
+	s.check(r.Options.Limits)
+	return s.Backend.ViewRange(ctx, r, fn)
+}
+
 func (s *holdSpy) Txn(ctx context.Context, r kv.TxnRequest, guard kv.LeaseGuard) (kv.TxnResult, error) {
 	s.check(r.Success[0].Range.Options.Limits)
 	return s.Backend.Txn(ctx, r, guard)

@@ -86,15 +86,27 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 // listPage reads one page of sel, from start when a token gave one, and
-// encodes the answer, with the revision it was served at. The backend's
-// read has ended before it returns.
+// encodes the answer, with the revision it was served at. The answer is
+// encoded inside the backend's read, from keys and values that may alias
+// the store; the read has ended before it returns.
 func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.RangeOptions, start []byte) ([]byte, int64, error) {
+	var b []byte
+	var rev int64
 	// Count is the whole range's, not what is left of it from start.
-	res, err := h.cfg.Backend.Range(ctx, kv.RangeRequest{Key: sel.Key, End: sel.End, Options: opts, From: start})
+	err := h.cfg.Backend.ViewRange(ctx, kv.RangeRequest{Key: sel.Key, End: sel.End, Options: opts, From: start}, func(res *kv.RangeResult) error {
+		rev = res.Revision
+		b = h.appendListPage(getAnswerBuf(), res, sel, opts)
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	b := wire.AppendHeader(getAnswerBuf(), res.Revision)
+	return b, rev, nil
+}
+
+// appendListPage appends the ListResponse of res, a page of sel.
+func (h *Handler) appendListPage(b []byte, res *kv.RangeResult, sel keyrange.Range, opts kv.RangeOptions) []byte {
+	b = wire.AppendHeader(b, res.Revision)
 	b = wire.AppendKVs(b, "kvs", res.KVs, !opts.KeysOnly)
 	b = wire.AppendIntField(b, "count", res.Count)
 	b = wire.AppendBoolField(b, "more", res.More)
@@ -109,7 +121,7 @@ func (h *Handler) listPage(ctx context.Context, sel keyrange.Range, opts kv.Rang
 		b = append(b, h.tokens.SealListPage(next)...)
 		b = append(b, '"')
 	}
-	return append(b, '}', '\n'), res.Revision, nil
+	return append(b, '}', '\n')
 }
 
 // readLimits returns the bounds of one answer's ranges: at most

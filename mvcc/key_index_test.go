@@ -243,16 +243,6 @@ func TestKeyIndexCompact(t *testing.T) {
 	}
 }
 
-func compareRevisions(a, b kv.Revision) int {
-	switch {
-	case a == b:
-		return 0
-	case a.GreaterThan(b):
-		return 1
-	}
-	return -1
-}
-
 // TestKeyIndexCompactKeepsReads checks that compaction at c changes no
 // read at c or later, for every c of the example and of a key deleted and
 // put again within one revision.

@@ -90,6 +90,14 @@ func (v view) keysIn(key, end []byte, rev int64, limit int) ([]keyRev, int64) {
 // index, values are copied for the keys returned and no others, and
 // keys_only and count_only copy no value at all.
 func (v view) rangeKV(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error) {
+	return v.rangeKeys(key, end, o, true)
+}
+
+// rangeKeys is rangeKV. Unless copies is set, the keys and values of the
+// result alias the pages of the view's transaction and its KVs come from
+// kvsPool: the caller uses them before the transaction ends, and gives
+// the slice back with releaseKVs.
+func (v view) rangeKeys(key, end []byte, o kv.RangeOptions, copies bool) (kv.RangeResult, error) {
 	if len(key) == 0 {
 		return kv.RangeResult{}, invalidf("empty key")
 	}
@@ -118,7 +126,7 @@ func (v view) rangeKV(key, end []byte, o kv.RangeOptions) (kv.RangeResult, error
 		return kv.RangeResult{}, err
 	}
 	res.More = more
-	if err := v.loadAll(&res, krs, !o.KeysOnly, o.Limits); err != nil {
+	if err := v.loadAll(&res, krs, !o.KeysOnly, o.Limits, copies); err != nil {
 		return kv.RangeResult{}, err
 	}
 	return res, nil

@@ -3,6 +3,8 @@ package mvcc
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/httpkv/httpkv/kv"
@@ -61,6 +63,85 @@ func TestRangeResultsOutliveEachOther(t *testing.T) {
 		wantValue := bytes.Repeat([]byte{byte('a' + i%26)}, 10)
 		if string(item.Key) != wantKey || !bytes.Equal(item.Value, wantValue) {
 			t.Fatalf("KVs[%d] = %q=%q; want %q=%q", i, item.Key, item.Value, wantKey, wantValue)
+		}
+	}
+}
+
+// TestRevisionOrder: the read order of a range's records is by revision,
+// both when positions and revisions pack into one integer and when the
+// revisions are too far apart for it; a range in revision order already
+// needs none.
+func TestRevisionOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, spread := range []int64{10, 1 << 20, 1 << 61} {
+		krs := make([]keyRev, 1000)
+		for i := range krs {
+			krs[i].rev = kv.Revision{Main: 1 + rng.Int64N(spread), Sub: rng.Int64N(3)}
+		}
+		order := revisionOrder(krs)
+		if len(order) != len(krs) {
+			t.Fatalf("spread %d: %d positions for %d keys", spread, len(order), len(krs))
+		}
+		seen := make([]bool, len(krs))
+		for n, i := range order {
+			if seen[i] {
+				t.Fatalf("spread %d: position %d twice", spread, i)
+			}
+			seen[i] = true
+			if n > 0 && compareRevisions(krs[order[n-1]].rev, krs[i].rev) > 0 {
+				t.Fatalf("spread %d: %v read before %v", spread, krs[order[n-1]].rev, krs[i].rev)
+			}
+		}
+		slices.SortFunc(krs, func(a, b keyRev) int { return compareRevisions(a.rev, b.rev) })
+		if order := revisionOrder(krs); order != nil {
+			t.Fatalf("spread %d: sorted revisions reordered: %v", spread, order[:5])
+		}
+	}
+}
+
+// TestRangeOutOfRevisionOrder reads keys written in another order than
+// their key order, as a page and whole, copied and viewed in place: each
+// key is answered in key order with its own value.
+func TestRangeOutOfRevisionOrder(t *testing.T) {
+	s := openTestStore(t, Options{NoFsync: true})
+	for i := range 300 {
+		n := i * 7 % 300
+		if _, err := s.Put(kv.PutRequest{Key: fmt.Appendf(nil, "mix/%03d", n), Value: fmt.Appendf(nil, "value %d", n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, res *kv.RangeResult, want int) {
+		t.Helper()
+		if len(res.KVs) != want {
+			t.Fatalf("%s: %d keys; want %d", what, len(res.KVs), want)
+		}
+		for i, item := range res.KVs {
+			if string(item.Key) != fmt.Sprintf("mix/%03d", i) || string(item.Value) != fmt.Sprintf("value %d", i) {
+				t.Fatalf("%s: KVs[%d] = %q=%q", what, i, item.Key, item.Value)
+			}
+		}
+	}
+	for _, limit := range []int64{0, 120} {
+		want := 300
+		if limit > 0 {
+			want = int(limit)
+		}
+		res, err := s.Range([]byte("mix/"), []byte("mix0"), kv.RangeOptions{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("Range limit %d", limit), &res, want)
+		rt, err := s.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = rt.View([]byte("mix/"), []byte("mix0"), kv.RangeOptions{Limit: limit}, func(res *kv.RangeResult) error {
+			check(fmt.Sprintf("View limit %d", limit), res, want)
+			return nil
+		})
+		rt.End()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -156,6 +156,20 @@ func (r *ReadTxn) Range(key, end []byte, opts kv.RangeOptions) (kv.RangeResult, 
 	return r.v.rangeKV(key, end, opts)
 }
 
+// View calls fn with the result Range would return, from inside the
+// transaction, without copying the keys and values: they alias the
+// transaction's pages and are valid during the call only. An answer
+// encoded as the keys are read saves their copies, and the collector
+// the work of them.
+func (r *ReadTxn) View(key, end []byte, opts kv.RangeOptions, fn func(*kv.RangeResult) error) error {
+	res, err := r.v.rangeKeys(key, end, opts, false)
+	defer releaseKVs(res.KVs)
+	if err != nil {
+		return err
+	}
+	return fn(&res)
+}
+
 // UnsafeForEach calls fn for every key in bucket (see WriteTxn.UnsafePut);
 // the slices are valid only during the call.
 func (r *ReadTxn) UnsafeForEach(bucket []byte, fn func(k, v []byte) error) error {

@@ -184,14 +184,14 @@ func (s *Store) readHistory(from, upTo int64, limit limits) ([]kv.Event, int64, 
 	events := s.readBuf[:0]
 	var size int64
 	compactRev, err := s.history.ReadHistory(from, upTo, func(ev kv.Event) bool {
-		rev := ev.KV.ModRevision
+		rev, n := ev.KV.ModRevision, eventSize(&ev)
 		if len(events) > 0 && rev != events[len(events)-1].KV.ModRevision &&
-			(len(events) >= limit.events || size+eventSize(&ev) > limit.bytes) {
+			(len(events) >= limit.events || size+n > limit.bytes) {
 			readTo = events[len(events)-1].KV.ModRevision
 			return false
 		}
 		events = append(events, ev)
-		size += eventSize(&ev)
+		size += n
 		return true
 	})
 	if err != nil {

@@ -57,17 +57,11 @@ func AppendStringBody(dst []byte, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
+		i += plainPrefix(s[i:])
 		if i == len(s) {
 			break
 		}
 		c := s[i]
-		if plainASCII[c] {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
@@ -100,17 +94,35 @@ func AppendStringBody(dst []byte, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
+// plainPrefix returns how many of the first bytes of s are plainASCII,
+// taken eight at a time while it can.
+func plainPrefix(s []byte) int {
+	i := 0
+	for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+		i += 8
+	}
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	return i
+}
+
 // AppendBytesField appends `"name":"..."` when b is valid UTF-8 and
 // `"name_base64":"..."` otherwise, preceded by a comma unless first.
+// Plain ASCII, the common case, is valid UTF-8 with nothing to escape:
+// one pass over it decides and copies.
 func AppendBytesField(dst []byte, name string, b []byte, first bool) []byte {
 	if !first {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, '"')
 	dst = append(dst, name...)
-	if utf8.Valid(b) {
-		dst = append(dst, '"', ':')
-		return AppendString(dst, b)
+	plain := plainPrefix(b)
+	if plain == len(b) || utf8.Valid(b[plain:]) {
+		dst = append(dst, '"', ':', '"')
+		dst = append(dst, b[:plain]...)
+		dst = AppendStringBody(dst, b[plain:])
+		return append(dst, '"')
 	}
 	dst = append(dst, "_base64\":\""...)
 	dst = base64.StdEncoding.AppendEncode(dst, b)
@@ -141,10 +153,16 @@ func AppendKV(dst []byte, entry *kv.KeyValue, withValue bool) []byte {
 	if withValue {
 		dst = AppendBytesField(dst, "value", entry.Value, false)
 	}
-	dst = AppendIntField(dst, "create_revision", entry.CreateRevision)
-	dst = AppendIntField(dst, "mod_revision", entry.ModRevision)
-	dst = AppendIntField(dst, "version", entry.Version)
-	dst = AppendIntField(dst, "lease", entry.Lease)
+	// The field names are appended whole, with their punctuation: a
+	// list appends four for every key.
+	dst = append(dst, `,"create_revision":`...)
+	dst = strconv.AppendInt(dst, entry.CreateRevision, 10)
+	dst = append(dst, `,"mod_revision":`...)
+	dst = strconv.AppendInt(dst, entry.ModRevision, 10)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, entry.Version, 10)
+	dst = append(dst, `,"lease":`...)
+	dst = strconv.AppendInt(dst, entry.Lease, 10)
 	return append(dst, '}')
 }
 

@@ -17,20 +17,53 @@ func (b *Backend) Range(_ context.Context, r kv.RangeRequest) (kv.RangeResult, e
 		return kv.RangeResult{}, err
 	}
 	defer rt.End()
-	from := r.Key
-	if r.From != nil {
-		from = r.From
-	}
-	res, err := rt.Range(from, r.End, r.Options)
-	if err != nil || r.From == nil {
+	res, err := rt.Range(pageStart(r), r.End, r.Options)
+	if err != nil {
 		return res, err
+	}
+	if err := countWhole(rt, r, &res); err != nil {
+		return kv.RangeResult{}, err
+	}
+	return res, nil
+}
+
+// ViewRange is Range handing the result to fn inside the read
+// transaction: its keys and values alias the store's pages, uncopied,
+// and are valid during the call only.
+func (b *Backend) ViewRange(_ context.Context, r kv.RangeRequest, fn func(*kv.RangeResult) error) error {
+	rt, err := b.kv.Read()
+	if err != nil {
+		return err
+	}
+	defer rt.End()
+	return rt.View(pageStart(r), r.End, r.Options, func(res *kv.RangeResult) error {
+		if err := countWhole(rt, r, res); err != nil {
+			return err
+		}
+		return fn(res)
+	})
+}
+
+// pageStart is where the page of r starts: r.From when set.
+func pageStart(r kv.RangeRequest) []byte {
+	if r.From != nil {
+		return r.From
+	}
+	return r.Key
+}
+
+// countWhole sets res.Count, for a page from r.From, to the count of the
+// whole range, at the same revision.
+func countWhole(rt *mvcc.ReadTxn, r kv.RangeRequest, res *kv.RangeResult) error {
+	if r.From == nil {
+		return nil
 	}
 	all, err := rt.Range(r.Key, r.End, kv.RangeOptions{Revision: r.Options.Revision, CountOnly: true})
 	if err != nil {
-		return kv.RangeResult{}, err
+		return err
 	}
 	res.Count = all.Count
-	return res, nil
+	return nil
 }
 
 // Put writes a key; with a guard and a lease, the guard sees the lease's

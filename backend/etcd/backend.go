@@ -151,7 +151,7 @@ func Open(ctx context.Context, onError func(error), opts Options) (*Backend, err
 	b.wg.Add(1)
 	go b.up.run()
 	if opts.ReadCacheBytes > 0 {
-		b.cache, b.freshness = newReadCache(opts.ReadCacheBytes), newFreshness()
+		b.cache, b.freshness = newReadCache(opts.ReadCacheBytes, onError), newFreshness()
 		b.wg.Add(2)
 		go b.cache.run(b)
 		go b.freshness.run(b)

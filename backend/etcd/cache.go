@@ -30,6 +30,8 @@ import (
 // outgrows its bound in bytes.
 type readCache struct {
 	limit int64 // bytes; the cache's keys and values, each with entryOverhead
+	// onError is told when the cache is dropped for good.
+	onError func(error)
 
 	mu sync.RWMutex
 	// keys is nil while the cache is not ready.
@@ -57,12 +59,17 @@ const entryOverhead = 96
 // cacheListKeys is how many keys one read of a build lists.
 const cacheListKeys = 512
 
+// cacheMaxBackoff bounds the wait between two builds that failed: a
+// build lists the whole namespace, which etcd should not be asked for
+// often when writes keep outrunning the window while it lists.
+const cacheMaxBackoff = 30 * time.Second
+
 func entrySize(e *kv.KeyValue) int64 { return int64(len(e.Key)+len(e.Value)) + entryOverhead }
 
 func keyLess(a, b *kv.KeyValue) bool { return bytes.Compare(a.Key, b.Key) < 0 }
 
-func newReadCache(limit int64) *readCache {
-	c := &readCache{limit: limit, build: make(chan struct{}, 1)}
+func newReadCache(limit int64, onError func(error)) *readCache {
+	c := &readCache{limit: limit, onError: onError, build: make(chan struct{}, 1)}
 	c.build <- struct{}{}
 	return c
 }
@@ -77,13 +84,13 @@ func (c *readCache) run(b *Backend) {
 			return
 		case <-c.build:
 		}
-		for backoff := upstreamMinBackoff; ; backoff = min(2*backoff, upstreamMaxBackoff) {
+		for backoff := upstreamMinBackoff; ; backoff = min(2*backoff, cacheMaxBackoff) {
 			err := c.fill(b)
 			if err == nil || b.ctx.Err() != nil {
 				break
 			}
 			if errors.Is(err, errCacheTooLarge) {
-				b.onError(fmt.Errorf("etcd: the namespace holds more than --etcd-read-cache-bytes (%d): reads go to etcd", c.limit))
+				c.outgrown()
 				break
 			}
 			b.onError(fmt.Errorf("etcd: building the read cache: %w", err))
@@ -199,9 +206,15 @@ func (c *readCache) apply(changes []kv.Changes) {
 	if c.size > c.limit {
 		c.tooLarge = true
 		c.dropLocked()
+		c.outgrown()
 		return
 	}
 	c.wake()
+}
+
+// outgrown reports that the namespace outgrew the cache, for good.
+func (c *readCache) outgrown() {
+	c.onError(fmt.Errorf("etcd: the namespace outgrew the read cache's bound of %d bytes (each key counting %d more than its key and value): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
 }
 
 // advance records that no event of the namespace lies before rev.
@@ -250,7 +263,7 @@ const cacheWait = 2 * time.Second
 // has not reached rev within wait (or ctx ended). rev is a revision etcd
 // named after the read began; the answer is of the cache's revision then,
 // rev or a later one.
-func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, wait time.Duration) (kv.RangeResult, bool, error) {
+func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, win *window, wait time.Duration) (kv.RangeResult, bool, error) {
 	var timeout <-chan time.Time
 	for {
 		c.mu.RLock()
@@ -259,10 +272,12 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 			return kv.RangeResult{}, false, nil
 		}
 		if c.rev >= rev {
-			res, err := selectRange(c.keys, c.rev, r)
+			res, ok, err := c.selectLocked(r, win)
 			c.mu.RUnlock()
-			c.served.Add(1)
-			return res, true, err
+			if ok {
+				c.served.Add(1)
+			}
+			return res, ok, err
 		}
 		c.mu.RUnlock()
 		c.mu.Lock()
@@ -286,6 +301,22 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 	}
 }
 
+// selectLocked answers r from the cache, at its revision or, for a read
+// at a past revision, as the window says the keys were then; it reports
+// false when it cannot tell (pastWalk). The caller holds c.mu.
+func (c *readCache) selectLocked(r *kv.RangeRequest, win *window) (kv.RangeResult, bool, error) {
+	walk := func(visit func(*kv.KeyValue) bool) { walkRange(c.keys, r.Key, r.End, visit) }
+	if at := r.Options.Revision; at != 0 && at < c.rev {
+		past, ok := pastWalk(c.keys, win, at, c.rev, r)
+		if !ok {
+			return kv.RangeResult{}, false, nil
+		}
+		walk = past
+	}
+	res, err := selectRange(walk, c.rev, r)
+	return res, true, err
+}
+
 // ready reports whether the cache can answer reads.
 func (c *readCache) ready() bool {
 	c.mu.RLock()
@@ -303,19 +334,44 @@ func (c *readCache) stats() (keys int, size int64) {
 	return c.keys.Len(), c.size
 }
 
-// rangeFromCache answers a range at the current revision from the cache,
-// at a revision etcd reached after the call began, and reports whether
-// it did: otherwise the range is read from etcd.
+// rangeFromCache answers a range from the cache, once the cache has
+// reached a revision etcd reached after the call began, and reports
+// whether it did: otherwise the range is read from etcd. A range at a
+// past revision asks etcd on its own, at that revision, so that it fails
+// as etcd's read would (compacted, or in the future), and is answered
+// while the window still holds the revisions after it.
 func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.RangeResult, bool, error) {
-	if b.cache == nil || r.Options.Revision != 0 || !b.cache.ready() {
+	if b.cache == nil || !b.up.live.Load() || !b.cache.ready() {
 		return kv.RangeResult{}, false, nil
 	}
-	rev, err := b.fresh(ctx)
+	var rev int64
+	var err error
+	if at := r.Options.Revision; at == 0 {
+		rev, err = b.fresh(ctx)
+	} else {
+		rev, err = b.revisionAt(ctx, at)
+	}
 	if err != nil {
 		return kv.RangeResult{}, true, err
 	}
 	if _, end := b.win.bounds(); end < rev {
 		b.up.waitFor(rev)
 	}
-	return b.cache.rangeAt(ctx, rev, r, cacheWait)
+	return b.cache.rangeAt(ctx, rev, r, b.win, cacheWait)
+}
+
+// revisionAt reads etcd's current revision with a linearizable read at
+// revision at, which fails as a read of the namespace at at would.
+func (b *Backend) revisionAt(ctx context.Context, at int64) (int64, error) {
+	var rev int64
+	err := b.call(ctx, func(ctx context.Context) error {
+		resp, err := b.kv.Get(ctx, "\x00", clientv3.WithRev(at), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		rev = resp.Header.Revision
+		b.saw(rev)
+		return nil
+	})
+	return rev, err
 }

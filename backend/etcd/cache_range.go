@@ -18,7 +18,7 @@ import (
 // limited, sorts only the first limit+1 keys in key order; ties keep key
 // order. The answer shares the cache's keys and values, which nothing
 // changes.
-func selectRange(keys *btree.BTreeG[*kv.KeyValue], rev int64, r *kv.RangeRequest) (kv.RangeResult, error) {
+func selectRange(walk func(visit func(*kv.KeyValue) bool), rev int64, r *kv.RangeRequest) (kv.RangeResult, error) {
 	o := &r.Options
 	res := kv.RangeResult{Revision: rev}
 	filtered := o.MinModRevision != 0 || o.MaxModRevision != 0 || o.MinCreateRevision != 0 || o.MaxCreateRevision != 0
@@ -70,17 +70,7 @@ func selectRange(keys *btree.BTreeG[*kv.KeyValue], rev int64, r *kv.RangeRequest
 		}
 		return true
 	}
-	kr := keyrange.Range{Key: r.Key, End: r.End}
-	switch {
-	case kr.IsSingle():
-		if e, ok := keys.Get(&kv.KeyValue{Key: r.Key}); ok {
-			visit(e)
-		}
-	case kr.IsFromKey():
-		keys.AscendGreaterOrEqual(&kv.KeyValue{Key: r.Key}, visit)
-	case !kr.IsEmpty():
-		keys.AscendRange(&kv.KeyValue{Key: r.Key}, &kv.KeyValue{Key: r.End}, visit)
-	}
+	walk(visit)
 	if tooMany {
 		return kv.RangeResult{}, &kv.TooLargeError{MaxKeys: o.Limits.MaxKeys}
 	}
@@ -141,4 +131,83 @@ func answerOrder(target kv.SortTarget, order kv.SortOrder) func(a, b *kv.KeyValu
 		}
 		return sign * c
 	}
+}
+
+// walkRange calls visit with the entries of keys in the range of key and
+// end (a keyrange.Range), in key order, until visit returns false.
+func walkRange(keys *btree.BTreeG[*kv.KeyValue], key, end []byte, visit func(*kv.KeyValue) bool) {
+	kr := keyrange.Range{Key: key, End: end}
+	switch {
+	case kr.IsSingle():
+		if e, ok := keys.Get(&kv.KeyValue{Key: key}); ok {
+			visit(e)
+		}
+	case kr.IsFromKey():
+		keys.AscendGreaterOrEqual(&kv.KeyValue{Key: key}, visit)
+	case !kr.IsEmpty():
+		keys.AscendRange(&kv.KeyValue{Key: key}, &kv.KeyValue{Key: end}, visit)
+	}
+}
+
+// maxPastEvents bounds the window's events a read at a past revision
+// looks through to undo: one that would need more reads etcd, so that
+// the memory of a read follows its answer, not the window.
+const maxPastEvents = 4096
+
+// pastWalk returns a walk of r's range as it was at revision at: the
+// cache's keys (at revision cur), with those the window's revisions after
+// at changed as they were before them. It reports false when it cannot
+// tell: the window no longer holds the revisions after at, an event came
+// without the version before it (etcd had compacted it), or there are
+// more than maxPastEvents events to undo.
+func pastWalk(keys *btree.BTreeG[*kv.KeyValue], win *window, at, cur int64, r *kv.RangeRequest) (func(visit func(*kv.KeyValue) bool), bool) {
+	kr := keyrange.Range{Key: r.Key, End: r.End}
+	changed := map[string]bool{}
+	var before []*kv.KeyValue // the versions at at of the keys changed, sorted below
+	events, known := 0, true
+	held := win.each(at+1, cur, func(ev *kv.Event) bool {
+		if events++; events > maxPastEvents {
+			known = false
+			return false
+		}
+		if !kr.Contains(ev.KV.Key) || changed[string(ev.KV.Key)] {
+			return true
+		}
+		changed[string(ev.KV.Key)] = true
+		switch {
+		case ev.PrevKV != nil:
+			before = append(before, ev.PrevKV)
+		case ev.Type == kv.EventPut && ev.KV.Version == 1:
+			// Created after at: absent then.
+		default:
+			known = false
+			return false
+		}
+		return true
+	})
+	if !held || !known {
+		return nil, false
+	}
+	slices.SortFunc(before, func(a, b *kv.KeyValue) int { return bytes.Compare(a.Key, b.Key) })
+	return func(visit func(*kv.KeyValue) bool) {
+		i, stopped := 0, false
+		// emit visits the versions before that come before key (nil: all).
+		emit := func(key []byte) {
+			for ; !stopped && i < len(before) && (key == nil || bytes.Compare(before[i].Key, key) < 0); i++ {
+				stopped = !visit(before[i])
+			}
+		}
+		walkRange(keys, r.Key, r.End, func(e *kv.KeyValue) bool {
+			emit(e.Key)
+			if stopped {
+				return false
+			}
+			if changed[string(e.Key)] {
+				return true // as it was at at: in before, or absent
+			}
+			stopped = !visit(e)
+			return !stopped
+		})
+		emit(nil)
+	}, true
 }

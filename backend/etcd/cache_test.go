@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -13,11 +14,12 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
-// waitCacheReady waits until b's read cache answers reads.
+// waitCacheReady waits until b's read cache answers reads: built, and
+// kept current by a live upstream watch.
 func waitCacheReady(tb testing.TB, b *Backend) {
 	tb.Helper()
 	deadline := time.Now().Add(recvTimeout)
-	for !b.cache.ready() {
+	for !b.cache.ready() || !b.up.live.Load() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("the read cache was not ready within %v", recvTimeout)
 		}
@@ -39,8 +41,9 @@ func cachedRange(tb testing.TB, b *Backend, r kv.RangeRequest) kv.RangeResult {
 	return res
 }
 
-// TestCacheAnswersAsEtcd: a range at the current revision answered from
-// the cache is etcd's answer to the same range, key for key (values,
+// TestCacheAnswersAsEtcd: a range answered from the cache, at the
+// current revision or a past one the window holds, is etcd's answer to
+// the same range, key for key (values,
 // revisions, versions, leases), with its count, more and header
 // revision, for every sort, filter, limit and shape of range. The keys
 // have distinct versions, create and mod revisions and values, so that
@@ -54,10 +57,12 @@ func TestCacheAnswersAsEtcd(t *testing.T) {
 	const keys = 12
 	// Keys are created, and given versions and values, in orders other
 	// than theirs.
+	var first int64
 	for j := range keys {
 		i := (j * 5) % keys
 		for v := range (i*7)%keys + 1 {
-			put(t, b, fmt.Sprintf("k/%02d", i), fmt.Sprintf("%02d-%d", (i*11)%keys, v))
+			rev := put(t, b, fmt.Sprintf("k/%02d", i), fmt.Sprintf("%02d-%d", (i*11)%keys, v))
+			first = cmp.Or(first, rev)
 		}
 	}
 	if _, err := b.Delete(ctx, kv.DeleteRequest{Key: []byte("k/03")}); err != nil {
@@ -99,9 +104,14 @@ func TestCacheAnswersAsEtcd(t *testing.T) {
 			{MinCreateRevision: mid, MaxCreateRevision: mid + 30},
 			{SortTarget: kv.SortByKey, SortOrder: kv.SortAscend, MinModRevision: mid, Limit: 2},
 		} {
-			r := shape
-			r.Options = o
-			cases = append(cases, r)
+			// At the current revision, and at past ones the window
+			// holds: keys deleted, created and changed since.
+			for _, at := range []int64{0, mid, first + 5} {
+				r := shape
+				r.Options = o
+				r.Options.Revision = at
+				cases = append(cases, r)
+			}
 		}
 	}
 	for _, r := range cases {
@@ -129,11 +139,11 @@ func etcdRange(tb testing.TB, cli *clientv3.Client, prefix string, r kv.RangeReq
 	case len(r.End) > 0:
 		opts = append(opts, clientv3.WithRange(prefix+string(r.End)))
 	}
-	count, err := cli.Get(context.Background(), prefix+string(r.Key), append(slices.Clone(opts), clientv3.WithCountOnly())...)
+	count, err := cli.Get(context.Background(), prefix+string(r.Key), append(slices.Clone(opts), clientv3.WithRev(o.Revision), clientv3.WithCountOnly())...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	opts = append(opts, clientv3.WithRev(count.Header.Revision), clientv3.WithLimit(o.Limit),
+	opts = append(opts, clientv3.WithRev(cmp.Or(o.Revision, count.Header.Revision)), clientv3.WithLimit(o.Limit),
 		clientv3.WithSort(clientv3.SortTarget(o.SortTarget), clientv3.SortOrder(o.SortOrder)),
 		clientv3.WithMinModRev(o.MinModRevision), clientv3.WithMaxModRev(o.MaxModRevision),
 		clientv3.WithMinCreateRev(o.MinCreateRevision), clientv3.WithMaxCreateRev(o.MaxCreateRevision))
@@ -213,5 +223,27 @@ func TestCacheOutgrown(t *testing.T) {
 	}
 	if b.cache.served.Load() != served {
 		t.Fatal("the cache answered past its bound")
+	}
+}
+
+// TestCacheSkippedWhileWatchDown: while the upstream watch is not live,
+// the cache falls behind etcd, and reads go to etcd at once rather than
+// wait for it.
+func TestCacheSkippedWhileWatchDown(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.StartCluster(t, 1)
+	b := openGateway(t, c, "/down/")
+	put(t, b, "k", "v")
+	waitCacheReady(t, b)
+	// As the watch does when it breaks; it is not set again until a new
+	// watch is accepted.
+	b.up.live.Store(false)
+	served := b.cache.served.Load()
+	res, err := b.Range(context.Background(), kv.RangeRequest{Key: []byte("k")})
+	if err != nil || len(res.KVs) != 1 {
+		t.Fatalf("Range = %v, %v", res.KVs, err)
+	}
+	if b.cache.served.Load() != served {
+		t.Fatal("the cache answered while the upstream watch was down")
 	}
 }

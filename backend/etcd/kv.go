@@ -9,6 +9,16 @@ import (
 	"github.com/httpkv/httpkv/kv"
 )
 
+// ViewRange is Range handing the result to fn: an etcd answer arrives
+// whole, and holds copies already.
+func (b *Backend) ViewRange(ctx context.Context, r kv.RangeRequest, fn func(*kv.RangeResult) error) error {
+	res, err := b.Range(ctx, r)
+	if err != nil {
+		return err
+	}
+	return fn(&res)
+}
+
 // Range reads one page of a range. From a page's start key (r.From) it
 // reads the page and counts the whole range in one etcd txn, so that both
 // are at one revision. A range in key order is read in pieces

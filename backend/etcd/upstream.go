@@ -31,6 +31,10 @@ type upstream struct {
 	// reached it, the watch asks etcd for progress every progressRetry.
 	want atomic.Int64
 	kick chan struct{}
+	// live is set while etcd has accepted the watch and it has not
+	// broken: while it is not, the read cache falls behind, and reads
+	// go to etcd rather than wait for it.
+	live atomic.Bool
 }
 
 func newUpstream(b *Backend, next int64) *upstream {
@@ -84,6 +88,7 @@ func (u *upstream) watch() (healthy bool, err error) {
 	ctx := clientv3.WithRequireLeader(b.ownStream(b.ctx))
 	wch := b.watcher.Watch(ctx, "\x00", clientv3.WithFromKey(), clientv3.WithRev(u.next),
 		clientv3.WithPrevKV(), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	defer u.live.Store(false)
 	idle := time.NewTicker(b.opts.ProgressInterval)
 	defer idle.Stop()
 	retry := time.NewTicker(progressRetry)
@@ -103,6 +108,7 @@ func (u *upstream) watch() (healthy bool, err error) {
 			switch {
 			case resp.Created:
 				healthy = true
+				u.live.Store(true)
 				_ = b.watcher.RequestProgress(ctx)
 			case resp.IsProgressNotify():
 				u.progress(resp.Header.Revision)

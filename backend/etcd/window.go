@@ -98,6 +98,16 @@ func (w *window) bounds() (start, end int64) {
 // without their previous versions, until fn returns false. It returns
 // false, having called nothing, when the window no longer holds from.
 func (w *window) read(from, to int64, fn func(kv.Event) bool) bool {
+	return w.each(from, to, func(ev *kv.Event) bool {
+		e := *ev
+		e.PrevKV = nil
+		return fn(e)
+	})
+}
+
+// each is read with the events as held, previous versions included; fn
+// must not change them.
+func (w *window) each(from, to int64, fn func(*kv.Event) bool) bool {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if from < w.start {
@@ -106,9 +116,8 @@ func (w *window) read(from, to int64, fn func(kv.Event) bool) bool {
 	held := w.revs[w.head:]
 	i := sort.Search(len(held), func(i int) bool { return held[i].rev >= from })
 	for ; i < len(held) && held[i].rev <= to; i++ {
-		for _, ev := range held[i].events {
-			ev.PrevKV = nil
-			if !fn(ev) {
+		for j := range held[i].events {
+			if !fn(&held[i].events[j]) {
 				return true
 			}
 		}
