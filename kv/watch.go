@@ -71,7 +71,9 @@ type WatchStream interface {
 	// returns counts against the watch's memory bound until Release or
 	// the next Next.
 	Next() []WatchResponse
-	// Release says the reader is done with what Next returned.
+	// Release says the reader is done with what Next returned: the
+	// slice may be reused from then on, so the reader keeps nothing of
+	// it but the responses' events.
 	Release()
 	// Close ends the watch. It is safe to call more than once.
 	Close()

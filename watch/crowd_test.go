@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +187,9 @@ func TestMaxPendingBytesPrevKV(t *testing.T) {
 			rs := w.Next()
 			took.Done()
 			<-release
+			// The responses' slice is the store's again once released;
+			// their events stay the reader's.
+			rs = slices.Clone(rs)
 			w.Release()
 			for {
 				for _, r := range rs {

@@ -138,6 +138,9 @@ type Store struct {
 	// waking lists the watchers Publish has queued responses for, to be
 	// signalled once it has queued them all (under mu).
 	waking []*watcher
+	// matched is where notify lists the watchers of one event, kept
+	// between revisions (under mu).
+	matched []*watcher
 	// notes calls the watches' Notify functions outside the store's
 	// locks.
 	notes *notes

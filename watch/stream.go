@@ -15,6 +15,12 @@ type Stream struct {
 	rev   int64
 	once  sync.Once
 	ended bool
+	// lent is the queue Next took last, given back to the store's pool
+	// on Release: the reader is done with it then. (Next again does not
+	// give it back: a reader calling Recv may still hold what it
+	// returned.)
+	lent    []kv.WatchResponse
+	lentBox *[]kv.WatchResponse
 }
 
 // StartRevision is the first revision the stream reports.
@@ -46,7 +52,8 @@ func (st *Stream) Next() []kv.WatchResponse {
 		return nil
 	}
 	released := st.release()
-	rs, stalled := st.w.take()
+	rs, box, stalled := st.w.take()
+	st.lent, st.lentBox = rs, box
 	if len(rs) == 0 {
 		if released || stalled {
 			st.s.kickSync() // room was made, or the reader is back
@@ -74,8 +81,15 @@ func (st *Stream) Next() []kv.WatchResponse {
 }
 
 // Release tells the store the reader is done with what Next returned: it
-// no longer counts against the watcher's bound, so catching up may go on.
+// no longer counts against the watcher's bound, so catching up may go on,
+// and the slice Next returned is reused: the reader must not touch it,
+// nor anything it got by slicing it, after Release. (The events
+// the responses hold stay the reader's.)
 func (st *Stream) Release() {
+	if st.lent != nil {
+		putQueue(st.lent, st.lentBox)
+		st.lent, st.lentBox = nil, nil
+	}
 	if st.release() {
 		st.s.kickSync()
 	}

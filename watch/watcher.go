@@ -37,8 +37,11 @@ type watcher struct {
 
 	// mu guards the queue between the store and the reader. Lock order:
 	// Store.mu, then watcher.mu.
-	mu          sync.Mutex
-	queue       []kv.WatchResponse
+	mu    sync.Mutex
+	queue []kv.WatchResponse
+	// queueBox is what queue came in from the pool of queues (nil when
+	// it did not), to go back in: see getQueue.
+	queueBox    *[]kv.WatchResponse
 	charges     []charge // what each response of queue counts for all watchers
 	queued      int      // events in queue
 	queuedBytes int64    // their size (see eventSize)
@@ -99,6 +102,9 @@ func (w *watcher) queueUp(r kv.WatchResponse, c charge, lim limits) (n int64, ok
 	}
 	if len(w.queue) == 0 {
 		w.queuedAt = time.Now().UnixNano()
+		if w.queue == nil {
+			w.queue, w.queueBox = getQueue()
+		}
 	}
 	w.queue = append(w.queue, r)
 	w.charges = append(w.charges, c)
@@ -201,7 +207,7 @@ func (w *watcher) unqueue() ([]kv.WatchResponse, int, []charge) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q, n, cs := w.queue, w.queued, w.charges
-	w.queue, w.charges = nil, nil
+	w.queue, w.queueBox, w.charges = nil, nil, nil
 	w.queued, w.queuedBytes = 0, 0
 	return q, n, cs
 }
@@ -269,18 +275,20 @@ func (w *watcher) wake() {
 }
 
 // take empties the queue. What it returns counts as held by the reader
-// until release. It clears the watcher's stalled mark, and reports
-// whether it was set.
-func (w *watcher) take() ([]kv.WatchResponse, bool) {
+// until release; the reader may give the slice back with putQueue, in
+// box, once it is done with it. It clears the watcher's stalled mark,
+// and reports whether it was set.
+func (w *watcher) take() (q []kv.WatchResponse, box *[]kv.WatchResponse, stalled bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	q, stalled := w.queue, w.stalled
+	q, box, stalled = w.queue, w.queueBox, w.stalled
+	w.queueBox = nil
 	w.stalled = false
 	w.heldBytes += w.queuedBytes
 	w.held = append(w.held, w.charges...)
 	clear(w.charges)
 	w.queue, w.charges, w.queued, w.queuedBytes = nil, w.charges[:0], 0, 0
-	return q, stalled
+	return q, box, stalled
 }
 
 // hold counts n more bytes as held by the reader (previous versions
@@ -304,4 +312,43 @@ func (w *watcher) release(unhold func(charge)) bool {
 	clear(w.held)
 	w.heldBytes, w.held = 0, w.held[:0]
 	return had
+}
+
+// queues lends watchers the slices their responses are queued in, and
+// takes them back from readers that have written what they took
+// (Stream.Release). A stream of a busy prefix takes tens of revisions at
+// once, and growing a new queue by doubling for every take was most of
+// what fanning out to a thousand such streams allocated. An idle watcher
+// holds none.
+var queues sync.Pool
+
+// maxPooledQueue bounds the responses a queue given back may hold room
+// for: a rare long one (a reader that fell far behind) is not kept.
+const maxPooledQueue = 256
+
+// getQueue lends an empty queue, and the box it came in, which goes
+// back into the pool with it, so that giving it back allocates nothing;
+// nil and nil when none is left to lend.
+func getQueue() ([]kv.WatchResponse, *[]kv.WatchResponse) {
+	if box, ok := queues.Get().(*[]kv.WatchResponse); ok {
+		q := *box
+		*box = nil // the queue may grow away from it
+		return q, box
+	}
+	return nil, nil
+}
+
+// putQueue takes back a queue take returned, in the box it came in
+// (nil: a new one), once its reader is done with it; the responses it
+// held are cleared, so that it keeps no events alive.
+func putQueue(q []kv.WatchResponse, box *[]kv.WatchResponse) {
+	if cap(q) == 0 || cap(q) > maxPooledQueue {
+		return
+	}
+	clear(q)
+	if box == nil {
+		box = new([]kv.WatchResponse)
+	}
+	*box = q[:0]
+	queues.Put(box)
 }
