@@ -258,6 +258,12 @@ func (b *Backend) Rev() int64 { return b.rev.Load() }
 // saw records a revision read in an answer of etcd.
 func (b *Backend) saw(rev int64) {
 	b.heard.Store(time.Now().UnixNano())
+	b.reached(rev)
+}
+
+// reached records a revision the gateway answered at (etcd's, or its
+// read cache's, which may be ahead of any etcd answered).
+func (b *Backend) reached(rev int64) {
 	for {
 		cur := b.rev.Load()
 		if rev <= cur || b.rev.CompareAndSwap(cur, rev) {

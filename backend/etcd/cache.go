@@ -34,12 +34,19 @@ type readCache struct {
 	onError func(error)
 
 	mu sync.RWMutex
-	// keys is nil while the cache is not ready.
+	// keys is nil while the cache is not ready. Only the upstream watch
+	// (apply) changes it, holding mu.
 	keys *btree.BTreeG[*kv.KeyValue]
+	// snap, when not nil, is a clone of keys as they are, which nothing
+	// changes: reads walk it without holding mu, so that a long read
+	// never holds up the upstream watch (and every watcher behind it).
+	// A read takes it when apply has changed keys since (a clone is
+	// lazy: apply then copies the nodes it changes).
+	snap *btree.BTreeG[*kv.KeyValue]
 	// rev: every event of the namespace up to rev is applied to keys.
 	rev  int64
 	size int64
-	// moved, when not nil, is closed when rev next moves or the cache is
+	// moved is closed, and replaced, when rev moves or the cache is
 	// dropped: readers waiting for a revision wait on it.
 	moved chan struct{}
 	// tooLarge records that the namespace outgrew limit: the cache is not
@@ -56,8 +63,16 @@ type readCache struct {
 // bytes: the KeyValue and its place in the tree.
 const entryOverhead = 96
 
-// cacheListKeys is how many keys one read of a build lists.
-const cacheListKeys = 512
+// A build lists the namespace in pages, the first of firstListKeys
+// keys, the next of as many as about listPageBytes holds at the sizes
+// seen, at most maxListKeys: etcd counts the rest of the range for each
+// page, so a namespace of n keys in pages of p costs etcd n²/2p keys
+// visited, and pages are made large where their bytes allow.
+const (
+	firstListKeys = 256
+	maxListKeys   = 16384
+	listPageBytes = 4 << 20
+)
 
 // cacheMaxBackoff bounds the wait between two builds that failed: a
 // build lists the whole namespace, which etcd should not be asked for
@@ -69,7 +84,7 @@ func entrySize(e *kv.KeyValue) int64 { return int64(len(e.Key)+len(e.Value)) + e
 func keyLess(a, b *kv.KeyValue) bool { return bytes.Compare(a.Key, b.Key) < 0 }
 
 func newReadCache(limit int64, onError func(error)) *readCache {
-	c := &readCache{limit: limit, onError: onError, build: make(chan struct{}, 1)}
+	c := &readCache{limit: limit, onError: onError, moved: make(chan struct{}), build: make(chan struct{}, 1)}
 	c.build <- struct{}{}
 	return c
 }
@@ -90,7 +105,7 @@ func (c *readCache) run(b *Backend) {
 				break
 			}
 			if errors.Is(err, errCacheTooLarge) {
-				c.outgrown()
+				c.onError(c.outgrown())
 				break
 			}
 			b.onError(fmt.Errorf("etcd: building the read cache: %w", err))
@@ -116,10 +131,11 @@ func (c *readCache) fill(b *Backend) error {
 	keys := btree.NewG(32, keyLess)
 	var size, rev int64
 	from := "\x00"
+	ask := int64(firstListKeys)
 	for {
 		var page *clientv3.GetResponse
 		err := b.call(b.ctx, func(ctx context.Context) error {
-			opts := []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithLimit(cacheListKeys)}
+			opts := []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithLimit(ask)}
 			if rev != 0 {
 				opts = append(opts, clientv3.WithRev(rev))
 			}
@@ -148,6 +164,7 @@ func (c *readCache) fill(b *Backend) error {
 			break
 		}
 		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
+		ask = min(max(listPageBytes*int64(keys.Len())/max(size, 1), firstListKeys), maxListKeys)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -163,7 +180,13 @@ func (c *readCache) fill(b *Backend) error {
 		c.tooLarge = true
 		return errCacheTooLarge
 	}
-	c.keys, c.size, c.rev = keys, size, max(rev, end)
+	c.keys, c.snap, c.size, c.rev = keys, nil, size, max(rev, end)
+	// A drop asked for while this build ran is answered by it: the
+	// window held every revision after the list.
+	select {
+	case <-c.build:
+	default:
+	}
 	c.wake()
 	return nil
 }
@@ -189,10 +212,19 @@ func applyEvent(keys *btree.BTreeG[*kv.KeyValue], ev *kv.Event) int64 {
 
 // apply applies the revisions the upstream watch received, in order.
 func (c *readCache) apply(changes []kv.Changes) {
+	if len(changes) == 0 {
+		return
+	}
+	if err := c.applyLocked(changes); err != nil {
+		c.onError(err)
+	}
+}
+
+func (c *readCache) applyLocked(changes []kv.Changes) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.keys == nil {
-		return
+	if c.keys == nil || changes[len(changes)-1].Revision <= c.rev {
+		return nil
 	}
 	for _, ch := range changes {
 		if ch.Revision <= c.rev {
@@ -203,18 +235,20 @@ func (c *readCache) apply(changes []kv.Changes) {
 		}
 		c.rev = ch.Revision
 	}
+	c.snap = nil
 	if c.size > c.limit {
 		c.tooLarge = true
 		c.dropLocked()
-		c.outgrown()
-		return
+		return c.outgrown()
 	}
 	c.wake()
+	return nil
 }
 
-// outgrown reports that the namespace outgrew the cache, for good.
-func (c *readCache) outgrown() {
-	c.onError(fmt.Errorf("etcd: the namespace outgrew the read cache's bound of %d bytes (each key counting %d more than its key and value): reads go to etcd until the gateway restarts", c.limit, entryOverhead))
+// outgrown is the error that says the namespace outgrew the cache, for
+// good.
+func (c *readCache) outgrown() error {
+	return fmt.Errorf("etcd: the namespace outgrew the read cache's bound of %d bytes (each key counting %d more than its key and value): reads go to etcd until the gateway restarts", c.limit, entryOverhead)
 }
 
 // advance records that no event of the namespace lies before rev.
@@ -242,21 +276,20 @@ func (c *readCache) drop() {
 }
 
 func (c *readCache) dropLocked() {
-	c.keys, c.size, c.rev = nil, 0, 0
+	c.keys, c.snap, c.size, c.rev = nil, nil, 0, 0
 	c.wake()
 }
 
-// wake tells the readers waiting for a revision that rev moved.
+// wake tells the readers waiting for a revision that rev moved. The
+// caller holds mu.
 func (c *readCache) wake() {
-	if c.moved != nil {
-		close(c.moved)
-		c.moved = nil
-	}
+	close(c.moved)
+	c.moved = make(chan struct{})
 }
 
 // cacheWait bounds how long a read waits for the cache to reach the
 // revision etcd named before it reads etcd instead.
-const cacheWait = 2 * time.Second
+const cacheWait = 500 * time.Millisecond
 
 // rangeAt answers r from the cache once the cache has reached rev, and
 // reports whether it did: it does not while it is not ready, nor when it
@@ -267,25 +300,22 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 	var timeout <-chan time.Time
 	for {
 		c.mu.RLock()
-		if c.keys == nil {
-			c.mu.RUnlock()
+		ready, cur, moved := c.keys != nil, c.rev, c.moved
+		c.mu.RUnlock()
+		if !ready {
 			return kv.RangeResult{}, false, nil
 		}
-		if c.rev >= rev {
-			res, ok, err := c.selectLocked(r, win)
-			c.mu.RUnlock()
+		if cur >= rev {
+			keys, cur := c.snapshot()
+			if keys == nil || cur < rev {
+				return kv.RangeResult{}, false, nil // dropped meanwhile
+			}
+			res, ok, err := selectAt(keys, cur, r, win)
 			if ok {
 				c.served.Add(1)
 			}
 			return res, ok, err
 		}
-		c.mu.RUnlock()
-		c.mu.Lock()
-		if c.moved == nil {
-			c.moved = make(chan struct{})
-		}
-		moved := c.moved
-		c.mu.Unlock()
 		if timeout == nil {
 			t := time.NewTimer(wait)
 			defer t.Stop()
@@ -301,19 +331,40 @@ func (c *readCache) rangeAt(ctx context.Context, rev int64, r *kv.RangeRequest, 
 	}
 }
 
-// selectLocked answers r from the cache, at its revision or, for a read
-// at a past revision, as the window says the keys were then; it reports
-// false when it cannot tell (pastWalk). The caller holds c.mu.
-func (c *readCache) selectLocked(r *kv.RangeRequest, win *window) (kv.RangeResult, bool, error) {
-	walk := func(visit func(*kv.KeyValue) bool) { walkRange(c.keys, r.Key, r.End, visit) }
-	if at := r.Options.Revision; at != 0 && at < c.rev {
-		past, ok := pastWalk(c.keys, win, at, c.rev, r)
+// snapshot returns the keys as they are, in a tree nothing changes, and
+// their revision; nil when the cache is not ready.
+func (c *readCache) snapshot() (*btree.BTreeG[*kv.KeyValue], int64) {
+	c.mu.RLock()
+	snap, rev := c.snap, c.rev
+	c.mu.RUnlock()
+	if snap != nil {
+		return snap, rev
+	}
+	// A clone changes the tree's copy-on-write marks: one at a time.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil {
+		return nil, 0
+	}
+	if c.snap == nil {
+		c.snap = c.keys.Clone()
+	}
+	return c.snap, c.rev
+}
+
+// selectAt answers r from keys, the namespace at revision cur, or, for a
+// read at a past revision, as the window says the keys were then; it
+// reports false when it cannot tell (pastWalk).
+func selectAt(keys *btree.BTreeG[*kv.KeyValue], cur int64, r *kv.RangeRequest, win *window) (kv.RangeResult, bool, error) {
+	walk := func(visit func(*kv.KeyValue) bool) { walkRange(keys, r.Key, r.End, visit) }
+	if at := r.Options.Revision; at != 0 && at < cur {
+		past, ok := pastWalk(keys, win, at, cur, r)
 		if !ok {
 			return kv.RangeResult{}, false, nil
 		}
 		walk = past
 	}
-	res, err := selectRange(walk, c.rev, r)
+	res, err := selectRange(walk, cur, r)
 	return res, true, err
 }
 
@@ -357,7 +408,11 @@ func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.Ra
 	if _, end := b.win.bounds(); end < rev {
 		b.up.waitFor(rev)
 	}
-	return b.cache.rangeAt(ctx, rev, r, b.win, cacheWait)
+	res, ok, err := b.cache.rangeAt(ctx, rev, r, b.win, cacheWait)
+	if ok && err == nil {
+		b.reached(res.Revision)
+	}
+	return res, ok, err
 }
 
 // revisionAt reads etcd's current revision with a linearizable read at

@@ -157,10 +157,17 @@ const maxPastEvents = 4096
 // pastWalk returns a walk of r's range as it was at revision at: the
 // cache's keys (at revision cur), with those the window's revisions after
 // at changed as they were before them. It reports false when it cannot
-// tell: the window no longer holds the revisions after at, an event came
+// tell: the window does not hold every revision after at up to cur, an
+// event came
 // without the version before it (etcd had compacted it), or there are
 // more than maxPastEvents events to undo.
 func pastWalk(keys *btree.BTreeG[*kv.KeyValue], win *window, at, cur int64, r *kv.RangeRequest) (func(visit func(*kv.KeyValue) bool), bool) {
+	// The cache may be ahead of the window (built from a list at a
+	// revision the upstream watch had not reached): then the window
+	// does not yet hold every change to undo.
+	if _, end := win.bounds(); end < cur {
+		return nil, false
+	}
 	kr := keyrange.Range{Key: r.Key, End: r.End}
 	changed := map[string]bool{}
 	var before []*kv.KeyValue // the versions at at of the keys changed, sorted below

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/btree"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/httpkv/httpkv/internal/etcdtest"
@@ -245,5 +246,54 @@ func TestCacheSkippedWhileWatchDown(t *testing.T) {
 	}
 	if b.cache.served.Load() != served {
 		t.Fatal("the cache answered while the upstream watch was down")
+	}
+}
+
+// cacheOf returns a ready cache holding kvs at revision rev.
+func cacheOf(rev int64, kvs ...kv.KeyValue) *readCache {
+	c := newReadCache(1<<30, func(error) {})
+	c.keys, c.rev = btree.NewG(32, keyLess), rev
+	for i := range kvs {
+		c.keys.ReplaceOrInsert(&kvs[i])
+	}
+	return c
+}
+
+// TestPastReadWindowBehind: a cache built from a list at a revision the
+// window has not reached yet cannot undo the changes between the two,
+// and does not answer a read at a revision before the list.
+func TestPastReadWindowBehind(t *testing.T) {
+	// a was put at 93 ("old") and 98 ("new"); the cache listed at 100,
+	// the window holds up to 90.
+	c := cacheOf(100, kv.KeyValue{Key: []byte("a"), Value: []byte("new"), CreateRevision: 93, ModRevision: 98, Version: 2})
+	win := newWindow(90, 1<<20)
+	r := &kv.RangeRequest{Key: []byte("a"), Options: kv.RangeOptions{Revision: 95}}
+	if res, ok, err := c.rangeAt(context.Background(), 95, r, win, time.Second); ok || err != nil {
+		t.Fatalf("read at 95 with the window at 90 = %v, %v, %v; want no answer from the cache", res.KVs, ok, err)
+	}
+	// Once the window holds those revisions, the read is answered.
+	win.add(93, []kv.Event{{KV: kv.KeyValue{Key: []byte("a"), Value: []byte("old"), CreateRevision: 93, ModRevision: 93, Version: 1}}})
+	win.add(98, []kv.Event{{KV: kv.KeyValue{Key: []byte("a"), Value: []byte("new"), CreateRevision: 93, ModRevision: 98, Version: 2},
+		PrevKV: &kv.KeyValue{Key: []byte("a"), Value: []byte("old"), CreateRevision: 93, ModRevision: 93, Version: 1}}})
+	win.advance(100)
+	res, ok, err := c.rangeAt(context.Background(), 95, r, win, time.Second)
+	if !ok || err != nil || len(res.KVs) != 1 || string(res.KVs[0].Value) != "old" || res.Revision != 100 {
+		t.Fatalf("read at 95 with the window at 100 = %v at %d, %v, %v; want a=old at 100", res.KVs, res.Revision, ok, err)
+	}
+}
+
+// TestCacheSnapshotUnchanged: a read walks a snapshot of the keys that
+// the upstream watch's changes do not reach, and which does not hold
+// them up.
+func TestCacheSnapshotUnchanged(t *testing.T) {
+	c := cacheOf(5, kv.KeyValue{Key: []byte("a"), Value: []byte("v1"), ModRevision: 5, CreateRevision: 5, Version: 1})
+	before, rev := c.snapshot()
+	c.apply([]kv.Changes{{Revision: 6, Events: []kv.Event{{KV: kv.KeyValue{Key: []byte("a"), Value: []byte("v2"), ModRevision: 6, CreateRevision: 5, Version: 2}}}}})
+	if e, _ := before.Get(&kv.KeyValue{Key: []byte("a")}); rev != 5 || string(e.Value) != "v1" {
+		t.Fatalf("the snapshot taken at %d holds a=%s after a change, want v1", rev, e.Value)
+	}
+	after, rev := c.snapshot()
+	if e, _ := after.Get(&kv.KeyValue{Key: []byte("a")}); rev != 6 || string(e.Value) != "v2" {
+		t.Fatalf("a snapshot taken after the change holds a=%s at %d, want v2 at 6", e.Value, rev)
 	}
 }
