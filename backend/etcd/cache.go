@@ -415,12 +415,19 @@ func (b *Backend) rangeFromCache(ctx context.Context, r *kv.RangeRequest) (kv.Ra
 	return res, ok, err
 }
 
+// currentRevision reads etcd's revision now: a linearizable read, so at
+// least that of every change etcd had made when it was asked.
+func (b *Backend) currentRevision(ctx context.Context) (int64, error) {
+	return b.revisionAt(ctx, 0)
+}
+
 // revisionAt reads etcd's current revision with a linearizable read at
-// revision at, which fails as a read of the namespace at at would.
+// revision at (0: the current one), which fails as any read at at would
+// (compacted, or in the future).
 func (b *Backend) revisionAt(ctx context.Context, at int64) (int64, error) {
 	var rev int64
 	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.kv.Get(ctx, "\x00", clientv3.WithRev(at), clientv3.WithCountOnly())
+		resp, err := b.cli.Get(ctx, b.probeKey(), clientv3.WithRev(at), clientv3.WithCountOnly())
 		if err != nil {
 			return err
 		}

@@ -19,10 +19,17 @@ import (
 // kept current by a live upstream watch.
 func waitCacheReady(tb testing.TB, b *Backend) {
 	tb.Helper()
+	waitCache(tb, b, true)
+}
+
+// waitCache waits until b's read cache answers reads, or until it does
+// not.
+func waitCache(tb testing.TB, b *Backend, ready bool) {
+	tb.Helper()
 	deadline := time.Now().Add(recvTimeout)
-	for !b.cache.ready() || !b.up.live.Load() {
+	for (b.cache.ready() && b.up.live.Load()) != ready {
 		if time.Now().After(deadline) {
-			tb.Fatalf("the read cache was not ready within %v", recvTimeout)
+			tb.Fatalf("the read cache did not become ready=%v within %v", ready, recvTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -44,9 +51,8 @@ func cachedRange(tb testing.TB, b *Backend, r kv.RangeRequest) kv.RangeResult {
 
 // TestCacheAnswersAsEtcd: a range answered from the cache, at the
 // current revision or a past one the window holds, is etcd's answer to
-// the same range, key for key (values,
-// revisions, versions, leases), with its count, more and header
-// revision, for every sort, filter, limit and shape of range. The keys
+// the same range, key for key (values, revisions, versions, leases),
+// with its count, more and header revision, for every sort, filter, limit and shape of range. The keys
 // have distinct versions, create and mod revisions and values, so that
 // every order is one order.
 func TestCacheAnswersAsEtcd(t *testing.T) {
@@ -210,13 +216,7 @@ func TestCacheOutgrown(t *testing.T) {
 	put(t, b, "small", "v")
 	waitCacheReady(t, b)
 	putMany(t, b, "big", 100, 200)
-	deadline := time.Now().Add(recvTimeout)
-	for b.cache.ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("the cache still answers with the namespace past its bound")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitCache(t, b, false)
 	served := b.cache.served.Load()
 	res, err := b.Range(context.Background(), kv.RangeRequest{Key: []byte("big/"), End: []byte("big0"), Options: kv.RangeOptions{CountOnly: true}})
 	if err != nil || res.Count != 100 {

@@ -288,19 +288,3 @@ func (b *Backend) revokeBefore(ctx context.Context, id int64, deadline time.Time
 	b.saw(resp.Header.Revision)
 	return resp.Header.Revision, nil
 }
-
-// currentRevision reads etcd's revision now: a linearizable read, so at
-// least that of every change etcd had made when it was asked.
-func (b *Backend) currentRevision(ctx context.Context) (int64, error) {
-	var rev int64
-	err := b.call(ctx, func(ctx context.Context) error {
-		resp, err := b.cli.Get(ctx, b.probeKey(), clientv3.WithCountOnly())
-		if err != nil {
-			return err
-		}
-		rev = resp.Header.Revision
-		b.saw(rev)
-		return nil
-	})
-	return rev, err
-}
