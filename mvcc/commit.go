@@ -1,6 +1,8 @@
 package mvcc
 
 import (
+	"time"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/httpkv/httpkv/kv"
@@ -53,15 +55,38 @@ func (s *Store) submit(req *request) (reply, error) {
 }
 
 // commitLoop is the committer: the only goroutine that writes to bbolt. It
-// takes every request queued while the previous commit ran, applies them
-// in one transaction, commits once and then answers them all: one fsync
-// serves the whole batch.
+// takes every request queued while the previous batch was made durable,
+// applies them in one transaction, makes them durable once (see
+// runBatch) and then answers them all: one fsync serves the whole batch.
+// Between batches it makes the checkpoints that fall due.
 func (s *Store) commitLoop() {
 	defer close(s.commitDone)
 	batch := make([]*request, 0, 64)
-	for req := range s.queue {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		var req *request
+		var ok bool
+		if s.openTx == nil {
+			req, ok = <-s.queue
+		} else {
+			timer.Reset(time.Until(s.checkpointAt))
+			select {
+			case req, ok = <-s.queue:
+			case <-timer.C:
+				s.checkpointIdle()
+				continue
+			}
+			timer.Stop()
+		}
+		if !ok {
+			s.checkpointIdle()
+			return
+		}
 		if req.exclusive != nil {
-			req.reply <- reply{err: req.exclusive()}
+			s.checkpointIdle()
+			req.reply <- reply{err: s.exclusiveErr(req)}
 			continue
 		}
 		batch = append(batch[:0], req)
@@ -84,14 +109,36 @@ func (s *Store) commitLoop() {
 		}
 		s.runBatch(batch)
 		if exclusive != nil {
-			exclusive.reply <- reply{err: exclusive.exclusive()}
+			s.checkpointIdle()
+			exclusive.reply <- reply{err: s.exclusiveErr(exclusive)}
 		}
 	}
 }
 
-// runBatch applies write requests in one bbolt transaction and commits it.
-// What the requests staged (see Stage) is applied only once the commit
-// has succeeded, and undone if it failed.
+// exclusiveErr runs an exclusive request, once every acknowledged batch
+// is in bbolt: it may copy or replace the file.
+func (s *Store) exclusiveErr(req *request) error {
+	if err := s.Failed(); err != nil && s.openTx == nil && s.pending.Load() != nil {
+		// Batches acknowledged from the log are not in bbolt, and the
+		// store can no longer checkpoint them: they are replayed on
+		// the next Open.
+		return err
+	}
+	return req.exclusive()
+}
+
+// checkpointInterval is how long batches acknowledged from the log may
+// wait for a checkpoint, when no batch that must be committed to bbolt
+// comes first.
+const checkpointInterval = 100 * time.Millisecond
+
+// runBatch applies write requests in one bbolt write transaction and
+// makes them durable: by appending their history records to the
+// write-ahead log, leaving the transaction open for the next batches,
+// or, when the batch wrote anything else (or no longer fits the log, or
+// a checkpoint is due), by committing the transaction: a checkpoint.
+// What the requests staged (see Stage) is applied only once that has
+// succeeded, and undone if it failed.
 func (s *Store) runBatch(batch []*request) {
 	if err := s.Failed(); err != nil {
 		for _, r := range batch {
@@ -99,19 +146,24 @@ func (s *Store) runBatch(batch []*request) {
 		}
 		return
 	}
-	tx, err := s.db.Begin(true)
-	if err != nil {
-		err = s.fail(err)
-		for _, r := range batch {
-			r.reply <- reply{err: err}
+	tx := s.openTx
+	if tx == nil {
+		var err error
+		if tx, err = s.db.Begin(true); err != nil {
+			err = s.fail(err)
+			for _, r := range batch {
+				r.reply <- reply{err: err}
+			}
+			return
 		}
-		return
 	}
 	s.batchBytes = 0
 	defer s.endBatch()
 	replies := make([]reply, len(batch))
 	var stages []stage
-	dirty := false
+	var logged []walRecord
+	loggedBytes := 0
+	dirty, direct := false, false
 	for i, r := range batch {
 		wt := newWriteTxn(s, tx)
 		err := r.write(wt)
@@ -119,22 +171,42 @@ func (s *Store) runBatch(batch []*request) {
 			wt.rollback()
 			replies[i] = reply{changes: kv.Changes{Revision: s.currentRev}, err: err}
 			dirty = dirty || wt.mustCommit
+			direct = direct || wt.direct
 			continue
 		}
 		replies[i] = reply{changes: wt.finish()}
 		stages = append(stages, wt.stages...)
+		for _, rec := range wt.logged {
+			loggedBytes += len(rec.key) + len(rec.value) + 8
+		}
+		logged = append(logged, wt.logged...)
 		dirty = dirty || wt.metaWritten || wt.mustCommit || len(replies[i].changes.Events) > 0
+		direct = direct || wt.direct
 	}
-	if dirty {
-		s.beginCommit()
-		err = s.commitBatch(tx.Commit, tx.Rollback)
-	} else {
-		err = tx.Rollback()
+	var err error
+	checkpointed := false
+	switch {
+	case !dirty:
+		if s.openTx == nil {
+			err = tx.Rollback()
+		}
+	case !direct && s.wal != nil && s.wal.room(loggedBytes) && (s.openTx == nil || time.Now().Before(s.checkpointAt)):
+		err = s.commitBatch(func() error { return s.wal.appendBatch(logged) }, func() error { return nil })
+		if err != nil {
+			_ = tx.Rollback()
+			s.openTx = nil
+			break
+		}
+		if s.openTx == nil {
+			s.openTx = tx
+			s.checkpointAt = time.Now().Add(s.checkpointEvery)
+		}
+		s.addPending(logged)
+	default:
+		checkpointed = true
+		err = s.checkpoint(tx)
 	}
 	if err != nil {
-		if dirty {
-			s.endCommit()
-		}
 		undoStages(stages)
 		err = s.fail(err)
 		for _, r := range batch {
@@ -144,7 +216,7 @@ func (s *Store) runBatch(batch []*request) {
 	}
 	applyStages(stages)
 	s.committedRev.Store(s.currentRev)
-	if dirty {
+	if checkpointed {
 		s.endCommit()
 		s.updateSize()
 	}
@@ -152,6 +224,61 @@ func (s *Store) runBatch(batch []*request) {
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}
+}
+
+// addPending makes the records of a batch acknowledged from the log
+// readable (see records), before its revision is published.
+func (s *Store) addPending(recs []walRecord) {
+	s.pendingRecs = append(s.pendingRecs, recs...)
+	p := s.pendingRecs[:len(s.pendingRecs):len(s.pendingRecs)]
+	s.pending.Store(&p)
+}
+
+// checkpoint commits tx, which holds the open batch and every batch
+// acknowledged from the log since the last checkpoint, records the
+// revision it reached in the meta bucket, drops the pending records
+// (reads find them in bbolt now) and rewinds the log. On success the
+// caller ends the commit (endCommit) once it has published the
+// revision; on failure tx is rolled back and the store must fail.
+func (s *Store) checkpoint(tx *bolt.Tx) error {
+	s.openTx = nil
+	if s.wal != nil {
+		if err := putInt64(tx.Bucket(metaBucket), metaCheckpoint, s.currentRev); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+	}
+	s.beginCommit()
+	if err := s.commitBatch(tx.Commit, tx.Rollback); err != nil {
+		s.endCommit()
+		return err
+	}
+	if s.pendingRecs != nil {
+		// Readers may still hold the old slice: start a new one.
+		s.pendingRecs = nil
+		s.pending.Store(nil)
+	}
+	if s.wal != nil {
+		if err := s.wal.rewind(s.currentRev); err != nil {
+			s.endCommit()
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpointIdle commits the open transaction, if batches acknowledged
+// from the log wait in it, between batches.
+func (s *Store) checkpointIdle() {
+	if s.openTx == nil {
+		return
+	}
+	if err := s.checkpoint(s.openTx); err != nil {
+		_ = s.fail(err)
+		return
+	}
+	s.endCommit()
+	s.updateSize()
 }
 
 // endBatch forgets the open batch's view of staged state, applied or

@@ -40,6 +40,13 @@ type Snapshot struct {
 
 // Snapshot begins a snapshot of the store as it is now.
 func (s *Store) Snapshot() (*Snapshot, error) {
+	if !s.opts.ReadOnly {
+		// Every acknowledged batch in bbolt first: the snapshot copies
+		// the file, not the log.
+		if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil {
+			return nil, err
+		}
+	}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()

@@ -1,11 +1,13 @@
 package mvcc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -101,6 +103,20 @@ type Store struct {
 	shared     *sharedRead
 	committing bool
 
+	// wal is the write-ahead log (nil when ReadOnly); openTx is the
+	// write transaction holding the batches acknowledged from it since
+	// the last checkpoint (nil for none), checkpointAt when the next
+	// checkpoint is due; all three owned by the committer. pending holds
+	// those batches' history records for reads (see records): replaced,
+	// never changed in place, beyond its length.
+	wal          *wal
+	openTx       *bolt.Tx
+	checkpointAt time.Time
+	// checkpointEvery is checkpointInterval; tests lengthen it.
+	checkpointEvery time.Duration
+	pendingRecs     []walRecord
+	pending         atomic.Pointer[[]walRecord]
+
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
 
@@ -170,23 +186,41 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 		removeDefragCopy(path)
 	}
 	s := &Store{
-		opts:          opts,
-		path:          path,
-		lessor:        le,
-		committer:     c,
-		index:         newTreeIndex(),
-		db:            db,
-		pinned:        make(map[*bolt.DB]int),
-		retired:       make(map[*bolt.DB]bool),
-		stopSnapshots: make(chan struct{}),
-		queue:         make(chan *request, 1024),
-		compactions:   make(chan compactionJob, 16),
-		stopCompact:   make(chan struct{}),
-		compactDone:   make(chan struct{}),
-		commitDone:    make(chan struct{}),
+		opts:            opts,
+		path:            path,
+		lessor:          le,
+		committer:       c,
+		index:           newTreeIndex(),
+		db:              db,
+		pinned:          make(map[*bolt.DB]int),
+		retired:         make(map[*bolt.DB]bool),
+		stopSnapshots:   make(chan struct{}),
+		queue:           make(chan *request, 1024),
+		compactions:     make(chan compactionJob, 16),
+		stopCompact:     make(chan struct{}),
+		compactDone:     make(chan struct{}),
+		commitDone:      make(chan struct{}),
+		checkpointEvery: checkpointInterval,
+	}
+	if !opts.ReadOnly {
+		if s.wal, err = openWAL(path+walSuffix, opts.NoFsync); err != nil {
+			db.Close()
+			return nil, err
+		}
+		if err := replayWAL(db, s.wal); err != nil {
+			s.wal.close()
+			db.Close()
+			return nil, err
+		}
 	}
 	scheduled, err := s.restore()
+	if err == nil && s.wal != nil {
+		err = s.startWAL()
+	}
 	if err != nil {
+		if s.wal != nil {
+			s.wal.close()
+		}
 		db.Close()
 		return nil, err
 	}
@@ -233,6 +267,9 @@ func (s *Store) Close() error {
 		s.mu.Lock()
 		s.dropSharedRead()
 		err = s.db.Close()
+		if s.wal != nil {
+			err = errors.Join(err, s.wal.close())
+		}
 		s.mu.Unlock()
 	})
 	return err

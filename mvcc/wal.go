@@ -1,0 +1,313 @@
+package mvcc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// The write-ahead log beside the bbolt file (its path plus walSuffix).
+//
+// A batch of writes is acknowledged once its records are in the log:
+// one write and one fdatasync, where a bbolt commit costs three writes
+// and two. bbolt catches up in checkpoints (Store.checkpoint), which
+// commit the write transaction the committer kept open across the
+// batches since the last one, and then rewind the log.
+//
+// The log is a sequence of frames, each a 4-byte length, the CRC-32C of
+// the payload and the payload. The first frame names the base: the
+// revision of the checkpoint the log follows, which the checkpoint also
+// records in the meta bucket. Every later frame is one batch: the
+// history records it wrote, their revisions following each other from
+// base+1 on. Replay (on Open) reads frames while their CRC holds and
+// their revisions follow; the first that does not ends the log, so a
+// torn last frame, and whatever an earlier, longer run of the log left
+// beyond the current one, are never read. A log whose base is not the
+// file's checkpoint (the file was replaced: a restored backup) is not
+// replayed.
+//
+// With fsync on, the file is preallocated with zeros once: a write into
+// allocated blocks changes no metadata, so fdatasync writes the data
+// alone, without a journal commit of the file system.
+const (
+	walSuffix = ".wal"
+	// walBytes is the log's size: a batch that would not fit makes a
+	// checkpoint instead (so does a batch over a quarter of it).
+	walBytes = 16 << 20
+	// walFrameHeader is a frame's length and CRC.
+	walFrameHeader = 8
+
+	frameBase  byte = 'B'
+	frameBatch byte = 'W'
+)
+
+var walCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// wal is the open log. Only the committer uses it after Open.
+type wal struct {
+	f      *os.File
+	path   string
+	noSync bool
+	off    int64  // where the next frame goes
+	buf    []byte // the frame being built, reused
+}
+
+// walRecord is one history record: its bbolt key and value.
+type walRecord struct {
+	key, value []byte
+}
+
+// openWAL opens the log at path, creating it (preallocated unless noSync)
+// if needed. It does not read it: see replay.
+func openWAL(path string, noSync bool) (*wal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("mvcc: open log: %w", err)
+	}
+	w := &wal{f: f, path: path, noSync: noSync}
+	if !noSync {
+		if err := w.preallocate(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// preallocate fills the file with zeros up to walBytes, once, and makes
+// that and its directory entry durable.
+func (w *wal) preallocate() error {
+	st, err := w.f.Stat()
+	if err != nil {
+		return fmt.Errorf("mvcc: log: %w", err)
+	}
+	if st.Size() >= walBytes {
+		return nil
+	}
+	zeros := make([]byte, 1<<20)
+	for off := st.Size(); off < walBytes; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), walBytes-off)
+		if _, err := w.f.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("mvcc: preallocate log: %w", err)
+		}
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("mvcc: sync log: %w", err)
+	}
+	return syncDir(filepath.Dir(w.path))
+}
+
+func (w *wal) close() error { return w.f.Close() }
+
+// room reports whether a batch of n record bytes fits after what the
+// log holds.
+func (w *wal) room(n int) bool {
+	return n <= walBytes/4 && w.off+int64(n)+64 <= walBytes
+}
+
+// rewind starts the log over after a checkpoint at base: one base frame,
+// then a zero header that ends the log until the next batch overwrites
+// it. Durable when it returns (unless noSync).
+func (w *wal) rewind(base int64) error {
+	w.buf = append(w.buf[:0], make([]byte, walFrameHeader)...)
+	w.buf = append(w.buf, frameBase)
+	w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(base))
+	w.seal()
+	n := len(w.buf)
+	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
+	if _, err := w.f.WriteAt(w.buf, 0); err != nil {
+		return fmt.Errorf("mvcc: rewind log: %w", err)
+	}
+	w.off = int64(n)
+	return w.sync()
+}
+
+// appendBatch writes one batch's records as a frame, and syncs it.
+func (w *wal) appendBatch(recs []walRecord) error {
+	w.buf = append(w.buf[:0], make([]byte, walFrameHeader)...)
+	w.buf = append(w.buf, frameBatch)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(recs)))
+	for _, r := range recs {
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(r.key)))
+		w.buf = append(w.buf, r.key...)
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(r.value)))
+		w.buf = append(w.buf, r.value...)
+	}
+	w.seal()
+	n := len(w.buf)
+	// The zero header after the frame ends the log there, whatever an
+	// earlier run left beyond it.
+	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
+	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
+		return fmt.Errorf("mvcc: append to log: %w", err)
+	}
+	w.off += int64(n)
+	return w.sync()
+}
+
+// seal fills in the header of the frame in buf.
+func (w *wal) seal() {
+	payload := w.buf[walFrameHeader:]
+	binary.BigEndian.PutUint32(w.buf[0:4], uint32(len(payload)))
+	binary.BigEndian.PutUint32(w.buf[4:8], crc32.Checksum(payload, walCRC))
+}
+
+func (w *wal) sync() error {
+	if w.noSync {
+		return nil
+	}
+	if err := fdatasync(w.f); err != nil {
+		return fmt.Errorf("mvcc: sync log: %w", err)
+	}
+	return nil
+}
+
+// errWALEnd ends a replay at the first frame that is not part of the log.
+var errWALEnd = errors.New("end of log")
+
+// replay reads the log: its base, then every batch's records, in order,
+// while the frames are whole and their revisions follow the base. fn is
+// called once per batch; the records alias a buffer valid during the
+// call only. A log with no base frame (new, or zeroed) has base -1.
+func (w *wal) replay(fn func(recs []walRecord) error) (base int64, err error) {
+	r := io.NewSectionReader(w.f, 0, 1<<62)
+	var off int64
+	next := func() ([]byte, error) {
+		var hdr [walFrameHeader]byte
+		if _, err := r.ReadAt(hdr[:], off); err != nil {
+			return nil, errWALEnd
+		}
+		n := binary.BigEndian.Uint32(hdr[0:4])
+		if n == 0 || n > walBytes {
+			return nil, errWALEnd
+		}
+		payload := make([]byte, n)
+		if _, err := r.ReadAt(payload, off+walFrameHeader); err != nil {
+			return nil, errWALEnd
+		}
+		if crc32.Checksum(payload, walCRC) != binary.BigEndian.Uint32(hdr[4:8]) {
+			return nil, errWALEnd
+		}
+		off += walFrameHeader + int64(n)
+		return payload, nil
+	}
+	p, err := next()
+	if err != nil || len(p) != 9 || p[0] != frameBase {
+		return -1, nil
+	}
+	base = int64(binary.BigEndian.Uint64(p[1:]))
+	last := base
+	for {
+		p, err := next()
+		if err != nil {
+			return base, nil
+		}
+		recs, first, end, ok := decodeBatchFrame(p)
+		if !ok || first != last+1 {
+			return base, nil
+		}
+		if err := fn(recs); err != nil {
+			return base, err
+		}
+		last = end
+	}
+}
+
+// decodeBatchFrame decodes a batch frame's records and the first and
+// last main revisions they hold; ok is false for anything malformed.
+func decodeBatchFrame(p []byte) (recs []walRecord, first, last int64, ok bool) {
+	if len(p) < 2 || p[0] != frameBatch {
+		return nil, 0, 0, false
+	}
+	p = p[1:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n == 0 || n > uint64(len(p)) {
+		return nil, 0, 0, false
+	}
+	p = p[k:]
+	recs = make([]walRecord, 0, n)
+	field := func() ([]byte, bool) {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > uint64(len(p)-k) {
+			return nil, false
+		}
+		b := p[k : k+int(l)]
+		p = p[k+int(l):]
+		return b, true
+	}
+	prev := int64(-1)
+	for range n {
+		key, ok1 := field()
+		value, ok2 := field()
+		if !ok1 || !ok2 {
+			return nil, 0, 0, false
+		}
+		rev, _, err := parseRevBytes(key)
+		if err != nil || rev.Main < prev || rev.Main > prev+1 && prev >= 0 {
+			return nil, 0, 0, false
+		}
+		if prev < 0 {
+			first = rev.Main
+		}
+		prev = rev.Main
+		recs = append(recs, walRecord{key: key, value: value})
+	}
+	return recs, first, prev, len(p) == 0
+}
+
+// replayWAL puts the batches the log holds beyond the file's checkpoint
+// into the file, in one commit, before the index is rebuilt from it. A
+// log whose base is not the file's checkpoint belongs to another file
+// (the file was replaced by a backup, or the log is new) and is left to
+// be rewound.
+func replayWAL(db *bolt.DB, w *wal) error {
+	var recs []walRecord
+	base, err := w.replay(func(batch []walRecord) error {
+		recs = append(recs, batch...)
+		return nil
+	})
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if readInt64(meta, metaCheckpoint) != base {
+			return nil
+		}
+		keys := tx.Bucket(keyBucket)
+		keys.FillPercent = 0.9
+		var last kv.Revision
+		for _, r := range recs {
+			if err := keys.Put(r.key, r.value); err != nil {
+				return fmt.Errorf("mvcc: replay log: %w", err)
+			}
+			last, _, _ = parseRevBytes(r.key)
+		}
+		return putInt64(meta, metaCheckpoint, last.Main)
+	})
+}
+
+// startWAL makes the file's checkpoint the store's revision, once Open
+// has replayed the log and rebuilt the index, and starts the log over
+// from it.
+func (s *Store) startWAL() error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if readInt64(meta, metaCheckpoint) == s.currentRev {
+			return nil
+		}
+		return putInt64(meta, metaCheckpoint, s.currentRev)
+	})
+	if err != nil {
+		return fmt.Errorf("mvcc: checkpoint: %w", err)
+	}
+	return s.wal.rewind(s.currentRev)
+}
