@@ -14,7 +14,11 @@ import (
 type request struct {
 	write     func(*WriteTxn) error
 	exclusive func() error
-	reply     chan reply
+	// inMemory marks an exclusive request that touches no file: it runs
+	// on a failed store too (an observer registered as the server
+	// starts on a store that could not replay its log).
+	inMemory bool
+	reply    chan reply
 }
 
 type reply struct {
@@ -39,7 +43,7 @@ func (s *Store) submit(req *request) (reply, error) {
 	if s.opts.ReadOnly {
 		return reply{}, ErrReadOnly
 	}
-	if err := s.Failed(); err != nil {
+	if err := s.Failed(); err != nil && !req.inMemory {
 		return reply{}, err
 	}
 	req.reply = make(chan reply, 1)
@@ -85,8 +89,7 @@ func (s *Store) commitLoop() {
 			return
 		}
 		if req.exclusive != nil {
-			s.checkpointIdle()
-			req.reply <- reply{err: s.exclusiveErr(req)}
+			s.runExclusive(req)
 			continue
 		}
 		batch = append(batch[:0], req)
@@ -109,22 +112,26 @@ func (s *Store) commitLoop() {
 		}
 		s.runBatch(batch)
 		if exclusive != nil {
-			s.checkpointIdle()
-			exclusive.reply <- reply{err: s.exclusiveErr(exclusive)}
+			s.runExclusive(exclusive)
 		}
 	}
 }
 
-// exclusiveErr runs an exclusive request, once every acknowledged batch
-// is in bbolt: it may copy or replace the file.
-func (s *Store) exclusiveErr(req *request) error {
-	if err := s.Failed(); err != nil && s.openTx == nil && s.pending.Load() != nil {
-		// Batches acknowledged from the log are not in bbolt, and the
-		// store can no longer checkpoint them: they are replayed on
-		// the next Open.
-		return err
+// runExclusive runs an exclusive request and answers it. One that
+// touches the file (it may copy or replace it) runs once every
+// acknowledged batch is in bbolt.
+func (s *Store) runExclusive(req *request) {
+	if !req.inMemory {
+		s.checkpointIdle()
+		if err := s.Failed(); err != nil && s.pending.Load() != nil {
+			// Batches acknowledged from the log are not in bbolt, and
+			// the store can no longer checkpoint them: they are
+			// replayed on the next Open.
+			req.reply <- reply{err: err}
+			return
+		}
 	}
-	return req.exclusive()
+	req.reply <- reply{err: req.exclusive()}
 }
 
 // checkpointInterval is how long batches acknowledged from the log may
@@ -149,7 +156,7 @@ func (s *Store) runBatch(batch []*request) {
 	tx := s.openTx
 	if tx == nil {
 		var err error
-		if tx, err = s.db.Begin(true); err != nil {
+		if tx, err = s.beginWrite(); err != nil {
 			err = s.fail(err)
 			for _, r := range batch {
 				r.reply <- reply{err: err}
@@ -253,6 +260,7 @@ func (s *Store) checkpoint(tx *bolt.Tx) error {
 		s.endCommit()
 		return err
 	}
+	s.unreplayed = nil
 	if s.pendingRecs != nil {
 		// Readers may still hold the old slice: start a new one.
 		s.pendingRecs = nil
@@ -267,9 +275,37 @@ func (s *Store) checkpoint(tx *bolt.Tx) error {
 	return nil
 }
 
+// beginWrite begins a write transaction, with the records of a log
+// that Open could not replay put back in first: the next checkpoint then
+// has them in the file before the log is rewound.
+func (s *Store) beginWrite() (*bolt.Tx, error) {
+	tx, err := s.db.Begin(true)
+	if err != nil || len(s.unreplayed) == 0 {
+		return tx, err
+	}
+	keys := tx.Bucket(keyBucket)
+	keys.FillPercent = 0.9
+	for _, r := range s.unreplayed {
+		if err := keys.Put(r.key, r.value); err != nil {
+			_ = tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
+}
+
 // checkpointIdle commits the open transaction, if batches acknowledged
-// from the log wait in it, between batches.
+// from the log wait in it (or records Open could not replay), between
+// batches.
 func (s *Store) checkpointIdle() {
+	if s.openTx == nil && len(s.unreplayed) > 0 && s.Failed() == nil {
+		tx, err := s.beginWrite()
+		if err != nil {
+			_ = s.fail(err)
+			return
+		}
+		s.openTx = tx
+	}
 	if s.openTx == nil {
 		return
 	}

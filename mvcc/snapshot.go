@@ -74,7 +74,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 		return nil, fmt.Errorf("mvcc: begin snapshot: %w", err)
 	}
 	sn := &Snapshot{s: s, db: db, tx: tx}
-	if sn.rev, sn.compactRev, err = storedRevisions(tx); err != nil {
+	if sn.rev, sn.compactRev, err = storedRevisions(tx, records{b: tx.Bucket(keyBucket)}); err != nil {
 		sn.Close()
 		return nil, err
 	}

@@ -115,7 +115,10 @@ type Store struct {
 	// checkpointEvery is checkpointInterval; tests lengthen it.
 	checkpointEvery time.Duration
 	pendingRecs     []walRecord
-	pending         atomic.Pointer[[]walRecord]
+	// unreplayed are the records of a log the file could not take on
+	// Open (see beginWrite); owned by the committer.
+	unreplayed []walRecord
+	pending    atomic.Pointer[[]walRecord]
 
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
@@ -207,15 +210,23 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 			db.Close()
 			return nil, err
 		}
-		if err := replayWAL(db, s.wal); err != nil {
-			s.wal.close()
-			db.Close()
-			return nil, err
+		if recs, end, err := replayWAL(db, s.wal); err != nil {
+			// The file could not take the log's records (a full disk):
+			// they are read from memory, the first write transaction
+			// puts them back in (see beginWrite), and the log goes on
+			// after them until a checkpoint has them in the file.
+			s.unreplayed, s.pendingRecs = recs, recs
+			p := recs[:len(recs):len(recs)]
+			s.pending.Store(&p)
+			s.wal.off = end
 		}
 	}
 	scheduled, err := s.restore()
-	if err == nil && s.wal != nil {
-		err = s.startWAL()
+	if err == nil && s.wal != nil && s.unreplayed == nil && s.startWAL() != nil {
+		// The file could not record its checkpoint (a full disk): no
+		// log this time, every batch is committed to the file.
+		s.wal.close()
+		s.wal = nil
 	}
 	if err != nil {
 		if s.wal != nil {

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/httpkv/httpkv/kv"
 )
 
 // The write-ahead log beside the bbolt file (its path plus walSuffix).
@@ -96,7 +94,12 @@ func (w *wal) preallocate() error {
 	for off := st.Size(); off < walBytes; off += int64(len(zeros)) {
 		n := min(int64(len(zeros)), walBytes-off)
 		if _, err := w.f.WriteAt(zeros[:n], off); err != nil {
-			return fmt.Errorf("mvcc: preallocate log: %w", err)
+			// No room (a small or full disk): the log grows as it is
+			// written instead, each fdatasync then writing its size too.
+			if terr := w.f.Truncate(st.Size()); terr != nil {
+				return fmt.Errorf("mvcc: preallocate log: %w", errors.Join(err, terr))
+			}
+			break
 		}
 	}
 	if err := w.f.Sync(); err != nil {
@@ -176,8 +179,9 @@ var errWALEnd = errors.New("end of log")
 // replay reads the log: its base, then every batch's records, in order,
 // while the frames are whole and their revisions follow the base. fn is
 // called once per batch; the records alias a buffer valid during the
-// call only. A log with no base frame (new, or zeroed) has base -1.
-func (w *wal) replay(fn func(recs []walRecord) error) (base int64, err error) {
+// call only. A log with no base frame (new, or zeroed) has base -1. end
+// is the offset after the last batch read.
+func (w *wal) replay(fn func(recs []walRecord)) (base, end int64) {
 	r := io.NewSectionReader(w.f, 0, 1<<62)
 	var off int64
 	next := func() ([]byte, error) {
@@ -201,23 +205,22 @@ func (w *wal) replay(fn func(recs []walRecord) error) (base int64, err error) {
 	}
 	p, err := next()
 	if err != nil || len(p) != 9 || p[0] != frameBase {
-		return -1, nil
+		return -1, 0
 	}
 	base = int64(binary.BigEndian.Uint64(p[1:]))
 	last := base
 	for {
+		end = off
 		p, err := next()
 		if err != nil {
-			return base, nil
+			return base, end
 		}
-		recs, first, end, ok := decodeBatchFrame(p)
+		recs, first, lastOfBatch, ok := decodeBatchFrame(p)
 		if !ok || first != last+1 {
-			return base, nil
+			return base, end
 		}
-		if err := fn(recs); err != nil {
-			return base, err
-		}
-		last = end
+		fn(recs)
+		last = lastOfBatch
 	}
 }
 
@@ -267,32 +270,38 @@ func decodeBatchFrame(p []byte) (recs []walRecord, first, last int64, ok bool) {
 // into the file, in one commit, before the index is rebuilt from it. A
 // log whose base is not the file's checkpoint belongs to another file
 // (the file was replaced by a backup, or the log is new) and is left to
-// be rewound.
-func replayWAL(db *bolt.DB, w *wal) error {
-	var recs []walRecord
-	base, err := w.replay(func(batch []walRecord) error {
+// be rewound. If the commit fails (a full disk), the records are
+// returned with the error, for the store to serve from memory.
+func replayWAL(db *bolt.DB, w *wal) (recs []walRecord, end int64, err error) {
+	base, end := w.replay(func(batch []walRecord) {
 		recs = append(recs, batch...)
+	})
+	if len(recs) == 0 {
+		return nil, 0, nil
+	}
+	var checkpoint int64
+	_ = db.View(func(tx *bolt.Tx) error {
+		checkpoint = readInt64(tx.Bucket(metaBucket), metaCheckpoint)
 		return nil
 	})
-	if err != nil || len(recs) == 0 {
-		return err
+	if checkpoint != base {
+		return nil, 0, nil
 	}
-	return db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if readInt64(meta, metaCheckpoint) != base {
-			return nil
-		}
+	err = db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(keyBucket)
 		keys.FillPercent = 0.9
-		var last kv.Revision
 		for _, r := range recs {
 			if err := keys.Put(r.key, r.value); err != nil {
-				return fmt.Errorf("mvcc: replay log: %w", err)
+				return err
 			}
-			last, _, _ = parseRevBytes(r.key)
 		}
-		return putInt64(meta, metaCheckpoint, last.Main)
+		last, _, _ := parseRevBytes(recs[len(recs)-1].key)
+		return putInt64(tx.Bucket(metaBucket), metaCheckpoint, last.Main)
 	})
+	if err != nil {
+		return recs, end, fmt.Errorf("mvcc: replay the write-ahead log: %w", err)
+	}
+	return nil, 0, nil
 }
 
 // startWAL makes the file's checkpoint the store's revision, once Open
