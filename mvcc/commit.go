@@ -164,7 +164,11 @@ func (s *Store) runBatch(batch []*request) {
 			return
 		}
 	}
-	s.batchBytes = 0
+	if s.openTx == nil {
+		// What the batches logged since the last checkpoint added is
+		// not in dbSize yet: it counts until the checkpoint.
+		s.batchBytes = 0
+	}
 	defer s.endBatch()
 	replies := make([]reply, len(batch))
 	var stages []stage
@@ -197,7 +201,7 @@ func (s *Store) runBatch(batch []*request) {
 		if s.openTx == nil {
 			err = tx.Rollback()
 		}
-	case !direct && s.wal != nil && s.wal.room(loggedBytes) && (s.openTx == nil || time.Now().Before(s.checkpointAt)):
+	case !direct && len(logged) > 0 && s.wal != nil && !s.checkpointFirst && s.wal.room(loggedBytes) && (s.openTx == nil || time.Now().Before(s.checkpointAt)):
 		err = s.commitBatch(func() error { return s.wal.appendBatch(logged) }, func() error { return nil })
 		if err != nil {
 			_ = tx.Rollback()
@@ -260,14 +264,14 @@ func (s *Store) checkpoint(tx *bolt.Tx) error {
 		s.endCommit()
 		return err
 	}
-	s.unreplayed = nil
+	s.unreplayed, s.checkpointFirst = nil, false
 	if s.pendingRecs != nil {
 		// Readers may still hold the old slice: start a new one.
 		s.pendingRecs = nil
 		s.pending.Store(nil)
 	}
 	if s.wal != nil {
-		if err := s.wal.rewind(s.currentRev); err != nil {
+		if err := s.wal.rewindLazily(s.currentRev); err != nil {
 			s.endCommit()
 			return err
 		}

@@ -43,7 +43,9 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	if !s.opts.ReadOnly {
 		// Every acknowledged batch in bbolt first: the snapshot copies
 		// the file, not the log.
-		if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil {
+		// A failed store with nothing pending has it all in the file.
+		if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil &&
+			(s.Failed() == nil || s.pending.Load() != nil) {
 			return nil, err
 		}
 	}

@@ -115,6 +115,9 @@ type Store struct {
 	// checkpointEvery is checkpointInterval; tests lengthen it.
 	checkpointEvery time.Duration
 	pendingRecs     []walRecord
+	// checkpointFirst makes the next batch a checkpoint: the log's base
+	// is not the store's revision yet (see startWAL).
+	checkpointFirst bool
 	// unreplayed are the records of a log the file could not take on
 	// Open (see beginWrite); owned by the committer.
 	unreplayed []walRecord
@@ -210,11 +213,12 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 			db.Close()
 			return nil, err
 		}
-		if recs, end, err := replayWAL(db, s.wal); err != nil {
-			// The file could not take the log's records (a full disk):
-			// they are read from memory, the first write transaction
-			// puts them back in (see beginWrite), and the log goes on
-			// after them until a checkpoint has them in the file.
+		// Batches acknowledged from the log and not checkpointed: read
+		// as pending records, checked with the history by restore, and
+		// only then committed to the file, so that a file Open refuses
+		// is left as it was. Until they are in it, the log goes on
+		// after them.
+		if recs, end := readWAL(db, s.wal); recs != nil {
 			s.unreplayed, s.pendingRecs = recs, recs
 			p := recs[:len(recs):len(recs)]
 			s.pending.Store(&p)
@@ -222,11 +226,11 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 		}
 	}
 	scheduled, err := s.restore()
-	if err == nil && s.wal != nil && s.unreplayed == nil && s.startWAL() != nil {
-		// The file could not record its checkpoint (a full disk): no
-		// log this time, every batch is committed to the file.
-		s.wal.close()
-		s.wal = nil
+	if err == nil && s.wal != nil {
+		// A full disk keeps the records unreplayed (see beginWrite).
+		if s.unreplayed == nil || s.replayUnreplayed() == nil {
+			err = s.startWAL()
+		}
 	}
 	if err != nil {
 		if s.wal != nil {

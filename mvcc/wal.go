@@ -38,8 +38,10 @@ import (
 const (
 	walSuffix = ".wal"
 	// walBytes is the log's size: a batch that would not fit makes a
-	// checkpoint instead (so does a batch over a quarter of it).
-	walBytes = 16 << 20
+	// checkpoint instead (so does a batch over a quarter of it). It also
+	// bounds the memory the records not yet checkpointed hold, twice over
+	// with bbolt's nodes of the open write transaction.
+	walBytes = 1 << 20
 	// walFrameHeader is a frame's length and CRC.
 	walFrameHeader = 8
 
@@ -56,6 +58,14 @@ type wal struct {
 	noSync bool
 	off    int64  // where the next frame goes
 	buf    []byte // the frame being built, reused
+	// lazyBase is a base not yet written: the log holds no batch since
+	// the base frame it has (whose base no longer matches the file's
+	// checkpoint, so it is not replayed), and the next batch writes the
+	// new base frame with it, sparing a checkpoint that logged nothing a
+	// write and an fdatasync.
+	lazyBase int64
+	lazy     bool
+	batches  int // batches written since the last base frame
 }
 
 // walRecord is one history record: its bbolt key and value.
@@ -113,29 +123,53 @@ func (w *wal) close() error { return w.f.Close() }
 // room reports whether a batch of n record bytes fits after what the
 // log holds.
 func (w *wal) room(n int) bool {
-	return n <= walBytes/4 && w.off+int64(n)+64 <= walBytes
+	return n <= walBytes/4 && w.off+int64(n)+96 <= walBytes
 }
 
 // rewind starts the log over after a checkpoint at base: one base frame,
 // then a zero header that ends the log until the next batch overwrites
 // it. Durable when it returns (unless noSync).
 func (w *wal) rewind(base int64) error {
-	w.buf = append(w.buf[:0], make([]byte, walFrameHeader)...)
-	w.buf = append(w.buf, frameBase)
-	w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(base))
-	w.seal()
+	w.buf = w.appendBaseFrame(w.buf[:0], base)
 	n := len(w.buf)
 	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
 	if _, err := w.f.WriteAt(w.buf, 0); err != nil {
 		return fmt.Errorf("mvcc: rewind log: %w", err)
 	}
-	w.off = int64(n)
+	w.off, w.batches, w.lazy = int64(n), 0, false
 	return w.sync()
+}
+
+// rewindLazily is rewind after a checkpoint: with no batch logged since
+// the last base frame, the new base is written with the next batch.
+func (w *wal) rewindLazily(base int64) error {
+	if w.batches > 0 {
+		return w.rewind(base)
+	}
+	w.lazyBase, w.lazy = base, true
+	return nil
+}
+
+// appendBaseFrame appends a base frame to b.
+func (w *wal) appendBaseFrame(b []byte, base int64) []byte {
+	start := len(b)
+	b = append(b, make([]byte, walFrameHeader)...)
+	b = append(b, frameBase)
+	b = binary.BigEndian.AppendUint64(b, uint64(base))
+	seal(b[start:])
+	return b
 }
 
 // appendBatch writes one batch's records as a frame, and syncs it.
 func (w *wal) appendBatch(recs []walRecord) error {
-	w.buf = append(w.buf[:0], make([]byte, walFrameHeader)...)
+	at := w.off
+	w.buf = w.buf[:0]
+	if w.lazy {
+		at = 0
+		w.buf = w.appendBaseFrame(w.buf, w.lazyBase)
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
 	w.buf = append(w.buf, frameBatch)
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(recs)))
 	for _, r := range recs {
@@ -144,23 +178,24 @@ func (w *wal) appendBatch(recs []walRecord) error {
 		w.buf = binary.AppendUvarint(w.buf, uint64(len(r.value)))
 		w.buf = append(w.buf, r.value...)
 	}
-	w.seal()
+	seal(w.buf[start:])
 	n := len(w.buf)
 	// The zero header after the frame ends the log there, whatever an
 	// earlier run left beyond it.
 	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
-	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
+	if _, err := w.f.WriteAt(w.buf, at); err != nil {
 		return fmt.Errorf("mvcc: append to log: %w", err)
 	}
-	w.off += int64(n)
+	w.off, w.lazy = at+int64(n), false
+	w.batches++
 	return w.sync()
 }
 
-// seal fills in the header of the frame in buf.
-func (w *wal) seal() {
-	payload := w.buf[walFrameHeader:]
-	binary.BigEndian.PutUint32(w.buf[0:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(w.buf[4:8], crc32.Checksum(payload, walCRC))
+// seal fills in the header of the frame that is all of frame.
+func seal(frame []byte) {
+	payload := frame[walFrameHeader:]
+	binary.BigEndian.PutUint32(frame[0:4], uint32(len(payload)))
+	binary.BigEndian.PutUint32(frame[4:8], crc32.Checksum(payload, walCRC))
 }
 
 func (w *wal) sync() error {
@@ -178,8 +213,7 @@ var errWALEnd = errors.New("end of log")
 
 // replay reads the log: its base, then every batch's records, in order,
 // while the frames are whole and their revisions follow the base. fn is
-// called once per batch; the records alias a buffer valid during the
-// call only. A log with no base frame (new, or zeroed) has base -1. end
+// called once per batch, with records of a buffer of the batch's own. A log with no base frame (new, or zeroed) has base -1. end
 // is the offset after the last batch read.
 func (w *wal) replay(fn func(recs []walRecord)) (base, end int64) {
 	r := io.NewSectionReader(w.f, 0, 1<<62)
@@ -266,57 +300,68 @@ func decodeBatchFrame(p []byte) (recs []walRecord, first, last int64, ok bool) {
 	return recs, first, prev, len(p) == 0
 }
 
-// replayWAL puts the batches the log holds beyond the file's checkpoint
-// into the file, in one commit, before the index is rebuilt from it. A
-// log whose base is not the file's checkpoint belongs to another file
-// (the file was replaced by a backup, or the log is new) and is left to
-// be rewound. If the commit fails (a full disk), the records are
-// returned with the error, for the store to serve from memory.
-func replayWAL(db *bolt.DB, w *wal) (recs []walRecord, end int64, err error) {
+// readWAL returns the records of the batches the log holds beyond the
+// file's checkpoint, and where the log ends after them. A log whose base
+// is not the file's checkpoint, or behind the file's newest record,
+// belongs to another file or another run (a backup put in its place, a
+// binary without the log that wrote on) and is not read: nil.
+func readWAL(db *bolt.DB, w *wal) (recs []walRecord, end int64) {
 	base, end := w.replay(func(batch []walRecord) {
 		recs = append(recs, batch...)
 	})
 	if len(recs) == 0 {
-		return nil, 0, nil
+		return nil, 0
 	}
-	var checkpoint int64
+	var checkpoint, newest int64
 	_ = db.View(func(tx *bolt.Tx) error {
 		checkpoint = readInt64(tx.Bucket(metaBucket), metaCheckpoint)
+		if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
+			rev, _, _ := parseRevBytes(k)
+			newest = rev.Main
+		}
 		return nil
 	})
-	if checkpoint != base {
-		return nil, 0, nil
+	if checkpoint != base || newest > base {
+		return nil, 0
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	return recs, end
+}
+
+// replayUnreplayed commits the records Open read from the log to the
+// file, once restore has checked them with the rest of the history. On
+// a full disk it fails, and they stay pending and unreplayed: the first
+// write transaction puts them back in (see beginWrite).
+func (s *Store) replayUnreplayed() error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(keyBucket)
 		keys.FillPercent = 0.9
-		for _, r := range recs {
+		for _, r := range s.unreplayed {
 			if err := keys.Put(r.key, r.value); err != nil {
 				return err
 			}
 		}
-		last, _, _ := parseRevBytes(recs[len(recs)-1].key)
-		return putInt64(tx.Bucket(metaBucket), metaCheckpoint, last.Main)
+		return putInt64(tx.Bucket(metaBucket), metaCheckpoint, s.currentRev)
 	})
 	if err != nil {
-		return recs, end, fmt.Errorf("mvcc: replay the write-ahead log: %w", err)
+		return err
 	}
-	return nil, 0, nil
+	s.unreplayed, s.pendingRecs = nil, nil
+	s.pending.Store(nil)
+	return nil
 }
 
-// startWAL makes the file's checkpoint the store's revision, once Open
-// has replayed the log and rebuilt the index, and starts the log over
-// from it.
+// startWAL starts the log over, once Open has replayed it and rebuilt
+// the index, from the file's checkpoint. Open changes nothing in the
+// file itself (a store it refuses later is left as it was): if the file
+// records no checkpoint at its revision (it was written before the log
+// existed), the first batch is committed to the file, a checkpoint,
+// before any is logged.
 func (s *Store) startWAL() error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if readInt64(meta, metaCheckpoint) == s.currentRev {
-			return nil
-		}
-		return putInt64(meta, metaCheckpoint, s.currentRev)
+	var checkpoint int64
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		checkpoint = readInt64(tx.Bucket(metaBucket), metaCheckpoint)
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("mvcc: checkpoint: %w", err)
-	}
-	return s.wal.rewind(s.currentRev)
+	s.checkpointFirst = checkpoint != s.currentRev
+	return s.wal.rewind(checkpoint)
 }

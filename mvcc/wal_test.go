@@ -1,6 +1,8 @@
 package mvcc
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -203,4 +205,76 @@ func TestCheckpointOnClose(t *testing.T) {
 	if rev, got := dump(t, c); rev != 2 || got != "a=1 c2 m2 v1\n" {
 		t.Fatalf("after Close: revision %d\n%s", rev, got)
 	}
+}
+
+// TestLogCheckedBeforeReplay gives Open a log whose batch has a valid
+// CRC but a record the store would never write: Open refuses the store
+// as corrupt and leaves the file as it was, and without the log the
+// file opens.
+func TestLogCheckedBeforeReplay(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	// The first write to a new file is a checkpoint; the second is
+	// logged, and Close leaves the log based on its revision.
+	mustPut(t, s, "a", "1")
+	mustPut(t, s, "b", "2")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := openWAL(path+walSuffix, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, end := w.replay(func([]walRecord) {})
+	if base != 3 {
+		t.Fatalf("the log's base after Close is %d; want 3", base)
+	}
+	w.off = end
+	if err := w.appendBatch([]walRecord{{key: revBytes(kv.Revision{Main: base + 1}, false), value: []byte("garbage")}}); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	if _, err := Open(path, nil, nil, Options{NoFsync: true}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open with a garbled record in the log = %v; want ErrCorrupt", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Fatal("the refused Open changed the file")
+	}
+	if err := os.Remove(path + walSuffix); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatalf("Open without the log = %v", err)
+	}
+	c.Close()
+}
+
+// TestLogQuota checks that the quota counts what batches acknowledged
+// from the log add, before a checkpoint puts it in the file.
+func TestLogQuota(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil, nil, Options{QuotaBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.checkpointEvery = time.Hour
+	val := bytes.Repeat([]byte("x"), 20<<10)
+	for i := range 200 {
+		_, err := s.Put(kv.PutRequest{Key: []byte{byte(i)}, Value: val})
+		if errors.Is(err, kv.ErrNoSpace) {
+			if i < 20 {
+				t.Fatalf("put %d refused for space under a 1 MiB quota; want about 40 accepted", i)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("200 puts of 20 KiB accepted under a 1 MiB quota")
 }
