@@ -57,6 +57,7 @@ func (s *Store) compactIn(tx *WriteTxn, rev int64) error {
 	if cur := tx.Rev(); rev > cur {
 		return kv.FutureRevision("compact revision", rev, cur)
 	}
+	tx.direct = true
 	if err := putInt64(tx.tx.Bucket(metaBucket), metaScheduledCompact, rev); err != nil {
 		return err
 	}
@@ -127,6 +128,7 @@ func (s *Store) compact(rev int64) error {
 	}
 	_, err := s.Write(func(tx *WriteTxn) error {
 		tx.mustCommit = true
+		tx.direct = true
 		return putInt64(tx.tx.Bucket(metaBucket), metaFinishedCompact, rev)
 	})
 	return err
@@ -162,5 +164,6 @@ func (t *WriteTxn) deleteCompacted(from, end []byte, keep map[kv.Revision]struct
 	}
 	// Deletions are not undoable and need committing like any write.
 	t.mustCommit = t.mustCommit || len(doomed) > 0
+	t.direct = t.direct || len(doomed) > 0
 	return next, nil
 }

@@ -119,7 +119,7 @@ type historyScan struct {
 func (sc *historyScan) scan(pos kv.Revision, page *kv.HistoryPage) error {
 	q := sc.q
 	r := keyrange.Range{Key: q.Key, End: q.End}
-	c := sc.r.tx.Bucket(keyBucket).Cursor()
+	c := sc.r.v.keys.Cursor()
 	step := c.Next
 	k, v := c.Seek(revBytes(pos, false))
 	if q.Descend {
@@ -197,7 +197,7 @@ func (sc *historyScan) walkKey(pos kv.Revision, page *kv.HistoryPage) error {
 		hits = append(hits, hit{rev, tomb})
 		return true
 	})
-	keys := sc.r.tx.Bucket(keyBucket)
+	keys := sc.r.v.keys
 	bytesLeft := q.MaxBytes
 	for _, h := range hits {
 		record := keys.Get(revBytes(h.rev, h.tomb))

@@ -44,6 +44,11 @@ func InstallFile(path string, r io.Reader, verify func(tmp string) error) (err e
 			return err
 		}
 	}
+	// A write-ahead log beside path belongs to the file being replaced:
+	// replayed onto the new one, it could add writes it never had.
+	if err := os.Remove(path + walSuffix); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("mvcc: install %s: %w", path, err)
+	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("mvcc: install %s: %w", path, err)
 	}

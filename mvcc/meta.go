@@ -15,6 +15,9 @@ var (
 	metaScheduledCompact = []byte("scheduledCompactRev")
 	metaFinishedCompact  = []byte("finishedCompactRev")
 	metaAlarmNoSpace     = []byte("alarmNoSpace")
+	// metaCheckpoint is the revision of the last checkpoint: the base of
+	// the write-ahead log that follows it (see wal).
+	metaCheckpoint = []byte("checkpointRev")
 )
 
 // readInt64 reads a meta value; a missing or malformed one reads as 0.

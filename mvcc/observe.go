@@ -30,7 +30,7 @@ type Observer interface {
 // that is closed or read-only.
 func Observe[O Observer](s *Store, start func(rev int64) O) (O, error) {
 	var o O
-	_, err := s.submit(&request{exclusive: func() error {
+	_, err := s.submit(&request{inMemory: true, exclusive: func() error {
 		o = start(s.currentRev)
 		s.observers = append(s.observers, o)
 		return nil

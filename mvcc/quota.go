@@ -20,6 +20,7 @@ func (t *WriteTxn) CheckSpace(cost int64) error {
 		return nil
 	}
 	if size := s.dbSize.Load() + s.batchBytes; size+cost > s.opts.QuotaBytes {
+		t.direct = true
 		if err := putInt64(t.tx.Bucket(metaBucket), metaAlarmNoSpace, 1); err != nil {
 			return err
 		}
@@ -46,6 +47,7 @@ func (s *Store) DisarmNoSpace() error {
 		if !s.alarmNoSpace.Load() {
 			return nil
 		}
+		tx.direct = true
 		if err := tx.tx.Bucket(metaBucket).Delete(metaAlarmNoSpace); err != nil {
 			return err
 		}

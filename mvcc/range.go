@@ -3,8 +3,6 @@ package mvcc
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -12,7 +10,7 @@ import (
 // view reads the store at one revision through one bbolt transaction.
 type view struct {
 	s    *Store
-	keys *bolt.Bucket
+	keys records
 	rev  int64 // the revision the view is current at
 }
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/httpkv/httpkv/kv"
 )
 
@@ -154,7 +152,7 @@ func compareRevisions(a, b kv.Revision) int {
 // in key order (a configuration loaded at once, a prefix filled by one
 // writer) lie in revision order too, and a step is cheaper than a seek
 // from the root. seek is room for the bbolt key, reused from key to key.
-func (v view) recordAt(cur *bolt.Cursor, seek []byte, kr keyRev) (recordHeader, []byte, error) {
+func (v view) recordAt(cur *recordCursor, seek []byte, kr keyRev) (recordHeader, []byte, error) {
 	want := appendRevBytes(seek[:0], kr.rev, false)
 	k, raw := cur.Next()
 	if !bytes.Equal(k, want) {

@@ -1,7 +1,9 @@
 package mvcc
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -28,7 +30,7 @@ type ReadTxn struct {
 // transaction), and the last read using a retired one rolls it back.
 type sharedRead struct {
 	tx   *bolt.Tx
-	keys *bolt.Bucket
+	keys records
 	rev  int64
 	// users and retired are guarded by Store.readMu.
 	users   int
@@ -61,14 +63,29 @@ func (s *Store) joinRead() (*sharedRead, error) {
 		return sr, nil
 	}
 	s.readMu.Unlock()
-	// Load the revision before the bbolt snapshot is taken: the snapshot
-	// then holds at least everything up to it.
+	// Load the revision, then the records acknowledged from the log but
+	// not yet checkpointed, before the bbolt snapshot is taken: the
+	// snapshot and those records then hold at least everything up to
+	// the revision (a checkpoint drops its records only once committed).
 	rev := s.committedRev.Load()
+	var pending []walRecord
+	if p := s.pending.Load(); p != nil {
+		pending = *p
+	}
 	tx, err := s.db.Begin(false)
 	if err != nil {
 		return nil, err
 	}
-	sr := &sharedRead{tx: tx, keys: tx.Bucket(keyBucket), rev: rev, users: 1}
+	keys := tx.Bucket(keyBucket)
+	if len(pending) > 0 {
+		// A checkpoint may have committed them since: keep those after
+		// the snapshot's last record only.
+		if last, _ := keys.Cursor().Last(); last != nil {
+			i := sort.Search(len(pending), func(i int) bool { return bytes.Compare(pending[i].key, last) > 0 })
+			pending = pending[i:]
+		}
+	}
+	sr := &sharedRead{tx: tx, keys: records{b: keys, pending: pending}, rev: rev, users: 1}
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
 	if s.committing || rev != s.committedRev.Load() {
@@ -188,7 +205,7 @@ func (r *ReadTxn) History(from int64, fn func(kv.Event) bool) error {
 	if from < r.s.compactRev {
 		return &kv.CompactedError{CompactRevision: r.s.compactRev}
 	}
-	c := r.tx.Bucket(keyBucket).Cursor()
+	c := r.v.keys.Cursor()
 	for k, v := c.Seek(revBytes(kv.Revision{Main: from}, false)); k != nil; k, v = c.Next() {
 		rev, tomb, err := parseRevBytes(k)
 		if err != nil {

@@ -25,7 +25,10 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		meta := tx.Bucket(metaBucket)
 		s.alarmNoSpace.Store(meta.Get(metaAlarmNoSpace) != nil)
 		var err error
-		if s.currentRev, s.compactRev, err = storedRevisions(tx); err != nil {
+		// With the records of a log that could not be replayed into the
+		// file (see Open) after the file's own.
+		keys := records{b: tx.Bucket(keyBucket), pending: s.pendingRecs}
+		if s.currentRev, s.compactRev, err = storedRevisions(tx, keys); err != nil {
 			return err
 		}
 		if finished := readInt64(meta, metaFinishedCompact); s.compactRev > finished {
@@ -33,7 +36,7 @@ func (s *Store) restore() (unfinishedCompact int64, err error) {
 		}
 		var b indexBuilder
 		b.keysHint = int(min(s.currentRev-s.compactRev, maxRestoreKeysHint))
-		if err := b.build(restoreShards(), scanHistory(tx)); err != nil {
+		if err := b.build(restoreShards(), scanHistory(keys)); err != nil {
 			return err
 		}
 		s.index.insertRestored(b.sorted())
@@ -181,7 +184,7 @@ func (b *indexBuilder) build(shards int, scan func(emit func(scannedRecord)) err
 // checks each (checkRecord) and emits it. checkFile made sure that bbolt
 // reads nothing outside its pages here; should it panic or fault all the
 // same, that is an ErrCorrupt too.
-func scanHistory(tx *bolt.Tx) func(emit func(scannedRecord)) error {
+func scanHistory(keys records) func(emit func(scannedRecord)) error {
 	return func(emit func(scannedRecord)) (err error) {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
@@ -189,7 +192,7 @@ func scanHistory(tx *bolt.Tx) func(emit func(scannedRecord)) error {
 				err = fmt.Errorf("%w: reading the history: %v", ErrCorrupt, r)
 			}
 		}()
-		c := tx.Bucket(keyBucket).Cursor()
+		c := keys.Cursor()
 		prev := kv.Revision{Main: 0, Sub: -1}
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			rev, tomb, err := parseRevBytes(k)
@@ -361,9 +364,9 @@ func merge2(lo, hi []*keyIndex) []*keyIndex {
 // empty store's); the compact revision is the scheduled one, which is
 // not above it (see checkCompactMarks). A revision outside those bounds
 // is an ErrCorrupt.
-func storedRevisions(tx *bolt.Tx) (rev, compactRev int64, err error) {
+func storedRevisions(tx *bolt.Tx, keys records) (rev, compactRev int64, err error) {
 	var last int64
-	if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
+	if k, _ := keys.Cursor().Last(); k != nil {
 		r, _, err := parseRevBytes(k)
 		if err != nil {
 			return 0, 0, err

@@ -1,8 +1,6 @@
 package mvcc
 
 import (
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/httpkv/httpkv/keyrange"
 	"github.com/httpkv/httpkv/kv"
 )
@@ -25,7 +23,7 @@ type Scan struct {
 	from  []byte // where the next chunk starts; nil once the range is done
 	chunk []keyRev
 	i     int
-	cur   *bolt.Cursor
+	cur   *recordCursor
 	seek  []byte
 }
 

@@ -40,6 +40,15 @@ type Snapshot struct {
 
 // Snapshot begins a snapshot of the store as it is now.
 func (s *Store) Snapshot() (*Snapshot, error) {
+	if !s.opts.ReadOnly {
+		// Every acknowledged batch in bbolt first: the snapshot copies
+		// the file, not the log.
+		// A failed store with nothing pending has it all in the file.
+		if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil &&
+			(s.Failed() == nil || s.pending.Load() != nil) {
+			return nil, err
+		}
+	}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -67,7 +76,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 		return nil, fmt.Errorf("mvcc: begin snapshot: %w", err)
 	}
 	sn := &Snapshot{s: s, db: db, tx: tx}
-	if sn.rev, sn.compactRev, err = storedRevisions(tx); err != nil {
+	if sn.rev, sn.compactRev, err = storedRevisions(tx, records{b: tx.Bucket(keyBucket)}); err != nil {
 		sn.Close()
 		return nil, err
 	}

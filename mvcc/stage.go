@@ -58,11 +58,13 @@ func applyStages(stages []stage) {
 	}
 }
 
-// Committer makes a batch's bbolt write transaction durable. The store
-// calls Commit with the function that commits it (writes the pages, then
-// fsyncs data and meta) and takes any error Commit returns as a failed
-// commit: nothing of the batch is acknowledged, nothing it staged is
-// applied, and the store refuses further writes until it is reopened.
+// Committer makes a batch durable. The store calls Commit with the
+// function that does it: appends the batch to the write-ahead log and
+// fdatasyncs it, or commits bbolt's write transaction (writes the pages,
+// then fsyncs data and meta: a checkpoint, see checkpoint). It takes any
+// error Commit returns as a failed commit: nothing of the batch is
+// acknowledged, nothing it staged is applied, and the store refuses
+// further writes until it is reopened.
 //
 // It is the seam around the commit for fault tests: a Committer that
 // fails without calling commit is a write error (nothing reaches the

@@ -1,11 +1,13 @@
 package mvcc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -101,6 +103,26 @@ type Store struct {
 	shared     *sharedRead
 	committing bool
 
+	// wal is the write-ahead log (nil when ReadOnly); openTx is the
+	// write transaction holding the batches acknowledged from it since
+	// the last checkpoint (nil for none), checkpointAt when the next
+	// checkpoint is due; all three owned by the committer. pending holds
+	// those batches' history records for reads (see records): replaced,
+	// never changed in place, beyond its length.
+	wal          *wal
+	openTx       *bolt.Tx
+	checkpointAt time.Time
+	// checkpointEvery is checkpointInterval; tests lengthen it.
+	checkpointEvery time.Duration
+	pendingRecs     []walRecord
+	// checkpointFirst makes the next batch a checkpoint: the log's base
+	// is not the store's revision yet (see startWAL).
+	checkpointFirst bool
+	// unreplayed are the records of a log the file could not take on
+	// Open (see beginWrite); owned by the committer.
+	unreplayed []walRecord
+	pending    atomic.Pointer[[]walRecord]
+
 	// committedRev is the newest revision known durable: reads see it.
 	committedRev atomic.Int64
 
@@ -170,23 +192,50 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 		removeDefragCopy(path)
 	}
 	s := &Store{
-		opts:          opts,
-		path:          path,
-		lessor:        le,
-		committer:     c,
-		index:         newTreeIndex(),
-		db:            db,
-		pinned:        make(map[*bolt.DB]int),
-		retired:       make(map[*bolt.DB]bool),
-		stopSnapshots: make(chan struct{}),
-		queue:         make(chan *request, 1024),
-		compactions:   make(chan compactionJob, 16),
-		stopCompact:   make(chan struct{}),
-		compactDone:   make(chan struct{}),
-		commitDone:    make(chan struct{}),
+		opts:            opts,
+		path:            path,
+		lessor:          le,
+		committer:       c,
+		index:           newTreeIndex(),
+		db:              db,
+		pinned:          make(map[*bolt.DB]int),
+		retired:         make(map[*bolt.DB]bool),
+		stopSnapshots:   make(chan struct{}),
+		queue:           make(chan *request, 1024),
+		compactions:     make(chan compactionJob, 16),
+		stopCompact:     make(chan struct{}),
+		compactDone:     make(chan struct{}),
+		commitDone:      make(chan struct{}),
+		checkpointEvery: checkpointInterval,
+	}
+	if !opts.ReadOnly {
+		if s.wal, err = openWAL(path+walSuffix, opts.NoFsync); err != nil {
+			db.Close()
+			return nil, err
+		}
+		// Batches acknowledged from the log and not checkpointed: read
+		// as pending records, checked with the history by restore, and
+		// only then committed to the file, so that a file Open refuses
+		// is left as it was. Until they are in it, the log goes on
+		// after them.
+		if recs, end := readWAL(db, s.wal); recs != nil {
+			s.unreplayed, s.pendingRecs = recs, recs
+			p := recs[:len(recs):len(recs)]
+			s.pending.Store(&p)
+			s.wal.off = end
+		}
 	}
 	scheduled, err := s.restore()
+	if err == nil && s.wal != nil {
+		// A full disk keeps the records unreplayed (see beginWrite).
+		if s.unreplayed == nil || s.replayUnreplayed() == nil {
+			err = s.startWAL()
+		}
+	}
 	if err != nil {
+		if s.wal != nil {
+			s.wal.close()
+		}
 		db.Close()
 		return nil, err
 	}
@@ -233,6 +282,9 @@ func (s *Store) Close() error {
 		s.mu.Lock()
 		s.dropSharedRead()
 		err = s.db.Close()
+		if s.wal != nil {
+			err = errors.Join(err, s.wal.close())
+		}
 		s.mu.Unlock()
 	})
 	return err

@@ -34,6 +34,14 @@ type WriteTxn struct {
 	// fails (a raised alarm, compaction bookkeeping) and must be committed
 	// even though they make no revision.
 	mustCommit bool
+	// direct is set by every write outside the key history's new
+	// records (other buckets, compaction's deletes): the write-ahead log
+	// holds history records only, so a batch with such a write is
+	// committed to bbolt, a checkpoint, instead of logged. Kept when the
+	// request fails.
+	direct bool
+	// logged are this request's history records, for the log.
+	logged []walRecord
 }
 
 // undoEntry reverses one write to a bucket other than the key history,
@@ -61,7 +69,7 @@ func (t *WriteTxn) Rev() int64 {
 
 // view returns a reader of the store as this transaction sees it.
 func (t *WriteTxn) view() view {
-	return view{s: t.s, keys: t.keys, rev: t.Rev()}
+	return view{s: t.s, keys: records{b: t.keys}, rev: t.Rev()}
 }
 
 // Range reads keys as this transaction sees them.
@@ -84,9 +92,11 @@ func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 	// commits: every record needs a buffer of its own.
 	record := encodeKeyValue(make([]byte, 0, maxRecordHeaderLen+len(rec.Key)+len(rec.Value)), &rec)
 	t.s.batchBytes += int64(len(record) + markedRevBytesLen)
-	if err := t.keys.Put(revBytes(rev, tombstone), record); err != nil {
+	key := revBytes(rev, tombstone)
+	if err := t.keys.Put(key, record); err != nil {
 		return fmt.Errorf("mvcc: write revision %v: %w", rev, err)
 	}
+	t.logged = append(t.logged, walRecord{key: key, value: record})
 	// The event and the index refer to the record's own copy of the key
 	// and value, never to the caller's buffers, which the caller may reuse
 	// while watchers still hold the event.
@@ -108,6 +118,7 @@ func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 // transaction. It is for state kept beside the key history (leases, auth):
 // it makes no revision and no event.
 func (t *WriteTxn) UnsafePut(bucket, key, value []byte) error {
+	t.direct = true
 	b, err := t.tx.CreateBucketIfNotExists(bucket)
 	if err != nil {
 		return fmt.Errorf("mvcc: bucket %q: %w", bucket, err)
@@ -121,6 +132,7 @@ func (t *WriteTxn) UnsafePut(bucket, key, value []byte) error {
 	}
 	t.undo = append(t.undo, undoEntry{bucket: bytes.Clone(bucket), key: bytes.Clone(key), prev: prev})
 	t.metaWritten = true
+	t.direct = true
 	return nil
 }
 
@@ -140,6 +152,7 @@ func (t *WriteTxn) UnsafeDelete(bucket, key []byte) error {
 	}
 	t.undo = append(t.undo, undoEntry{bucket: bytes.Clone(bucket), key: bytes.Clone(key), prev: prev})
 	t.metaWritten = true
+	t.direct = true
 	return nil
 }
 
@@ -175,7 +188,7 @@ func (t *WriteTxn) rollback() {
 		_ = t.keys.Delete(revBytes(rev, tombstone))
 		t.s.index.unput(ev.KV.Key, rev, tombstone)
 	}
-	t.undo, t.events, t.leases, t.stages = nil, nil, nil, nil
+	t.undo, t.events, t.leases, t.stages, t.logged = nil, nil, nil, nil, nil
 	t.metaWritten = false
 }
 

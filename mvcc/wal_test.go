@@ -1,0 +1,280 @@
+package mvcc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/httpkv/httpkv/kv"
+)
+
+// openLogged opens a store with fsync whose batches stay in the log
+// until a write outside the history, Close or an hour goes by.
+func openLogged(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path, nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.checkpointEvery = time.Hour
+	return s
+}
+
+// crashCopy copies the store's file and log as a crash would leave them
+// (no checkpoint runs meanwhile: see openLogged) into a new directory.
+func crashCopy(t *testing.T, s *Store) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "db")
+	for _, suffix := range []string{"", walSuffix} {
+		b, err := os.ReadFile(s.Path() + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// dump reads every key of s with its metadata.
+func dump(t *testing.T, s *Store) (int64, string) {
+	t.Helper()
+	res, err := s.Range([]byte{0}, []byte{0xff}, kv.RangeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ""
+	for _, e := range res.KVs {
+		out += fmt.Sprintf("%s=%s c%d m%d v%d\n", e.Key, e.Value, e.CreateRevision, e.ModRevision, e.Version)
+	}
+	return res.Revision, out
+}
+
+// TestLogReplay acknowledges writes from the log only, copies the files
+// as a crash would leave them, and checks the copy opens with every
+// acknowledged write, its history included; reads of the running store
+// see them through the pending records meanwhile.
+func TestLogReplay(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1")
+	for i := range 50 {
+		mustPut(t, s, fmt.Sprintf("k%02d", i%7), fmt.Sprint(i))
+	}
+	if _, err := s.DeleteRange(kv.DeleteRequest{Key: []byte("k03")}); err != nil {
+		t.Fatal(err)
+	}
+	if s.openTx == nil || s.pending.Load() == nil {
+		t.Fatal("the writes were checkpointed; want them in the log only")
+	}
+	wantRev, want := dump(t, s)
+	var wantHistory []kv.Event
+	if _, err := s.ReadHistory(2, wantRev, func(e kv.Event) bool { wantHistory = append(wantHistory, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(wantHistory) != 52 {
+		t.Fatalf("history of %d events; want 52", len(wantHistory))
+	}
+
+	c, err := Open(crashCopy(t, s), nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gotRev, got := dump(t, c)
+	if gotRev != wantRev || got != want {
+		t.Fatalf("after replay: revision %d\n%s\nwant revision %d\n%s", gotRev, got, wantRev, want)
+	}
+	var gotHistory []kv.Event
+	if _, err := c.ReadHistory(2, wantRev, func(e kv.Event) bool { gotHistory = append(gotHistory, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(gotHistory) != fmt.Sprint(wantHistory) {
+		t.Fatalf("history after replay differs:\n%v\nwant\n%v", gotHistory, wantHistory)
+	}
+	// The replayed store logs on from its revision.
+	mustPut(t, c, "after", "x")
+	if c.Rev() != wantRev+1 {
+		t.Fatalf("revision after a put = %d; want %d", c.Rev(), wantRev+1)
+	}
+}
+
+// TestLogTornTail cuts the log inside its last batch: the batches before
+// it are replayed, the torn one is not, and nothing else is lost.
+func TestLogTornTail(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1")
+	mustPut(t, s, "b", "2")
+	end := s.wal.off
+	mustPut(t, s, "c", "3")
+	dst := crashCopy(t, s)
+	f, err := os.OpenFile(dst+walSuffix, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Garble the last batch's last bytes, as a torn write would.
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, s.wal.off-2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c, err := Open(dst, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rev, got := dump(t, c)
+	if rev != 3 || got != "a=1 c2 m2 v1\nb=2 c3 m3 v1\n" {
+		t.Fatalf("after a torn batch: revision %d\n%s", rev, got)
+	}
+	if end >= s.wal.off {
+		t.Fatal("the third put was not logged")
+	}
+}
+
+// TestLogOfAnotherFile checks that a log is not replayed onto a file it
+// does not follow: the file at the path replaced by an older copy of
+// itself (a restored backup) keeps what the copy holds.
+func TestLogOfAnotherFile(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1")
+	// A write outside the history checkpoints: the backup's state.
+	if _, err := s.Write(func(wt *WriteTxn) error { return wt.UnsafePut([]byte("other"), []byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "b", "2")
+	mustPut(t, s, "c", "3")
+	dst := crashCopy(t, s)
+	// The log's base is the checkpoint after the backup's, once more
+	// revisions were checkpointed.
+	if _, err := s.Write(func(wt *WriteTxn) error { return wt.UnsafePut([]byte("other"), []byte("k"), []byte("w")) }); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "d", "4")
+	b2, err := os.ReadFile(s.Path() + walSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dst now holds the backup beside a log that follows a later
+	// checkpoint.
+	if err := os.WriteFile(dst, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+walSuffix, b2, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(dst, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rev, got := dump(t, c)
+	if rev != 2 || got != "a=1 c2 m2 v1\n" {
+		t.Fatalf("backup with a later log: revision %d\n%s", rev, got)
+	}
+}
+
+// TestCheckpointOnClose checks that Close puts every logged batch in
+// bbolt and rewinds the log.
+func TestCheckpointOnClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s := openLogged(t, path)
+	mustPut(t, s, "a", "1")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Without the log, the file alone has the put.
+	if err := os.Remove(path + walSuffix); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rev, got := dump(t, c); rev != 2 || got != "a=1 c2 m2 v1\n" {
+		t.Fatalf("after Close: revision %d\n%s", rev, got)
+	}
+}
+
+// TestLogCheckedBeforeReplay gives Open a log whose batch has a valid
+// CRC but a record the store would never write: Open refuses the store
+// as corrupt and leaves the file as it was, and without the log the
+// file opens.
+func TestLogCheckedBeforeReplay(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	// The first write to a new file is a checkpoint; the second is
+	// logged, and Close leaves the log based on its revision.
+	mustPut(t, s, "a", "1")
+	mustPut(t, s, "b", "2")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := openWAL(path+walSuffix, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, end := w.replay(func([]walRecord) {})
+	if base != 3 {
+		t.Fatalf("the log's base after Close is %d; want 3", base)
+	}
+	w.off = end
+	if err := w.appendBatch([]walRecord{{key: revBytes(kv.Revision{Main: base + 1}, false), value: []byte("garbage")}}); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	if _, err := Open(path, nil, nil, Options{NoFsync: true}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open with a garbled record in the log = %v; want ErrCorrupt", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Fatal("the refused Open changed the file")
+	}
+	if err := os.Remove(path + walSuffix); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatalf("Open without the log = %v", err)
+	}
+	c.Close()
+}
+
+// TestLogQuota checks that the quota counts what batches acknowledged
+// from the log add, before a checkpoint puts it in the file.
+func TestLogQuota(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil, nil, Options{QuotaBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.checkpointEvery = time.Hour
+	val := bytes.Repeat([]byte("x"), 20<<10)
+	for i := range 200 {
+		_, err := s.Put(kv.PutRequest{Key: []byte{byte(i)}, Value: val})
+		if errors.Is(err, kv.ErrNoSpace) {
+			if i < 20 {
+				t.Fatalf("put %d refused for space under a 1 MiB quota; want about 40 accepted", i)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("200 puts of 20 KiB accepted under a 1 MiB quota")
+}
