@@ -2,6 +2,7 @@ package crash
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,9 @@ import (
 const (
 	envCrashSeed = "HTTPKV_CRASH_SEED"
 	crashRounds  = 3
+	// crashMaxRounds bounds the rounds run until one kill leaves
+	// acknowledged writes in the log only.
+	crashMaxRounds = 12
 	// The writer is killed this long after its first acknowledged write,
 	// chosen at random in [crashMinDelay, crashMaxDelay).
 	crashMinDelay = 200 * time.Millisecond
@@ -33,18 +37,55 @@ const (
 // this checks that a write is acknowledged only once its commit is done and
 // that a commit cut short leaves nothing half applied; whether fsync
 // reaches the disk it cannot tell.
+//
+// Writes are acknowledged from the write-ahead log and reach the bbolt
+// file at checkpoints, 100 ms apart: the kills land between a log's
+// fdatasync and the checkpoint that follows. The test checks that they
+// did, in at least one round: the file alone (without its log) lacked
+// acknowledged writes, which the reopened store then had. A kill can
+// land just after a checkpoint, so it runs more rounds (up to
+// crashMaxRounds) until one does.
 func TestCrashRecovery(t *testing.T) {
 	e2e.EmbeddedOnly(t, "it kills a writer of the store's file in the middle of its commits")
 	rng := e2e.TestRand(t, envCrashSeed)
 	path := filepath.Join(t.TempDir(), "db")
 	var acks []crashAck
-	for round := 1; round <= crashRounds; round++ {
+	logOnly := 0
+	for round := 1; round <= crashRounds || logOnly == 0 && round <= crashMaxRounds; round++ {
 		delay := crashMinDelay + time.Duration(rng.Int64N(int64(crashMaxDelay-crashMinDelay)))
 		got := crashRound(t, path, fmt.Sprintf("r%d", round), delay, maxRev(acks))
-		t.Logf("round %d: killed %v after the first acknowledged write, %d writes acknowledged", round, delay, len(got))
 		acks = append(acks, got...)
+		fileRev := fileRevision(t, path)
+		t.Logf("round %d: killed %v after the first acknowledged write, %d writes acknowledged, the newest at %d; the file alone at %d",
+			round, delay, len(got), maxRev(acks), fileRev)
+		if fileRev < maxRev(acks) {
+			logOnly++
+		}
 		checkRecovered(t, path, acks)
 	}
+	if logOnly == 0 {
+		t.Errorf("in no round did the kill leave acknowledged writes in the log only: the test did not reach the crash point between the log's fdatasync and the checkpoint")
+	}
+}
+
+// fileRevision returns the revision of the bbolt file at path alone, as
+// a copy of it without its write-ahead log opens.
+func fileRevision(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "db")
+	if err := os.WriteFile(cp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mvcc.Open(cp, nil, nil, mvcc.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open of the file alone after the kill: %v", err)
+	}
+	defer s.Close()
+	return s.Rev()
 }
 
 // crashAck is one write the crash writer acknowledged.
