@@ -40,6 +40,9 @@ type Snapshot struct {
 
 // Snapshot begins a snapshot of the store as it is now.
 func (s *Store) Snapshot() (*Snapshot, error) {
+	if s.opts.ReadOnly && s.pending.Load() != nil {
+		return nil, fmt.Errorf("mvcc: snapshot: the write-ahead log beside %s holds writes the file does not: open it writable once, which replays them", s.path)
+	}
 	if !s.opts.ReadOnly {
 		// Every acknowledged batch in bbolt first: the snapshot copies
 		// the file, not the log.

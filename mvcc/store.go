@@ -57,9 +57,11 @@ type Options struct {
 	// a compaction deletes. Zero means DefaultCompactionBatchLimit.
 	CompactionBatchLimit int
 	// ReadOnly opens an existing file without changing it (not even to
-	// finish a compaction a crash cut short): reads, Check and Snapshot
-	// work, every write fails with ErrReadOnly. Tools inspecting a file
-	// use it; several read-only stores may share one file.
+	// replay its write-ahead log, whose batches it reads from memory, or
+	// to finish a compaction a crash cut short): reads, Check and
+	// Snapshot work (Snapshot not while the log holds batches the file
+	// lacks), every write fails with ErrReadOnly. Tools inspecting a
+	// file use it; several read-only stores may share one file.
 	ReadOnly bool
 }
 
@@ -207,6 +209,18 @@ func Open(path string, le Lessor, c Committer, opts Options) (*Store, error) {
 		compactDone:     make(chan struct{}),
 		commitDone:      make(chan struct{}),
 		checkpointEvery: checkpointInterval,
+	}
+	if opts.ReadOnly {
+		// The data directory of a server that was killed: the batches
+		// of its log are read too, from memory; neither file changes.
+		if f, err := os.Open(path + walSuffix); err == nil {
+			if recs, _ := readWAL(db, &wal{f: f}); recs != nil {
+				s.pendingRecs = recs
+				p := recs[:len(recs):len(recs)]
+				s.pending.Store(&p)
+			}
+			f.Close()
+		}
 	}
 	if !opts.ReadOnly {
 		if s.wal, err = openWAL(path+walSuffix, opts.NoFsync); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,4 +278,34 @@ func TestLogQuota(t *testing.T) {
 		}
 	}
 	t.Fatal("200 puts of 20 KiB accepted under a 1 MiB quota")
+}
+
+// TestLogReadOnly opens a killed store's file read-only: it reads the
+// batches of the log too and changes neither file, and refuses a
+// snapshot, which would copy the file without them.
+func TestLogReadOnly(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1")
+	mustPut(t, s, "b", "2")
+	dst := crashCopy(t, s)
+	before, _ := os.ReadFile(dst)
+	beforeLog, _ := os.ReadFile(dst + walSuffix)
+	r, err := Open(dst, nil, nil, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, got := dump(t, r)
+	if rev != 3 || got != "a=1 c2 m2 v1\nb=2 c3 m3 v1\n" {
+		t.Fatalf("read-only with the log: revision %d\n%s", rev, got)
+	}
+	if _, err := r.Snapshot(); err == nil || !strings.Contains(err.Error(), "write-ahead log") {
+		t.Fatalf("Snapshot of a read-only store with batches in its log = %v; want refused", err)
+	}
+	r.Close()
+	after, _ := os.ReadFile(dst)
+	afterLog, _ := os.ReadFile(dst + walSuffix)
+	if !bytes.Equal(before, after) || !bytes.Equal(beforeLog, afterLog) {
+		t.Fatal("a read-only Open changed the file or its log")
+	}
 }
