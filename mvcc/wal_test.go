@@ -309,3 +309,16 @@ func TestLogReadOnly(t *testing.T) {
 		t.Fatal("a read-only Open changed the file or its log")
 	}
 }
+
+// checkpointNow puts every batch acknowledged from the log in bbolt, so
+// that no checkpoint runs later, in the background of what a test
+// measures.
+func checkpointNow(tb testing.TB, s *Store) {
+	tb.Helper()
+	if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil {
+		tb.Fatal(err)
+	}
+	if s.pending.Load() != nil {
+		tb.Fatal("records still pending after a checkpoint")
+	}
+}
