@@ -322,3 +322,31 @@ func checkpointNow(tb testing.TB, s *Store) {
 		tb.Fatal("records still pending after a checkpoint")
 	}
 }
+
+// TestLogBoundsPending writes far more than the log holds with no
+// checkpoint due by time: the records pending in memory never exceed
+// the log's size, because a batch that does not fit makes a checkpoint.
+func TestLogBoundsPending(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	value := bytes.Repeat([]byte("v"), 8<<10)
+	most := 0
+	for i := range 1000 { // 8 MiB of values, 8 times the log
+		if _, err := s.Put(kv.PutRequest{Key: fmt.Appendf(nil, "k%04d", i), Value: value}); err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		if p := s.pending.Load(); p != nil {
+			for _, r := range *p {
+				held += len(r.key) + len(r.value)
+			}
+		}
+		most = max(most, held)
+	}
+	if most > walBytes {
+		t.Fatalf("%d bytes of records pending at most; want at most the log's %d", most, walBytes)
+	}
+	if most < walBytes/2 {
+		t.Fatalf("%d bytes of records pending at most: the puts were not logged", most)
+	}
+}
