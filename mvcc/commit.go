@@ -253,8 +253,10 @@ func (s *Store) addPending(recs []walRecord) {
 // revision; on failure tx is rolled back and the store must fail.
 func (s *Store) checkpoint(tx *bolt.Tx) error {
 	s.openTx = nil
+	var mark checkpointMark
 	if s.wal != nil {
-		if err := putInt64(tx.Bucket(metaBucket), metaCheckpoint, s.currentRev); err != nil {
+		var err error
+		if mark, err = putCheckpoint(tx.Bucket(metaBucket), s.currentRev); err != nil {
 			_ = tx.Rollback()
 			return err
 		}
@@ -271,7 +273,7 @@ func (s *Store) checkpoint(tx *bolt.Tx) error {
 		s.pending.Store(nil)
 	}
 	if s.wal != nil {
-		if err := s.wal.rewindLazily(s.currentRev); err != nil {
+		if err := s.wal.rewindLazily(mark); err != nil {
 			s.endCommit()
 			return err
 		}

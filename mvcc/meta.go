@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -18,7 +19,33 @@ var (
 	// metaCheckpoint is the revision of the last checkpoint: the base of
 	// the write-ahead log that follows it (see wal).
 	metaCheckpoint = []byte("checkpointRev")
+	// metaCheckpointID is a random number each checkpoint draws anew, in
+	// the log's base too: the revision alone may be another file's
+	// checkpoint's as well (every new store checkpoints at revision 2).
+	metaCheckpointID = []byte("checkpointID")
 )
+
+// checkpointMark identifies a checkpoint: its revision and its random
+// id. A file written before the id existed, and its log, have id 0.
+type checkpointMark struct {
+	rev int64
+	id  uint64
+}
+
+// readCheckpoint reads the mark of the file's last checkpoint.
+func readCheckpoint(meta *bolt.Bucket) checkpointMark {
+	return checkpointMark{rev: readInt64(meta, metaCheckpoint), id: uint64(readInt64(meta, metaCheckpointID))}
+}
+
+// putCheckpoint records a new checkpoint at rev, with an id of its own,
+// and returns its mark.
+func putCheckpoint(meta *bolt.Bucket, rev int64) (checkpointMark, error) {
+	m := checkpointMark{rev: rev, id: rand.Uint64()}
+	if err := putInt64(meta, metaCheckpoint, m.rev); err != nil {
+		return checkpointMark{}, err
+	}
+	return m, putInt64(meta, metaCheckpointID, int64(m.id))
+}
 
 // readInt64 reads a meta value; a missing or malformed one reads as 0.
 func readInt64(b *bolt.Bucket, key []byte) int64 {

@@ -22,10 +22,10 @@ import (
 //
 // The log is a sequence of frames, each a 4-byte length, the CRC-32C of
 // the payload and the payload. The first frame names the base: the
-// revision of the checkpoint the log follows, which the checkpoint also
-// records in the meta bucket. Every later frame is one batch: the
-// history records it wrote, their revisions following each other from
-// base+1 on. Replay (on Open) reads frames while their CRC holds and
+// revision of the checkpoint the log follows and a random id the
+// checkpoint drew, which it also records in the meta bucket. Every later
+// frame is one batch: the history records it wrote, their revisions
+// following each other from base+1 on. Replay (on Open) reads frames while their CRC holds and
 // their revisions follow; the first that does not ends the log, so a
 // torn last frame, and whatever an earlier, longer run of the log left
 // beyond the current one, are never read. A log whose base is not the
@@ -63,7 +63,7 @@ type wal struct {
 	// checkpoint, so it is not replayed), and the next batch writes the
 	// new base frame with it, sparing a checkpoint that logged nothing a
 	// write and an fdatasync.
-	lazyBase int64
+	lazyBase checkpointMark
 	lazy     bool
 	batches  int // batches written since the last base frame
 }
@@ -126,10 +126,10 @@ func (w *wal) room(n int) bool {
 	return n <= walBytes/4 && w.off+int64(n)+96 <= walBytes
 }
 
-// rewind starts the log over after a checkpoint at base: one base frame,
+// rewind starts the log over after the checkpoint base: one base frame,
 // then a zero header that ends the log until the next batch overwrites
 // it. Durable when it returns (unless noSync).
-func (w *wal) rewind(base int64) error {
+func (w *wal) rewind(base checkpointMark) error {
 	w.buf = w.appendBaseFrame(w.buf[:0], base)
 	n := len(w.buf)
 	w.buf = append(w.buf, make([]byte, walFrameHeader)...)
@@ -142,7 +142,7 @@ func (w *wal) rewind(base int64) error {
 
 // rewindLazily is rewind after a checkpoint: with no batch logged since
 // the last base frame, the new base is written with the next batch.
-func (w *wal) rewindLazily(base int64) error {
+func (w *wal) rewindLazily(base checkpointMark) error {
 	if w.batches > 0 {
 		return w.rewind(base)
 	}
@@ -151,11 +151,12 @@ func (w *wal) rewindLazily(base int64) error {
 }
 
 // appendBaseFrame appends a base frame to b.
-func (w *wal) appendBaseFrame(b []byte, base int64) []byte {
+func (w *wal) appendBaseFrame(b []byte, base checkpointMark) []byte {
 	start := len(b)
 	b = append(b, make([]byte, walFrameHeader)...)
 	b = append(b, frameBase)
-	b = binary.BigEndian.AppendUint64(b, uint64(base))
+	b = binary.BigEndian.AppendUint64(b, uint64(base.rev))
+	b = binary.BigEndian.AppendUint64(b, base.id)
 	seal(b[start:])
 	return b
 }
@@ -213,9 +214,11 @@ var errWALEnd = errors.New("end of log")
 
 // replay reads the log: its base, then every batch's records, in order,
 // while the frames are whole and their revisions follow the base. fn is
-// called once per batch, with records of a buffer of the batch's own. A log with no base frame (new, or zeroed) has base -1. end
-// is the offset after the last batch read.
-func (w *wal) replay(fn func(recs []walRecord)) (base, end int64) {
+// called once per batch, with records of a buffer of the batch's own. A
+// log with no base frame (new, or zeroed) has base revision -1. end is
+// the offset after the last batch read. A base frame of a log written
+// before checkpoints had ids (the revision alone) has id 0.
+func (w *wal) replay(fn func(recs []walRecord)) (base checkpointMark, end int64) {
 	r := io.NewSectionReader(w.f, 0, 1<<62)
 	var off int64
 	next := func() ([]byte, error) {
@@ -238,11 +241,14 @@ func (w *wal) replay(fn func(recs []walRecord)) (base, end int64) {
 		return payload, nil
 	}
 	p, err := next()
-	if err != nil || len(p) != 9 || p[0] != frameBase {
-		return -1, 0
+	if err != nil || (len(p) != 9 && len(p) != 17) || p[0] != frameBase {
+		return checkpointMark{rev: -1}, 0
 	}
-	base = int64(binary.BigEndian.Uint64(p[1:]))
-	last := base
+	base.rev = int64(binary.BigEndian.Uint64(p[1:9]))
+	if len(p) == 17 {
+		base.id = binary.BigEndian.Uint64(p[9:])
+	}
+	last := base.rev
 	for {
 		end = off
 		p, err := next()
@@ -302,9 +308,10 @@ func decodeBatchFrame(p []byte) (recs []walRecord, first, last int64, ok bool) {
 
 // readWAL returns the records of the batches the log holds beyond the
 // file's checkpoint, and where the log ends after them. A log whose base
-// is not the file's checkpoint, or behind the file's newest record,
-// belongs to another file or another run (a backup put in its place, a
-// binary without the log that wrote on) and is not read: nil.
+// is not the file's checkpoint (its revision and its id), or behind the
+// file's newest record, belongs to another file or another run (a backup
+// put in its place, a binary without the log that wrote on) and is not
+// read: nil.
 func readWAL(db *bolt.DB, w *wal) (recs []walRecord, end int64) {
 	base, end := w.replay(func(batch []walRecord) {
 		recs = append(recs, batch...)
@@ -312,16 +319,17 @@ func readWAL(db *bolt.DB, w *wal) (recs []walRecord, end int64) {
 	if len(recs) == 0 {
 		return nil, 0
 	}
-	var checkpoint, newest int64
+	var checkpoint checkpointMark
+	var newest int64
 	_ = db.View(func(tx *bolt.Tx) error {
-		checkpoint = readInt64(tx.Bucket(metaBucket), metaCheckpoint)
+		checkpoint = readCheckpoint(tx.Bucket(metaBucket))
 		if k, _ := tx.Bucket(keyBucket).Cursor().Last(); k != nil {
 			rev, _, _ := parseRevBytes(k)
 			newest = rev.Main
 		}
 		return nil
 	})
-	if checkpoint != base || newest > base {
+	if checkpoint != base || newest > base.rev {
 		return nil, 0
 	}
 	return recs, end
@@ -340,7 +348,8 @@ func (s *Store) replayUnreplayed() error {
 				return err
 			}
 		}
-		return putInt64(tx.Bucket(metaBucket), metaCheckpoint, s.currentRev)
+		_, err := putCheckpoint(tx.Bucket(metaBucket), s.currentRev)
+		return err
 	})
 	if err != nil {
 		return err
@@ -357,11 +366,11 @@ func (s *Store) replayUnreplayed() error {
 // existed), the first batch is committed to the file, a checkpoint,
 // before any is logged.
 func (s *Store) startWAL() error {
-	var checkpoint int64
+	var checkpoint checkpointMark
 	_ = s.db.View(func(tx *bolt.Tx) error {
-		checkpoint = readInt64(tx.Bucket(metaBucket), metaCheckpoint)
+		checkpoint = readCheckpoint(tx.Bucket(metaBucket))
 		return nil
 	})
-	s.checkpointFirst = checkpoint != s.currentRev
+	s.checkpointFirst = checkpoint.rev != s.currentRev
 	return s.wal.rewind(checkpoint)
 }

@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/httpkv/httpkv/kv"
 )
@@ -185,6 +188,92 @@ func TestLogOfAnotherFile(t *testing.T) {
 	}
 }
 
+// TestLogOfAnotherStore checks that a log is not replayed onto another
+// store's file whose last checkpoint has the same revision as the log's
+// base: every new store checkpoints at revision 2.
+func TestLogOfAnotherStore(t *testing.T) {
+	a := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer a.Close()
+	mustPut(t, a, "a", "1") // the first write of a new file checkpoints
+	mustPut(t, a, "b", "2") // logged, on the checkpoint at 2
+	dst := crashCopy(t, a)
+
+	otherPath := filepath.Join(t.TempDir(), "db")
+	b := openLogged(t, otherPath)
+	mustPut(t, b, "z", "9") // a checkpoint at 2 as well
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other store's file in place of the first's, the first's log
+	// beside it.
+	if err := os.WriteFile(dst, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(dst, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rev, got := dump(t, c); rev != 2 || got != "z=9 c2 m2 v1\n" {
+		t.Fatalf("another store's file beside the log opens at revision %d with\n%s\nwant its own state alone", rev, got)
+	}
+}
+
+// TestLogWithoutID checks that a log written before checkpoints had ids
+// (a base frame of the revision alone, a file with no checkpointID) is
+// still replayed: a crash of that version loses nothing on upgrade.
+func TestLogWithoutID(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1") // checkpoints
+	mustPut(t, s, "b", "2") // logged
+	wantRev, want := dump(t, s)
+	dst := crashCopy(t, s)
+
+	// The log and the file as that version wrote them.
+	w, err := openWAL(dst+walSuffix, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []walRecord
+	base, _ := w.replay(func(batch []walRecord) { recs = append(recs, batch...) })
+	if base.id == 0 || len(recs) == 0 {
+		t.Fatalf("the log's base is %+v with %d records; want an id and records", base, len(recs))
+	}
+	legacy := append(make([]byte, walFrameHeader), frameBase)
+	legacy = binary.BigEndian.AppendUint64(legacy, uint64(base.rev))
+	seal(legacy)
+	if _, err := w.f.WriteAt(legacy, 0); err != nil {
+		t.Fatal(err)
+	}
+	w.off = int64(len(legacy))
+	if err := w.appendBatch(recs); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	db, err := bolt.Open(dst, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Delete(metaCheckpointID) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	c, err := Open(dst, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rev, got := dump(t, c); rev != wantRev || got != want {
+		t.Fatalf("after the crash of a log without ids: revision %d\n%s\nwant %d\n%s", rev, got, wantRev, want)
+	}
+}
+
 // TestCheckpointOnClose checks that Close puts every logged batch in
 // bbolt and rewinds the log.
 func TestCheckpointOnClose(t *testing.T) {
@@ -231,11 +320,11 @@ func TestLogCheckedBeforeReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, end := w.replay(func([]walRecord) {})
-	if base != 3 {
-		t.Fatalf("the log's base after Close is %d; want 3", base)
+	if base.rev != 3 {
+		t.Fatalf("the log's base after Close is %d; want 3", base.rev)
 	}
 	w.off = end
-	if err := w.appendBatch([]walRecord{{key: revBytes(kv.Revision{Main: base + 1}, false), value: []byte("garbage")}}); err != nil {
+	if err := w.appendBatch([]walRecord{{key: revBytes(kv.Revision{Main: base.rev + 1}, false), value: []byte("garbage")}}); err != nil {
 		t.Fatal(err)
 	}
 	w.close()
