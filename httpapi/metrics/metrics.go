@@ -11,6 +11,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -40,6 +41,21 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series caches the series each request records in, by its labels:
+	// finding them in the families checks and hashes every label value,
+	// twice, a good part of the CPU of a request that answers a key.
+	series sync.Map // seriesKey -> *requestSeries
+}
+
+// seriesKey names a request's series; status is statusKey's.
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type requestSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // New returns the families of an API over b, whose streams of many
@@ -71,8 +87,30 @@ func New(b Backend, streams Streams, streamConns, watchers Held) *Metrics {
 // Observe records a request: route is a route pattern of the router or
 // "unmatched", method a MethodLabel; status is labelled by statusLabel.
 func (m *Metrics) Observe(route, method string, status int, seconds float64) {
-	m.requests.WithLabelValues(route, method, statusLabel(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(seconds)
+	k := seriesKey{route: route, method: method, status: statusKey(status)}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &requestSeries{
+			requests: m.requests.WithLabelValues(route, method, statusLabel(status)),
+			latency:  m.latency.WithLabelValues(route, method),
+		})
+	}
+	rs := v.(*requestSeries)
+	rs.requests.Inc()
+	rs.latency.Observe(seconds)
+}
+
+// statusKey is status, or what stands for its label when the label is
+// its class or "other": the statuses of one label share a key, so that
+// the cache holds no more entries than the family series.
+func statusKey(status int) int {
+	if knownStatus(status) {
+		return status
+	}
+	if status < 100 || status > 599 {
+		return 0
+	}
+	return status / 100
 }
 
 // MethodLabel is the method, if it is one of HTTP's, or "other".
@@ -88,14 +126,22 @@ func MethodLabel(method string) string {
 // statusLabel is the status code, if it is one the server answers with,
 // or its class ("5xx").
 func statusLabel(status int) string {
-	switch status {
-	case 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 416, 429, 499, 500, 503, 507:
+	if knownStatus(status) {
 		return strconv.Itoa(status)
 	}
 	if status < 100 || status > 599 {
 		return "other"
 	}
 	return strconv.Itoa(status/100) + "xx"
+}
+
+// knownStatus reports whether status is one the server answers with.
+func knownStatus(status int) bool {
+	switch status {
+	case 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 416, 429, 499, 500, 503, 507:
+		return true
+	}
+	return false
 }
 
 // Handler serves the families in the Prometheus text format.
