@@ -250,7 +250,9 @@ func (s *Store) addPending(recs []walRecord) {
 // revision it reached in the meta bucket, drops the pending records
 // (reads find them in bbolt now) and rewinds the log. On success the
 // caller ends the commit (endCommit) once it has published the
-// revision; on failure tx is rolled back and the store must fail.
+// revision; on failure tx is rolled back and the store must fail. A
+// rewind that fails after the commit fails the store but not the
+// checkpoint: the batch is in the file, and is answered so.
 func (s *Store) checkpoint(tx *bolt.Tx) error {
 	s.openTx = nil
 	var mark checkpointMark
@@ -274,8 +276,9 @@ func (s *Store) checkpoint(tx *bolt.Tx) error {
 	}
 	if s.wal != nil {
 		if err := s.wal.rewindLazily(mark); err != nil {
-			s.endCommit()
-			return err
+			// The log left as it was, or half rewound, follows no
+			// checkpoint of the file: the next Open does not replay it.
+			_ = s.fail(err)
 		}
 	}
 	return nil

@@ -274,6 +274,46 @@ func TestLogWithoutID(t *testing.T) {
 	}
 }
 
+// TestRewindFails checks that a checkpoint whose commit succeeded is
+// answered as done when rewinding the log then fails: the store fails,
+// and every write is there when it is opened again.
+func TestRewindFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s := openLogged(t, path)
+	mustPut(t, s, "a", "1") // checkpoints
+	mustPut(t, s, "b", "2") // logged: the checkpoint rewinds the log
+	// Writes to the log now fail.
+	rw := s.wal.f
+	ro, err := os.Open(path + walSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.wal.f = ro
+	defer rw.Close()
+	// A write outside the history checkpoints.
+	if _, err := s.Write(func(wt *WriteTxn) error { return wt.UnsafePut([]byte("other"), []byte("k"), []byte("v")) }); err != nil {
+		t.Fatalf("a checkpoint in the file whose rewind failed answered %v; want success", err)
+	}
+	if s.Failed() == nil {
+		t.Fatal("the store did not fail with its log")
+	}
+	if _, err := s.Put(kv.PutRequest{Key: []byte("c"), Value: []byte("3")}); err == nil {
+		t.Fatal("a put on the failed store succeeded")
+	}
+	wantRev, want := dump(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rev, got := dump(t, c); rev != wantRev || got != want || want != "a=1 c2 m2 v1\nb=2 c3 m3 v1\n" {
+		t.Fatalf("reopened: revision %d\n%s\nwant %d\n%s", rev, got, wantRev, want)
+	}
+}
+
 // TestCheckpointOnClose checks that Close puts every logged batch in
 // bbolt and rewinds the log.
 func TestCheckpointOnClose(t *testing.T) {
