@@ -21,7 +21,7 @@
 # "1000 10000"), EVENTS (see compare.sh), OUT (where the raw reports and
 # the three scripts' tables go, default a new directory under /tmp),
 # ETCD (the etcd binary, default the pinned release). The run takes
-# about 30 minutes on two cores.
+# about 15 minutes on two cores.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
