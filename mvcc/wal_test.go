@@ -479,3 +479,44 @@ func TestLogBoundsPending(t *testing.T) {
 		t.Fatalf("%d bytes of records pending at most: the puts were not logged", most)
 	}
 }
+
+// TestFailedTombstoneLeavesNothing: a tombstone the index refuses (its
+// key is not live) leaves no record in the history, nor in the log,
+// although no event of the write is there for rollback to undo. A batch
+// that wrote nothing used to roll bbolt's whole transaction back; with
+// the transaction kept open across logged batches, the stray record
+// reached the file at the next checkpoint, beside the next write's
+// record of the same revision.
+func TestFailedTombstoneLeavesNothing(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1") // checkpoints
+	mustPut(t, s, "a", "2") // logged: the write transaction stays open
+	_, err := s.Write(func(wt *WriteTxn) error {
+		if err := wt.writeKV(kv.KeyValue{Key: []byte("never")}, true); err != nil {
+			return err
+		}
+		if len(wt.logged) != 0 {
+			t.Errorf("the refused tombstone is still to be logged: %d records", len(wt.logged))
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("a tombstone of a key never written succeeded")
+	}
+	mustPut(t, s, "b", "2")
+	checkpointNow(t, s)
+	var recs []string
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(keyBucket).ForEach(func(k, _ []byte) error {
+			rev, tomb, err := parseRevBytes(k)
+			recs = append(recs, fmt.Sprintf("%d/%d tombstone=%v %v", rev.Main, rev.Sub, tomb, err))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(recs, " "); got != "2/0 tombstone=false <nil> 3/0 tombstone=false <nil> 4/0 tombstone=false <nil>" {
+		t.Fatalf("history records: %s; want the three puts alone", got)
+	}
+}

@@ -104,6 +104,10 @@ func (t *WriteTxn) writeKV(rec kv.KeyValue, tombstone bool) error {
 	rec.Key, rec.Value = body[:len(rec.Key):len(rec.Key)], body[len(rec.Key):]
 	if tombstone {
 		if err := t.s.index.tombstone(rec.Key, rev); err != nil {
+			// No event records the write for rollback to undo: undo
+			// it here.
+			_ = t.keys.Delete(key)
+			t.logged = t.logged[:len(t.logged)-1]
 			return fmt.Errorf("mvcc: tombstone %q: %w", rec.Key, err)
 		}
 		t.events = append(t.events, kv.Event{Type: kv.EventDelete, KV: kv.KeyValue{Key: rec.Key, ModRevision: rev.Main}})
