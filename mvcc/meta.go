@@ -16,17 +16,19 @@ var (
 	metaScheduledCompact = []byte("scheduledCompactRev")
 	metaFinishedCompact  = []byte("finishedCompactRev")
 	metaAlarmNoSpace     = []byte("alarmNoSpace")
-	// metaCheckpoint is the revision of the last checkpoint: the base of
-	// the write-ahead log that follows it (see wal).
+	// metaCheckpoint is the last checkpoint (see checkpointMark): its
+	// revision, the base of the write-ahead log that follows it (see
+	// wal), then its id, 16 bytes. A build from before the id wrote the
+	// revision alone, 8 bytes, and still does if it runs on the file:
+	// its value, like its log's base frame, reads as id 0. To it, the 16
+	// bytes read as no checkpoint, so its first write checkpoints.
 	metaCheckpoint = []byte("checkpointRev")
-	// metaCheckpointID is a random number each checkpoint draws anew, in
-	// the log's base too: the revision alone may be another file's
-	// checkpoint's as well (every new store checkpoints at revision 2).
-	metaCheckpointID = []byte("checkpointID")
 )
 
-// checkpointMark identifies a checkpoint: its revision and its random
-// id. A file written before the id existed, and its log, have id 0.
+// checkpointMark identifies a checkpoint: its revision and a random id
+// it draws, which the log's base frame holds too. The revision alone may
+// be another file's checkpoint's as well (every new store checkpoints
+// at revision 2).
 type checkpointMark struct {
 	rev int64
 	id  uint64
@@ -34,17 +36,22 @@ type checkpointMark struct {
 
 // readCheckpoint reads the mark of the file's last checkpoint.
 func readCheckpoint(meta *bolt.Bucket) checkpointMark {
-	return checkpointMark{rev: readInt64(meta, metaCheckpoint), id: uint64(readInt64(meta, metaCheckpointID))}
+	v := meta.Get(metaCheckpoint)
+	switch len(v) {
+	case 8:
+		return checkpointMark{rev: int64(binary.BigEndian.Uint64(v))}
+	case 16:
+		return checkpointMark{rev: int64(binary.BigEndian.Uint64(v)), id: binary.BigEndian.Uint64(v[8:])}
+	}
+	return checkpointMark{}
 }
 
 // putCheckpoint records a new checkpoint at rev, with an id of its own,
 // and returns its mark.
 func putCheckpoint(meta *bolt.Bucket, rev int64) (checkpointMark, error) {
 	m := checkpointMark{rev: rev, id: rand.Uint64()}
-	if err := putInt64(meta, metaCheckpoint, m.rev); err != nil {
-		return checkpointMark{}, err
-	}
-	return m, putInt64(meta, metaCheckpointID, int64(m.id))
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(m.rev))
+	return m, meta.Put(metaCheckpoint, binary.BigEndian.AppendUint64(v, m.id))
 }
 
 // readInt64 reads a meta value; a missing or malformed one reads as 0.

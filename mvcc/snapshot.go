@@ -39,19 +39,39 @@ type Snapshot struct {
 }
 
 // Snapshot begins a snapshot of the store as it is now.
+//
+// A writable store begins it on the committer, once every acknowledged
+// batch is in bbolt (the snapshot copies the file, not the log), and
+// makes the next batch a checkpoint: the log then never follows the
+// checkpoint the snapshot holds, so the snapshot put in the file's place
+// by hand does not have the log's later batches replayed onto it.
 func (s *Store) Snapshot() (*Snapshot, error) {
-	if s.opts.ReadOnly && s.pending.Load() != nil {
-		return nil, fmt.Errorf("mvcc: snapshot: the write-ahead log beside %s holds writes the file does not: open it writable once, which replays them", s.path)
-	}
-	if !s.opts.ReadOnly {
-		// Every acknowledged batch in bbolt first: the snapshot copies
-		// the file, not the log.
-		// A failed store with nothing pending has it all in the file.
-		if _, err := s.submit(&request{exclusive: func() error { return nil }}); err != nil &&
-			(s.Failed() == nil || s.pending.Load() != nil) {
-			return nil, err
+	if s.opts.ReadOnly {
+		if s.pending.Load() != nil {
+			return nil, fmt.Errorf("mvcc: snapshot: the write-ahead log beside %s holds writes the file does not: open it writable once, which replays them", s.path)
 		}
+		return s.beginSnapshot()
 	}
+	var sn *Snapshot
+	var beginErr error
+	_, err := s.submit(&request{exclusive: func() error {
+		s.checkpointFirst = true
+		sn, beginErr = s.beginSnapshot()
+		return nil
+	}})
+	switch {
+	case err == nil:
+		return sn, beginErr
+	case s.Failed() != nil && s.pending.Load() == nil:
+		// A failed store with nothing pending has it all in the file,
+		// and writes nothing more.
+		return s.beginSnapshot()
+	}
+	return nil, err
+}
+
+// beginSnapshot begins the snapshot's read transaction.
+func (s *Store) beginSnapshot() (*Snapshot, error) {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()

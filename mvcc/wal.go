@@ -361,16 +361,18 @@ func (s *Store) replayUnreplayed() error {
 
 // startWAL starts the log over, once Open has replayed it and rebuilt
 // the index, from the file's checkpoint. Open changes nothing in the
-// file itself (a store it refuses later is left as it was): if the file
-// records no checkpoint at its revision (it was written before the log
-// existed), the first batch is committed to the file, a checkpoint,
-// before any is logged.
+// file itself (a store it refuses later is left as it was); the first
+// batch is committed to the file, a checkpoint, before any is logged:
+// the log's batches then follow a checkpoint this run drew, never one
+// that another copy of the file holds (a snapshot restored, a file
+// copied, a file written before checkpoints had ids or before the log
+// existed).
 func (s *Store) startWAL() error {
 	var checkpoint checkpointMark
 	_ = s.db.View(func(tx *bolt.Tx) error {
 		checkpoint = readCheckpoint(tx.Bucket(metaBucket))
 		return nil
 	})
-	s.checkpointFirst = checkpoint.rev != s.currentRev
+	s.checkpointFirst = true
 	return s.wal.rewind(checkpoint)
 }

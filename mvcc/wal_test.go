@@ -223,9 +223,48 @@ func TestLogOfAnotherStore(t *testing.T) {
 	}
 }
 
-// TestLogWithoutID checks that a log written before checkpoints had ids
-// (a base frame of the revision alone, a file with no checkpointID) is
-// still replayed: a crash of that version loses nothing on upgrade.
+// TestSnapshotInPlaceOfFile checks that a snapshot put in the file's
+// place by hand, beside the live store's log, opens as the snapshot:
+// the log's batches after it follow a checkpoint the snapshot does not
+// hold, and are not replayed onto it.
+func TestSnapshotInPlaceOfFile(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	mustPut(t, s, "a", "1") // checkpoints
+	mustPut(t, s, "b", "2") // logged
+	sn, err := s.Snapshot() // checkpoints at 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backup bytes.Buffer
+	if _, err := sn.WriteTo(&backup); err != nil {
+		t.Fatal(err)
+	}
+	sn.Close()
+	mustPut(t, s, "c", "3")
+	mustPut(t, s, "d", "4")
+	if s.pending.Load() == nil {
+		t.Fatal("no batch in the log")
+	}
+	dst := crashCopy(t, s)
+	if err := os.WriteFile(dst, backup.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(dst, nil, nil, Options{NoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rev, got := dump(t, c); rev != 3 || got != "a=1 c2 m2 v1\nb=2 c3 m3 v1\n" {
+		t.Fatalf("the snapshot put in the file's place opens at revision %d with\n%s\nwant its own state (revision 3)", rev, got)
+	}
+}
+
+// TestLogWithoutID checks that a log written by a build from before
+// checkpoints had ids (a base frame of the revision alone, an 8-byte
+// checkpoint in the file's meta, over the 16 bytes a build with ids had
+// written there) is still replayed: after a roll back to that build, its
+// crash loses nothing on the upgrade again.
 func TestLogWithoutID(t *testing.T) {
 	s := openLogged(t, filepath.Join(t.TempDir(), "db"))
 	defer s.Close()
@@ -259,7 +298,13 @@ func TestLogWithoutID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Delete(metaCheckpointID) }); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if v := meta.Get(metaCheckpoint); len(v) != 16 {
+			t.Errorf("the checkpoint in the file is %d bytes; want 16", len(v))
+		}
+		return putInt64(meta, metaCheckpoint, base.rev)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
