@@ -260,9 +260,17 @@ func (s *Server) Stop() {
 	select {
 	case <-s.Exited:
 	case <-timer.C:
-		_ = s.Cmd.Process.Kill()
-		<-s.Exited
-		s.TB.Errorf("httpkv did not exit within %v of SIGTERM; killed it; stderr:\n%s", serverStopTimeout, s.Stderr)
+		// SIGQUIT makes the Go runtime print every goroutine and exit:
+		// where the shutdown hangs, kept whole.
+		s.Stderr.keep(4 << 20)
+		_ = s.Cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-s.Exited:
+		case <-time.After(10 * time.Second):
+			_ = s.Cmd.Process.Kill()
+			<-s.Exited
+		}
+		s.TB.Errorf("httpkv did not exit within %v of SIGTERM; SIGQUIT it, its goroutines are at the end of its stderr:\n%s", serverStopTimeout, s.Stderr)
 		return
 	}
 	if s.waitErr != nil {
@@ -352,6 +360,14 @@ func (b *TailBuffer) Write(p []byte) (int, error) {
 		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.Max:]...)
 	}
 	return len(p), nil
+}
+
+// keep makes the buffer keep the last n bytes from now on, if more than
+// it keeps.
+func (b *TailBuffer) keep(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Max = max(b.Max, n)
 }
 
 func (b *TailBuffer) raced() bool {
